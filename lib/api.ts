@@ -1,0 +1,170 @@
+// Requests in each API flavour, recorded raw and decoded: what checks call.
+// A generation request is built from the profile (model, extraBody, forced length) and starts with
+// text unique to the request and the run, so no prefix cache can make a repeat faster.
+import { createParser } from 'eventsource-parser';
+import type { CheckContext } from './check.ts';
+import type { ApiFlavour, Recording } from './types.ts';
+import { record, bodyJson } from './client.ts';
+import { decodeSse, decodeNdjson, type SseDecoded } from './sse.ts';
+import { openaiChatEvents, openaiCompletionEvents, anthropicEvents, ollamaEvents, type StreamEvents } from './stream-events.ts';
+import { requestMetrics, type RequestMetrics } from './metrics.ts';
+
+export interface Exchange {
+  rec: Recording;
+  /** Decoded SSE (undefined for NDJSON and non-stream bodies). */
+  sse?: SseDecoded;
+  events?: StreamEvents;
+  metrics?: RequestMetrics;
+  /** Parsed JSON body for non-stream answers. */
+  json?: unknown;
+  jsonError?: string;
+}
+
+export interface SendOptions {
+  /** Abort (disconnect) after this many token-bearing events. */
+  stopAfterTokens?: number;
+  /** Override the profile deadlines for this request. */
+  deadlines?: Partial<CheckContext['deadlines']>;
+  signal?: AbortSignal;
+  /** Called live for each token-bearing event (t in ms since t0). */
+  onToken?: (t: number, count: number) => void;
+}
+
+const PATHS: Record<ApiFlavour, string> = {
+  'openai-chat': '/v1/chat/completions',
+  'openai-completions': '/v1/completions',
+  'anthropic-messages': '/v1/messages',
+  'ollama-native': '/api/chat',
+};
+
+/** Does one decoded event carry generated text? (Live progress; the full adapters decide afterwards.) */
+function liveTokenText(flavour: ApiFlavour, data: string): boolean {
+  if (flavour === 'openai-chat' || flavour === 'openai-completions') {
+    if (data === '[DONE]') return false;
+    try {
+      const j = JSON.parse(data) as { choices?: Array<{ text?: unknown; delta?: Record<string, unknown> }> };
+      return (j.choices ?? []).some((c) => {
+        const d = c?.delta ?? {};
+        return [c?.text, d.content, d.reasoning_content, d.reasoning, d.thinking].some((v) => typeof v === 'string' && v.length > 0);
+      });
+    } catch {
+      return false;
+    }
+  }
+  try {
+    const j = JSON.parse(data) as { delta?: { text?: unknown; thinking?: unknown }; message?: { content?: unknown; thinking?: unknown } };
+    if (flavour === 'anthropic-messages') return [j.delta?.text, j.delta?.thinking].some((v) => typeof v === 'string' && v.length > 0);
+    return [j.message?.content, j.message?.thinking].some((v) => typeof v === 'string' && v.length > 0);
+  } catch {
+    return false;
+  }
+}
+
+function liveDetector(flavour: ApiFlavour, opts: SendOptions) {
+  let count = 0;
+  const dec = new TextDecoder();
+  let onCount: (() => void) | undefined;
+  let lineBuf = '';
+  const sseParser = createParser({
+    onEvent: (e) => {
+      if (liveTokenText(flavour, e.data)) onCount?.();
+    },
+  });
+  return (t: number, bytes: Uint8Array, control: { progress(): void; abort(r?: string): void }) => {
+    onCount = () => {
+      count++;
+      control.progress();
+      opts.onToken?.(t, count);
+      if (opts.stopAfterTokens !== undefined && count >= opts.stopAfterTokens) control.abort(`stopped after ${count} token events (by the check)`);
+    };
+    const text = dec.decode(bytes, { stream: true });
+    if (flavour === 'ollama-native') {
+      lineBuf += text;
+      const lines = lineBuf.split('\n');
+      lineBuf = lines.pop() ?? '';
+      for (const l of lines) if (l.trim() && liveTokenText(flavour, l)) onCount();
+    } else sseParser.feed(text);
+  };
+}
+
+/** The request body for a generation: model, profile extras, forced length when asked. */
+export function generationBody(ctx: CheckContext, flavour: ApiFlavour, o: { prompt: string; maxTokens: number; stream: boolean; exactLength?: boolean; extra?: Record<string, unknown>; system?: string }): Record<string, unknown> {
+  const force = o.exactLength ? ctx.profile.forceLength : undefined;
+  const forceFields: Record<string, unknown> = {};
+  if (force?.ignoreEos) forceFields.ignore_eos = true;
+  if (force?.minTokens) forceFields.min_tokens = o.maxTokens;
+  const messages = [...(o.system ? [{ role: 'system', content: o.system }] : []), { role: 'user', content: o.prompt }];
+  switch (flavour) {
+    case 'openai-chat':
+      return { model: ctx.profile.model, messages, max_tokens: o.maxTokens, stream: o.stream, temperature: 0, ...(ctx.profile.extraBody ?? {}), ...forceFields, ...(o.extra ?? {}) };
+    case 'openai-completions':
+      return { model: ctx.profile.model, prompt: o.prompt, max_tokens: o.maxTokens, stream: o.stream, temperature: 0, ...forceFields, ...(o.extra ?? {}) };
+    case 'anthropic-messages':
+      return { model: ctx.profile.model, messages: [{ role: 'user', content: o.prompt }], ...(o.system ? { system: o.system } : {}), max_tokens: o.maxTokens, stream: o.stream, temperature: 0, ...(o.extra ?? {}) };
+    case 'ollama-native':
+      return { model: ctx.profile.model, messages, stream: o.stream, options: { num_predict: o.maxTokens, temperature: 0 }, ...(o.extra ?? {}) };
+  }
+}
+
+/** A prompt that begins with text unique to this request and run. */
+export function uniquePrompt(ctx: CheckContext, body: string): string {
+  return `[request ${ctx.nonce()}] ${body}`;
+}
+
+/** Send a request in a flavour, record it raw, decode the stream, compute metrics. */
+export async function send(ctx: CheckContext, flavour: ApiFlavour, body: unknown, opts: SendOptions = {}): Promise<Exchange> {
+  const stream = typeof body === 'object' && body !== null && (body as { stream?: unknown }).stream !== false &&
+    ((body as { stream?: unknown }).stream === true || flavour === 'ollama-native');
+  const headers: Record<string, string> = { ...ctx.headers };
+  if (flavour === 'anthropic-messages') headers['anthropic-version'] = '2023-06-01';
+  if (stream && flavour !== 'ollama-native') headers.accept = 'text/event-stream';
+  const signal = opts.signal ? AbortSignal.any([opts.signal, ctx.signal]) : ctx.signal;
+  const rec = await record({
+    url: `${ctx.baseUrl}${PATHS[flavour]}`,
+    method: 'POST',
+    headers,
+    body,
+    deadlines: { ...ctx.deadlines, ...opts.deadlines },
+    signal,
+    tokenProgress: stream,
+    onRead: stream ? liveDetector(flavour, opts) : undefined,
+    secrets: ctx.secrets,
+  });
+  return decodeExchange(flavour, rec, stream);
+}
+
+export function decodeExchange(flavour: ApiFlavour, rec: Recording, stream: boolean): Exchange {
+  const ct = rec.headers['content-type'] ?? '';
+  const looksSse = ct.includes('text/event-stream') || (stream && flavour !== 'ollama-native');
+  if (stream && rec.status === 200 && looksSse && flavour !== 'ollama-native') {
+    const sse = decodeSse(rec.reads);
+    const events =
+      flavour === 'openai-chat' ? openaiChatEvents(sse) : flavour === 'openai-completions' ? openaiCompletionEvents(sse) : anthropicEvents(sse);
+    const metrics = requestMetrics({ tEnd: rec.tEnd, tokens: events.tokens, usageCompletionTokens: events.usage?.completion_tokens });
+    return { rec, sse, events, metrics };
+  }
+  if (stream && rec.status === 200 && flavour === 'ollama-native') {
+    const events = ollamaEvents(decodeNdjson(rec.reads));
+    const metrics = requestMetrics({ tEnd: rec.tEnd, tokens: events.tokens, usageCompletionTokens: events.usage?.completion_tokens });
+    return { rec, events, metrics };
+  }
+  const { json, error } = bodyJson(rec);
+  return { rec, json, jsonError: error };
+}
+
+export function chat(ctx: CheckContext, body: unknown, opts?: SendOptions): Promise<Exchange> {
+  return send(ctx, 'openai-chat', body, opts);
+}
+
+/** GET a path under the base URL (with auth headers), JSON-decoded. */
+export async function getJson(ctx: CheckContext, path: string): Promise<Exchange> {
+  const rec = await record({ url: `${ctx.baseUrl}${path}`, headers: ctx.headers, deadlines: ctx.deadlines, signal: ctx.signal, secrets: ctx.secrets });
+  const { json, error } = bodyJson(rec);
+  return { rec, json, jsonError: error };
+}
+
+/** A short human description of a failed exchange, for messages. */
+export function describeExchange(x: Exchange): string {
+  if (x.rec.failure) return `${x.rec.failure.kind}: ${x.rec.failure.message}${x.rec.status ? ` (after HTTP ${x.rec.status})` : ''}`;
+  return `HTTP ${x.rec.status}`;
+}

@@ -1,0 +1,203 @@
+// Checks are declared data plus a run function; grading applies level, strict mode and known issues.
+// Nothing here knows about Vitest: suites/support/ registers checks as tests, test/ runs them directly.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { randomBytes } from 'node:crypto';
+import type { Capability, Deadlines, Level, Outcome, Profile, ServerInfo, Verdict } from './types.ts';
+import { DEFAULT_DEADLINES } from './client.ts';
+import { apiKeyOf } from './profile.ts';
+import { registerSecret, redact, stripUrlCredentials } from './secrets.ts';
+
+export type Tier = 'quick' | 'full';
+
+export interface Threshold {
+  value: number;
+  /** Why this default: shown in docs and failure messages. */
+  why: string;
+}
+
+export interface CheckDef {
+  /** Stable id `family.slug`; starts the test name, keys expectations, results and badges. */
+  id: string;
+  title: string;
+  level: Level;
+  /** One line: why a client needs this. */
+  rationale: string;
+  /** Spec clause or documented server behaviour (with a link where there is one). */
+  reference: string;
+  requires: Capability[];
+  /** Heavy checks run only in the full tier. */
+  tier?: Tier;
+  /** Named tolerances with their reasons; profiles override them per check (servers.json thresholds). */
+  thresholds?: Record<string, Threshold>;
+  /** Upper bound for the whole check (the runner enforces it). */
+  timeoutMs?: number;
+  run(ctx: CheckContext): Promise<Verdict>;
+}
+
+export interface CheckContext {
+  check: CheckDef;
+  profile: Profile;
+  server: ServerInfo;
+  /** Base URL without credentials and without a trailing slash or /v1. */
+  baseUrl: string;
+  /** Headers for every request (Authorization when the profile names a key). */
+  headers: Record<string, string>;
+  /** Secret values to scrub from anything recorded. */
+  secrets: string[];
+  deadlines: Deadlines;
+  tier: Tier;
+  strict: boolean;
+  /** Unique per run: every prompt starts with text unique to the request and the run. */
+  runId: string;
+  /** A fresh nonce for one request. */
+  nonce(): string;
+  /** Threshold by name: profile override, else the check's default. */
+  threshold(name: string): number;
+  /** Progress and estimates for long checks (one line each, prefixed with the check id). */
+  log(message: string): void;
+  /** Event-loop delay seen so far in this check (ms): a starved client cannot grade timing. */
+  loopDelay(): { p99Ms: number; maxMs: number };
+  signal: AbortSignal;
+}
+
+export interface ContextOptions {
+  profile: Profile;
+  server: ServerInfo;
+  tier?: Tier;
+  strict?: boolean;
+  runId?: string;
+  log?: (line: string) => void;
+  env?: NodeJS.ProcessEnv;
+}
+
+let nonceCounter = 0;
+
+export function makeContext(check: CheckDef, o: ContextOptions, signal: AbortSignal, loopDelay: () => { p99Ms: number; maxMs: number }): CheckContext {
+  const env = o.env ?? process.env;
+  // Credentials come from the profile's base URL; the URL we talk to is the one setup resolved (credentials stripped).
+  const urlSecrets = stripUrlCredentials(o.profile.baseUrl).secrets;
+  const url = stripUrlCredentials(o.server.baseUrl).url;
+  const key = apiKeyOf(o.profile, env);
+  const secrets = [...urlSecrets, ...(key ? [key] : [])];
+  for (const s of secrets) registerSecret(s);
+  const headers: Record<string, string> = {};
+  if (key) headers.authorization = `Bearer ${key}`;
+  else if (urlSecrets.length) headers.authorization = `Basic ${Buffer.from(urlSecrets.join(':')).toString('base64')}`;
+  const runId = o.runId ?? randomBytes(4).toString('hex');
+  return {
+    check,
+    profile: o.profile,
+    server: o.server,
+    baseUrl: url.replace(/\/+$/, ''),
+    headers,
+    secrets,
+    deadlines: { ...DEFAULT_DEADLINES, ...o.profile.deadlines },
+    tier: o.tier ?? 'quick',
+    strict: o.strict ?? false,
+    runId,
+    nonce: () => `${runId}-${(++nonceCounter).toString(36)}-${randomBytes(3).toString('hex')}`,
+    threshold(name) {
+      const override = o.profile.thresholds?.[check.id]?.[name];
+      if (override !== undefined) return override;
+      const d = check.thresholds?.[name];
+      if (!d) throw new Error(`harness bug: check ${check.id} has no threshold named "${name}"`);
+      return d.value;
+    },
+    log: (m) => (o.log ?? console.log)(redact(`[${check.id}] ${m}`, secrets)),
+    loopDelay,
+    signal,
+  };
+}
+
+/** Why a check cannot run on this profile (capability or tier), or undefined. */
+export function skipReason(check: CheckDef, profile: Profile, server: ServerInfo, tier: Tier): string | undefined {
+  if (check.tier === 'full' && tier !== 'full') return `full tier only (CONFORMANCE_TIER=full)`;
+  for (const cap of check.requires) {
+    const missing =
+      (cap === 'deterministic' && !profile.deterministic) ||
+      (cap === 'started' && server.startedPid === undefined) ||
+      (cap === 'multi-slot' && profile.slots < 2) ||
+      (cap === 'hardware' && !profile.hardware) ||
+      (cap === 'context-window' && !server.contextWindow) ||
+      ((cap === 'openai-chat' || cap === 'openai-completions' || cap === 'anthropic-messages' || cap === 'ollama-native') && !profile.apis.includes(cap));
+    if (missing) return `profile "${profile.id}" does not declare capability "${cap}"${hint(cap)}`;
+  }
+  return undefined;
+}
+
+function hint(cap: Capability): string {
+  switch (cap) {
+    case 'deterministic': return ' (set "deterministic": true if the server is deterministic at temperature 0)';
+    case 'started': return ' (needs a "start" command so the suite can watch the process)';
+    case 'multi-slot': return ' ("slots" is 1)';
+    case 'hardware': return ' (set "hardware": memory bandwidth and active bytes per token)';
+    case 'context-window': return ' (no window discovered: set context.declared)';
+    default: return ` (add it to "apis")`;
+  }
+}
+
+export interface Graded {
+  outcome: Outcome;
+  message: string;
+  raw: Verdict['outcome'];
+}
+
+/**
+ * Level is only the default severity: MUST fails, SHOULD warns (fails under strict), INFO never fails.
+ * A check listed as a known issue is `known` when it fails and `known-passing` (loudly) when it passes.
+ */
+export function grade(check: CheckDef, v: Verdict, profile: Profile, strict: boolean): Graded {
+  let outcome: Outcome = v.outcome;
+  let message = v.message;
+  if (v.outcome === 'fail' && check.level === 'SHOULD' && !strict) {
+    outcome = 'warn';
+    message = `SHOULD not met (fails under CONFORMANCE_STRICT=1): ${message}`;
+  }
+  if (v.outcome === 'fail' && check.level === 'INFO') outcome = 'warn';
+  if (v.outcome === 'warn' && strict && check.level !== 'INFO' && !isInconclusive(v.message)) outcome = 'fail';
+  const known = profile.knownIssues?.find((k) => k.check === check.id);
+  if (known) {
+    if (outcome === 'fail' || outcome === 'warn') {
+      outcome = 'known';
+      message = `known issue (${known.reason}${known.link ? `, ${known.link}` : ''}): ${message}`;
+    } else if (outcome === 'pass') {
+      outcome = 'known-passing';
+      message = `KNOWN ISSUE NOW PASSES — remove it from servers.json knownIssues of "${profile.id}" (${known.reason}). ${message}`;
+    }
+  }
+  return { outcome, message, raw: v.outcome };
+}
+
+/** Inconclusive results are warnings even in strict mode: they are no evidence against the server. */
+export function isInconclusive(message: string): boolean {
+  return /^inconclusive\b/i.test(message);
+}
+
+/** Run one check with its timeout and an event-loop delay monitor. Harness exceptions propagate. */
+export async function runCheck(check: CheckDef, o: ContextOptions): Promise<{ verdict: Verdict; loopDelay: { p99Ms: number; maxMs: number }; ms: number }> {
+  const h = monitorEventLoopDelay({ resolution: 10 });
+  h.enable();
+  const loop = () => ({ p99Ms: h.percentile(99) / 1e6, maxMs: h.max / 1e6 });
+  const ac = new AbortController();
+  const limit = check.timeoutMs ?? 60_000;
+  const t0 = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const ctx = makeContext(check, o, ac.signal, loop);
+    const verdict = await Promise.race([
+      check.run(ctx),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          ac.abort();
+          reject(new CheckTimeout(`check ${check.id} did not finish within its ${limit} ms bound`));
+        }, limit);
+      }),
+    ]);
+    return { verdict, loopDelay: loop(), ms: performance.now() - t0 };
+  } finally {
+    if (timer) clearTimeout(timer);
+    h.disable();
+  }
+}
+
+export class CheckTimeout extends Error {}

@@ -1,0 +1,205 @@
+// Server lifecycle: start a profile's command, wait for readiness within a bound, stop it and its children.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { Profile, Readiness } from './types.ts';
+import { record, bodyText, bodyJson } from './client.ts';
+import { redact } from './secrets.ts';
+
+export class SetupError extends Error {}
+
+/** A free TCP port on loopback (for baseUrls with {port}). */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolvePort(port));
+    });
+  });
+}
+
+export interface RunningServer {
+  pid: number;
+  child: ChildProcess;
+  /** Last lines the server printed (stdout and stderr), for error messages. */
+  lastLines(n?: number): string[];
+  exited(): { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  stop(): Promise<void>;
+}
+
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, signal); // the whole process group: the server and its children
+  } catch {
+    try {
+      child.kill(signal);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // Vitest exits on Ctrl-C without running teardowns; 'exit' still fires, so children never outlive us.
+  process.once('exit', () => {
+    for (const c of live) killGroup(c, 'SIGKILL');
+  });
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(sig, () => {
+      for (const c of live) killGroup(c, 'SIGKILL');
+      process.exit(130);
+    });
+  }
+}
+
+/** Spawn argv (with {port} filled in) in its own process group, capturing its output. */
+export function spawnServer(argv: string[], opts: { cwd?: string; env?: Record<string, string>; logLines?: number } = {}): RunningServer {
+  const [cmd, ...args] = argv;
+  const exe = cmd === 'node' ? process.execPath : cmd!;
+  const child = spawn(exe, args, {
+    cwd: opts.cwd,
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  installExitHook();
+  live.add(child);
+  const lines: string[] = [];
+  const keep = opts.logLines ?? 40;
+  let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  let spawnError: Error | undefined;
+  const onData = (d: Buffer) => {
+    for (const l of d.toString('utf8').split(/\r?\n/)) {
+      if (!l) continue;
+      lines.push(redact(l));
+      if (lines.length > keep) lines.shift();
+    }
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  child.on('error', (e) => {
+    spawnError = e;
+    lines.push(`spawn error: ${e.message}`);
+  });
+  const exitPromise = new Promise<void>((r) =>
+    child.once('exit', (code, signal) => {
+      exitInfo = { code, signal };
+      live.delete(child);
+      r();
+    }),
+  );
+  return {
+    pid: child.pid ?? -1,
+    child,
+    lastLines: (n = 20) => lines.slice(-n),
+    exited: () => exitInfo ?? (spawnError ? { code: -1, signal: null } : undefined),
+    async stop() {
+      if (exitInfo || spawnError) return;
+      killGroup(child, 'SIGTERM');
+      const t = setTimeout(() => killGroup(child, 'SIGKILL'), 3_000);
+      await exitPromise;
+      clearTimeout(t);
+    },
+  };
+}
+
+/** One readiness probe; returns undefined when ready, else what it saw. */
+export async function probeReady(baseUrl: string, readiness: Readiness, model: string, headers: Record<string, string>): Promise<string | undefined> {
+  const deadlines = { connectMs: 1_000, headersMs: 5_000, tokenIdleMs: 5_000, totalMs: 10_000 };
+  if (readiness.kind === 'completion') {
+    const rec = await record({
+      url: `${baseUrl}/v1/chat/completions`,
+      headers,
+      body: { model, messages: [{ role: 'user', content: 'Say OK.' }], max_tokens: 1, stream: false },
+      deadlines: { ...deadlines, headersMs: 60_000, totalMs: 60_000 },
+    });
+    if (rec.failure) return `${rec.failure.kind}: ${rec.failure.message}`;
+    return rec.status === 200 ? undefined : `1-token completion answered HTTP ${rec.status}`;
+  }
+  const rec = await record({ url: `${baseUrl}${readiness.path}`, headers, deadlines });
+  if (rec.failure) return `${rec.failure.kind}: ${rec.failure.message}`;
+  const want = readiness.status ?? 200;
+  if (rec.status !== want) return `GET ${readiness.path} answered HTTP ${rec.status} (waiting for ${want})`;
+  if (readiness.bodyIncludes && !bodyText(rec).includes(readiness.bodyIncludes))
+    return `GET ${readiness.path} body lacks ${JSON.stringify(readiness.bodyIncludes)}`;
+  if (readiness.jsonField) {
+    const { json } = bodyJson(rec);
+    const v = (json as Record<string, unknown> | undefined)?.[readiness.jsonField];
+    if (readiness.jsonEquals !== undefined ? v !== readiness.jsonEquals : v === undefined)
+      return `GET ${readiness.path} field ${readiness.jsonField} is ${JSON.stringify(v)} (waiting for ${JSON.stringify(readiness.jsonEquals)})`;
+  }
+  return undefined;
+}
+
+/** Poll readiness until it holds or the deadline passes; fail early if the process died. */
+export async function waitReady(
+  profile: Profile,
+  baseUrl: string,
+  headers: Record<string, string>,
+  server?: RunningServer,
+): Promise<void> {
+  const deadline = performance.now() + profile.startTimeoutMs;
+  let last = 'not probed yet';
+  let delay = 100;
+  for (let attempt = 0; attempt < 10_000; attempt++) {
+    const ex = server?.exited();
+    if (ex) {
+      throw new SetupError(
+        `server "${profile.id}" exited before it was ready (code ${ex.code}, signal ${ex.signal}). Last lines it printed:\n` +
+          (server!.lastLines().join('\n') || '(nothing)'),
+      );
+    }
+    last = (await probeReady(baseUrl, profile.readiness, profile.model, headers)) ?? '';
+    if (!last) return;
+    if (performance.now() + delay > deadline) break;
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 1.5, 2_000);
+  }
+  const tail = server ? `\nLast lines it printed:\n${server.lastLines().join('\n') || '(nothing)'}` : '';
+  throw new SetupError(
+    `server "${profile.id}" was not ready within ${profile.startTimeoutMs} ms (startTimeoutMs) at ${baseUrl}: last probe: ${last}${tail}`,
+  );
+}
+
+/** Fail fast when nothing listens at the base URL (a setup error, not a wall of failed checks). */
+export async function assertSomethingAnswers(baseUrl: string, headers: Record<string, string>): Promise<void> {
+  const rec = await record({ url: `${baseUrl}/v1/models`, headers, deadlines: { connectMs: 3_000, headersMs: 10_000, tokenIdleMs: 10_000, totalMs: 15_000 } });
+  if (rec.failure?.kind === 'connect' || (rec.failure && rec.status === undefined))
+    throw new SetupError(`nothing answers at ${baseUrl} (${rec.failure.message}). Start the server, or give the profile a start command.`);
+}
+
+/** Is the server still there? Used after a network failure to tell "server died" from "check failed". */
+export async function isAlive(baseUrl: string, headers: Record<string, string>): Promise<boolean> {
+  const rec = await record({ url: `${baseUrl}/v1/models`, headers, deadlines: { connectMs: 2_000, headersMs: 5_000, tokenIdleMs: 5_000, totalMs: 6_000 } });
+  return rec.status !== undefined;
+}
+
+/** Resident memory (KiB) of a process and its descendants via ps (works on Linux and macOS). */
+export async function processTreeRssKiB(rootPid: number): Promise<number | undefined> {
+  const out = await new Promise<string>((res) => {
+    const ps = spawn('ps', ['-A', '-o', 'pid=,ppid=,rss='], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let s = '';
+    ps.stdout.on('data', (d: Buffer) => (s += d.toString()));
+    ps.on('close', () => res(s));
+    ps.on('error', () => res(''));
+  });
+  const rows = out.trim().split('\n').map((l) => l.trim().split(/\s+/).map(Number)).filter((r) => r.length === 3);
+  if (!rows.some((r) => r[0] === rootPid)) return undefined;
+  const children = new Map<number, number[]>();
+  for (const [pid, ppid] of rows) children.set(ppid!, [...(children.get(ppid!) ?? []), pid!]);
+  const rss = new Map(rows.map((r) => [r[0]!, r[2]!]));
+  let total = 0;
+  const stack = [rootPid];
+  for (let guard = 0; stack.length && guard < 10_000; guard++) {
+    const p = stack.pop()!;
+    total += rss.get(p) ?? 0;
+    stack.push(...(children.get(p) ?? []));
+  }
+  return total;
+}

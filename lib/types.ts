@@ -1,0 +1,139 @@
+// Types at the boundaries of the harness. Everything in lib/ is plain functions over these;
+// nothing here knows about Vitest or its reporters.
+
+export type ApiFlavour = 'openai-chat' | 'openai-completions' | 'anthropic-messages' | 'ollama-native';
+
+/** Adapters for context-window discovery; each knows one server's endpoint and field names. */
+export type DiscoveryAdapter =
+  | 'none' | 'reference' | 'llama.cpp' | 'vllm' | 'rapid-mlx' | 'omlx' | 'ollama' | 'mlx-vlm' | 'mlx-omni' | 'mlx-serve';
+
+export type Readiness =
+  | { kind: 'http'; path: string; status?: number; bodyIncludes?: string; jsonField?: string; jsonEquals?: string | number | boolean }
+  | { kind: 'completion' };
+
+export interface Deadlines {
+  /** TCP connect. */
+  connectMs: number;
+  /** Request written -> response headers. */
+  headersMs: number;
+  /** Longest gap between two *token-bearing* events (comments/pings do not count). */
+  tokenIdleMs: number;
+  /** Whole request. */
+  totalMs: number;
+}
+
+export interface KnownIssue { check: string; reason: string; link?: string }
+
+export interface Profile {
+  id: string;
+  description?: string;
+  baseUrl: string;
+  model: string;
+  apis: ApiFlavour[];
+  /** NAME of an environment variable holding the API key; never the key. */
+  apiKeyEnv?: string;
+  start?: { command: string[]; cwd?: string; env?: Record<string, string> };
+  readiness: Readiness;
+  startTimeoutMs: number;
+  slots: number;
+  deterministic: boolean;
+  context: {
+    /** Per-request window the user declares (tokens); wins over discovery. */
+    declared?: number;
+    /** The model's trained context, if the user knows it (e.g. 262144). */
+    modelTrained?: number;
+    discovery: DiscoveryAdapter;
+  };
+  hardware?: { memoryBandwidthGBs: number; activeBytesPerTokenGB: number; speculativeDecoding?: boolean };
+  /** Extra request fields merged into every generation request (e.g. turning thinking off). */
+  extraBody?: Record<string, unknown>;
+  /** How to make the model produce exactly max_tokens tokens. */
+  forceLength?: { ignoreEos?: boolean; minTokens?: boolean };
+  deadlines?: Partial<Deadlines>;
+  /** Per-check threshold overrides: { "parallel.speedup-2": { "failBelow": 0.8 } }. */
+  thresholds?: Record<string, Record<string, number>>;
+  knownIssues?: KnownIssue[];
+  /** What in this profile is an assumption rather than a documented fact. */
+  assumptions?: string[];
+}
+
+export type Level = 'MUST' | 'SHOULD' | 'INFO';
+/** What a check's own run returns. Level and known issues are applied afterwards by grade(). */
+export type RawOutcome = 'pass' | 'fail' | 'warn' | 'skip';
+/** The closed vocabulary of results (design.md "Grading"). */
+export type Outcome = 'pass' | 'fail' | 'warn' | 'skip' | 'known' | 'known-passing' | 'error';
+
+/** Capabilities a check may require; a profile lacking one skips the check with the reason. */
+export type Capability =
+  | ApiFlavour
+  | 'deterministic'   // profile declares deterministic output at temperature 0
+  | 'started'         // the suite started the server itself (process tree visible)
+  | 'multi-slot'      // profile declares more than one slot
+  | 'hardware'        // memory bandwidth + active bytes per token declared
+  | 'context-window'; // a per-request window is known (declared or discovered)
+
+export interface Verdict {
+  outcome: RawOutcome;
+  /** Requirement, Expected, Actual, offending bytes (escaped) — see lib/messages.ts. */
+  message: string;
+  metrics?: Record<string, unknown>;
+  /** Per-request timestamps and wire excerpts, capped; what reports show behind a cell. */
+  evidence?: Evidence[];
+}
+
+export interface Evidence {
+  label: string;
+  /** Escaped excerpt of raw bytes. */
+  wire?: string;
+  /** ms since request start of each body read. */
+  readTimes?: number[];
+  tokenTimes?: number[];
+  ttftMs?: number;
+  e2eMs?: number;
+  status?: number;
+}
+
+export interface ServerInfo {
+  /** The base URL actually used (with {port} filled in), credentials removed. */
+  baseUrl: string;
+  identity: { name?: string; version?: string; source?: string; raw?: Record<string, unknown> };
+  contextWindow?: { value: number; source: string };
+  trainedContext?: { value: number; source: string };
+  startedPid?: number;
+}
+
+/** One body read, timestamped before any parsing. */
+export interface BodyRead {
+  /** ms since t0 (just before the request was written). */
+  t: number;
+  bytes: Uint8Array;
+}
+
+export type RequestFailure =
+  | 'connect'          // nothing answered / refused / DNS
+  | 'headers-timeout'
+  | 'token-idle'       // no token-bearing event within tokenIdleMs
+  | 'total-timeout'
+  | 'reset'            // socket reset / closed by the server mid-response
+  | 'aborted';         // aborted by the caller (e.g. cancel checks)
+
+/** The raw recording of one HTTP exchange: what framing checks read. */
+export interface Recording {
+  method: string;
+  url: string;
+  /** Request body as sent (redacted, capped). */
+  requestBody?: string;
+  /** performance.now() at t0, so recordings of parallel requests can be put on one time axis. */
+  t0Abs: number;
+  status?: number;
+  headers: Record<string, string>;
+  /** ms since t0 when headers arrived. */
+  tHeaders?: number;
+  reads: BodyRead[];
+  /** ms since t0 when the body ended (or the request failed). */
+  tEnd: number;
+  /** Concatenated body bytes (capped at maxBytes; `truncated` says so). */
+  body: Uint8Array;
+  truncated: boolean;
+  failure?: { kind: RequestFailure; message: string };
+}

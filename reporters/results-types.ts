@@ -1,0 +1,42 @@
+// The results file (reports/<project>/results.json): what every report, badge and comparison is built from.
+// Its JSON Schema is fixtures/schemas/results.schema.json; keep the two in step.
+import type { Level, Outcome } from '../lib/types.ts';
+
+export interface ResultsHeader {
+  suite: { name: string; version: string };
+  /** ISO date of the run start. */
+  date: string;
+  project: string;
+  /** The profile as run, secrets removed (apiKeyEnv is a variable NAME, kept). */
+  profile: Record<string, unknown>;
+  /** What answered, as discovered (identity, version, context window and its source). */
+  server: Record<string, unknown>;
+  machine: { hostname?: string; label: string; platform: string; arch: string; cpus: number; memGiB: number; node: string };
+  tier: 'quick' | 'full';
+  strict: boolean;
+  shard?: string;
+}
+
+export interface CheckResult {
+  id: string;
+  title: string;
+  family: string;
+  level: Level;
+  outcome: Outcome;
+  message: string;
+  rationale: string;
+  reference: string;
+  durationMs?: number;
+  /** Figures the check measured (ttft_p50, wall_tps_p50, speedup, curves …). */
+  metrics?: Record<string, unknown>;
+  /** Per-request timestamps and wire excerpts (capped). */
+  evidence?: unknown[];
+  loopDelay?: { p99Ms: number; maxMs: number };
+}
+
+export interface ResultsFile {
+  header: ResultsHeader;
+  checks: CheckResult[];
+  /** Set when the run finished (absent in a file from an interrupted run). */
+  finished?: { date: string; reason: string };
+}

@@ -1,0 +1,65 @@
+// Per-project globalSetup (main Vitest process): start the server if the profile says how, wait for
+// readiness within a bound, discover identity and context window, stop everything afterwards.
+// Failures become `setupError` (graded as a setup error by every check), never an aborted run.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { TestProject } from 'vitest/node';
+import { apiKeyOf, ROOT } from '../../lib/profile.ts';
+import { SetupError, assertSomethingAnswers, freePort, spawnServer, waitReady, type RunningServer } from '../../lib/lifecycle.ts';
+import { discoverContext, discoverIdentity } from '../../lib/discovery.ts';
+import { registerSecret, stripUrlCredentials, redact } from '../../lib/secrets.ts';
+import type { ServerInfo } from '../../lib/types.ts';
+
+export default async function setup(project: TestProject) {
+  const profile = project.config.provide.profile!;
+  const runId = randomBytes(4).toString('hex');
+  const stateDir = mkdtempSync(join(tmpdir(), `conformance-${profile.id}-`));
+  project.provide('runId', runId);
+  project.provide('stateDir', stateDir);
+  project.provide('setupError', '');
+
+  const key = apiKeyOf(profile);
+  registerSecret(key);
+  const { url, secrets } = stripUrlCredentials(profile.baseUrl);
+  for (const s of secrets) registerSecret(s);
+  const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+
+  let server: RunningServer | undefined;
+  let baseUrl = url.replace(/\/+$/, '');
+  let info: ServerInfo = { baseUrl: redact(profile.baseUrl), identity: {} };
+  try {
+    if (baseUrl.includes('{port}') || profile.start?.command.some((a) => a.includes('{port}'))) {
+      const port = await freePort();
+      baseUrl = baseUrl.replaceAll('{port}', String(port));
+      profile.start &&= { ...profile.start, command: profile.start.command.map((a) => a.replaceAll('{port}', String(port))) };
+    }
+    if (profile.start) {
+      console.log(`[${profile.id}] starting: ${redact(profile.start.command.join(' '))}`);
+      server = spawnServer(profile.start.command, { cwd: profile.start.cwd ? join(ROOT, profile.start.cwd) : ROOT, env: profile.start.env });
+    } else {
+      await assertSomethingAnswers(baseUrl, headers);
+    }
+    await waitReady(profile, baseUrl, headers, server);
+    const identity = await discoverIdentity(baseUrl, headers);
+    const ctx = await discoverContext(profile, baseUrl, headers);
+    info = { baseUrl, identity, ...ctx, startedPid: server?.pid };
+    console.log(
+      `[${profile.id}] ready at ${redact(baseUrl)}: ${identity.name ?? 'unknown server'} ${identity.version ?? ''} (${identity.source}); ` +
+        `context window ${ctx.contextWindow ? `${ctx.contextWindow.value} (${ctx.contextWindow.source})` : 'unknown'}`,
+    );
+  } catch (e) {
+    const msg = e instanceof SetupError ? e.message : `setup failed: ${(e as Error).stack ?? e}`;
+    project.provide('setupError', redact(msg));
+    console.error(`[${profile.id}] SETUP ERROR: ${redact(msg)}`);
+    info = { ...info, baseUrl: redact(baseUrl) };
+  }
+  // Credentials never travel in the provided base URL: the workers rebuild headers from the env var.
+  project.provide('server', info);
+
+  return async () => {
+    await server?.stop();
+    rmSync(stateDir, { recursive: true, force: true });
+  };
+}

@@ -1,0 +1,40 @@
+// Values handed from vitest.config.ts / globalSetup to the checks (provide/inject).
+import type { Profile, ServerInfo } from '../../lib/types.ts';
+import type { Outcome, Level } from '../../lib/types.ts';
+
+export {};
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    profile: Profile;
+    server: ServerInfo;
+    /** Set when the server could not be started or reached: every check reports `error`, not `fail`. */
+    setupError: string;
+    runId: string;
+    /** Directory for cross-file state of this project's run (e.g. "server died during <id>"). */
+    stateDir: string;
+  }
+}
+
+/** What each check attaches to its task; reporters read only this. */
+export interface ConformanceMeta {
+  id: string;
+  title: string;
+  family: string;
+  level: Level;
+  outcome: Outcome;
+  message: string;
+  rationale: string;
+  reference: string;
+  profileId: string;
+  durationMs?: number;
+  metrics?: Record<string, unknown>;
+  evidence?: unknown[];
+  loopDelay?: { p99Ms: number; maxMs: number };
+}
+
+declare module '@vitest/runner' {
+  interface TaskMeta {
+    conformance?: ConformanceMeta;
+  }
+}

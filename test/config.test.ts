@@ -1,0 +1,54 @@
+// vitest.config.ts end to end: project selection by name, unknown names, setup errors as `error`.
+import { test, expect } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from '../lib/profile.ts';
+import { freePort } from '../lib/lifecycle.ts';
+
+function vitest(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', ...env },
+    encoding: 'utf8',
+    timeout: 90_000,
+  });
+  return { code: r.status, out: `${r.stdout}\n${r.stderr}` };
+}
+
+test('an unknown project name fails with a message listing the known ones', () => {
+  const r = vitest(['--project', 'no-such-server']);
+  expect(r.code).not.toBe(0);
+  expect(r.out).toContain('Unknown project "no-such-server"');
+  expect(r.out).toMatch(/Known projects: self, reference, .*omlx/);
+});
+
+test('a server that is not running is one setup error, not a wall of failed checks', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'config-'));
+  const port = await freePort();
+  const file = join(dir, 'servers.json');
+  writeFileSync(file, JSON.stringify({ servers: [{ id: 'dead', baseUrl: `http://127.0.0.1:${port}`, model: 'm', startTimeoutMs: 2000 }] }));
+  const r = vitest(['--project', 'dead', 'suites/setup.test.ts', 'suites/api.test.ts', '--reporter=json', `--outputFile=${join(dir, 'out.json')}`], { SERVERS_FILE: file });
+  expect(r.code).not.toBe(0);
+  expect(r.out).toContain(`nothing answers at http://127.0.0.1:${port}`);
+  const json = JSON.parse(readFileSync(join(dir, 'out.json'), 'utf8')) as {
+    testResults: Array<{ assertionResults: Array<{ title: string; status: string; failureMessages: string[]; meta?: { conformance?: { outcome: string } } }> }>;
+  };
+  const results = json.testResults.flatMap((f) => f.assertionResults);
+  expect(results.length).toBeGreaterThan(1);
+  const failed = results.filter((a) => a.status === 'failed');
+  expect(failed.map((a) => a.title)).toEqual([expect.stringMatching(/^setup\.server-ready/)]);
+  expect(failed[0]!.failureMessages.join('\n')).toMatch(/setup error: nothing answers/);
+  for (const a of results) expect(a.meta?.conformance?.outcome, a.title).toBe('error');
+  expect(results.filter((a) => a.status === 'skipped').length).toBe(results.length - 1);
+});
+
+test('a bad servers file stops the run with a message naming the server and field', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'config-'));
+  const file = join(dir, 'servers.json');
+  writeFileSync(file, JSON.stringify({ servers: [{ id: 'broken', baseUrl: 'http://127.0.0.1:1', model: 'm', slots: -1 }] }));
+  const r = vitest(['--project', 'broken'], { SERVERS_FILE: file });
+  expect(r.code).not.toBe(0);
+  expect(r.out).toMatch(/server "broken" \(servers\[0\]\): field "slots" must be >= 1/);
+});

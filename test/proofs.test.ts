@@ -1,0 +1,56 @@
+// Every check, both ways, through real HTTP: PASS on the correct reference server, FAIL (with a message
+// naming the fault) on the reference server with exactly one fault switched on.
+import { describe, test, expect, afterAll } from 'vitest';
+import { families } from '../suites/catalogue.ts';
+import { grade, runCheck } from '../lib/check.ts';
+import { startReference, type ReferenceHandle } from './support/reference.ts';
+import type { Proof } from '../suites/support/proof.ts';
+
+// One server per distinct set of flags, reused by every proof that needs the same one.
+const servers = new Map<string, Promise<ReferenceHandle>>();
+function serverFor(p: Proof): Promise<ReferenceHandle> {
+  const args = [...(p.faults ?? []).flatMap((f) => ['--fault', f]), ...(p.serverArgs ?? [])];
+  const key = JSON.stringify(args);
+  let s = servers.get(key);
+  if (!s) {
+    s = startReference(args);
+    servers.set(key, s);
+  }
+  return s;
+}
+async function release(p: Proof): Promise<void> {
+  // Faulty servers are used once per proof group; stop them so leaks/hangs cannot affect later proofs.
+  if (!p.faults?.length && !p.serverArgs?.length) return;
+  const key = JSON.stringify([...(p.faults ?? []).flatMap((f) => ['--fault', f]), ...(p.serverArgs ?? [])]);
+  const s = servers.get(key);
+  servers.delete(key);
+  if (s) await (await s).stop();
+}
+afterAll(async () => {
+  await Promise.all([...servers.values()].map(async (s) => (await s).stop()));
+});
+
+for (const [family, mod] of Object.entries(families)) {
+  describe(`proofs: ${family}`, () => {
+    for (const proof of mod.proofs) {
+      const check = mod.checks.find((c) => c.id === proof.check);
+      const label = proof.faults?.length ? `${proof.check} ${proof.expect.toUpperCase()}s with --fault ${proof.faults.join(',')}` : `${proof.check} ${proof.expect}es on the correct server`;
+      test(label + (proof.serverArgs?.length ? ` (${proof.serverArgs.join(' ')})` : ''), { timeout: (check?.timeoutMs ?? 60_000) + 30_000 }, async () => {
+        expect(check, `check ${proof.check} exists in suites/${family}.ts`).toBeDefined();
+        const ref = await serverFor(proof);
+        try {
+          const profile = { ...ref.profile, ...proof.profile, context: { ...ref.profile.context, ...proof.profile?.context } };
+          const { verdict } = await runCheck(check!, { profile, server: ref.info, tier: proof.tier ?? 'quick', strict: false, log: () => undefined });
+          const graded = grade(check!, verdict, profile, false);
+          expect(graded.outcome, `outcome of ${proof.check}; message:\n${graded.message}`).toBe(proof.expect);
+          for (const m of proof.messageIncludes ?? []) {
+            if (typeof m === 'string') expect(graded.message).toContain(m);
+            else expect(graded.message).toMatch(m);
+          }
+        } finally {
+          await release(proof);
+        }
+      });
+    }
+  });
+}

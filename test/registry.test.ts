@@ -1,0 +1,48 @@
+// The catalogue lints itself (test262-style metadata lint): unique ids, rationale, reference,
+// and a pass proof and a fault proof for every check.
+import { test, expect } from 'vitest';
+import { families, allChecks, allProofs } from '../suites/catalogue.ts';
+
+test('every family file exports checks and proofs, ids are family.slug and start with the family', () => {
+  expect(Object.keys(families).length).toBeGreaterThan(0);
+  for (const [family, mod] of Object.entries(families)) {
+    expect(Array.isArray(mod.checks), `${family}.checks`).toBe(true);
+    expect(Array.isArray(mod.proofs), `${family}.proofs`).toBe(true);
+    for (const c of mod.checks) {
+      expect(c.id, `id of a check in suites/${family}.ts`).toMatch(/^[a-z0-9-]+\.[a-z0-9-]+$/);
+      expect(c.id.startsWith(`${family}.`) || (family === 'api-last' && c.id.startsWith('api.')), `${c.id} lives in suites/${family}.ts`).toBe(true);
+    }
+  }
+});
+
+test('check ids are unique', () => {
+  const ids = allChecks.map((c) => c.id);
+  const dupes = ids.filter((id, i) => ids.indexOf(id) !== i);
+  expect(dupes).toEqual([]);
+});
+
+test('every check has a title, a level, a one-line rationale and a reference', () => {
+  const problems: string[] = [];
+  for (const c of allChecks) {
+    if (!c.title.trim()) problems.push(`${c.id}: no title`);
+    if (!['MUST', 'SHOULD', 'INFO'].includes(c.level)) problems.push(`${c.id}: level ${c.level}`);
+    if (!c.rationale.trim() || c.rationale.includes('\n')) problems.push(`${c.id}: rationale must be one line`);
+    if (c.reference.trim().length < 8) problems.push(`${c.id}: no reference`);
+    for (const [name, t] of Object.entries(c.thresholds ?? {})) if (!t.why.trim()) problems.push(`${c.id}: threshold ${name} has no reason`);
+  }
+  expect(problems).toEqual([]);
+});
+
+test('every check has a pass proof and a fault proof, and every proof names a real check', () => {
+  const ids = new Set(allChecks.map((c) => c.id));
+  const missing: string[] = [];
+  for (const c of allChecks) {
+    const mine = allProofs.filter((p) => p.check === c.id);
+    if (!mine.some((p) => !p.faults?.length)) missing.push(`${c.id}: no pass proof`);
+    if (!mine.some((p) => p.faults?.length && (p.expect === 'fail' || (c.level !== 'MUST' && p.expect === 'warn'))))
+      missing.push(`${c.id}: no fault proof`);
+  }
+  for (const p of allProofs) if (!ids.has(p.check)) missing.push(`proof for unknown check ${p.check}`);
+  for (const p of allProofs) if (p.faults?.length && !p.messageIncludes?.length) missing.push(`fault proof ${p.check}/${p.faults} does not say what the message must name`);
+  expect(missing).toEqual([]);
+});

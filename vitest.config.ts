@@ -1,0 +1,81 @@
+// One Vitest project per server profile (named by its id, profile handed over with provide/inject),
+// plus `self` for the suite's own tests. `vitest run` without --project runs self + reference only.
+import { defineConfig } from 'vitest/config';
+import type { TestProjectInlineConfiguration } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { loadServers, envProfile } from './lib/profile.ts';
+import type { Profile } from './lib/types.ts';
+
+/** Families in run order: cheap protocol checks first, the heavy and disruptive ones last. */
+export const FAMILY_ORDER = ['setup', 'api', 'sse', 'completions', 'anthropic', 'ollama', 'stream', 'metrics', 'errors', 'parallel', 'cycles', 'context', 'api-last'];
+
+class FamilySequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (f: TestSpecification) => {
+      const m = /suites[\\/]([a-z-]+)\.test\.ts$/.exec(f.moduleId);
+      const i = m ? FAMILY_ORDER.indexOf(m[1]!) : -1;
+      return i === -1 ? FAMILY_ORDER.length : i;
+    };
+    return [...files].sort((a, b) => rank(a) - rank(b) || a.moduleId.localeCompare(b.moduleId));
+  }
+}
+
+/** Project names given on the command line (--project x, --project=x). */
+function requestedProjects(argv: string[]): string[] {
+  const out: string[] = [];
+  argv.forEach((a, i) => {
+    if (a === '--project' && argv[i + 1]) out.push(argv[i + 1]!);
+    else if (a.startsWith('--project=')) out.push(a.slice('--project='.length));
+  });
+  return out;
+}
+
+const requested = requestedProjects(process.argv);
+const profiles: Profile[] = loadServers();
+if (requested.includes('env')) {
+  const env = envProfile();
+  if (!env) throw new Error('--project env needs OPENAI_BASE_URL (and OPENAI_MODEL, optionally OPENAI_API_KEY)');
+  profiles.push(env);
+}
+const known = ['self', ...profiles.map((p) => p.id), ...(requested.includes('env') ? [] : ['env'])];
+for (const name of requested) {
+  const plain = name.replace(/^!/, '');
+  if (!/[*?[\]{}]/.test(plain) && !known.includes(plain))
+    throw new Error(`Unknown project "${plain}". Known projects: ${known.join(', ')} (servers file: ${process.env.SERVERS_FILE ?? 'servers.json'})`);
+}
+// Without --project: the self-tests and the embedded reference server only (never real servers by surprise).
+const selected = requested.length ? profiles : profiles.filter((p) => p.id === 'reference');
+
+function serverProject(profile: Profile): TestProjectInlineConfiguration {
+  return {
+    test: {
+      name: profile.id,
+      include: ['suites/**/*.test.ts'],
+      globalSetup: ['./suites/support/global-setup.ts'],
+      provide: { profile },
+      // Checks talk to one server and time it: never two files at once.
+      fileParallelism: false,
+      maxConcurrency: 1,
+      testTimeout: 120_000,
+      hookTimeout: 60_000,
+      sequence: { sequencer: FamilySequencer },
+    },
+  };
+}
+
+export default defineConfig({
+  test: {
+    reporters: ['default'],
+    projects: [
+      {
+        test: {
+          name: 'self',
+          include: ['test/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 30_000,
+        },
+      },
+      ...selected.map(serverProject),
+    ],
+  },
+});
