@@ -58,14 +58,15 @@ function serverProject(profile: Profile): TestProjectInlineConfiguration {
       maxConcurrency: 1,
       testTimeout: 120_000,
       hookTimeout: 60_000,
-      sequence: { sequencer: FamilySequencer },
     },
   };
 }
 
 export default defineConfig({
   test: {
-    reporters: ['default'],
+    // The sequencer is a root option (Vitest ignores it per project); self-test files sort after their names.
+    sequence: { sequencer: FamilySequencer },
+    reporters: ['default', './reporters/results.ts', './reporters/console.ts', './reporters/summary.ts', './reporters/badges.ts', ['junit', { outputFile: `${process.env.CONFORMANCE_REPORTS_DIR ?? 'reports'}/junit.xml` }]],
     projects: [
       {
         test: {

@@ -161,7 +161,7 @@ async function recordOnce(opts: RequestOptions): Promise<Recording> {
       body: payload,
       dispatcher: agent(d.connectMs),
       signal: ac.signal,
-      maxRedirections: 0,
+      maxRedirections: 0, // never follow redirects: the Authorization header must not travel to another origin
     } as Parameters<typeof undiciRequest>[1]);
     rec.tHeaders = performance.now() - t0;
     clearTimeout(headersTimer);

@@ -32,6 +32,14 @@ export interface CheckResult {
   /** Per-request timestamps and wire excerpts (capped). */
   evidence?: unknown[];
   loopDelay?: { p99Ms: number; maxMs: number };
+  /** Test file the check ran in (relative to the suite root), e.g. suites/metrics.test.ts. */
+  file?: string;
+}
+
+/** A problem outside any check: a test file that failed to load, an unhandled error, a reporter that failed. */
+export interface RunError {
+  where: string;
+  message: string;
 }
 
 export interface ResultsFile {
@@ -39,4 +47,6 @@ export interface ResultsFile {
   checks: CheckResult[];
   /** Set when the run finished (absent in a file from an interrupted run). */
   finished?: { date: string; reason: string };
+  /** Problems outside the checks (load errors, unhandled errors, reporter errors). */
+  errors?: RunError[];
 }

@@ -52,3 +52,24 @@ test('a bad servers file stops the run with a message naming the server and fiel
   expect(r.code).not.toBe(0);
   expect(r.out).toMatch(/server "broken" \(servers\[0\]\): field "slots" must be >= 1/);
 });
+
+test('a server that dies mid-run: the check in flight fails, later checks report "server died during <id>"', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'config-'));
+  const file = join(dir, 'servers.json');
+  const reference = (JSON.parse(readFileSync(join(ROOT, 'servers.json'), 'utf8')) as { servers: Array<{ id: string; start: { command: string[] } }> }).servers.find((s) => s.id === 'reference')!;
+  const crashy = { ...reference, id: 'crashy', start: { command: [...reference.start.command, '--fault', 'errors-crash-on-invalid'] } };
+  writeFileSync(file, JSON.stringify({ servers: [crashy] }));
+  const out = join(dir, 'out.json');
+  const r = vitest(['--project', 'crashy', 'suites/errors.test.ts', 'suites/api-last.test.ts', '--reporter=json', `--outputFile=${out}`], { SERVERS_FILE: file });
+  expect(r.code).not.toBe(0);
+  const json = JSON.parse(readFileSync(out, 'utf8')) as {
+    testResults: Array<{ assertionResults: Array<{ title: string; status: string; meta?: { conformance?: { id: string; outcome: string; message: string } } }> }>;
+  };
+  const results = json.testResults.flatMap((f) => f.assertionResults).map((a) => ({ status: a.status, ...a.meta!.conformance! }));
+  const first = results.find((c) => c.id === 'errors.malformed-json')!;
+  expect(first.status).toBe('failed');
+  expect(first.outcome).toMatch(/fail|error/);
+  const later = results.find((c) => c.id === 'api.unknown-model')!;
+  expect(later.outcome).toBe('error');
+  expect(later.message).toMatch(/server died during errors\.malformed-json/);
+});

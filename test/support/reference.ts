@@ -1,5 +1,5 @@
 // Spawn the reference server (a real child process, real HTTP over loopback) for self-tests.
-import { freePort, spawnServer, waitReady, type RunningServer } from '../../lib/lifecycle.ts';
+import { spawnServer, waitReady, type RunningServer } from '../../lib/lifecycle.ts';
 import { loadServers, ROOT } from '../../lib/profile.ts';
 import { discoverContext, discoverIdentity } from '../../lib/discovery.ts';
 import type { Profile, ServerInfo } from '../../lib/types.ts';
@@ -20,9 +20,17 @@ export function referenceProfile(overrides: Partial<Profile> = {}): Profile {
 }
 
 export async function startReference(args: string[] = [], overrides: Partial<Profile> = {}): Promise<ReferenceHandle> {
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const server = spawnServer([process.execPath, '--import', 'tsx', 'fixtures/reference-server/main.ts', '--port', String(port), ...args], { cwd: ROOT });
+  // --port 0: the server binds an ephemeral port itself and prints it (no free-port race between processes).
+  const server = spawnServer([process.execPath, '--import', 'tsx', 'fixtures/reference-server/main.ts', '--port', '0', ...args], { cwd: ROOT });
+  let baseUrl: string | undefined;
+  for (let i = 0; i < 400 && !baseUrl && !server.exited(); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    baseUrl = server.lastLines(40).map((l) => /^LISTENING (http:\/\/127\.0\.0\.1:\d+)/.exec(l)?.[1]).find(Boolean);
+  }
+  if (!baseUrl) {
+    await server.stop();
+    throw new Error(`reference server ${args.join(' ')} did not print LISTENING within 20 s: ${server.lastLines().join('\n')}`);
+  }
   const profile = referenceProfile({ ...overrides, baseUrl });
   try {
     await waitReady(profile, baseUrl, {}, server);

@@ -1,0 +1,55 @@
+// Vitest reporter: reports/<project>/badges/<name>.json (shields.io endpoint format) and <name>.svg (badge-maker),
+// with the same stable names for every profile: conformance ("27/30"), streaming ("real"), batching ("2.17x"),
+// long-context ("400 ok"). A README points shields.io at the JSON or embeds the SVG.
+import { join } from 'node:path';
+import { makeBadge } from 'badge-maker';
+import type { Reporter, TestModule, TestRunEndReason, Vitest } from 'vitest/node';
+import type { SerializedError } from 'vitest';
+import { redact } from '../lib/secrets.ts';
+import { dirOfResults, reportsRoot, reporterError, runResults, writeJsonAtomic, writeTextAtomic } from './results.ts';
+import { badgeSpecs, shieldsEndpoint, toColumns, type BadgeSpec, type Column } from './render.ts';
+
+/** Write every badge of a column into <dir>/badges; returns the files written. */
+export function writeBadges(col: Column, dir: string): string[] {
+  const written: string[] = [];
+  for (const spec of badgeSpecs(col)) {
+    const b: BadgeSpec = { ...spec, label: redact(spec.label), message: redact(spec.message) };
+    const json = join(dir, 'badges', `${b.name}.json`);
+    const svg = join(dir, 'badges', `${b.name}.svg`);
+    writeJsonAtomic(json, shieldsEndpoint(b));
+    writeTextAtomic(svg, makeBadge({ label: b.label, message: b.message, color: b.color }));
+    written.push(json, svg);
+  }
+  return written;
+}
+
+export default class BadgesReporter implements Reporter {
+  private vitest: Vitest | undefined;
+  private startedAt = new Date();
+
+  onInit(vitest: Vitest): void {
+    this.vitest = vitest;
+  }
+
+  onTestRunStart(): void {
+    this.startedAt = new Date();
+  }
+
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<SerializedError>, reason: TestRunEndReason): void {
+    let files;
+    try {
+      files = runResults(testModules, this.vitest, this.startedAt, reason, unhandledErrors);
+    } catch (e) {
+      reporterError('badges', e);
+      return;
+    }
+    const root = reportsRoot(this.vitest?.config.root ?? process.cwd());
+    for (const file of files) {
+      try {
+        for (const col of toColumns([file])) writeBadges(col, dirOfResults(root, file));
+      } catch (e) {
+        reporterError('badges', e);
+      }
+    }
+  }
+}

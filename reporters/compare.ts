@@ -1,0 +1,356 @@
+// Comparing two runs (the PR gate's performance arm): which checks changed outcome, and which figures moved
+// beyond noise. Pure: two results files in, a comparison out; scripts/compare.ts does the I/O and the exit code.
+//
+// Noise: where a check kept raw samples (an array of numbers in its metrics, per-request records under `samples` /
+// `streams`, or per-request ttftMs / e2eMs in its evidence) a figure moved when the percentile-bootstrap CI of
+// median(new) / median(old) excludes 1 AND the change is at least `minEffect` (a tiny but "significant" shift is
+// not worth a red build). A figure that carries its own interval ({ estimate, low, high }, e.g. speedup) moved
+// when the two runs' intervals do not overlap. Where only a single figure exists (a median without its samples)
+// it moved when the relative change exceeds `tolerance`.
+// Curves (arrays of objects) are not compared point by point: their points have no samples of their own.
+import type { CheckResult, ResultsFile } from './results-types.ts';
+import type { Level, Outcome } from '../lib/types.ts';
+import { bootstrapRatioCI, finite, median } from '../lib/stats.ts';
+import { normaliseResults, normKey, firstLine } from './report-data.ts';
+import { fmtNum } from './html-escape.ts';
+
+export interface CompareOptions {
+  /** Relative change that counts as moved when no raw samples exist (default 0.15: the machine is noisy). */
+  tolerance?: number;
+  /** Smallest relative change reported even when the bootstrap CI excludes 1 (default 0.05). */
+  minEffect?: number;
+  /** 1 − confidence of the bootstrap interval (default 0.05). */
+  alpha?: number;
+  iterations?: number;
+  seed?: number;
+  /** Fewest samples on each side for the bootstrap (default 3); fewer falls back to the tolerance. */
+  minSamples?: number;
+}
+
+export type Direction = 'higher-better' | 'lower-better' | 'unknown';
+export type ChangeKind = 'regression' | 'improvement' | 'changed' | 'added' | 'removed';
+
+export interface OutcomeChange {
+  id: string;
+  title: string;
+  level?: Level;
+  from: Outcome | 'absent';
+  to: Outcome | 'absent';
+  kind: ChangeKind;
+  /** First line of the new message (or of the old one when the check was removed). */
+  message: string;
+}
+
+export interface MetricChange {
+  id: string;
+  metric: string;
+  old?: number;
+  new?: number;
+  /** new / old of the figure (medians of the samples for the bootstrap method). */
+  ratio?: number;
+  ci?: { low?: number; high?: number };
+  method: 'bootstrap' | 'interval' | 'tolerance';
+  nOld?: number;
+  nNew?: number;
+  direction: Direction;
+  kind: 'regression' | 'improvement' | 'changed';
+}
+
+export interface RunLabel {
+  project: string;
+  machine: string;
+  date: string;
+  suiteVersion: string;
+  tier: string;
+}
+
+export interface Comparison {
+  old: RunLabel;
+  new: RunLabel;
+  outcomeChanges: OutcomeChange[];
+  metricChanges: MetricChange[];
+  /** Number of outcome and metric regressions: non-zero makes the gate fail. */
+  regressions: number;
+  /** Caveats (different machines, different suite versions, …) and the method used. */
+  notes: string[];
+  options: Required<CompareOptions>;
+}
+
+const DEFAULTS: Required<CompareOptions> = { tolerance: 0.15, minEffect: 0.05, alpha: 0.05, iterations: 2000, seed: 1, minSamples: 3 };
+
+// ---------------------------------------------------------------------------------------------------------
+// Outcomes
+
+/** Badness of an outcome; skip is outside the order (not measured). */
+function rank(o: Outcome): number | undefined {
+  switch (o) {
+    case 'pass':
+    case 'known-passing':
+      return 0;
+    case 'warn':
+    case 'known':
+      return 1;
+    case 'fail':
+    case 'error':
+      return 2;
+    default:
+      return undefined;
+  }
+}
+
+const INCONCLUSIVE = /^(SHOULD not met[^:]*:\s*)?(known issue \([^)]*\):\s*)?inconclusive\b/i;
+
+export function outcomeChange(o: CheckResult | undefined, n: CheckResult | undefined): OutcomeChange | undefined {
+  if (!o && !n) return undefined;
+  const id = (n ?? o)!.id;
+  const title = (n ?? o)!.title;
+  const level = (n ?? o)!.level;
+  if (!o) return { id, title, level, from: 'absent', to: n!.outcome, kind: 'added', message: firstLine(n!.message) };
+  if (!n) return { id, title, level, from: o.outcome, to: 'absent', kind: 'removed', message: firstLine(o.message) };
+  if (o.outcome === n.outcome) return undefined;
+  const ro = rank(o.outcome);
+  const rn = rank(n.outcome);
+  let kind: ChangeKind = 'changed';
+  if (ro !== undefined && rn !== undefined) {
+    if (rn > ro) kind = n.outcome === 'warn' && INCONCLUSIVE.test(n.message) ? 'changed' : 'regression';
+    else if (rn < ro) kind = 'improvement';
+  }
+  return { id, title, level, from: o.outcome, to: n.outcome, kind, message: firstLine(n.message) };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Metrics
+
+/** Which way is good, from the figure's path. Unknown directions are reported, never a regression. */
+export function directionOf(path: string): Direction {
+  const raw = path.replace(/\[\]/g, '').split('.').pop() ?? path;
+  const k = normKey(path);
+  if (/tps|throughput|speedup|tokpers|tokenspers|persecond|efficiency/.test(k)) return 'higher-better';
+  if (/ttft|latenc|itl|tpot|e2e|stall|rss|memory|leak|exponent|slope$/.test(k) && !/slopetps|tpsper/.test(k)) return 'lower-better';
+  // A duration by its unit suffix: ttftMs, gap_ms, wait_ms_p50, pauseMsMedian.
+  if (/(Ms|_ms)(_?(p\d+|P\d+|median|Median|mean|Mean|max|Max))?$/.test(raw)) return 'lower-better';
+  return 'unknown';
+}
+
+/** Figures about our own client, the run's configuration or the grading bands: never the server's performance. */
+const NOT_COMPARED = /^(loopdelay|bands|thresholds?|hardware|alpha|delta|slots|reps|repetitions|tier|window|runms|endcycles|requests|concurrency|counted|errors|maxtokens)$|clientstall|loopdelay/;
+
+const SUFFIX = /(_(p50|median|samples|sample|raw|values|ms)|(P50|Median|Samples|Sample|Raw|Values|Ms))$/;
+
+/** The figure a key names, without its statistic or unit suffixes: wall_tps_p50, wallTps (samples) → walltps; ttft_p50, ttftMs → ttft. */
+export function metricBase(name: string): string {
+  let k = name.replace(/\[\]/g, '').split('.').pop() ?? name;
+  for (let i = 0; i < 4; i++) {
+    const next = k.replace(SUFFIX, '');
+    if (next === k || !next) break;
+    k = next;
+  }
+  return normKey(k) || normKey(name);
+}
+
+interface Interval {
+  estimate: number;
+  low: number;
+  high: number;
+}
+
+interface Figures {
+  scalars: Map<string, number>;
+  /** Samples by base name. */
+  samples: Map<string, { path: string; values: number[] }>;
+  /** Figures that carry their own confidence interval ({ estimate, low, high }), by path. */
+  intervals: Map<string, Interval>;
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+const fin = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/** Arrays of per-request records whose numeric fields are raw samples (never curves: their points differ in x). */
+const SAMPLE_RECORDS = /^(samples?|raw|requests|streams|runs|reps)$/;
+
+/** Scalars (dotted paths), raw-sample arrays and self-described intervals of a check. */
+export function figuresOf(check: CheckResult): Figures {
+  const scalars = new Map<string, number>();
+  const samples = new Map<string, { path: string; values: number[] }>();
+  const intervals = new Map<string, Interval>();
+  const addSamples = (path: string, values: number[]) => {
+    const base = metricBase(path);
+    if (values.length && !samples.has(base)) samples.set(base, { path, values });
+  };
+  const walk = (v: unknown, path: string, depth: number) => {
+    if (depth < 0) return;
+    const key = normKey(path.split('.').pop() ?? '');
+    if (path && NOT_COMPARED.test(key)) return;
+    if (fin(v)) scalars.set(path, v);
+    else if (Array.isArray(v)) {
+      if (v.length && v.every((x) => typeof x === 'number' || x === null)) addSamples(path, finite(v as Array<number | null>));
+      else if (SAMPLE_RECORDS.test(key) && v.some(isObj)) {
+        const fields = new Set(v.filter(isObj).flatMap((o) => Object.keys(o).filter((k) => fin(o[k]))));
+        for (const f of fields) if (!NOT_COMPARED.test(normKey(f))) addSamples(`${path}[].${f}`, v.filter(isObj).map((o) => o[f]).filter(fin));
+      }
+    } else if (isObj(v)) {
+      const est = v.estimate ?? v.value ?? v.p50;
+      if (fin(est) && fin(v.low) && fin(v.high)) intervals.set(path, { estimate: est, low: v.low, high: v.high });
+      for (const [k, x] of Object.entries(v)) {
+        if (intervals.has(path) && ['estimate', 'value', 'p50', 'low', 'high'].includes(k)) continue;
+        walk(x, path ? `${path}.${k}` : k, depth - 1);
+      }
+    }
+  };
+  walk(check.metrics, '', 3);
+  // Per-request figures in the evidence are raw samples too, unless the metrics already carry that figure's samples.
+  if (Array.isArray(check.evidence)) {
+    for (const field of ['ttftMs', 'e2eMs']) {
+      addSamples(`evidence[].${field}`, check.evidence.map((e) => (isObj(e) ? e[field] : undefined)).filter(fin));
+    }
+  }
+  return { scalars, samples, intervals };
+}
+
+function classify(direction: Direction, ratio: number): MetricChange['kind'] {
+  if (direction === 'unknown') return 'changed';
+  const up = ratio > 1;
+  return (direction === 'higher-better') === up ? 'improvement' : 'regression';
+}
+
+export function metricChanges(o: CheckResult, n: CheckResult, options: CompareOptions = {}): MetricChange[] {
+  const opt = { ...DEFAULTS, ...options };
+  const fo = figuresOf(o);
+  const fn = figuresOf(n);
+  const out: MetricChange[] = [];
+  const covered = new Set<string>();
+  // 1. Raw samples on both sides: bootstrap CI of the ratio of medians.
+  for (const [base, so] of fo.samples) {
+    const sn = fn.samples.get(base);
+    if (!sn || so.values.length < opt.minSamples || sn.values.length < opt.minSamples) continue;
+    covered.add(base);
+    const ci = bootstrapRatioCI(sn.values, so.values, { iterations: opt.iterations, alpha: opt.alpha, seed: opt.seed });
+    if (ci.estimate === undefined || ci.low === undefined || ci.high === undefined) continue;
+    const beyond = (ci.low > 1 || ci.high < 1) && Math.abs(ci.estimate - 1) >= opt.minEffect;
+    if (!beyond) continue;
+    const direction = directionOf(sn.path);
+    out.push({
+      id: n.id, metric: sn.path, old: median(so.values), new: median(sn.values), ratio: ci.estimate, ci: { low: ci.low, high: ci.high },
+      method: 'bootstrap', nOld: so.values.length, nNew: sn.values.length, direction, kind: classify(direction, ci.estimate),
+    });
+  }
+  // 2. Figures that carry their own interval (e.g. speedup { estimate, low, high }): moved when the intervals do not overlap.
+  for (const [path, io] of fo.intervals) {
+    const iN = fn.intervals.get(path);
+    if (!iN) continue;
+    covered.add(metricBase(path));
+    const apart = iN.low > io.high || iN.high < io.low;
+    const ratio = io.estimate !== 0 ? iN.estimate / io.estimate : undefined;
+    if (!apart || (ratio !== undefined && Math.abs(ratio - 1) < opt.minEffect)) continue;
+    const direction = directionOf(path);
+    out.push({
+      id: n.id, metric: path, old: io.estimate, new: iN.estimate, ratio, ci: { low: iN.low, high: iN.high }, method: 'interval', direction,
+      kind: ratio !== undefined && ratio > 0 ? classify(direction, ratio) : 'changed',
+    });
+  }
+  // 3. Single figures without samples: relative tolerance.
+  for (const [path, ov] of fo.scalars) {
+    const nv = fn.scalars.get(path);
+    if (nv === undefined || nv === ov) continue;
+    if (covered.has(metricBase(path))) continue; // judged above, on its samples or interval
+    const direction = directionOf(path);
+    if (ov === 0) {
+      out.push({ id: n.id, metric: path, old: ov, new: nv, method: 'tolerance', direction, kind: direction === 'unknown' ? 'changed' : classify(direction, nv > 0 ? 2 : 0.5) });
+      continue;
+    }
+    const ratio = nv / ov;
+    if (Math.abs(nv - ov) / Math.abs(ov) <= opt.tolerance) continue;
+    out.push({ id: n.id, metric: path, old: ov, new: nv, ratio, method: 'tolerance', direction, kind: ratio > 0 ? classify(direction, ratio) : 'changed' });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+function label(f: ResultsFile): RunLabel {
+  return { project: f.header.project, machine: f.header.machine.label, date: f.header.date, suiteVersion: f.header.suite.version, tier: f.header.tier };
+}
+
+export function compareResults(oldInput: ResultsFile | unknown, newInput: ResultsFile | unknown, options: CompareOptions = {}): Comparison {
+  const opt = { ...DEFAULTS, ...options };
+  const o = normaliseResults(oldInput);
+  const n = normaliseResults(newInput);
+  const oldById = new Map(o.checks.map((c) => [c.id, c]));
+  const newById = new Map(n.checks.map((c) => [c.id, c]));
+  const ids = [...new Set([...oldById.keys(), ...newById.keys()])].sort();
+  const outcomeChanges: OutcomeChange[] = [];
+  const metricChangesAll: MetricChange[] = [];
+  for (const id of ids) {
+    const a = oldById.get(id);
+    const b = newById.get(id);
+    const oc = outcomeChange(a, b);
+    if (oc) outcomeChanges.push(oc);
+    // Figures of a check are compared only when it ran both times (a skipped check measured nothing).
+    if (a && b && a.outcome !== 'skip' && b.outcome !== 'skip') metricChangesAll.push(...metricChanges(a, b, opt));
+  }
+  const notes: string[] = [];
+  const lo = label(o);
+  const ln = label(n);
+  if (lo.project !== ln.project) notes.push(`different projects ("${lo.project}" vs "${ln.project}"): outcomes compare, figures may not`);
+  if (lo.machine !== ln.machine) notes.push(`different machines ("${lo.machine}" vs "${ln.machine}"): figures are not comparable across hardware`);
+  if (lo.suiteVersion !== ln.suiteVersion) notes.push(`different suite versions (${lo.suiteVersion} vs ${ln.suiteVersion})`);
+  if (lo.tier !== ln.tier) notes.push(`different tiers (${lo.tier} vs ${ln.tier})`);
+  if (!o.finished) notes.push('the old run was interrupted (partial results)');
+  if (!n.finished) notes.push('the new run was interrupted (partial results)');
+  if (!o.checks.length) notes.push('the old file has no checks');
+  if (!n.checks.length) notes.push('the new file has no checks');
+  notes.push(
+    `method: with raw samples (≥ ${opt.minSamples} each side), a figure moved when the ${Math.round((1 - opt.alpha) * 100)}% percentile-bootstrap CI ` +
+      `(${opt.iterations} resamples, seed ${opt.seed}) of median(new)/median(old) excludes 1 and the change is ≥ ${Math.round(opt.minEffect * 100)}%; ` +
+      `a figure with its own interval ({ estimate, low, high }) moved when the two intervals do not overlap; ` +
+      `without either, when it changed by more than ±${Math.round(opt.tolerance * 100)}%. Curves are not compared point by point; figures about our own client (loop delay) and configuration are not compared. ` +
+      `Regressions: an outcome that got worse (pass → warn/fail/error, warn → fail; an inconclusive warn excepted), or a figure that moved the bad way (tok/s down, ms up).`,
+  );
+  const regressions = outcomeChanges.filter((c) => c.kind === 'regression').length + metricChangesAll.filter((c) => c.kind === 'regression').length;
+  return { old: lo, new: ln, outcomeChanges, metricChanges: metricChangesAll, regressions, notes, options: opt };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+function runText(r: RunLabel): string {
+  return `${r.project} @ ${r.machine}, ${r.date || 'date n/a'}, suite ${r.suiteVersion}, ${r.tier}`;
+}
+
+function pct(r: number | undefined): string {
+  if (r === undefined || !Number.isFinite(r)) return 'n/a';
+  const p = (r - 1) * 100;
+  return `${p >= 0 ? '+' : ''}${p.toFixed(Math.abs(p) < 10 ? 1 : 0)}%`;
+}
+
+/** Plain text for a terminal or a CI log. */
+export function formatComparison(c: Comparison, names: { old?: string; new?: string } = {}): string {
+  const lines: string[] = [];
+  lines.push(`old: ${names.old ? `${names.old} — ` : ''}${runText(c.old)}`);
+  lines.push(`new: ${names.new ? `${names.new} — ` : ''}${runText(c.new)}`);
+  for (const note of c.notes.slice(0, -1)) lines.push(`note: ${note}`);
+  lines.push('');
+  const tag = (k: string) => (k === 'regression' ? 'REGRESSION ' : k.padEnd(11));
+  lines.push(`Checks that changed outcome (${c.outcomeChanges.length}):`);
+  if (!c.outcomeChanges.length) lines.push('  none');
+  for (const ch of c.outcomeChanges) {
+    lines.push(`  ${tag(ch.kind)} ${ch.id}${ch.level ? ` [${ch.level}]` : ''}: ${ch.from} → ${ch.to}${ch.message ? ` — ${ch.message}` : ''}`);
+  }
+  lines.push('');
+  lines.push(`Figures that moved beyond noise (${c.metricChanges.length}):`);
+  if (!c.metricChanges.length) lines.push('  none');
+  for (const m of c.metricChanges) {
+    const how =
+      m.method === 'bootstrap'
+        ? `median ${fmtNum(m.old)} → ${fmtNum(m.new)} (${pct(m.ratio)}; ${Math.round((1 - c.options.alpha) * 100)}% CI ${pct(m.ci?.low)} … ${pct(m.ci?.high)}; n ${m.nOld}/${m.nNew})`
+        : m.method === 'interval'
+          ? `${fmtNum(m.old)} → ${fmtNum(m.new)} (${pct(m.ratio)}; the runs' own confidence intervals do not overlap; new ${fmtNum(m.ci?.low)} … ${fmtNum(m.ci?.high)})`
+          : `${fmtNum(m.old)} → ${fmtNum(m.new)} (${pct(m.ratio)}; beyond ±${Math.round(c.options.tolerance * 100)}%, no raw samples)`;
+    lines.push(`  ${tag(m.kind)} ${m.id} ${m.metric}: ${how}${m.direction === 'unknown' ? ' [direction unknown]' : ''}`);
+  }
+  lines.push('');
+  lines.push(c.notes[c.notes.length - 1]!);
+  lines.push(c.regressions ? `${c.regressions} regression${c.regressions === 1 ? '' : 's'}.` : 'No regressions.');
+  return lines.join('\n');
+}

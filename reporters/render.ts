@@ -1,0 +1,487 @@
+// Pure functions: results files -> console table text, Markdown summary, badge specs.
+// The live reporters and `npm run report` call the same functions, so a report rebuilt from results.json is the
+// report the run printed. Nothing here reads the clock, the environment or the disk.
+import type { Outcome } from '../lib/types.ts';
+import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/phantom.ts';
+import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
+
+// ------------------------------------------------------------------------------------------------------------
+// Columns: one per (project, machine); shards and repeated files of the same pair merge into one.
+
+export interface Column {
+  /** `${project} @ ${machine}`: names the column everywhere. */
+  label: string;
+  project: string;
+  machine: string;
+  header: ResultsHeader;
+  checks: CheckResult[];
+  /** Every merged file had `finished` (false: an interrupted run, the figures are what it got to). */
+  finished: boolean;
+  errors: RunError[];
+  /** How many results files were merged (shards). */
+  files: number;
+}
+
+export function toColumns(files: readonly ResultsFile[]): Column[] {
+  const groups = new Map<string, ResultsFile[]>();
+  for (const f of files) {
+    const key = `${f.header.project}\u0000${f.header.machine.label}`;
+    groups.set(key, [...(groups.get(key) ?? []), f]);
+  }
+  const cols: Column[] = [];
+  for (const group of groups.values()) {
+    // Older first, so a later run of the same check wins.
+    const sorted = [...group].sort((a, b) => a.header.date.localeCompare(b.header.date));
+    const checks: CheckResult[] = [];
+    for (const f of sorted) {
+      for (const c of f.checks) {
+        const i = checks.findIndex((x) => x.id === c.id);
+        if (i === -1) checks.push(c);
+        else checks[i] = c;
+      }
+    }
+    const header = sorted[sorted.length - 1].header;
+    cols.push({
+      label: `${header.project} @ ${header.machine.label}`,
+      project: header.project,
+      machine: header.machine.label,
+      header,
+      checks,
+      finished: sorted.every((f) => f.finished !== undefined),
+      errors: sorted.flatMap((f) => f.errors ?? []),
+      files: sorted.length,
+    });
+  }
+  return cols;
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Counts
+
+export interface Tally {
+  total: number;
+  /** Not skipped. */
+  graded: number;
+  /** pass + known-passing. */
+  passed: number;
+  counts: Record<Outcome, number>;
+}
+
+export const OUTCOMES: readonly Outcome[] = ['pass', 'fail', 'warn', 'skip', 'known', 'known-passing', 'error'];
+
+export function tally(checks: readonly CheckResult[]): Tally {
+  const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
+  for (const c of checks) counts[c.outcome] = (counts[c.outcome] ?? 0) + 1;
+  return { total: checks.length, graded: checks.length - counts.skip, passed: counts.pass + counts['known-passing'], counts };
+}
+
+/** The run gate: any fail or error. */
+export function gateFailed(cols: readonly Column[]): boolean {
+  return cols.some((c) => c.checks.some((x) => x.outcome === 'fail' || x.outcome === 'error') || c.errors.length > 0);
+}
+
+export function knownPassing(col: Column): CheckResult[] {
+  return col.checks.filter((c) => c.outcome === 'known-passing');
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Figures and workloads
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+/** A figure stored either as a number or as an object with an estimate (e.g. speedup {estimate, low, high}). */
+export function figure(v: unknown): number | undefined {
+  if (typeof v === 'number') return num(v);
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return num(o.estimate) ?? num(o.p50) ?? num(o.median) ?? num(o.value);
+  }
+  return undefined;
+}
+
+export interface WorkloadRow {
+  check: string;
+  outcome: Outcome;
+  name: string;
+  requests?: number;
+  concurrency?: number;
+  wall_tps_p50?: number;
+  ttft_p50_ms?: number;
+  gen_tps_p50?: number;
+  speedup?: number;
+  tokens_usage?: number;
+  tokens_counted?: number;
+  /** Set when gen_tps of this workload is phantom (recomputed from the check's evidence and the profile's hardware). */
+  phantom?: { label: string; detail: string };
+}
+
+const FIGURE_KEYS = ['wall_tps_p50', 'ttft_p50_ms', 'ttft_p50', 'gen_tps_p50', 'speedup'];
+
+/** A lib/workload.ts WorkloadFigures object (not just any `workload` descriptor a check keeps, e.g. {cycles, tokens}). */
+function isWorkloadFigures(w: unknown): w is Record<string, unknown> {
+  return !!w && typeof w === 'object' && !Array.isArray(w) && FIGURE_KEYS.some((k) => figure((w as Record<string, unknown>)[k]) !== undefined);
+}
+
+function workloadsOf(c: CheckResult): Record<string, unknown>[] {
+  const m = c.metrics;
+  if (!m) return [];
+  if (Array.isArray(m.workloads) && m.workloads.some(isWorkloadFigures)) return m.workloads.filter(isWorkloadFigures);
+  if (isWorkloadFigures(m.workload)) return [m.workload];
+  // Checks that did not adopt lib/workload.ts: their top-level seed figures make one row named by the check.
+  const ttft = figure(m.ttft_p50_ms) ?? figure(m.ttft_p50);
+  const wall = figure(m.wall_tps_p50);
+  const sp = figure(m.speedup) ?? figure(m.speedup_p50);
+  if (wall === undefined && ttft === undefined && sp === undefined) return [];
+  return [{ name: c.id, wall_tps_p50: wall, ttft_p50_ms: ttft, gen_tps_p50: figure(m.gen_tps_p50), speedup: sp }];
+}
+
+export interface PhantomCheck { check: string; outcome: Outcome; label: string; detail: string }
+
+/** Checks whose recorded streams (evidence) show phantom delivery, whether or not they report a workload. */
+export function phantomChecks(col: Column): PhantomCheck[] {
+  const plausible = maxPlausibleTps((col.header.profile as { hardware?: unknown }).hardware);
+  const out: PhantomCheck[] = [];
+  for (const c of col.checks) {
+    const f = phantomFromEvidence(c.evidence, c.loopDelay?.maxMs, {}, plausible);
+    if (f) out.push({ check: c.id, outcome: c.outcome, label: causeLabel(f.kinds), detail: f.detail });
+  }
+  return out;
+}
+
+/** Checks that share one recording (same causes and detail) are listed together. */
+export function groupPhantoms(ph: readonly PhantomCheck[]): { checks: string[]; label: string; detail: string }[] {
+  const groups: { checks: string[]; label: string; detail: string }[] = [];
+  for (const p of ph) {
+    const g = groups.find((x) => x.label === p.label && x.detail === p.detail);
+    if (g) g.checks.push(p.check);
+    else groups.push({ checks: [p.check], label: p.label, detail: p.detail });
+  }
+  return groups;
+}
+
+export function workloadRows(col: Column): WorkloadRow[] {
+  const hw = (col.header.profile as { hardware?: unknown }).hardware;
+  const plausible = maxPlausibleTps(hw);
+  const rows: WorkloadRow[] = [];
+  for (const c of col.checks) {
+    const ws = workloadsOf(c);
+    if (ws.length === 0) continue;
+    const delivery = phantomFromEvidence(c.evidence, c.loopDelay?.maxMs, {}, plausible);
+    for (const w of ws) {
+      const gen = figure(w.gen_tps_p50);
+      const physics = physicalFlag(gen, hw);
+      const flags = [delivery, physics].filter((f) => f !== undefined);
+      rows.push({
+        check: c.id,
+        outcome: c.outcome,
+        name: typeof w.name === 'string' ? w.name : c.id,
+        requests: num(w.requests),
+        concurrency: num(w.concurrency),
+        wall_tps_p50: figure(w.wall_tps_p50),
+        ttft_p50_ms: figure(w.ttft_p50_ms) ?? figure(w.ttft_p50),
+        gen_tps_p50: gen,
+        speedup: figure(w.speedup),
+        tokens_usage: num(w.tokens_usage),
+        tokens_counted: num(w.tokens_counted),
+        phantom: flags.length ? { label: causeLabel(flags.flatMap((f) => f!.kinds)), detail: flags.map((f) => f!.detail).join('; ') } : undefined,
+      });
+    }
+  }
+  return rows;
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Text helpers
+
+export function fmtNum(x: number | undefined, digits = 1): string {
+  if (x === undefined || !Number.isFinite(x)) return '-';
+  return Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(digits);
+}
+
+export function genTpsCell(r: WorkloadRow): string {
+  const gen = r.gen_tps_p50 === undefined && r.phantom ? 'n/a' : fmtNum(r.gen_tps_p50);
+  return r.phantom ? `${gen} PHANTOM (${r.phantom.label})` : gen;
+}
+
+function tokensCell(r: WorkloadRow): string {
+  if (r.tokens_usage === undefined && r.tokens_counted === undefined) return '-';
+  return `${r.tokens_usage ?? 'n/a'} / ${r.tokens_counted ?? 'n/a'}`;
+}
+
+const OUTCOME_TEXT: Record<Outcome, string> = {
+  pass: 'PASS', fail: 'FAIL', warn: 'WARN', skip: 'SKIP', known: 'KNOWN', 'known-passing': 'KNOWN-PASSING', error: 'ERROR',
+};
+const OUTCOME_MD: Record<Outcome, string> = {
+  pass: '✅ pass', fail: '❌ **fail**', warn: '⚠️ warn', skip: '⏭️ skip', known: '🔶 known', 'known-passing': '🎉 **known, now passing**', error: '💥 **error**',
+};
+const ANSI: Partial<Record<Outcome, string>> = { pass: '32', fail: '31', warn: '33', skip: '90', known: '35', 'known-passing': '1;36', error: '1;31' };
+
+function firstLine(s: string, max: number): string {
+  const line = (s.split('\n')[0] ?? '').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** A plain text table; `colour(text, row, col)` may wrap cells after padding (ANSI does not count toward width). */
+export function textTable(head: string[], rows: string[][], colour?: (cell: string, r: number, c: number) => string): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[], r: number) => cells.map((c, i) => {
+    const padded = i === cells.length - 1 ? c : c.padEnd(widths[i]);
+    return colour && r >= 0 ? colour(padded, r, i) : padded;
+  }).join('  ').trimEnd();
+  return [line(head, -1), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map((r, i) => line(r, i))].join('\n');
+}
+
+function serverLine(h: ResultsHeader): string {
+  const s = h.server as { identity?: { name?: string; version?: string }; setupError?: string; contextWindow?: { value: number; source: string } };
+  const id = s.identity?.name ? `${s.identity.name}${s.identity.version ? ` ${s.identity.version}` : ''}` : 'server identity unknown';
+  const ctx = s.contextWindow ? `, context window ${s.contextWindow.value} (${s.contextWindow.source})` : '';
+  return `${id}${ctx}${s.setupError ? ` — SETUP ERROR: ${firstLine(s.setupError, 160)}` : ''}`;
+}
+
+function tallyLine(t: Tally): string {
+  const c = t.counts;
+  return `${t.passed}/${t.graded} passed · ${c.fail} fail · ${c.error} error · ${c.warn} warn · ${c.known} known · ${c['known-passing']} known-passing · ${c.skip} skip`;
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Console
+
+export interface ConsoleOptions { color?: boolean; messageWidth?: number }
+
+function knownPassingBanner(cols: readonly Column[], color: boolean): string[] {
+  const lines: string[] = [];
+  for (const col of cols) {
+    for (const c of knownPassing(col)) {
+      const text = `!!! KNOWN ISSUE NOW PASSES: ${c.id} on ${col.label} — remove it from knownIssues of profile "${col.project}" (servers.json)`;
+      lines.push(color ? `\x1b[1;36m${text}\x1b[0m` : text);
+    }
+  }
+  return lines;
+}
+
+/** One column: the checks with outcome and message, then the workload figures. */
+function consoleOne(col: Column, o: ConsoleOptions): string {
+  const color = o.color ?? false;
+  const width = o.messageWidth ?? 90;
+  const t = tally(col.checks);
+  const out: string[] = [];
+  out.push(`conformance — ${col.label}: ${serverLine(col.header)}`);
+  out.push(`suite ${col.header.suite.version} · ${col.header.date} · tier ${col.header.tier}${col.header.strict ? ' · strict' : ''}${col.finished ? '' : ' · INTERRUPTED (partial results)'}${col.files > 1 ? ` · ${col.files} files merged` : ''}`);
+  out.push('');
+  const rows = col.checks.map((c) => [OUTCOME_TEXT[c.outcome], c.level, c.id, firstLine(c.message, width)]);
+  out.push(textTable(['outcome', 'level', 'check', 'message'], rows, color ? (cell, r, i) => (i === 0 ? `\x1b[${ANSI[col.checks[r].outcome] ?? '0'}m${cell}\x1b[0m` : cell) : undefined));
+  out.push('');
+  out.push(tallyLine(t));
+  const wl = workloadRows(col);
+  if (wl.length) {
+    out.push('');
+    out.push('workloads:');
+    out.push(textTable(
+      ['check', 'workload', 'wall_tps_p50', 'ttft_p50', 'gen_tps_p50', 'speedup', 'tokens usage / counted'],
+      wl.map((r) => [r.check, r.name, fmtNum(r.wall_tps_p50), r.ttft_p50_ms === undefined ? '-' : `${fmtNum(r.ttft_p50_ms)} ms`, genTpsCell(r), r.speedup === undefined ? '-' : `${r.speedup.toFixed(2)}x`, tokensCell(r)]),
+    ));
+  }
+  const ph = phantomChecks(col);
+  if (ph.length) {
+    out.push('');
+    out.push('phantom delivery (gen_tps from these streams is not a decode rate):');
+    for (const g of groupPhantoms(ph)) out.push(`  PHANTOM ${g.checks.join(', ')} (${g.label}): ${firstLine(g.detail, 240)}`);
+  }
+  for (const r of wl.filter((x) => x.phantom && !ph.some((p) => p.check === x.check))) out.push(`  PHANTOM gen_tps in ${r.check} (${r.name}): ${r.phantom!.detail}`);
+  for (const e of col.errors) out.push(`run error (${e.where}): ${firstLine(e.message, 200)}`);
+  return out.join('\n');
+}
+
+/** Several columns: a matrix of outcomes (checks × columns), then each column's workloads. */
+function consoleMatrix(cols: readonly Column[], o: ConsoleOptions): string {
+  const ids = orderedIds(cols);
+  const out: string[] = [];
+  out.push(`conformance — ${cols.length} columns`);
+  cols.forEach((c, i) => out.push(`  [${i + 1}] ${c.label}: ${serverLine(c.header)} (${c.header.date}${c.finished ? '' : ', INTERRUPTED'})`));
+  out.push('');
+  const rows = ids.map((id) => [id, ...cols.map((c) => { const x = c.checks.find((k) => k.id === id); return x ? OUTCOME_TEXT[x.outcome] : '·'; })]);
+  out.push(textTable(['check', ...cols.map((_, i) => `[${i + 1}]`)], rows));
+  out.push('');
+  cols.forEach((c, i) => out.push(`[${i + 1}] ${tallyLine(tally(c.checks))}`));
+  const wl = cols.flatMap((c, i) => workloadRows(c).map((r) => ({ col: i, r })));
+  if (wl.length) {
+    out.push('');
+    out.push('workloads:');
+    out.push(textTable(
+      ['column', 'check', 'workload', 'wall_tps_p50', 'ttft_p50', 'gen_tps_p50', 'speedup', 'tokens usage / counted'],
+      wl.map(({ col, r }) => [`[${col + 1}]`, r.check, r.name, fmtNum(r.wall_tps_p50), r.ttft_p50_ms === undefined ? '-' : `${fmtNum(r.ttft_p50_ms)} ms`, genTpsCell(r), r.speedup === undefined ? '-' : `${r.speedup.toFixed(2)}x`, tokensCell(r)]),
+    ));
+  }
+  const ph = cols.flatMap((c, i) => groupPhantoms(phantomChecks(c)).map((g) => `  [${i + 1}] PHANTOM ${g.checks.join(', ')} (${g.label}): ${firstLine(g.detail, o.messageWidth ?? 200)}`));
+  if (ph.length) out.push('', 'phantom delivery (gen_tps from these streams is not a decode rate):', ...ph);
+  return out.join('\n');
+}
+
+export function orderedIds(cols: readonly Column[]): string[] {
+  const ids: string[] = [];
+  for (const c of cols) for (const x of c.checks) if (!ids.includes(x.id)) ids.push(x.id);
+  return ids;
+}
+
+export function renderConsole(cols: readonly Column[], o: ConsoleOptions = {}): string {
+  if (cols.length === 0) return 'conformance: no results';
+  const body = cols.length === 1 ? consoleOne(cols[0], o) : consoleMatrix(cols, o);
+  const banner = knownPassingBanner(cols, o.color ?? false);
+  const gate = gateFailed(cols) ? 'GATE: FAILED (a check failed or errored)' : 'GATE: passed (no fail, no error)';
+  return [...banner, ...(banner.length ? [''] : []), body, '', ...banner, gate].join('\n');
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Markdown (GitHub step summary, summary.md)
+
+export function mdEscape(s: string): string {
+  return s.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\r?\n/g, '<br>');
+}
+
+function mdOne(col: Column): string {
+  const t = tally(col.checks);
+  const out: string[] = [];
+  out.push(`## LLM server conformance: ${mdEscape(col.label)}`);
+  out.push('');
+  out.push(`${mdEscape(serverLine(col.header))} · suite ${col.header.suite.version} · ${col.header.date} · tier ${col.header.tier}${col.header.strict ? ' · strict' : ''}${col.finished ? '' : ' · **interrupted: partial results**'}`);
+  out.push('');
+  out.push(`**${t.passed}/${t.graded} passed** · ${t.counts.fail} fail · ${t.counts.error} error · ${t.counts.warn} warn · ${t.counts.known} known · ${t.counts['known-passing']} known-passing · ${t.counts.skip} skip`);
+  for (const c of knownPassing(col)) {
+    out.push('');
+    out.push(`> [!IMPORTANT]\n> **Known issue now passes: \`${c.id}\`** — remove it from \`knownIssues\` of profile \`${mdEscape(col.project)}\` in servers.json.`);
+  }
+  out.push('');
+  // Problems first, then the rest, each in run order.
+  const rank = (o: Outcome) => ['error', 'fail', 'known-passing', 'warn', 'known', 'pass', 'skip'].indexOf(o);
+  const sorted = [...col.checks].sort((a, b) => rank(a.outcome) - rank(b.outcome));
+  out.push('| outcome | level | check | message |');
+  out.push('|---|---|---|---|');
+  for (const c of sorted) out.push(`| ${OUTCOME_MD[c.outcome]} | ${c.level} | \`${c.id}\` | ${mdEscape(firstLine(c.message, 300))} |`);
+  const wl = workloadRows(col);
+  if (wl.length) {
+    out.push('');
+    out.push('### Workloads');
+    out.push('');
+    out.push('| check | workload | wall_tps p50 | ttft p50 | gen_tps p50 | speedup | tokens usage / counted |');
+    out.push('|---|---|---|---|---|---|---|');
+    for (const r of wl) {
+      const gen = r.phantom ? `${fmtNum(r.gen_tps_p50)} **PHANTOM** (${mdEscape(r.phantom.label)})` : fmtNum(r.gen_tps_p50);
+      out.push(`| \`${r.check}\` | ${mdEscape(r.name)} | ${fmtNum(r.wall_tps_p50)} | ${r.ttft_p50_ms === undefined ? '-' : `${fmtNum(r.ttft_p50_ms)} ms`} | ${gen} | ${r.speedup === undefined ? '-' : `${r.speedup.toFixed(2)}x`} | ${tokensCell(r)} |`);
+    }
+  }
+  const ph = phantomChecks(col);
+  if (ph.length) {
+    out.push('');
+    out.push('### Phantom delivery');
+    out.push('');
+    for (const g of groupPhantoms(ph)) out.push(`- **PHANTOM** ${g.checks.map((c) => `\`${c}\``).join(', ')} (${mdEscape(g.label)}): ${mdEscape(firstLine(g.detail, 300))}`);
+  }
+  const failing = sorted.filter((c) => c.outcome === 'fail' || c.outcome === 'error');
+  if (failing.length) {
+    out.push('');
+    out.push('### Failures');
+    for (const c of failing) {
+      out.push('');
+      out.push(`<details><summary><code>${c.id}</code> (${c.level}) ${mdEscape(c.title)}</summary>`);
+      out.push('');
+      out.push('```text');
+      out.push(c.message.replace(/```/g, "'''"));
+      out.push('```');
+      out.push('');
+      out.push(`Reference: ${mdEscape(c.reference)}`);
+      out.push('</details>');
+    }
+  }
+  for (const e of col.errors) out.push(`\n> run error (${mdEscape(e.where)}): ${mdEscape(firstLine(e.message, 300))}`);
+  return out.join('\n');
+}
+
+function mdMatrix(cols: readonly Column[]): string {
+  const ids = orderedIds(cols);
+  const out: string[] = [];
+  out.push(`## LLM server conformance: ${cols.length} columns`);
+  out.push('');
+  out.push(`| check | ${cols.map((c) => mdEscape(c.label)).join(' | ')} |`);
+  out.push(`|---|${cols.map(() => '---').join('|')}|`);
+  for (const id of ids) {
+    out.push(`| \`${id}\` | ${cols.map((c) => { const x = c.checks.find((k) => k.id === id); return x ? OUTCOME_MD[x.outcome] : '·'; }).join(' | ')} |`);
+  }
+  out.push(`| **passed** | ${cols.map((c) => { const t = tally(c.checks); return `**${t.passed}/${t.graded}**`; }).join(' | ')} |`);
+  return out.join('\n');
+}
+
+export function renderMarkdown(cols: readonly Column[]): string {
+  if (cols.length === 0) return '## LLM server conformance\n\nNo results.\n';
+  if (cols.length === 1) return `${mdOne(cols[0])}\n`;
+  return `${mdMatrix(cols)}\n\n${cols.map(mdOne).join('\n\n')}\n`;
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Badges
+
+export interface BadgeSpec {
+  /** Stable file name (badges/<name>.json|svg) for every profile. */
+  name: 'conformance' | 'streaming' | 'batching' | 'long-context';
+  label: string;
+  message: string;
+  color: 'brightgreen' | 'green' | 'yellow' | 'orange' | 'red' | 'lightgrey';
+}
+
+/** The shields.io endpoint JSON (https://shields.io/badges/endpoint-badge). */
+export function shieldsEndpoint(b: BadgeSpec): { schemaVersion: 1; label: string; message: string; color: string } {
+  return { schemaVersion: 1, label: b.label, message: b.message, color: b.color };
+}
+
+function colourOf(outcomes: readonly Outcome[]): BadgeSpec['color'] {
+  if (outcomes.some((o) => o === 'fail' || o === 'error')) return 'red';
+  if (outcomes.some((o) => o === 'known')) return 'orange';
+  if (outcomes.some((o) => o === 'warn')) return 'yellow';
+  return 'brightgreen';
+}
+
+export function badgeSpecs(col: Column): BadgeSpec[] {
+  const t = tally(col.checks);
+  const ran = (c: CheckResult) => c.outcome !== 'skip';
+  const fam = (f: string) => col.checks.filter((c) => c.family === f && ran(c));
+  const byId = (id: string) => col.checks.find((c) => c.id === id);
+
+  const conformance: BadgeSpec = {
+    name: 'conformance', label: 'conformance', message: `${t.passed}/${t.graded}`,
+    color: t.graded === 0 ? 'lightgrey' : colourOf(col.checks.map((c) => c.outcome)),
+  };
+
+  // streaming: real (tokens arrive as generated), phantom (flushed: metrics.gen-tps-plausible), buffered (stream.* failed).
+  const plausible = byId('metrics.gen-tps-plausible');
+  const streamChecks = [...fam('stream'), ...(plausible && ran(plausible) ? [plausible] : [])];
+  let streaming: BadgeSpec;
+  if (streamChecks.length === 0) streaming = { name: 'streaming', label: 'streaming', message: 'n/a', color: 'lightgrey' };
+  else if (plausible && (plausible.outcome === 'fail' || plausible.outcome === 'known')) streaming = { name: 'streaming', label: 'streaming', message: 'phantom', color: plausible.outcome === 'known' ? 'orange' : 'red' };
+  else if (streamChecks.some((c) => c.outcome === 'fail' || c.outcome === 'known')) streaming = { name: 'streaming', label: 'streaming', message: 'buffered', color: colourOf(streamChecks.map((c) => c.outcome)) };
+  else if (streamChecks.some((c) => c.outcome === 'error')) streaming = { name: 'streaming', label: 'streaming', message: 'error', color: 'red' };
+  else streaming = { name: 'streaming', label: 'streaming', message: 'real', color: colourOf(streamChecks.map((c) => c.outcome)) };
+
+  // batching: parallel.speedup-2's speedup figure.
+  const sp = byId('parallel.speedup-2');
+  let batching: BadgeSpec;
+  if (!sp || !ran(sp)) batching = { name: 'batching', label: 'batching', message: 'n/a', color: 'lightgrey' };
+  else {
+    const x = figure(sp.metrics?.speedup) ?? figure(sp.metrics?.speedup_p50);
+    batching = { name: 'batching', label: 'batching', message: x === undefined ? sp.outcome : `${x.toFixed(2)}x`, color: colourOf([sp.outcome]) };
+  }
+
+  // long context: does an over-long prompt get its 400, and do the context checks pass?
+  const ctx = fam('context');
+  const over = byId('context.over-window-400');
+  let long: BadgeSpec;
+  if (ctx.length === 0) long = { name: 'long-context', label: 'long context', message: 'n/a', color: 'lightgrey' };
+  else {
+    const bad = ctx.filter((c) => c.outcome === 'fail' || c.outcome === 'error' || c.outcome === 'known');
+    const colour = colourOf(ctx.map((c) => c.outcome));
+    if (over && (over.outcome === 'fail' || over.outcome === 'known')) long = { name: 'long-context', label: 'long context', message: 'no 400', color: colour };
+    else if (bad.length) long = { name: 'long-context', label: 'long context', message: `${bad.length} failing (${bad[0].id.split('.')[1]})`, color: colour };
+    else long = { name: 'long-context', label: 'long context', message: over && over.outcome === 'pass' ? '400 ok' : 'ok', color: colour };
+  }
+  return [conformance, streaming, batching, long];
+}

@@ -1,0 +1,55 @@
+// npm run compare -- old.json new.json [--tolerance 0.15] [--min-effect 0.05] [--alpha 0.05] [--json]
+// Lists checks that changed outcome and figures that moved beyond noise; exit 1 on a regression, 2 on bad usage
+// or an unreadable file, 0 otherwise. The comparison itself is reporters/compare.ts (pure).
+import { readFileSync } from 'node:fs';
+import { compareResults, formatComparison, type CompareOptions } from '../reporters/compare.ts';
+
+const USAGE = 'usage: npm run compare -- <old results.json> <new results.json> [--tolerance 0.15] [--min-effect 0.05] [--alpha 0.05] [--json]';
+
+function parseArgs(argv: string[]): { files: string[]; options: CompareOptions; json: boolean } | string {
+  const files: string[] = [];
+  const options: CompareOptions = {};
+  let json = false;
+  const numeric: Record<string, keyof CompareOptions> = { '--tolerance': 'tolerance', '--min-effect': 'minEffect', '--alpha': 'alpha', '--iterations': 'iterations', '--seed': 'seed' };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    if (flag === '--json') json = true;
+    else if (flag === '-h' || flag === '--help') return USAGE;
+    else if (flag in numeric) {
+      const v = Number(inline ?? argv[++i]);
+      if (!Number.isFinite(v) || v < 0) return `${flag} needs a non-negative number\n${USAGE}`;
+      (options as Record<string, number>)[numeric[flag]!] = v;
+    } else if (flag.startsWith('--')) return `unknown option ${flag}\n${USAGE}`;
+    else files.push(a);
+  }
+  if (files.length !== 2) return `expected two results files, got ${files.length}\n${USAGE}`;
+  return { files, options, json };
+}
+
+function read(path: string): unknown {
+  const text = readFileSync(path, 'utf8');
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${path} is not JSON: ${(e as Error).message}`);
+  }
+}
+
+const args = parseArgs(process.argv.slice(2));
+if (typeof args === 'string') {
+  console.error(args);
+  process.exit(args === USAGE ? 0 : 2);
+}
+let oldFile: unknown;
+let newFile: unknown;
+try {
+  oldFile = read(args.files[0]!);
+  newFile = read(args.files[1]!);
+} catch (e) {
+  console.error(`compare: ${(e as Error).message}`);
+  process.exit(2);
+}
+const result = compareResults(oldFile, newFile, args.options);
+console.log(args.json ? JSON.stringify(result, null, 2) : formatComparison(result, { old: args.files[0], new: args.files[1] }));
+process.exit(result.regressions > 0 ? 1 : 0);

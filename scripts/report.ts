@@ -1,0 +1,171 @@
+// npm run report -- [results.json ...] [--out reports] [--only console,summary,badges]
+// npm run badges  (= --only badges)
+//
+// Rebuilds the console table, the Markdown summary and the badges from one or more results files, without
+// rerunning anything. Files of several machines merge: each column is "<project> @ <machine>"; shards of the same
+// project and machine merge into one column. With no files given it reads reports/<project>/results.json and
+// reports/<project>/shard-*/results.json. Per column, the summary and badges go where the live reporters put them
+// (<out>/<project>/summary.md, <out>/<project>/badges/); with several columns a matrix summary goes to <out>/summary.md
+// (or is appended to $GITHUB_STEP_SUMMARY when set).
+// Exit code: 0, or 1 when a file could not be read or does not match fixtures/schemas/results.schema.json
+// (the readable ones are still reported), 2 on bad usage.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { compileSchema, schemaErrors } from '../lib/schemas.ts';
+import { redact } from '../lib/secrets.ts';
+import type { ResultsFile } from '../reporters/results-types.ts';
+import { projectDir } from '../reporters/results.ts';
+import { renderConsole, toColumns, type Column } from '../reporters/render.ts';
+import { summaryOf, writeSummary } from '../reporters/summary.ts';
+import { writeBadges } from '../reporters/badges.ts';
+
+export type ReportPart = 'console' | 'summary' | 'badges';
+export const ALL_PARTS: readonly ReportPart[] = ['console', 'summary', 'badges'];
+
+export interface LoadedResults {
+  /** The path as given (relative to cwd where possible). */
+  source: string;
+  /** The parsed file, exactly as stored. */
+  file: ResultsFile;
+  /** Schema violations (empty when valid). A file with violations is still loaded when it has a header and checks. */
+  problems: string[];
+}
+
+/** reports/<project>/results*.json and reports/<project>/shard-<i>-of-<n>/results*.json, sorted. */
+export function defaultResultsFiles(root = 'reports'): string[] {
+  const out: string[] = [];
+  if (!existsSync(root)) return out;
+  for (const project of readdirSync(root).sort()) {
+    const dir = join(root, project);
+    if (!statSync(dir).isDirectory()) continue;
+    for (const name of readdirSync(dir).sort()) {
+      const p = join(dir, name);
+      if (/^results.*\.json$/.test(name) && statSync(p).isFile()) out.push(p);
+      else if (/^shard-\d+-of-\d+$/.test(name) && statSync(p).isDirectory()) {
+        for (const n2 of readdirSync(p).sort()) if (/^results.*\.json$/.test(n2)) out.push(join(p, n2));
+      }
+    }
+  }
+  return out;
+}
+
+/** Read and validate results files. Unreadable ones are returned in `notes`, never thrown. */
+export function loadResultsFiles(paths: readonly string[]): { loaded: LoadedResults[]; notes: string[] } {
+  const validate = compileSchema('results.schema.json');
+  const loaded: LoadedResults[] = [];
+  const notes: string[] = [];
+  for (const p of paths) {
+    const source = relative(process.cwd(), p) || p;
+    let data: unknown;
+    try {
+      data = JSON.parse(readFileSync(p, 'utf8'));
+    } catch (e) {
+      notes.push(`could not read ${source}: ${(e as Error).message}`);
+      continue;
+    }
+    const problems = validate(data) ? [] : schemaErrors(validate);
+    const f = data as Partial<ResultsFile>;
+    if (!f || typeof f !== 'object' || !f.header || !Array.isArray(f.checks) || !f.header.machine || typeof f.header.project !== 'string') {
+      notes.push(`${source} is not a results file (${problems.slice(0, 3).join('; ') || 'no header/checks'})`);
+      continue;
+    }
+    if (problems.length) notes.push(`${source} does not match results.schema.json: ${problems.slice(0, 5).join('; ')}${problems.length > 5 ? ` (+${problems.length - 5} more)` : ''}`);
+    loaded.push({ source, file: f as ResultsFile, problems });
+  }
+  return { loaded, notes };
+}
+
+export interface ReportOptions {
+  files: readonly string[];
+  /** Reports root for per-project outputs. Default: reports. */
+  out?: string;
+  parts?: readonly ReportPart[];
+  env?: NodeJS.ProcessEnv;
+  /** Where console text goes (default stdout). */
+  print?: (text: string) => void;
+}
+
+/**
+ * Everything a report is built from; returned so further outputs (the HTML report) are made from the same data:
+ * `raw` is each file's parsed content in input order, `sources` their paths, `notes` what could not be read.
+ */
+export interface ReportResult {
+  columns: Column[];
+  loaded: LoadedResults[];
+  raw: ResultsFile[];
+  sources: string[];
+  notes: string[];
+  written: string[];
+  ok: boolean;
+}
+
+export function runReport(o: ReportOptions): ReportResult {
+  const env = o.env ?? process.env;
+  const out = resolve(o.out ?? 'reports');
+  const parts = new Set(o.parts ?? ALL_PARTS);
+  const print = o.print ?? ((s: string) => process.stdout.write(`${s}\n`));
+  const { loaded, notes } = loadResultsFiles(o.files);
+  const columns = toColumns(loaded.map((l) => l.file));
+  const written: string[] = [];
+
+  if (parts.has('console')) print(redact(renderConsole(columns, { color: !env.NO_COLOR && process.stdout.isTTY === true })));
+  if (parts.has('summary')) {
+    if (columns.length > 1) written.push(writeSummary(summaryOf(columns), out, env));
+    else for (const c of columns) written.push(writeSummary(summaryOf([c]), projectDir(out, c.project), env));
+  }
+  if (parts.has('badges')) for (const c of columns) written.push(...writeBadges(c, projectDir(out, c.project)));
+  // The HTML report (reporters/html.ts) is built from `raw` / `sources` / `notes` by its own caller.
+
+  for (const n of notes) process.stderr.write(`report: ${n}\n`);
+  return { columns, loaded, raw: loaded.map((l) => l.file), sources: loaded.map((l) => l.source), notes, written, ok: notes.length === 0 };
+}
+
+const USAGE = 'usage: npm run report -- [results.json ...] [--out reports] [--only console,summary,badges]';
+
+export function parseArgs(argv: readonly string[]): { files: string[]; out: string; parts: ReportPart[] } | { error: string } | { help: true } {
+  const files: string[] = [];
+  let out = 'reports';
+  let parts: ReportPart[] = [...ALL_PARTS];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const value = (name: string) => (a.startsWith(`${name}=`) ? a.slice(name.length + 1) : argv[++i]);
+    if (a === '-h' || a === '--help') return { help: true };
+    if (a === '--out' || a.startsWith('--out=')) {
+      const v = value('--out');
+      if (!v) return { error: '--out needs a directory' };
+      out = v;
+    } else if (a === '--only' || a.startsWith('--only=')) {
+      const v = (value('--only') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      const bad = v.filter((p) => !ALL_PARTS.includes(p as ReportPart));
+      if (!v.length || bad.length) return { error: `--only takes ${ALL_PARTS.join(',')}${bad.length ? ` (not ${bad.join(',')})` : ''}` };
+      parts = v as ReportPart[];
+    } else if (a.startsWith('--')) return { error: `unknown option ${a}` };
+    else files.push(a);
+  }
+  return { files, out, parts };
+}
+
+export function main(argv: readonly string[] = process.argv.slice(2)): number {
+  const args = parseArgs(argv);
+  if ('help' in args) {
+    console.log(USAGE);
+    return 0;
+  }
+  if ('error' in args) {
+    console.error(`report: ${args.error}\n${USAGE}`);
+    return 2;
+  }
+  const files = args.files.length ? args.files : defaultResultsFiles(args.out);
+  if (!files.length) {
+    console.error(`report: no results files given and none found under ${args.out}/*/results.json\n${USAGE}`);
+    return 2;
+  }
+  const r = runReport({ files, out: args.out, parts: args.parts });
+  if (r.written.length) console.error(`report: wrote ${r.written.length} file(s) from ${r.loaded.length} results file(s) into ${args.out}`);
+  return r.ok ? 0 : 1;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  process.exitCode = main();
+}

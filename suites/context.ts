@@ -1,0 +1,587 @@
+// Family `context`: the per-request context window — served, enforced, rejected cleanly beyond it, prefill that
+// scales, and a server that is still healthy after long prompts. Runs last (FAMILY_ORDER): its long and
+// over-long requests must not disturb the timing of other families.
+//
+// References: OpenAI API error codes (400 `context_length_exceeded`); documented server behaviour in
+// ../shared/servers-notes.md (vLLM, llama.cpp `exceed_context_size_error`, omlx 32768 limit, Ollama silent
+// truncation); seed study 000 (omlx 400 above 32768 on a model trained for more; mlx-vlm > 30k pathology;
+// a 52k-token prefill taking 31 min instead of 2–3).
+//
+// Grading functions are pure and live in lib/context-grading.ts (simulated in test/context-grading.test.ts).
+import type { CheckContext, CheckDef } from '../lib/check.ts';
+import type { Evidence } from '../lib/types.ts';
+import { chat, generationBody, uniquePrompt, describeExchange, type Exchange } from '../lib/api.ts';
+import { bodyText } from '../lib/client.ts';
+import { escapeBytes } from '../lib/sse.ts';
+import { promptOfTokens, calibrate } from '../lib/prompts.ts';
+import { fail, pass, warn, inconclusive, skip, fmt } from '../lib/messages.ts';
+import { median, summarize } from '../lib/stats.ts';
+import {
+  bisectLargestAccepted, classifyOverWindow, gradePrefillScaling, gradeRejectionLatency, gradeServedWindow, gradeSlowdown,
+  guardStarvation, scalingLengths, scalingWorstCase, type OverWindowFinding, type ProbeAnswer, type ScalingPoint, type TimingGrade,
+} from '../lib/context-grading.ts';
+import { passProof, faultProof, type Proof } from './support/proof.ts';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Helpers shared by the checks of this family
+
+function windowOf(ctx: CheckContext): number {
+  const w = ctx.server.contextWindow?.value;
+  if (!w) throw new Error('harness bug: context check ran without a context window (requires "context-window")');
+  return w;
+}
+
+function windowText(ctx: CheckContext): string {
+  return `${windowOf(ctx)}-token window (${ctx.server.contextWindow!.source})`;
+}
+
+/**
+ * Deadlines for a request with a long prompt: a slow server legitimately needs minutes to prefill 0.9 × 128k tokens
+ * (servers-notes: ~500 tokens/s on an M2 Max), so the profile's per-request deadlines are raised to this bound.
+ */
+const LONG_REQUEST_MS = 600_000;
+function longDeadlines(ctx: CheckContext): Partial<CheckContext['deadlines']> {
+  return {
+    headersMs: Math.max(ctx.deadlines.headersMs, LONG_REQUEST_MS),
+    tokenIdleMs: Math.max(ctx.deadlines.tokenIdleMs, LONG_REQUEST_MS),
+    totalMs: Math.max(ctx.deadlines.totalMs, LONG_REQUEST_MS),
+  };
+}
+
+/** usage.prompt_tokens of a non-stream body or a stream's usage chunk. */
+function promptTokensOf(x: Exchange): number | undefined {
+  const n = x.events?.usage?.prompt_tokens ?? (x.json as { usage?: { prompt_tokens?: unknown } } | undefined)?.usage?.prompt_tokens;
+  return typeof n === 'number' && Number.isFinite(n) ? n : undefined;
+}
+
+function evidence(label: string, x: Exchange): Evidence {
+  return {
+    label,
+    status: x.rec.status,
+    ttftMs: x.metrics?.ttftMs,
+    e2eMs: x.rec.tEnd,
+    readTimes: x.rec.reads.slice(0, 50).map((r) => Math.round(r.t * 10) / 10),
+    wire: escapeBytes(bodyText(x.rec), 300),
+  };
+}
+
+/** Time to first token (prefill + one step), or the whole exchange when no token event was seen. */
+function ttftOf(x: Exchange): number | undefined {
+  if (x.rec.status !== 200 || (x.rec.failure && x.rec.failure.kind !== 'aborted')) return undefined;
+  return x.metrics?.ttftMs ?? (x.json !== undefined ? x.rec.tEnd : undefined);
+}
+
+const STREAM_USAGE = { stream_options: { include_usage: true } };
+
+/** One streaming request of about `tokens` prompt tokens that stops at the first token. */
+async function timedPrefill(ctx: CheckContext, tokens: number, deadlines?: Partial<CheckContext['deadlines']>, offset = 0): Promise<{ x: Exchange; ttft?: number; sent: number }> {
+  const { prompt, expectedTokens } = await promptOfTokens(ctx, tokens, offset);
+  const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens: 1, stream: true, extra: STREAM_USAGE }), { deadlines });
+  return { x, ttft: ttftOf(x), sent: promptTokensOf(x) ?? expectedTokens };
+}
+
+/** Largest prompt that fits with max_tokens in the window, with a margin for calibration error. */
+function fitting(window: number, fraction: number, maxTokens: number): number {
+  const margin = Math.max(8, Math.round(window * 0.02));
+  return Math.max(1, Math.min(Math.round(window * fraction), window - maxTokens - margin));
+}
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+// ---------------------------------------------------------------------------------------------------------------
+// context.over-window-400 pieces, reused by healthy-after
+
+interface OverWindowRun {
+  stream: boolean;
+  finding: OverWindowFinding;
+  x: Exchange;
+  sent: number;
+}
+
+async function overWindowRequest(ctx: CheckContext, stream: boolean, targetTokens: number, waitMs: number, offset: number): Promise<OverWindowRun> {
+  const window = windowOf(ctx);
+  const { prompt, expectedTokens } = await promptOfTokens(ctx, targetTokens, offset);
+  const body = generationBody(ctx, 'openai-chat', { prompt, maxTokens: 8, stream, extra: stream ? STREAM_USAGE : undefined });
+  const x = await chat(ctx, body, { deadlines: { headersMs: waitMs, tokenIdleMs: waitMs, totalMs: waitMs + 5_000 } });
+  const firstErrorT = x.events?.errors[0]?.t;
+  const sseBytesBeforeError = firstErrorT === undefined ? undefined : sum(x.rec.reads.filter((r) => r.t < firstErrorT).map((r) => r.bytes.length));
+  const finding = classifyOverWindow({
+    stream,
+    status: x.rec.status,
+    failure: x.rec.failure,
+    contentType: x.rec.headers['content-type'],
+    json: x.json,
+    sentTokens: expectedTokens,
+    window,
+    usagePromptTokens: promptTokensOf(x),
+    streamErrors: x.events?.errors.length ?? 0,
+    sseBytesBeforeError,
+    tokenEvents: x.events?.tokens.length ?? 0,
+    waitedMs: waitMs,
+  });
+  return { stream, finding, x, sent: expectedTokens };
+}
+
+/** How long to wait for an answer to an over-long prompt: a few within-window prefills, never less than a floor. */
+function noAnswerBound(ctx: CheckContext, prefillMs: number | undefined): number {
+  const floor = ctx.threshold('noAnswerFloorMs');
+  return Math.round(Math.min(ctx.threshold('noAnswerCeilingMs'), Math.max(floor, (prefillMs ?? 0) * ctx.threshold('noAnswerPrefillMultiple'))));
+}
+
+function timingVerdictPart(g: TimingGrade): string {
+  return g.outcome === 'pass' ? g.reason : `${g.outcome}: ${g.reason}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const REF_OPENAI_ERRORS = 'OpenAI API reference, Error codes: 400 Bad Request with error.code "context_length_exceeded"';
+
+export const checks: CheckDef[] = [
+  {
+    id: 'context.within-window',
+    title: 'prompts at 50 % and 90 % of the advertised window are answered 200',
+    level: 'MUST',
+    rationale: 'A client sizes prompts by the window the server advertises; rejecting or cutting prompts inside it breaks every long-document use.',
+    reference: 'OpenAI API reference, Chat Completions (a request within the model context length is served); omlx/Ollama behaviour in servers-notes.md (hard limits below the model, silent truncation)',
+    requires: ['openai-chat', 'context-window'],
+    thresholds: {
+      lowFraction: { value: 0.5, why: 'the first prompt: half the window, far from any off-by-one in prompt + max_tokens accounting' },
+      highFraction: { value: 0.9, why: 'the second prompt: near the limit, with room left for max_tokens (servers count prompt + max_tokens)' },
+      maxTokens: { value: 16, why: 'enough to prove generation works; capped further by what is left of the window' },
+      minCountedFraction: { value: 0.8, why: 'prompt calibration is within a few % on every server we know; usage.prompt_tokens below 80 % of the prompt means it was cut' },
+    },
+    timeoutMs: 2 * LONG_REQUEST_MS + 60_000,
+    async run(ctx) {
+      const window = windowOf(ctx);
+      const cal = await calibrate(ctx);
+      const violations: string[] = [];
+      let rejected = 0;
+      const ev: Evidence[] = [];
+      const sizes: Record<string, unknown>[] = [];
+      for (const fraction of [ctx.threshold('lowFraction'), ctx.threshold('highFraction')]) {
+        const maxTokens = Math.max(1, Math.min(ctx.threshold('maxTokens'), Math.floor((window * (1 - fraction)) / 2)));
+        const target = fitting(window, fraction, maxTokens);
+        const { prompt, expectedTokens } = await promptOfTokens(ctx, target, Math.round(fraction * 100));
+        ctx.log(`${Math.round(fraction * 100)} % of the window: ~${expectedTokens} prompt tokens, max_tokens ${maxTokens}`);
+        const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens, stream: false }), { deadlines: longDeadlines(ctx) });
+        const label = `${Math.round(fraction * 100)} % prompt (~${expectedTokens} tokens of the ${window}-token window, max_tokens ${maxTokens})`;
+        ev.push(evidence(label, x));
+        const counted = promptTokensOf(x);
+        const choices = (x.json as { choices?: unknown } | undefined)?.choices;
+        sizes.push({ fraction, sent: expectedTokens, counted, maxTokens, status: x.rec.status, ms: x.rec.tEnd });
+        if (x.rec.status !== 200) {
+          const msg = x.json !== undefined ? escapeBytes(JSON.stringify(x.json), 240) : escapeBytes(bodyText(x.rec), 240);
+          if (x.rec.status !== undefined && x.rec.status >= 400 && x.rec.status < 500) rejected++;
+          violations.push(`${label}: ${x.rec.status !== undefined && x.rec.status < 500 ? 'rejected' : 'not served'} — ${describeExchange(x)} ${msg}`);
+        } else if (!Array.isArray(choices) || choices.length === 0) {
+          violations.push(`${label}: HTTP 200 without a choices array (${x.jsonError ?? escapeBytes(bodyText(x.rec), 200)})`);
+        } else if (counted !== undefined && counted < expectedTokens * ctx.threshold('minCountedFraction')) {
+          violations.push(`${label}: HTTP 200 but usage.prompt_tokens is ${counted}: the prompt was silently truncated inside the advertised window`);
+        }
+      }
+      const metrics = { window, windowSource: ctx.server.contextWindow!.source, calibration: cal, sizes };
+      if (violations.length) {
+        return fail({
+          requirement: `Prompts inside the advertised window MUST be served: ~50 % and ~90 % of the ${windowText(ctx)} (max_tokens within what is left).`,
+          expected: 'HTTP 200 with a completion for both, usage.prompt_tokens about the size sent',
+          actual: `${violations.length} of 2 prompts not served as sent${rejected ? ': the server enforces a smaller window than it advertises' : ''}`,
+          violations,
+        }, metrics, ev);
+      }
+      return pass(`both served: ${sizes.map((s) => `${s.counted ?? `~${s.sent}`} prompt tokens → 200`).join(', ')} (window ${window})`, metrics, ev);
+    },
+  },
+  {
+    id: 'context.served-window',
+    title: 'the served window is the model\'s trained context (or the one the profile declares for it)',
+    level: 'SHOULD',
+    rationale: 'omlx serves and enforces 32768 tokens by default on a model trained for far more; a user who declared the model\'s 262144 must see that.',
+    reference: 'seed 000 (omlx HTTP 400 above 32768 tokens, model supports more); servers-notes.md §5 omlx max_context_window default 32768; llama.cpp n_ctx vs n_ctx_train',
+    requires: ['context-window'],
+    thresholds: {
+      minServedFraction: { value: 1, why: 'any window below the trained context is worth a warning; lower it per profile where a smaller window is deliberate' },
+    },
+    timeoutMs: 10_000,
+    async run(ctx) {
+      const served = ctx.server.contextWindow!;
+      const declared = ctx.profile.context.modelTrained;
+      const trained = declared ? { value: declared, source: 'declared in profile (context.modelTrained)' } : ctx.server.trainedContext;
+      const g = gradeServedWindow(served, trained, ctx.threshold('minServedFraction'));
+      const metrics = { servedWindow: served.value, servedSource: served.source, trainedContext: trained?.value, trainedSource: trained?.source, fraction: g.fraction };
+      if (g.outcome === 'skip') return skip(g.reason);
+      if (g.outcome === 'fail') {
+        return fail({
+          requirement: 'A server SHOULD serve the context the model was trained for (or tell the user how to raise its limit).',
+          expected: `a per-request window of ${trained!.value} tokens (≥ ${ctx.threshold('minServedFraction') * 100} % of the trained context)`,
+          actual: `${served.value} tokens served (${served.source}) against ${trained!.value} trained (${trained!.source}): ${g.reason.split(': ').pop()}`,
+        }, metrics);
+      }
+      return pass(g.reason, metrics);
+    },
+  },
+  {
+    id: 'context.over-window-400',
+    title: 'a prompt of ≥ 1.25x the window gets HTTP 400 (context exceeded) before prefill and before any SSE bytes',
+    level: 'MUST',
+    rationale: 'A client must learn at once that the prompt is too long: a 500 is retried, a drop or hang stalls it, truncation silently loses the prompt, an in-stream error arrives after it accepted a 200.',
+    reference: `${REF_OPENAI_ERRORS}; vLLM "maximum context length is N tokens", llama.cpp 400 exceed_context_size_error (servers-notes.md §10, §11)`,
+    requires: ['openai-chat', 'context-window'],
+    thresholds: {
+      overFactor: { value: 1.3, why: 'at least 1.25x the window, so calibration error and template overhead cannot make the prompt fit' },
+      repetitions: { value: 3, why: 'rounds of (non-stream, stream) rejections timed; the latency verdict uses their median' },
+      immediateMs: { value: 100, why: 'a 400 within 100 ms cannot have paid for a prefill a user would notice' },
+      failFraction: { value: 0.75, why: 'a server that prefills the (longer) prompt before rejecting needs ≥ 1.4x the within-window prefill; fail when the lower bound of the ratio reaches 0.75' },
+      warnFraction: { value: 0.35, why: 'an up-front length check costs a small fraction of a prefill; a third of one is suspicious' },
+      noAnswerFloorMs: { value: 2_000, why: 'the shortest wait for an answer before calling it a hang' },
+      noAnswerPrefillMultiple: { value: 3, why: 'wait three within-window prefills: even a server that prefills before rejecting answers by then' },
+      noAnswerCeilingMs: { value: 180_000, why: 'never wait longer than this for an answer to an over-long prompt' },
+      maxLoopDelayMs: { value: 50, why: 'our event loop late by more than this (p99) means our timestamps are not the server\'s' },
+    },
+    timeoutMs: 3 * LONG_REQUEST_MS + 300_000,
+    async run(ctx) {
+      const window = windowOf(ctx);
+      await calibrate(ctx);
+      const ev: Evidence[] = [];
+      // Anchor: the prefill time of a within-window prompt of similar size (the 90 % prompt).
+      const anchorTokens = fitting(window, 0.9, 1);
+      const anchor = await timedPrefill(ctx, anchorTokens, longDeadlines(ctx));
+      ev.push(evidence(`within-window prefill anchor (~${anchor.sent} tokens)`, anchor.x));
+      const prefills = anchor.ttft !== undefined ? [anchor.ttft] : [];
+      const waitMs = noAnswerBound(ctx, anchor.ttft);
+      const target = Math.ceil(window * ctx.threshold('overFactor'));
+      ctx.log(`over-window prompt ~${target} tokens (window ${window}); waiting at most ${waitMs} ms for each answer`);
+
+      // Round 1: non-stream and stream together (a hanging server costs one wait, not two).
+      const round1 = await Promise.all([overWindowRequest(ctx, false, target, waitMs, 1), overWindowRequest(ctx, true, target, waitMs, 2)]);
+      const runs: OverWindowRun[] = [...round1];
+      const allRejected = () => runs.every((r) => r.finding.verdict === 'pass');
+      if (allRejected()) {
+        for (let i = 1; i < ctx.threshold('repetitions'); i++) {
+          runs.push(await overWindowRequest(ctx, false, target, waitMs, 10 + i), await overWindowRequest(ctx, true, target, waitMs, 20 + i));
+          if (!allRejected()) break;
+        }
+      }
+      runs.forEach((r, i) => ev.push(evidence(`round ${Math.floor(i / 2) + 1} ${r.stream ? 'stream' : 'non-stream'}: ${r.finding.kind}`, r.x)));
+      const findings = runs.map((r) => r.finding);
+      const rejectMs = runs.filter((r) => r.finding.verdict !== 'fail' && r.x.rec.tHeaders !== undefined).map((r) => r.x.rec.tHeaders!);
+      const metrics: Record<string, unknown> = {
+        window, promptTokens: runs[0].sent, overFactor: runs[0].sent / window, waitMs,
+        findings: findings.map((f) => f.kind), rejectMs: summarize(rejectMs), rejectSamples: rejectMs, prefillAnchorMs: prefills,
+      };
+      const bad = findings.filter((f) => f.verdict === 'fail');
+      if (bad.length) {
+        const unique = [...new Map(bad.map((f) => [f.summary, f])).values()];
+        return fail({
+          requirement: `A prompt of ≥ ${ctx.threshold('overFactor')}x the ${windowText(ctx)} MUST get HTTP 400 with an error object that says the context is exceeded, before prefill and before any SSE bytes (stream and non-stream).`,
+          expected: 'HTTP 400, Content-Type application/json, {"error":{"message":"…maximum context length…","code":"context_length_exceeded"}} (or another error object saying the context/prompt is too long)',
+          actual: unique[0].summary,
+          violations: unique.slice(1).map((f) => f.summary),
+        }, metrics, ev);
+      }
+      // Timing: only when the rejection was not immediate do we need more prefill samples to compare with.
+      if ((median(rejectMs) ?? 0) > ctx.threshold('immediateMs')) {
+        ctx.log(`rejection took ${fmt(median(rejectMs))} ms; timing two more within-window prefills to compare`);
+        for (let i = 0; i < 2; i++) {
+          const p = await timedPrefill(ctx, anchorTokens, longDeadlines(ctx), 100 + i);
+          if (p.ttft !== undefined) prefills.push(p.ttft);
+        }
+      }
+      const rt = { immediateMs: ctx.threshold('immediateMs'), failFraction: ctx.threshold('failFraction'), warnFraction: ctx.threshold('warnFraction') };
+      const timing = guardStarvation(gradeRejectionLatency(rejectMs, prefills, rt), ctx.loopDelay(), ctx.threshold('maxLoopDelayMs'),
+        (d) => gradeRejectionLatency(rejectMs.map((x) => Math.max(0.1, x - d)), prefills.map((x) => x + d), rt));
+      Object.assign(metrics, timing.figures, { prefillAnchorMs: prefills });
+      const warned = findings.filter((f) => f.verdict === 'warn');
+      if (timing.outcome === 'fail') {
+        return fail({
+          requirement: 'The over-long prompt MUST be rejected before prefill (an up-front length check), in bounded time.',
+          expected: `a 400 in well under the ${fmt(median(prefills))} ms a within-window prompt of similar size takes to prefill`,
+          actual: timing.reason,
+          violations: findings.map((f) => f.summary),
+        }, metrics, ev);
+      }
+      if (timing.outcome === 'inconclusive') return inconclusive(`${timing.reason}; answers: ${findings[0].summary}`, metrics, ev);
+      if (timing.outcome === 'warn' || warned.length) {
+        return warn([...warned.map((f) => f.summary), ...(timing.outcome === 'warn' ? [timingVerdictPart(timing)] : [])].join('; '), metrics, ev);
+      }
+      return pass(`${findings.length} over-long requests (stream and non-stream) rejected: ${findings[0].summary.replace(/^.*?: /, '')}; ${timing.reason}`, metrics, ev);
+    },
+  },
+  {
+    id: 'context.max-accepted',
+    title: 'the largest accepted prompt, found by bisection, beside the advertised window',
+    level: 'INFO',
+    rationale: 'What a server really accepts is what a client can rely on; an advertised window the server does not honour (either way) misleads every client that sizes prompts by it.',
+    reference: 'seed 000 (omlx rejects above 32768); servers-notes.md §5 (silent truncation vs 400 pre-check)',
+    requires: ['openai-chat', 'context-window'],
+    tier: 'full',
+    thresholds: {
+      resolutionTokens: { value: 16, why: 'bisection stops when the bracket is this narrow (or 0.5 % of the window, whichever is larger)' },
+      minAcceptedFraction: { value: 0.9, why: 'accepting less than 90 % of the advertised window (with max_tokens 1) means the advertised figure is wrong' },
+      acceptBoundFloorMs: { value: 500, why: 'a probe with no 4xx within this long (or a few rejection latencies) counts as accepted and is aborted' },
+      acceptBoundMultiple: { value: 4, why: 'a few times the rejection latency: servers check length up front, so a rejection that has not come by then will not' },
+      maxProbes: { value: 24, why: 'bounds the bisection (about 12 halvings from 1.25x the window, plus growth when nothing is rejected)' },
+      growUntilFactor: { value: 4, why: 'when 1.25x the window is accepted, look for a limit up to 4x the window' },
+      noAnswerFloorMs: { value: 2_000, why: 'the shortest wait for an answer to the over-long probe that times the rejection' },
+      noAnswerPrefillMultiple: { value: 3, why: 'unused here (no prefill anchor); kept so the shared wait rule reads one set of names' },
+      noAnswerCeilingMs: { value: 180_000, why: 'never wait longer than this for an answer to an over-long prompt' },
+    },
+    timeoutMs: 1_200_000,
+    async run(ctx) {
+      const window = windowOf(ctx);
+      const cal = await calibrate(ctx);
+      // Rejection latency: one over-long probe.
+      const over = await overWindowRequest(ctx, false, Math.ceil(window * 1.3), noAnswerBound(ctx, undefined), 1);
+      const rejLatency = over.finding.verdict !== 'fail' ? over.x.rec.tHeaders : undefined;
+      const bound = Math.round(Math.max(ctx.threshold('acceptBoundFloorMs'), (rejLatency ?? 0) * ctx.threshold('acceptBoundMultiple')));
+      const resolution = Math.max(ctx.threshold('resolutionTokens'), Math.round(window * 0.005));
+      const growUntil = Math.ceil(window * ctx.threshold('growUntilFactor'));
+      const maxProbes = ctx.threshold('maxProbes');
+      ctx.log(`estimate: up to ${maxProbes} probes of up to ${Math.ceil(window * 1.25)} tokens, each bounded by ${bound} ms (≤ ${fmt((maxProbes * bound) / 1000)} s)`);
+      const ev: Evidence[] = [evidence('rejection-latency probe', over.x)];
+      let probeNo = 0;
+      const probe = async (tokens: number): Promise<ProbeAnswer> => {
+        const { prompt } = await promptOfTokens(ctx, tokens, ++probeNo);
+        // No 4xx within the bound (no headers, or no token after a 200) counts as accepted: the deadline aborts it.
+        const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens: 1, stream: true }), {
+          stopAfterTokens: 1, deadlines: { headersMs: bound, tokenIdleMs: bound, totalMs: bound * 2 },
+        });
+        const s = x.rec.status;
+        const answer: ProbeAnswer = s !== undefined && s >= 400 && s < 500 ? 'rejected' : s === 200 || (s === undefined && x.rec.failure?.kind === 'headers-timeout') ? 'accepted' : 'error';
+        ctx.log(`probe ${probeNo}: ~${tokens} tokens → ${answer} (${describeExchange(x)})`);
+        if (ev.length < 30) ev.push(evidence(`probe ~${tokens} tokens: ${answer}`, x));
+        return answer;
+      };
+      const result = await bisectLargestAccepted(probe, { lo: Math.round(cal.overhead + 64 * cal.tokensPerWord), hi: Math.ceil(window * 1.25), growUntil, resolution, maxProbes });
+      // Confirm the largest accepted size with a counted request (usage.prompt_tokens is the server's own count).
+      const { prompt } = await promptOfTokens(ctx, result.largestAccepted, 999);
+      const confirm = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens: 1, stream: false }), { deadlines: longDeadlines(ctx) });
+      ev.push(evidence(`confirmation at ~${result.largestAccepted} tokens`, confirm));
+      const counted = confirm.rec.status === 200 ? promptTokensOf(confirm) : undefined;
+      const largest = counted ?? result.largestAccepted;
+      // Probes were sized by calibration; the confirmed count rescales them to the server's own token count.
+      const scale = counted !== undefined ? counted / result.largestAccepted : 1;
+      const rejected = result.smallestRejected !== undefined ? Math.round(result.smallestRejected * scale) : undefined;
+      const metrics = {
+        window, largestAccepted: largest, counted: counted !== undefined, smallestRejected: rejected, calibrationScale: scale, stop: result.stop,
+        probes: result.probes.map((p) => ({ ...p, tokens: Math.round(p.tokens * scale) })), acceptBoundMs: bound, resolution,
+      };
+      const figures = `largest accepted prompt ${largest} tokens${counted !== undefined ? ' (usage.prompt_tokens)' : ' (calibrated estimate)'}, smallest rejected ≈ ${rejected ?? 'none'}, advertised window ${window} (${ctx.server.contextWindow!.source}); ${result.probes.length} probes, stopped on ${result.stop}`;
+      if (result.stop === 'no-limit-found') return warn(`no prompt up to ~${growUntil} tokens (${ctx.threshold('growUntilFactor')}x the window) was rejected: the window is not enforced; ${figures}`, metrics, ev);
+      if (largest < window * ctx.threshold('minAcceptedFraction')) {
+        return fail({
+          requirement: 'The largest prompt a server accepts SHOULD match the window it advertises.',
+          expected: `≥ ${Math.round(window * ctx.threshold('minAcceptedFraction'))} tokens (${ctx.threshold('minAcceptedFraction') * 100} % of the ${window}-token window) accepted with max_tokens 1`,
+          actual: `${figures}: only ${fmt((largest / window) * 100, 1)} % of the advertised window is usable`,
+        }, metrics, ev);
+      }
+      return pass(figures, metrics, ev);
+    },
+  },
+  {
+    id: 'context.prefill-scaling',
+    title: 'prefill time grows about linearly with the prompt, not quadratically',
+    level: 'MUST',
+    rationale: 'A quadratic prefill turns a long prompt into a stall: a 52k-token prompt took 31 min instead of 2–3 (seed 000); mlx-vlm is pathological above 30k tokens.',
+    reference: 'seed 000 (52k-token prefill 31 min instead of 2–3; mlx-vlm > 30k); servers-notes.md §6 mlx-vlm single-pass prefill O(N²) (#1355)',
+    requires: ['openai-chat'],
+    thresholds: {
+      failLowBound: { value: 1.6, why: 'clearly quadratic: the 95 % lower bound of the log-log slope at 1.6 or more (linear = 1, quadratic = 2)' },
+      warnSlope: { value: 1.4, why: 'attention adds a legitimate superlinear share at long prompts; a slope estimate past 1.4 is worth a look' },
+      upperFraction: { value: 0.25, why: 'fit over the upper range (the top quarter of lengths and up), where fixed costs no longer hide the prefill' },
+      upperPointsQuick: { value: 6, why: 'lengths in the upper range in the quick tier (Sen\'s 95 % interval needs ≥ 6)' },
+      upperPointsFull: { value: 7, why: 'lengths in the upper range in the full tier' },
+      repetitionsQuick: { value: 3, why: 'repetitions per length in the quick tier; the verdict uses medians' },
+      repetitionsFull: { value: 5, why: 'repetitions per length in the full tier' },
+      maxTokensQuick: { value: 4096, why: 'longest prompt in the quick tier (also capped at 90 % of the window where one is known)' },
+      maxTokensFull: { value: 32768, why: 'longest prompt in the full tier, the seed study\'s range (also capped by the window)' },
+      minSpreadMs: { value: 20, why: 'TTFT must grow at least this much over the fitted range or prefill is invisible under fixed costs' },
+      minPoints: { value: 5, why: 'fewer distinct lengths in the upper range cannot show the curve\'s shape' },
+      budgetQuickS: { value: 120, why: 'time budget of the quick tier; longer lengths are dropped when it would be exceeded' },
+      budgetFullS: { value: 1_500, why: 'time budget of the full tier (25 min: a quadratic server can take that long)' },
+      maxLoopDelayMs: { value: 50, why: 'our event loop late by more than this (p99) means our timestamps are not the server\'s' },
+    },
+    timeoutMs: 1_800_000,
+    async run(ctx) {
+      const window = ctx.server.contextWindow?.value;
+      await calibrate(ctx);
+      const full = ctx.tier === 'full';
+      const reps = ctx.threshold(full ? 'repetitionsFull' : 'repetitionsQuick');
+      const upperPoints = ctx.threshold(full ? 'upperPointsFull' : 'upperPointsQuick');
+      const budgetMs = ctx.threshold(full ? 'budgetFullS' : 'budgetQuickS') * 1000;
+      const top = Math.min(ctx.threshold(full ? 'maxTokensFull' : 'maxTokensQuick'), window ? fitting(window, 0.9, 1) : Infinity);
+      const upperFraction = ctx.threshold('upperFraction');
+      const upper = scalingLengths(top, upperPoints, 1 / upperFraction);
+      const lower = [Math.round(top * upperFraction * upperFraction), Math.round(top * upperFraction / 2)].filter((n) => n >= 16 && n < upper[0]);
+      const lengths = [...lower, ...upper];
+      const t0 = performance.now();
+      const remaining = () => Math.max(1_000, budgetMs - (performance.now() - t0));
+      // Warm-up at the top length: dropped from the fit, and the anchor of the run-time estimate.
+      const warm = await timedPrefill(ctx, top, { headersMs: remaining(), tokenIdleMs: remaining(), totalMs: remaining() });
+      const topMs = warm.ttft ?? warm.x.rec.tEnd;
+      const estimateS = (reps * sum(lengths.map((n) => topMs * (n / top)))) / 1000;
+      ctx.log(`estimate: ~${fmt(estimateS, 1)} s (${lengths.length} lengths ${lengths[0]}…${top} tokens × ${reps} repetitions; a ${top}-token prefill took ${fmt(topMs)} ms; budget ${budgetMs / 1000} s)`);
+      const samples = new Map<number, { ttft: (number | undefined)[]; counted?: number; censored: number }>(lengths.map((n) => [n, { ttft: [], censored: 0 }]));
+      const ev: Evidence[] = [evidence(`warm-up ~${top} tokens (dropped)`, warm.x)];
+      let cutoff = Infinity; // lengths at or above this are skipped (budget or deadline)
+      const failures: string[] = [];
+      for (let rep = 0; rep < reps; rep++) {
+        for (const n of lengths) {
+          if (n >= cutoff) continue;
+          const left = budgetMs - (performance.now() - t0);
+          if (left < 1_000) { cutoff = n; break; }
+          const p = await timedPrefill(ctx, n, { headersMs: left, tokenIdleMs: left, totalMs: left }, rep * 31 + n);
+          const s = samples.get(n)!;
+          s.counted ??= promptTokensOf(p.x);
+          if (p.ttft !== undefined) s.ttft.push(p.ttft);
+          else if (p.x.rec.failure && ['headers-timeout', 'token-idle', 'total-timeout'].includes(p.x.rec.failure.kind)) {
+            s.ttft.push(p.x.rec.tEnd); // censored: a lower bound of the TTFT
+            s.censored++;
+            cutoff = n;
+          } else {
+            failures.push(`~${n} tokens: ${describeExchange(p.x)}`);
+            if (ev.length < 20) ev.push(evidence(`failed request at ~${n} tokens`, p.x));
+          }
+        }
+        ctx.log(`repetition ${rep + 1}/${reps} done (${fmt((performance.now() - t0) / 1000, 1)} s)`);
+      }
+      const points: ScalingPoint[] = lengths.map((n) => ({ tokens: samples.get(n)!.counted ?? n, ttftMs: samples.get(n)!.ttft, censored: samples.get(n)!.censored }));
+      const st = {
+        failLowBound: ctx.threshold('failLowBound'), warnSlope: ctx.threshold('warnSlope'), fitPoints: upper.length,
+        minPoints: ctx.threshold('minPoints'), minSpreadMs: ctx.threshold('minSpreadMs'),
+      };
+      const g = gradePrefillScaling(points, st);
+      const timing = guardStarvation(g, ctx.loopDelay(), ctx.threshold('maxLoopDelayMs'), (d) => gradePrefillScaling(scalingWorstCase(points, d), st));
+      const metrics = {
+        curve: g.curve, fitted: g.fitted, slope: g.slope, slopeLow: g.low, slopeHigh: g.high, repetitions: reps, tier: ctx.tier, window,
+        raw: Object.fromEntries([...samples].map(([n, s]) => [n, s.ttft])), failures, loopDelay: ctx.loopDelay(), ...timing.figures,
+      };
+      const failed = failures.length ? `; ${failures.length} request(s) failed and are left out (${failures.slice(0, 3).join('; ')})` : '';
+      const curveText = g.curve.map((c) => `${c.tokens}:${c.ttftMsP50 === undefined ? 'failed' : `${fmt(c.ttftMsP50)}ms`}`).join(' ') + failed;
+      if (timing.outcome === 'fail') {
+        return fail({
+          requirement: 'Prefill time MUST NOT grow quadratically with the prompt length (log-log slope of TTFT against prompt tokens, upper range).',
+          expected: `a slope near 1 (linear); fail when the 95 % lower bound is ≥ ${ctx.threshold('failLowBound')}`,
+          actual: timing.reason,
+          violations: [`TTFT medians (tokens:ms): ${curveText}`],
+        }, metrics, ev);
+      }
+      if (timing.outcome === 'inconclusive') return inconclusive(`${timing.reason}; curve ${curveText}`, metrics, ev);
+      if (timing.outcome === 'warn') return warn(`${timing.reason}; curve ${curveText}`, metrics, ev);
+      return pass(`${timing.reason}; curve ${curveText}`, metrics, ev);
+    },
+  },
+  {
+    id: 'context.healthy-after',
+    title: 'after long and over-long prompts, a normal request works at normal speed',
+    level: 'MUST',
+    rationale: 'A server that degrades after one long prompt (a cache never freed, a slot left broken) fails every user after it, long after the prompt that did it.',
+    reference: 'seed 000 (mlx-vlm pathological after > 30k prompts; cyclic slowdown 790 → 3.5 tok/s); servers-notes.md vllm-mlx #501, #442',
+    requires: ['openai-chat'],
+    thresholds: {
+      repetitions: { value: 7, why: 'normal requests timed before and after: with 7 and 7, Moses\' 95 % interval ignores the 9 most extreme of the 49 pairwise ratios on each side, so one stalled request cannot decide the verdict' },
+      maxTokens: { value: 8, why: 'tokens of each short normal request (forced length where the profile says how): many short requests beat a few long ones against stalls' },
+      longFraction: { value: 0.9, why: 'the long prompt: 90 % of the window (capped by the tier)' },
+      longTokensQuick: { value: 4096, why: 'the long prompt in the quick tier when the window is larger or unknown' },
+      longTokensFull: { value: 32768, why: 'the long prompt in the full tier when the window is larger or unknown' },
+      failSlowdown: { value: 1.5, why: 'fail when wall_tps after is clearly (lower bound) below two thirds of before' },
+      warnSlowdown: { value: 1.25, why: 'a 25 % slowdown estimate is worth a warning' },
+      minSamples: { value: 3, why: 'fewer timed requests on a side cannot give a median with a bound' },
+      noAnswerFloorMs: { value: 2_000, why: 'how long to wait for the over-long requests\' answers (they are not graded here)' },
+      noAnswerPrefillMultiple: { value: 3, why: 'or three within-window prefills, whichever is longer' },
+      noAnswerCeilingMs: { value: 180_000, why: 'never wait longer than this for an over-long prompt' },
+      maxLoopDelayMs: { value: 50, why: 'our event loop late by more than this (p99) means our timestamps are not the server\'s' },
+    },
+    timeoutMs: 3 * LONG_REQUEST_MS + 300_000,
+    async run(ctx) {
+      const window = ctx.server.contextWindow?.value;
+      await calibrate(ctx);
+      const reps = ctx.threshold('repetitions');
+      const maxTokens = ctx.threshold('maxTokens');
+      const ev: Evidence[] = [];
+      const normal = async (label: string) => {
+        const x = await chat(ctx, generationBody(ctx, 'openai-chat', {
+          prompt: uniquePrompt(ctx, 'Write a short paragraph about rivers and stones.'), maxTokens, stream: true, exactLength: true, extra: STREAM_USAGE,
+        }));
+        if (ev.length < 24) ev.push(evidence(label, x));
+        return x;
+      };
+      const longTokens = Math.min(ctx.threshold(ctx.tier === 'full' ? 'longTokensFull' : 'longTokensQuick'), window ? fitting(window, ctx.threshold('longFraction'), 1) : Infinity);
+      ctx.log(`estimate: ${2 * reps + 1} normal requests of ${maxTokens} tokens, one ~${longTokens}-token prompt${window ? ', two over-long prompts' : ' (no window known: no over-long prompt)'}`);
+      await normal('warm-up (dropped)');
+      const before: Exchange[] = [];
+      for (let i = 0; i < reps; i++) before.push(await normal(`before ${i + 1}`));
+      // The long requests: a 90 % prompt that runs, and an over-long one in each mode.
+      const long = await timedPrefill(ctx, longTokens, longDeadlines(ctx), 7);
+      ev.push(evidence(`long prompt ~${long.sent} tokens`, long.x));
+      const waitMs = noAnswerBound(ctx, long.ttft);
+      const overs = window ? [await overWindowRequest(ctx, false, Math.ceil(window * 1.3), waitMs, 8), await overWindowRequest(ctx, true, Math.ceil(window * 1.3), waitMs, 9)] : [];
+      overs.forEach((o) => ev.push(evidence(`over-long prompt ~${o.sent} tokens: ${o.finding.kind}`, o.x)));
+      ctx.log('long requests done; timing normal requests again');
+      const after: Exchange[] = [];
+      for (let i = 0; i < reps; i++) after.push(await normal(`after ${i + 1}`));
+      const broken = after.filter((x) => x.rec.status !== 200 || (x.rec.failure && x.rec.failure.kind !== 'aborted') || !(x.events?.tokens.length));
+      // wall_tps = tokens / e2e; `shift` moves e2e (our client's delay, counted against a failing verdict).
+      const tps = (xs: Exchange[], shift = 0) => xs.map((x) => {
+        const tokens = x.metrics?.completionTokens;
+        if (x.rec.status !== 200 || x.rec.failure || tokens === undefined) return undefined;
+        const e2e = x.metrics!.e2eMs + shift;
+        return e2e > 0 ? tokens / (e2e / 1000) : undefined;
+      });
+      const metrics: Record<string, unknown> = {
+        beforeWallTps: tps(before), afterWallTps: tps(after), beforeTtftMs: before.map((x) => x.metrics?.ttftMs), afterTtftMs: after.map((x) => x.metrics?.ttftMs),
+        longPromptStatus: long.x.rec.status, overWindow: overs.map((o) => o.finding.kind),
+      };
+      if (broken.length) {
+        return fail({
+          requirement: 'After long and over-long prompts, a normal request MUST still be served.',
+          expected: `HTTP 200 and a streamed completion, as the ${before.length} requests before them got`,
+          actual: `${broken.length} of ${after.length} normal requests after the long ones failed: ${describeExchange(broken[0])}`,
+          violations: broken.slice(1).map((x) => describeExchange(x)),
+          bytes: escapeBytes(bodyText(broken[0].rec), 300),
+        }, metrics, ev);
+      }
+      const sl = { failSlowdown: ctx.threshold('failSlowdown'), warnSlowdown: ctx.threshold('warnSlowdown'), minSamples: ctx.threshold('minSamples') };
+      const g = guardStarvation(gradeSlowdown(tps(before), tps(after), sl), ctx.loopDelay(), ctx.threshold('maxLoopDelayMs'),
+        (d) => gradeSlowdown(tps(before, d), tps(after, -d), sl));
+      Object.assign(metrics, g.figures);
+      if (g.outcome === 'fail') {
+        return fail({
+          requirement: 'After long and over-long prompts, a normal request MUST run at the speed it ran before them (same check, same request shape).',
+          expected: `wall_tps after ≥ 1/${ctx.threshold('failSlowdown')} of before (slowdown < ${ctx.threshold('failSlowdown')}x)`,
+          actual: `${g.reason}: the server stays degraded after a long prompt`,
+        }, metrics, ev);
+      }
+      if (g.outcome === 'inconclusive') return inconclusive(g.reason, metrics, ev);
+      if (g.outcome === 'warn') return warn(g.reason, metrics, ev);
+      return pass(g.reason, metrics, ev);
+    },
+  },
+];
+
+// Fast settings for the quadratic-prefill proof: little fixed cost (1 ms decode step, small linear prefill) so the
+// quadratic term dominates the upper range without a multi-second prefill.
+const QUADRATIC_PROOF_ARGS = ['--decode-step-ms', '0.5', '--prefill-ms-per-token', '0.005', '--fault-arg', 'factor=15'];
+
+export const proofs: Proof[] = [
+  passProof('context.within-window'),
+  faultProof('context.within-window', 'context-cap-quarter', ['50 %', 'rejected', 'smaller window than it advertises']),
+
+  passProof('context.served-window'),
+  faultProof('context.served-window', 'context-trained-larger', ['4096 tokens served', '32768 trained'], { expect: 'warn' }),
+
+  passProof('context.over-window-400'),
+  faultProof('context.over-window-400', 'context-over-500', ['HTTP 500', 'instead of 400']),
+  faultProof('context.over-window-400', 'context-over-drop', ['connection dropped']),
+  faultProof('context.over-window-400', 'context-over-hang', ['no response within', 'hangs']),
+  faultProof('context.over-window-400', 'context-over-truncate', ['silently truncated']),
+  faultProof('context.over-window-400', 'context-over-in-stream', ['error inside the stream']),
+
+  passProof('context.max-accepted', { tier: 'full' }),
+  faultProof('context.max-accepted', 'context-cap-quarter', ['largest accepted prompt', 'of the advertised window is usable'], { tier: 'full', expect: 'warn' }),
+
+  passProof('context.prefill-scaling'),
+  faultProof('context.prefill-scaling', 'context-quadratic-prefill', ['quadratically', 'log-log slope'], { serverArgs: QUADRATIC_PROOF_ARGS }),
+
+  passProof('context.healthy-after'),
+  faultProof('context.healthy-after', 'context-degrade-after-long', ['stays degraded', 'slowdown']),
+];

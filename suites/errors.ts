@@ -1,0 +1,380 @@
+// Family `errors`: bad input gets a clear 4xx, never a 5xx, a hang or a crash. Property-based with fast-check:
+// every case is a valid request with exactly ONE thing broken (minimal by construction, so nothing to shrink),
+// drawn from a fixed seed (reproducible), bounded in count, per-request time and total time. A hung request is
+// cut after a short deadline and reported; a 200 to a request that should have been refused is cut at its first
+// token. Reference: OpenAI API reference "Error codes" (400 invalid_request_error), RFC 9110 §15.5 (4xx: the client
+// erred) and §15.6 (5xx: the server failed).
+import fc from 'fast-check';
+import type { CheckContext, CheckDef } from '../lib/check.ts';
+import type { Deadlines, Recording, Verdict } from '../lib/types.ts';
+import { chat, generationBody, getJson, uniquePrompt, describeExchange, type Exchange } from '../lib/api.ts';
+import { record, bodyJson, bodyText } from '../lib/client.ts';
+import { classifyErrorBody, OPENAI_ERROR_SHAPE } from '../lib/error-body.ts';
+import { escapeBytes } from '../lib/sse.ts';
+import { fail, pass, warn } from '../lib/messages.ts';
+import { passProof, faultProof, type Proof } from './support/proof.ts';
+
+/** The fast-check seed of every campaign: the same cases on every run and every server. */
+export const SEED = 20_240_531;
+/** Wall-clock bound of one campaign (a hanging server is stopped after its first hang anyway). */
+const CAMPAIGN_MS = 8_000;
+
+const DELETE = Symbol('delete');
+type Value = unknown;
+
+/** One case: a valid request with one field replaced (or removed). */
+export interface Mutation {
+  /** Dotted path into the request body: "messages", "messages.0.role", "max_tokens". */
+  path: string;
+  value: Value | typeof DELETE;
+  /** 'anchor' (always run) or 'sampled #i' (fast-check, seed SEED). */
+  origin: string;
+}
+
+/** Drop repeated cases (a sample may draw the same small value twice): each distinct case is sent once. */
+function unique<T>(xs: T[], key: (x: T) => string): T[] {
+  const seen = new Set<string>();
+  return xs.filter((x) => {
+    const k = key(x);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+const mutationKey = (m: Mutation) => `${m.path}=${m.value === DELETE ? '<delete>' : JSON.stringify(m.value)}`;
+
+function describeMutation(m: Mutation): string {
+  return m.value === DELETE ? `${m.path} removed` : `${m.path} = ${JSON.stringify(m.value)}`;
+}
+
+/** Apply one mutation to a deep copy of the body. */
+export function mutate(body: Record<string, unknown>, m: Mutation): Record<string, unknown> {
+  const out = structuredClone(body);
+  const keys = m.path.split('.');
+  let o: Record<string, unknown> | unknown[] = out;
+  for (const k of keys.slice(0, -1)) o = (o as Record<string, unknown>)[k] as Record<string, unknown>;
+  const last = keys[keys.length - 1]!;
+  if (m.value === DELETE) delete (o as Record<string, unknown>)[last];
+  else (o as Record<string, unknown>)[last] = m.value;
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Case generators
+
+const ROLES = new Set(['system', 'user', 'assistant', 'tool', 'developer', 'function']);
+/** Strings pydantic (lax mode) turns into a boolean: not a wrong type for servers built on it. */
+const BOOLISH = new Set(['true', 'false', 'yes', 'no', 'on', 'off', '1', '0', 't', 'f', 'y', 'n']);
+const notNumeric = (s: string) => s.trim() !== '' && Number.isNaN(Number(s));
+
+/** Wrong types and shapes (MUST be refused): the issue's list as anchors, plus sampled variants. */
+export function wrongTypeCases(sampled: number): Mutation[] {
+  const anchors: Array<[string, Value | typeof DELETE]> = [
+    ['messages', DELETE],
+    ['messages', []],
+    ['messages', 'hello'],
+    ['messages', { role: 'user', content: 'hello' }],
+    ['messages.0', 'hello'],
+    ['messages.0.role', 'wizard'],
+    ['messages.0.content', 42],
+    ['max_tokens', 'ten'],
+    ['temperature', 'hot'],
+    ['stream', 'maybe'],
+  ];
+  const arb = fc.oneof(
+    fc.record({ path: fc.constant('messages'), value: fc.oneof(fc.string({ maxLength: 12 }), fc.integer(), fc.constant(null), fc.boolean()) }),
+    fc.record({ path: fc.constant('messages.0'), value: fc.oneof(fc.string({ maxLength: 12 }), fc.integer(), fc.constant(null), fc.constant([])) }),
+    fc.record({
+      path: fc.constant('messages.0.role'),
+      value: fc.oneof(fc.string({ minLength: 1, maxLength: 12 }).filter((s) => !ROLES.has(s.trim().toLowerCase())), fc.integer(), fc.constant(null)),
+    }),
+    fc.record({ path: fc.constant('messages.0.content'), value: fc.oneof(fc.integer(), fc.boolean(), fc.constant({})) }),
+    fc.record({
+      path: fc.constant('max_tokens'),
+      value: fc.oneof(fc.string({ minLength: 1, maxLength: 10 }).filter(notNumeric), fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 2 }), fc.constant({})),
+    }),
+    fc.record({ path: fc.constant('temperature'), value: fc.oneof(fc.string({ minLength: 1, maxLength: 10 }).filter(notNumeric), fc.constant([]), fc.constant({})) }),
+    fc.record({ path: fc.constant('stream'), value: fc.oneof(fc.string({ minLength: 2, maxLength: 10 }).filter((s) => !BOOLISH.has(s.trim().toLowerCase())), fc.constant({}), fc.constant([])) }),
+  );
+  return unique([
+    ...anchors.map(([path, value]) => ({ path, value, origin: 'anchor' })),
+    ...fc.sample(arb, { seed: SEED, numRuns: sampled }).map((c, i) => ({ ...c, origin: `sampled #${i}` })),
+  ], mutationKey);
+}
+
+/** Absurd values of the right type (SHOULD be refused; a bounded 200 is defensible: clamping). */
+export function absurdValueCases(sampled: number): Mutation[] {
+  const anchors: Array<[string, Value]> = [
+    ['max_tokens', -1],
+    ['max_tokens', 2 ** 40],
+    ['n', 1000],
+    ['temperature', -1],
+  ];
+  const arb = fc.oneof(
+    fc.record({ path: fc.constant('max_tokens'), value: fc.oneof(fc.integer({ min: -(2 ** 31), max: -1 }), fc.integer({ min: 2 ** 31, max: Number.MAX_SAFE_INTEGER })) }),
+    fc.record({ path: fc.constant('temperature'), value: fc.oneof(fc.double({ min: -1e6, max: -0.001, noNaN: true }), fc.double({ min: 2.001, max: 1e6, noNaN: true })) }),
+    fc.record({ path: fc.constant('top_p'), value: fc.oneof(fc.double({ min: -1e3, max: -0.001, noNaN: true }), fc.double({ min: 1.001, max: 1e3, noNaN: true })) }),
+  );
+  return unique([
+    ...anchors.map(([path, value]) => ({ path, value, origin: 'anchor' })),
+    ...fc.sample(arb, { seed: SEED + 1, numRuns: sampled }).map((c, i) => ({ ...c, origin: `sampled #${i}` })),
+  ], mutationKey);
+}
+
+/** Bodies that are not JSON at all (or not a JSON object), built from a valid request text. */
+export function malformedBodies(valid: string, sampled: number): Array<{ body: string; what: string }> {
+  const anchors = [
+    { body: '', what: 'empty body' },
+    { body: 'not json', what: 'plain text' },
+    { body: valid.slice(0, Math.floor(valid.length / 2)), what: 'valid request cut in half' },
+    { body: valid.replace(/"model":/, "'model':"), what: 'single-quoted key' },
+    { body: valid.replace(/"model":/, 'model:'), what: 'unquoted key' },
+    { body: `${valid.slice(0, -1)},}`, what: 'trailing comma' },
+  ];
+  const arb = fc.oneof(
+    fc.integer({ min: 1, max: valid.length - 1 }).map((cut) => ({ body: valid.slice(0, cut), what: `valid request truncated to ${cut} of ${valid.length} characters` })),
+    fc.constantFrom('}', ']', ',', 'x', '{}', '"').map((junk) => ({ body: valid + junk, what: `valid request followed by ${JSON.stringify(junk)}` })),
+    fc.constantFrom('x', ',', ']', ':').map((junk) => ({ body: junk + valid, what: `valid request preceded by ${JSON.stringify(junk)}` })),
+  );
+  return unique([...anchors, ...fc.sample(arb, { seed: SEED + 2, numRuns: sampled })], (c) => c.body);
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Sending and grading one case
+
+function errorDeadlines(ctx: CheckContext): Deadlines {
+  const d = ctx.threshold('deadlineMs');
+  return { connectMs: Math.min(ctx.deadlines.connectMs, d), headersMs: d, tokenIdleMs: d, totalMs: d };
+}
+
+/** A valid streaming request, small and bounded: each case breaks one thing in it. */
+function baseRequest(ctx: CheckContext): Record<string, unknown> {
+  return generationBody(ctx, 'openai-chat', { prompt: uniquePrompt(ctx, 'Say hello.'), maxTokens: 4, stream: true });
+}
+
+interface Outcome {
+  /** Human label of the case, with the request as sent. */
+  label: string;
+  rec: Recording;
+  /** 'refused' (4xx + error info), 'refused-bare' (4xx, no error info), 'accepted' (2xx), 'server-error' (5xx), 'hang', 'dropped', 'other'. */
+  kind: 'refused' | 'refused-bare' | 'accepted' | 'server-error' | 'hang' | 'dropped' | 'other';
+  shape?: string;
+  shapeNote?: string;
+}
+
+function classify(label: string, rec: Recording, json: unknown): Outcome {
+  const s = rec.status;
+  const f = rec.failure?.kind;
+  // No answer within the deadline — or a 200 whose stream then produced nothing in time: both are hangs.
+  if (f === 'headers-timeout' || f === 'total-timeout' || f === 'token-idle') return { label, rec, kind: 'hang' };
+  if (s === undefined) return { label, rec, kind: f === 'connect' || f === 'reset' ? 'dropped' : 'other' };
+  if (s >= 200 && s < 300) return { label, rec, kind: 'accepted' };
+  if (s >= 500) return { label, rec, kind: 'server-error' };
+  if (s >= 400) {
+    const e = classifyErrorBody(json);
+    return { label, rec, kind: e.shape === 'none' ? 'refused-bare' : 'refused', shape: e.shape, shapeNote: e.note };
+  }
+  return { label, rec, kind: 'other' };
+}
+
+function outcomeLine(o: Outcome, deadlineMs: number): string {
+  const body = escapeBytes(bodyText(o.rec), 160);
+  const sent = `request ${o.rec.requestBody ? escapeBytes(o.rec.requestBody, 300) : '(empty body)'}`;
+  switch (o.kind) {
+    case 'hang': return `${o.label}: no response within ${deadlineMs} ms (the request hung${o.rec.status ? ` after HTTP ${o.rec.status}` : ''}); ${sent}`;
+    case 'dropped': return `${o.label}: connection ${o.rec.failure?.kind === 'connect' ? 'refused (did the server crash?)' : 'dropped without a response'} — ${o.rec.failure?.message}; ${sent}`;
+    case 'server-error': return `${o.label}: HTTP ${o.rec.status} (a server error for a client mistake, RFC 9110 §15.6), body ${body}; ${sent}`;
+    case 'accepted': return `${o.label}: HTTP ${o.rec.status} — the request was accepted (${o.rec.failure?.kind === 'aborted' ? 'cut at its first token' : 'answered'}); ${sent}`;
+    case 'refused-bare': return `${o.label}: HTTP ${o.rec.status} but no error object (${o.shapeNote}), body ${body}; ${sent}`;
+    case 'refused': return `${o.label}: HTTP ${o.rec.status}, ${o.shapeNote}, body ${body}`;
+    default: return `${o.label}: ${o.rec.status ? `HTTP ${o.rec.status}` : o.rec.failure?.message ?? 'no response'}; ${sent}`;
+  }
+}
+
+async function sendMutation(ctx: CheckContext, base: Record<string, unknown>, m: Mutation): Promise<Outcome> {
+  const body = mutate(base, m);
+  const x: Exchange = await chat(ctx, body, { stopAfterTokens: 1, deadlines: errorDeadlines(ctx) });
+  return classify(`${describeMutation(m)} [${m.origin}]`, x.rec, x.json);
+}
+
+async function sendRaw(ctx: CheckContext, body: string, what: string): Promise<Outcome> {
+  const rec = await record({
+    url: `${ctx.baseUrl}/v1/chat/completions`,
+    method: 'POST',
+    headers: { ...ctx.headers, 'content-type': 'application/json' },
+    body,
+    deadlines: errorDeadlines(ctx),
+    signal: ctx.signal,
+    secrets: ctx.secrets,
+  });
+  return classify(what, rec, bodyJson(rec).json);
+}
+
+/** Run cases one by one, bounded in time; stop after the first hang or a dropped connection (each costs a deadline). */
+async function campaign<T>(ctx: CheckContext, cases: T[], run: (c: T) => Promise<Outcome>): Promise<{ outcomes: Outcome[]; stopped?: string }> {
+  const t0 = performance.now();
+  const outcomes: Outcome[] = [];
+  ctx.log(`${cases.length} cases (fast-check seed ${SEED}), one at a time, each cut after ${ctx.threshold('deadlineMs')} ms, at most ${CAMPAIGN_MS} ms in all`);
+  for (const c of cases) {
+    if (ctx.signal.aborted) return { outcomes, stopped: 'check aborted' };
+    if (performance.now() - t0 > CAMPAIGN_MS) return { outcomes, stopped: `time bound of ${CAMPAIGN_MS} ms reached after ${outcomes.length} of ${cases.length} cases` };
+    const o = await run(c);
+    outcomes.push(o);
+    if (o.kind === 'hang') return { outcomes, stopped: `stopped after the first hung request (${outcomes.length} of ${cases.length} cases run)` };
+    if (o.kind === 'dropped' && o.rec.failure?.kind === 'connect') return { outcomes, stopped: `stopped: the server no longer accepts connections (${outcomes.length} of ${cases.length} cases run)` };
+  }
+  return { outcomes };
+}
+
+function tally(outcomes: Outcome[]): Record<string, number> {
+  const t: Record<string, number> = {};
+  for (const o of outcomes) {
+    const k = o.rec.status !== undefined && o.kind !== 'hang' ? `HTTP ${o.rec.status}` : o.kind;
+    t[k] = (t[k] ?? 0) + 1;
+  }
+  return t;
+}
+
+/** Grade a must-refuse campaign: every case 4xx with an error object; other error shapes warn. */
+function gradeRefusals(ctx: CheckContext, r: { outcomes: Outcome[]; stopped?: string }, requirement: string, expectedNote: string): Verdict {
+  const deadline = ctx.threshold('deadlineMs');
+  const bad = r.outcomes.filter((o) => o.kind !== 'refused');
+  const offShape = r.outcomes.filter((o) => o.kind === 'refused' && o.shape !== 'openai');
+  const metrics = { seed: SEED, cases: r.outcomes.length, outcomes: tally(r.outcomes), stopped: r.stopped, deadlineMs: deadline };
+  const evidence = [...bad, ...offShape].slice(0, 6).map((o) => ({ label: o.label, status: o.rec.status, e2eMs: o.rec.tEnd, wire: escapeBytes(bodyText(o.rec), 300) }));
+  if (bad.length > 0) {
+    const lines = bad.map((o) => outcomeLine(o, deadline));
+    return fail({
+      requirement,
+      expected: `HTTP 4xx (400, or 422/413/415) with ${OPENAI_ERROR_SHAPE}, within ${deadline} ms${expectedNote}`,
+      actual: lines[0]!,
+      violations: [...lines.slice(1), ...(r.stopped ? [`campaign ${r.stopped}`] : [])],
+    }, metrics, evidence);
+  }
+  if (offShape.length > 0) {
+    return warn(`every case was refused with a 4xx, but ${offShape.length} error bod${offShape.length === 1 ? 'y is' : 'ies are'} not the OpenAI error object (clients reading error.message show nothing): ` +
+      offShape.slice(0, 3).map((o) => outcomeLine(o, deadline)).join('; '), metrics, evidence);
+  }
+  return pass(`${r.outcomes.length} cases (fast-check seed ${SEED}), each refused with a 4xx OpenAI error object: ${JSON.stringify(tally(r.outcomes))}`, metrics);
+}
+
+const deadlineThreshold = {
+  deadlineMs: { value: 3_000, why: 'a refusal takes milliseconds; 3 s is generous on a loaded machine and bounds the cost of a server that hangs' },
+};
+
+// ------------------------------------------------------------------------------------------------------------
+
+export const checks: CheckDef[] = [
+  {
+    id: 'errors.malformed-json',
+    title: 'a body that is not JSON gets a 4xx with an error object',
+    level: 'MUST',
+    rationale: 'A client bug (a truncated or hand-built body) must come back as a clear client error, not a 500, an HTML page or a hang.',
+    reference: 'RFC 9110 §15.5.1 (400 Bad Request: malformed request syntax) and §15.6 (5xx only for server failures); OpenAI API reference, Error codes (400 invalid_request_error, "We could not parse the JSON body of your request")',
+    requires: ['openai-chat'],
+    thresholds: { ...deadlineThreshold },
+    timeoutMs: 30_000,
+    async run(ctx) {
+      const valid = JSON.stringify(baseRequest(ctx));
+      const cases = malformedBodies(valid, 8);
+      const r = await campaign(ctx, cases, (c) => sendRaw(ctx, c.body, c.what));
+      return gradeRefusals(ctx, r, 'A request body that is not valid JSON MUST get a 4xx response with an error object, promptly: not a 5xx, a hang or a dropped connection.', '');
+    },
+  },
+  {
+    id: 'errors.invalid-fields',
+    title: 'a request with a field of the wrong type or shape gets a 4xx with an error object',
+    level: 'MUST',
+    rationale: 'Clients learn what they got wrong from a 4xx naming the field; a server that accepts garbage, crashes on it (5xx) or hangs hides the bug.',
+    reference: 'OpenAI API reference, Chat Completions (messages: array of message objects with role system/user/assistant/tool/developer and content string or parts; max_tokens integer; temperature number; stream boolean); RFC 9110 §15.5.1 / §15.5.21 (400, 422)',
+    requires: ['openai-chat'],
+    thresholds: { ...deadlineThreshold },
+    timeoutMs: 30_000,
+    async run(ctx) {
+      const base = baseRequest(ctx);
+      const r = await campaign(ctx, wrongTypeCases(12), (m) => sendMutation(ctx, base, m));
+      return gradeRefusals(ctx, r, 'A request with one field of the wrong type or shape (messages missing, empty or not an array; an unknown role; max_tokens a string; …) MUST get a 4xx response with an error object, promptly.',
+        ' (each case: a valid request with exactly one field changed)');
+    },
+  },
+  {
+    id: 'errors.absurd-values',
+    title: 'absurd values (negative or huge max_tokens, huge n, out-of-range temperature) get a 4xx or a bounded answer',
+    level: 'SHOULD',
+    rationale: 'A negative or astronomically large limit is a client bug best reported as a 4xx; clamping it is defensible, but a 5xx, a hang or a crash is not.',
+    reference: 'OpenAI API reference, Chat Completions (max_tokens ≥ 1 and within the context; n 1–128; temperature 0–2; top_p 0–1); RFC 9110 §15.5.1, §15.6',
+    requires: ['openai-chat'],
+    thresholds: { ...deadlineThreshold },
+    timeoutMs: 30_000,
+    async run(ctx) {
+      const deadline = ctx.threshold('deadlineMs');
+      const base = baseRequest(ctx);
+      const r = await campaign(ctx, absurdValueCases(6), (m) => sendMutation(ctx, base, m));
+      const bad = r.outcomes.filter((o) => o.kind !== 'refused' && o.kind !== 'refused-bare' && o.kind !== 'accepted');
+      const accepted = r.outcomes.filter((o) => o.kind === 'accepted');
+      const metrics = { seed: SEED, cases: r.outcomes.length, outcomes: tally(r.outcomes), clamped: accepted.map((o) => o.label), stopped: r.stopped };
+      if (bad.length > 0) {
+        const lines = bad.map((o) => outcomeLine(o, deadline));
+        return fail({
+          requirement: 'A request with an absurd value SHOULD get a 4xx error, or (clamping the value) a normal bounded answer: never a 5xx, a hang or a dropped connection.',
+          expected: `HTTP 4xx with an error object, or HTTP 200 that starts answering within ${deadline} ms`,
+          actual: lines[0]!,
+          violations: [...lines.slice(1), ...(r.stopped ? [`campaign ${r.stopped}`] : [])],
+        }, metrics, bad.slice(0, 6).map((o) => ({ label: o.label, status: o.rec.status, e2eMs: o.rec.tEnd, wire: escapeBytes(bodyText(o.rec), 300) })));
+      }
+      return pass(`${r.outcomes.length} cases (fast-check seed ${SEED}): ${r.outcomes.length - accepted.length} refused with a 4xx, ${accepted.length} answered (clamped, cut at the first token)` +
+        (accepted.length ? `: ${accepted.map((o) => o.label).join(', ')}` : ''), metrics);
+    },
+  },
+  {
+    id: 'errors.survives',
+    title: 'after a campaign of bad requests the server still answers normal ones',
+    level: 'MUST',
+    rationale: 'One bad client must not take the service down for everyone (a crash, a wedged worker, a leaked slot).',
+    reference: 'RFC 9110 §15.5 (a client error is answered and the server carries on); documented failures: servers that crash or wedge on malformed input',
+    requires: ['openai-chat'],
+    thresholds: { ...deadlineThreshold },
+    timeoutMs: 40_000,
+    async run(ctx) {
+      // Its own short campaign, so the check stands alone; in a full run it follows the others' campaigns too.
+      const base = baseRequest(ctx);
+      const valid = JSON.stringify(base);
+      const bad = [
+        ...malformedBodies(valid, 0).slice(0, 3).map((c) => () => sendRaw(ctx, c.body, c.what)),
+        ...wrongTypeCases(0).slice(0, 4).map((m) => () => sendMutation(ctx, base, m)),
+        ...absurdValueCases(0).slice(0, 2).map((m) => () => sendMutation(ctx, base, m)),
+      ];
+      const r = await campaign(ctx, bad, (f) => f());
+      const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt: uniquePrompt(ctx, 'Say hello in five words.'), maxTokens: 8, stream: false }),
+        { deadlines: { headersMs: 15_000, totalMs: 20_000 } });
+      const models = await getJson(ctx, '/v1/models');
+      const violations: string[] = [];
+      const content = (x.json as { choices?: Array<{ message?: { content?: unknown } }> } | undefined)?.choices?.[0]?.message;
+      if (x.rec.status !== 200 || x.rec.failure || !content) violations.push(`a normal chat completion: ${describeExchange(x)}, body ${escapeBytes(bodyText(x.rec), 160)}`);
+      if (models.rec.status !== 200 || !Array.isArray((models.json as { data?: unknown } | undefined)?.data)) violations.push(`GET /v1/models: ${describeExchange(models)}, body ${escapeBytes(bodyText(models.rec), 160)}`);
+      const metrics = { badRequests: r.outcomes.length, outcomes: tally(r.outcomes), stopped: r.stopped, normalStatus: x.rec.status, modelsStatus: models.rec.status };
+      if (violations.length > 0) {
+        return fail({
+          requirement: 'After invalid requests the server MUST still answer a normal chat completion and GET /v1/models.',
+          expected: 'HTTP 200 chat.completion and HTTP 200 model list',
+          actual: `after ${r.outcomes.length} bad requests the server no longer answers: ${violations[0]}`,
+          violations: [...violations.slice(1), ...r.outcomes.filter((o) => o.kind === 'dropped' || o.kind === 'hang').slice(0, 3).map((o) => `during the campaign: ${outcomeLine(o, ctx.threshold('deadlineMs'))}`)],
+        }, metrics);
+      }
+      return pass(`after ${r.outcomes.length} bad requests (${JSON.stringify(tally(r.outcomes))}) a normal chat completion and GET /v1/models both answer 200`, metrics);
+    },
+  },
+];
+
+export const proofs: Proof[] = [
+  passProof('errors.malformed-json'),
+  faultProof('errors.malformed-json', 'errors-malformed-500', ['HTTP 500', 'a server error for a client mistake']),
+  faultProof('errors.malformed-json', 'errors-hang-on-invalid', ['no response within 3000 ms', 'stopped after the first hung request']),
+  passProof('errors.invalid-fields'),
+  faultProof('errors.invalid-fields', 'errors-accept-invalid', ['was accepted', 'request {']),
+  faultProof('errors.invalid-fields', 'errors-hang-on-invalid', ['no response within 3000 ms']),
+  passProof('errors.absurd-values'),
+  faultProof('errors.absurd-values', 'errors-hang-on-invalid', ['no response within 3000 ms'], { expect: 'warn' }),
+  passProof('errors.survives'),
+  faultProof('errors.survives', 'errors-crash-on-invalid', ['no longer answers']),
+];

@@ -1,0 +1,3 @@
+import { registerChecks } from './support/register.ts';
+import { checks } from './metrics.ts';
+registerChecks('metrics', checks);

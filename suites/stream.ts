@@ -1,0 +1,550 @@
+// Family `stream`: does the server really stream? Timing checks on /v1/chat/completions with stream: true.
+// Medians over repetitions; a verdict fails only when a confidence bound is past the threshold; too short or too
+// noisy a measurement, or a starved client, is inconclusive (a warn), never a pass and never a fail.
+// Reference: the seeds (Rapid-MLX's TTFT equalled the whole response time), OpenAI API reference "stream".
+import type { CheckContext, CheckDef } from '../lib/check.ts';
+import type { Evidence, Verdict } from '../lib/types.ts';
+import { chat, generationBody, uniquePrompt, describeExchange, type Exchange } from '../lib/api.ts';
+import { promptOfTokens } from '../lib/prompts.ts';
+import { bootstrapMedianCI, bootstrapRatioCI, median, summarize } from '../lib/stats.ts';
+import { bandAbove, pause, pollUntil, readSpread, stallShare, type ReadSpread } from '../lib/timing.ts';
+import { findBusyReader, type BusyReader } from '../lib/server-load.ts';
+import { escapeBytes } from '../lib/sse.ts';
+import { bodyText } from '../lib/client.ts';
+import { fail, fmt, inconclusive, pass, warn } from '../lib/messages.ts';
+import { passProof, faultProof, type Proof } from './support/proof.ts';
+
+const CAP = 200;
+const cap = (xs: number[]) => xs.slice(0, CAP).map((x) => Math.round(x * 10) / 10);
+const ms = (x: number | undefined) => `${fmt(x, 1)} ms`;
+const pct = (x: number | undefined) => (x === undefined ? 'n/a' : `${(x * 100).toFixed(1)} %`);
+
+/** A request that did not give a complete 200 stream: why, or undefined when it did. */
+function streamProblem(x: Exchange): string | undefined {
+  if (x.rec.status !== 200) return `${describeExchange(x)}; body ${escapeBytes(bodyText(x.rec), 200)}`;
+  if (x.rec.failure) return describeExchange(x);
+  if (!x.events) return `HTTP 200 but not an event stream (content-type ${x.rec.headers['content-type'] ?? 'none'})`;
+  return undefined;
+}
+
+function evidenceOf(label: string, x: Exchange): Evidence {
+  return {
+    label,
+    status: x.rec.status,
+    readTimes: cap(x.rec.reads.map((r) => r.t)),
+    tokenTimes: cap((x.events?.tokens ?? []).map((t) => t.t)),
+    ttftMs: x.metrics?.ttftMs,
+    e2eMs: x.rec.tEnd,
+    wire: escapeBytes(bodyText(x.rec), 400),
+  };
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Long streams shared by ttft-before-end and spread (one recording, two readings), memoized per run and server.
+
+interface LongStreams {
+  exchanges: Exchange[];
+  minTokens: number;
+  /** Client event-loop delay during the recording (the checks that reuse it did not watch it themselves). */
+  loop: { p99Ms: number; maxMs: number };
+}
+
+const LONG_REPS = 3;
+const longStreamCache = new Map<string, Promise<LongStreams>>();
+
+function longStreams(ctx: CheckContext, minTokens: number): Promise<LongStreams> {
+  const key = `${ctx.runId}|${ctx.baseUrl}|${ctx.profile.id}|${minTokens}`;
+  let p = longStreamCache.get(key);
+  if (!p) {
+    p = (async () => {
+      ctx.log(`recording ${LONG_REPS} streams of ${minTokens} tokens, one after another`);
+      const exchanges: Exchange[] = [];
+      for (let i = 0; i < LONG_REPS; i++) {
+        const body = generationBody(ctx, 'openai-chat', {
+          prompt: uniquePrompt(ctx, 'Write a long story about a river that crosses a city, with many details, at least 400 words.'),
+          maxTokens: minTokens,
+          stream: true,
+          exactLength: true,
+          extra: { stream_options: { include_usage: true } },
+        });
+        exchanges.push(await chat(ctx, body));
+      }
+      return { exchanges, minTokens, loop: ctx.loopDelay() };
+    })();
+    longStreamCache.set(key, p);
+    p.catch(() => longStreamCache.delete(key));
+  }
+  return p;
+}
+
+/** The usable streams (complete, long enough), or a verdict explaining why there are none. */
+function usable(ls: LongStreams): { ok: Exchange[] } | { verdict: Verdict } {
+  const problems = ls.exchanges.map(streamProblem);
+  const broken = problems.map((p, i) => (p ? `request ${i + 1}: ${p}` : undefined)).filter((p): p is string => !!p);
+  if (broken.length > 0) {
+    return {
+      verdict: fail({
+        requirement: 'A streaming chat completion MUST answer 200 with a complete event stream before its timing can be judged.',
+        expected: 'HTTP 200, text/event-stream, ending normally',
+        actual: broken[0]!,
+        violations: broken.slice(1),
+      }, undefined, ls.exchanges.map((x, i) => evidenceOf(`request ${i + 1}`, x))),
+    };
+  }
+  const tokens = ls.exchanges.map((x) => x.metrics?.completionTokens ?? 0);
+  const ok = ls.exchanges.filter((x) => (x.metrics?.completionTokens ?? 0) >= ls.minTokens);
+  if (ok.length < 2) {
+    return {
+      verdict: inconclusive(
+        `responses too short to judge: completion tokens ${JSON.stringify(tokens)}, need at least ${ls.minTokens} in 2 of ${ls.exchanges.length} ` +
+          `(declare forceLength in the profile if the server supports ignore_eos or min_tokens)`,
+        { completionTokens: tokens },
+      ),
+    };
+  }
+  return { ok };
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// stream.cancel-frees-slot helpers
+
+const ORPHAN_TOKENS = 500;
+const TOKENS_BEFORE_ABORT = 8;
+
+interface LiveStream {
+  ac: AbortController;
+  done: Promise<Exchange>;
+  count: number;
+  times: number[];
+  /** Absolute time of the first token-bearing event. */
+  firstAbs?: number;
+  /** The response has ended (completed, refused or failed). */
+  ended: boolean;
+  /** Resolves when `count` reaches n (false if the stream ended first). */
+  reach(n: number): Promise<boolean>;
+}
+
+function startStream(ctx: CheckContext, maxTokens: number, exact: boolean, what: string): LiveStream {
+  const ac = new AbortController();
+  const waiters: { n: number; resolve: (ok: boolean) => void }[] = [];
+  const s: LiveStream = {
+    ac,
+    count: 0,
+    times: [],
+    ended: false,
+    done: undefined as unknown as Promise<Exchange>,
+    reach(n) {
+      if (s.count >= n) return Promise.resolve(true);
+      return new Promise((resolve) => waiters.push({ n, resolve }));
+    },
+  };
+  const body = generationBody(ctx, 'openai-chat', { prompt: uniquePrompt(ctx, what), maxTokens, stream: true, exactLength: exact });
+  s.done = chat(ctx, body, {
+    signal: ac.signal,
+    onToken: (t, count) => {
+      s.count = count;
+      s.times.push(t);
+      s.firstAbs ??= performance.now();
+      for (let i = waiters.length - 1; i >= 0; i--) {
+        if (count >= waiters[i]!.n) {
+          waiters[i]!.resolve(true);
+          waiters.splice(i, 1);
+        }
+      }
+    },
+  }).finally(() => {
+    s.ended = true;
+    for (const w of waiters.splice(0)) w.resolve(false);
+  });
+  return s;
+}
+
+/** Resolves true if `p` settles true within `ms`, false on timeout. */
+async function within(p: Promise<boolean>, ms: number, signal: AbortSignal): Promise<boolean> {
+  const timeout = new AbortController();
+  const both = AbortSignal.any([timeout.signal, signal]);
+  const r = await Promise.race([p, pause(ms, both).then(() => false)]);
+  timeout.abort();
+  return r;
+}
+
+function itlOf(times: number[]): number | undefined {
+  const gaps: number[] = [];
+  for (let i = 1; i < times.length; i++) gaps.push(times[i]! - times[i - 1]!);
+  return median(gaps);
+}
+
+function orphanTokens(ctx: CheckContext): number {
+  const window = ctx.server.contextWindow?.value;
+  return Math.max(64, Math.min(ORPHAN_TOKENS, window !== undefined ? window - 256 : ORPHAN_TOKENS));
+}
+
+/** How long a stream may take to produce its first tokens before the check gives up on it. */
+const startBound = (ctx: CheckContext) => Math.min(ctx.deadlines.headersMs, 25_000) + 5_000;
+
+const ORPHAN_PROMPT = 'Write a very long essay about the history of rivers and cities, with many chapters.';
+
+async function cancelByCounters(ctx: CheckContext, reader: BusyReader): Promise<Verdict | undefined> {
+  const freeWithin = ctx.threshold('freeWithinMs');
+  const baseline = await reader.read();
+  if (baseline === undefined) return undefined;
+  const n = orphanTokens(ctx);
+  const forced = !!ctx.profile.forceLength;
+  const orphan = startStream(ctx, n, true, ORPHAN_PROMPT);
+  const started = await within(orphan.reach(TOKENS_BEFORE_ABORT), startBound(ctx), ctx.signal);
+  if (!started) {
+    orphan.ac.abort();
+    const x = await orphan.done;
+    if (x.rec.failure?.kind === 'aborted') return inconclusive(`no ${TOKENS_BEFORE_ABORT} token events within ${startBound(ctx)} ms: too slow to test cancellation`, undefined, [evidenceOf('orphan', x)]);
+    const problem = streamProblem(x);
+    if (problem) return fail({ requirement: 'A long streaming request MUST start streaming so that cancelling it can be tested.', expected: 'HTTP 200 and token events', actual: problem });
+    return inconclusive(`the generation ended after ${orphan.count} token event(s), before it could be cancelled (declare forceLength so ${n} tokens can be requested)`);
+  }
+  const busyDuring = await reader.read();
+  if (busyDuring === undefined || busyDuring <= baseline) {
+    orphan.ac.abort();
+    await orphan.done;
+    return undefined; // the counter does not reflect our request: no evidence here
+  }
+  const itl = itlOf(orphan.times);
+  orphan.ac.abort();
+  const abortedAt = performance.now();
+  const x = await orphan.done;
+  const seen = orphan.count;
+  const polled = await pollUntil(reader.read, (v) => v !== undefined && v <= baseline, { intervalMs: 20, deadlineMs: freeWithin, signal: ctx.signal });
+  const freedMs = performance.now() - abortedAt;
+  const remainingMs = itl !== undefined ? (n - seen) * itl : undefined;
+  const metrics = {
+    method: 'counters', source: reader.source, baselineBusy: baseline, busyDuring, busyAfter: polled.value, polls: polled.polls,
+    freedAfterMs: polled.ok ? polled.elapsedMs : undefined, tokensBeforeAbort: seen, orphanMaxTokens: n, itlMs: itl, expectedRemainingMs: remainingMs,
+  };
+  const evidence = [evidenceOf('orphan (aborted)', x)];
+  if (!polled.ok) {
+    // Still busy. Keep watching until the orphan would have ended by itself: a counter that drops then is the
+    // generation running to its end (the fault); one that never drops may just be stale (vLLM updates its gauges
+    // per engine step, and an idle engine does not step), so the timing method decides instead.
+    const drainMs = Math.min(15_000, 2 * (remainingMs ?? 5_000) + 1_000);
+    ctx.log(`slot still busy ${Math.round(freedMs)} ms after the disconnect; watching it for up to ${Math.round(drainMs)} ms (the orphan's natural end is about ${fmt(remainingMs, 0)} ms away)`);
+    const drained = await pollUntil(reader.read, (v) => v !== undefined && v <= baseline, { intervalMs: 50, deadlineMs: drainMs, signal: ctx.signal });
+    const freedAfter = polled.elapsedMs + drained.elapsedMs;
+    const m2 = { ...metrics, freedAfterMs: drained.ok ? freedAfter : undefined };
+    if (!drained.ok) {
+      ctx.log(`${reader.source} stayed at ${drained.value ?? 'unknown'} even after the orphan would have ended: a stale counter is no evidence; judging by timing instead`);
+      return undefined;
+    }
+    if (remainingMs === undefined || freedAfter >= 0.5 * remainingMs) {
+      return fail({
+        requirement: 'When the client disconnects, the server MUST stop generating for it and free its slot (generation continues after disconnect otherwise, wasting a slot for every abandoned request).',
+        expected: `${reader.source} back to ${baseline} busy within ${freeWithin} ms of the disconnect`,
+        actual: `still ${polled.value ?? 'unknown'} busy ${Math.round(polled.elapsedMs)} ms after the client disconnected (after ${seen} of ${n} tokens); ` +
+          `freed only ${Math.round(freedAfter)} ms after the disconnect, when the orphaned generation would have run to its end (about ${fmt(remainingMs, 0)} ms)`,
+      }, m2, evidence);
+    }
+    return warn(`slow to free the slot: ${reader.source} back to ${baseline} only ${Math.round(freedAfter)} ms after the client disconnected (limit ${freeWithin} ms), ` +
+      `though well before the generation's natural end (about ${fmt(remainingMs, 0)} ms)`, m2, evidence);
+  }
+  const freed = polled.elapsedMs;
+  if (forced && remainingMs !== undefined && freed > remainingMs / 2) {
+    return inconclusive(`the slot was freed ${Math.round(freed)} ms after the disconnect, but the generation had only about ${Math.round(remainingMs)} ms left: cancellation cannot be told from completion`, metrics, evidence);
+  }
+  if (!forced && itl !== undefined && freed > Math.max(200, 5 * itl)) {
+    return inconclusive(`the slot was freed ${Math.round(freed)} ms after the disconnect; without forceLength the model may simply have finished (declare forceLength for a clear verdict)`, metrics, evidence);
+  }
+  return pass(`${reader.source}: busy ${baseline} → ${busyDuring} during the stream → ${polled.value} ${Math.round(freed)} ms after the client disconnected (after ${seen} of ${n} tokens)`, metrics, evidence);
+}
+
+async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
+  const freeWithin = ctx.threshold('freeWithinMs');
+  const k = Math.min(64, Math.max(1, ctx.profile.slots));
+  const n = orphanTokens(ctx);
+  // Baseline: a lone short request's TTFT, so a slow prefill is not taken for a held slot.
+  const lone = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt: uniquePrompt(ctx, 'Say hello.'), maxTokens: 4, stream: true }));
+  const loneProblem = streamProblem(lone);
+  if (loneProblem || lone.metrics?.ttftMs === undefined) {
+    return inconclusive(`a short baseline stream gave no first token (${loneProblem ?? 'no token-bearing event'}): the all-slots-busy delay cannot be measured`);
+  }
+  const baseTtft = lone.metrics.ttftMs;
+  const allowed = freeWithin + 3 * baseTtft;
+  ctx.log(`filling all ${k} declared slots with ${n}-token streams, then disconnecting them while a probe waits`);
+  const orphans = Array.from({ length: k }, (_, i) => startStream(ctx, n, true, `${ORPHAN_PROMPT} (part ${i + 1})`));
+  const abortAll = async () => {
+    for (const o of orphans) o.ac.abort();
+    return Promise.all(orphans.map((o) => o.done));
+  };
+  const started = await within(Promise.all(orphans.map((o) => o.reach(2))).then((r) => r.every(Boolean)), startBound(ctx), ctx.signal);
+  if (!started) {
+    const xs = await abortAll();
+    const live = orphans.filter((o) => o.count >= 2).length;
+    const problem = xs.map(streamProblem).find((p) => p);
+    return inconclusive(`only ${live} of ${k} declared slots were streaming at once${problem ? ` (${problem})` : ''}: the all-slots-busy delay needs every declared slot busy`);
+  }
+  const probe = startStream(ctx, 4, false, 'Say hello.');
+  const counts = orphans.map((o) => o.count);
+  const held = await within(
+    Promise.all(orphans.map((o, i) => o.reach(counts[i]! + 8))).then((r) => r.every(Boolean)),
+    5_000,
+    ctx.signal,
+  );
+  if (probe.ended && probe.count === 0) {
+    await abortAll();
+    const px = await probe.done;
+    return inconclusive(`the probe was answered at once while all ${k} declared slots were busy (${describeExchange(px)}): admission control, not queueing, so a held slot cannot be timed`, { slots: k }, [evidenceOf('probe', px)]);
+  }
+  if (probe.count > 0) {
+    const xs = await abortAll();
+    probe.ac.abort();
+    await probe.done;
+    return inconclusive(`the probe was served while all ${k} declared slots were busy: the server runs more than ${k} requests at once, so a held slot would not delay it (declare the real slot count)`, { slots: k }, xs.slice(0, 4).map((x, i) => evidenceOf(`orphan ${i + 1}`, x)));
+  }
+  if (!held) {
+    await abortAll();
+    probe.ac.abort();
+    await probe.done;
+    return inconclusive('the busy streams stalled while the probe waited: no clean all-slots-busy state to measure from');
+  }
+  const itl = median(orphans.map((o) => itlOf(o.times)));
+  const seen = Math.max(...orphans.map((o) => o.count));
+  const xs = await abortAll();
+  const abortedAt = performance.now();
+  const got = await within(probe.reach(1), 2 * allowed, ctx.signal);
+  const delay = probe.firstAbs !== undefined ? probe.firstAbs - abortedAt : undefined;
+  probe.ac.abort();
+  const px = await probe.done;
+  if (!got && px.rec.status !== undefined && px.rec.status !== 200) {
+    return inconclusive(`after the disconnect the probe got ${describeExchange(px)} instead of a stream: cannot time the freed slot`, undefined, [evidenceOf('probe', px)]);
+  }
+  const remainingMs = itl !== undefined ? (n - seen) * itl : undefined;
+  const metrics = { method: 'all-slots-busy delay', slots: k, baselineTtftMs: baseTtft, probeDelayAfterDisconnectMs: delay, allowedMs: allowed, itlMs: itl, expectedRemainingMs: remainingMs, orphanMaxTokens: n };
+  const evidence = [evidenceOf('probe', px), ...xs.slice(0, 3).map((x, i) => evidenceOf(`orphan ${i + 1} (aborted)`, x))];
+  if (!got || delay === undefined) {
+    return fail({
+      requirement: 'When the client disconnects, the server MUST stop generating for it and free its slot (generation continues after disconnect otherwise).',
+      expected: `with all ${k} declared slots busy and then disconnected, a waiting request gets its first token within ${Math.round(allowed)} ms (${freeWithin} ms + 3 × its lone TTFT ${Math.round(baseTtft)} ms)`,
+      actual: `no first token ${Math.round(2 * allowed)} ms after all ${k} streams were disconnected: the orphaned generations kept the slots (about ${fmt(remainingMs, 0)} ms of generation left)`,
+    }, metrics, evidence);
+  }
+  if (delay > allowed) {
+    return warn(`the probe waited ${Math.round(delay)} ms after all ${k} streams were disconnected (allowed ${Math.round(allowed)} ms): slow to free slots, or a slow first token`, metrics, evidence);
+  }
+  if (!ctx.profile.forceLength) {
+    return inconclusive(`the probe got its first token ${Math.round(delay)} ms after the disconnect, but without forceLength a busy stream may have ended by itself (declare forceLength for a clear verdict)`, metrics, evidence);
+  }
+  return pass(`all ${k} declared slots busy; ${Math.round(delay)} ms after they were disconnected the waiting probe got its first token (allowed ${Math.round(allowed)} ms)`, metrics, evidence);
+}
+
+// ------------------------------------------------------------------------------------------------------------
+
+export const checks: CheckDef[] = [
+  {
+    id: 'stream.ttft-before-end',
+    title: 'the first token arrives long before the end of a long generation',
+    level: 'MUST',
+    rationale: 'Streaming exists to show text as it is generated; a server that sends the first token with the last (Rapid-MLX: TTFT equal to the whole response time) is not streaming.',
+    reference: 'OpenAI API reference, Chat Completions `stream`: "partial message deltas will be sent … as they become available"; seed 000 (Rapid-MLX TTFT ≈ e2e)',
+    requires: ['openai-chat'],
+    thresholds: {
+      minTokens: { value: 128, why: 'long enough that decode time dwarfs prefill on every server, so a real stream puts the first token early' },
+      maxRatio: { value: 0.5, why: 'a streaming server has ttft/e2e ≈ prefill/(prefill + decode), far below half for 128 tokens; a buffered one has ≈ 1' },
+    },
+    timeoutMs: 60_000,
+    async run(ctx) {
+      const ls = await longStreams(ctx, ctx.threshold('minTokens'));
+      const u = usable(ls);
+      if ('verdict' in u) return u.verdict;
+      const maxRatio = ctx.threshold('maxRatio');
+      const ttfts = u.ok.map((x) => x.metrics?.ttftMs);
+      const e2es = u.ok.map((x) => x.rec.tEnd);
+      const ci = bootstrapRatioCI(ttfts, e2es, { seed: 1 });
+      const stall = Math.max(ls.loop.maxMs, ctx.loopDelay().maxMs);
+      const metrics = {
+        ratio: ci.estimate, ratioLow: ci.low, ratioHigh: ci.high, ttftMs: summarize(ttfts), e2eMs: summarize(e2es),
+        ttftSamples: ttfts, e2eSamples: e2es, completionTokens: u.ok.map((x) => x.metrics?.completionTokens), clientStallMs: stall,
+      };
+      const evidence = u.ok.map((x, i) => evidenceOf(`stream ${i + 1}`, x));
+      const band = bandAbove(ci.estimate, ci.low, maxRatio);
+      const figures = `median TTFT ${ms(median(ttfts))} vs median end-to-end ${ms(median(e2es))} (ratio ${fmt(ci.estimate, 3)}, 95 % CI ${fmt(ci.low, 3)}–${fmt(ci.high, 3)}) over ${u.ok.length} streams of ≥ ${ls.minTokens} tokens`;
+      if (band === 'pass') return pass(figures, metrics, evidence);
+      const medTtft = median(ttfts)!;
+      const medE2e = median(e2es)!;
+      if ((medTtft - stall) / medE2e <= maxRatio) {
+        return inconclusive(`client starved: an event-loop stall of ${ms(stall)} could explain ${figures}`, metrics, evidence);
+      }
+      if (band === 'fail') {
+        return fail({
+          requirement: `For a generation of at least ${ls.minTokens} tokens, median TTFT MUST be at most ${maxRatio} of median end-to-end time: tokens are streamed as they are generated, not held until the end.`,
+          expected: `ttft / e2e ≤ ${maxRatio} (a streaming server: about prefill / (prefill + ${ls.minTokens} decode steps))`,
+          actual: `${figures}: the first token arrived only ${ms(medE2e - medTtft)} before the end of the stream`,
+          violations: u.ok.map((x, i) => `stream ${i + 1}: TTFT ${ms(x.metrics?.ttftMs)}, end ${ms(x.rec.tEnd)}, ${x.metrics?.completionTokens} tokens in ${x.events?.tokens.length} events over ${x.rec.reads.length} reads`),
+        }, metrics, evidence);
+      }
+      return warn(`borderline: ${figures}; the threshold is ${maxRatio}`, metrics, evidence);
+    },
+  },
+  {
+    id: 'stream.spread',
+    title: 'tokens arrive spread over the request, not in one burst at the end',
+    level: 'MUST',
+    rationale: 'A server that holds tokens and flushes them at the end breaks live display and makes naive clients compute phantom tokens/s (vllm-mlx 14000 tok/s).',
+    reference: 'OpenAI API reference, Chat Completions `stream`; seed 000 (vllm-mlx phantom gen_tps from burst delivery); servers-notes.md cross-server observation 1',
+    requires: ['openai-chat'],
+    thresholds: {
+      minTokens: { value: 128, why: 'enough tokens that one read or the last 5 % of the time holds a small share of a real stream' },
+      maxReadShare: { value: 0.2, why: 'one read carrying a fifth of 128 tokens needs a stall of ~25 decode steps; a burst puts everything in one or two reads' },
+      maxLateShare: { value: 0.25, why: 'a steady stream puts ~5 % of its text in the last 5 % of the request time; a flush at the end puts ~100 % there' },
+    },
+    timeoutMs: 60_000,
+    async run(ctx) {
+      const ls = await longStreams(ctx, ctx.threshold('minTokens'));
+      const u = usable(ls);
+      if ('verdict' in u) return u.verdict;
+      const maxRead = ctx.threshold('maxReadShare');
+      const maxLate = ctx.threshold('maxLateShare');
+      const spreads = u.ok.map((x) => readSpread({ tokens: x.events!.tokens, tEnd: x.rec.tEnd }));
+      if (spreads.some((s) => !s)) return inconclusive('a stream carried no generated text to time');
+      const sp = spreads as ReadSpread[];
+      const readShares = sp.map((s) => s.maxReadShare);
+      const lateShares = sp.map((s) => s.lateShare);
+      const readCi = bootstrapMedianCI(readShares, { seed: 1 });
+      const lateCi = bootstrapMedianCI(lateShares, { seed: 2 });
+      const stall = Math.max(ls.loop.maxMs, ctx.loopDelay().maxMs);
+      const allowance = u.ok.map((x) => stallShare(stall, 0, x.rec.tEnd));
+      const metrics = {
+        maxReadShare: readCi.estimate, maxReadShareLow: readCi.low, lateShare: lateCi.estimate, lateShareLow: lateCi.low,
+        readShareSamples: readShares, lateShareSamples: lateShares, reads: sp.map((s) => s.reads), events: sp.map((s) => s.events),
+        clientStallMs: stall,
+      };
+      const evidence = u.ok.map((x, i) => evidenceOf(`stream ${i + 1}`, x));
+      const bands = [bandAbove(readCi.estimate, readCi.low, maxRead), bandAbove(lateCi.estimate, lateCi.low, maxLate)];
+      const figures = `largest single read ${pct(readCi.estimate)} of the text (limit ${pct(maxRead)}), last 5 % of the request time ${pct(lateCi.estimate)} (limit ${pct(maxLate)}); medians over ${sp.length} streams of ≥ ${ls.minTokens} tokens`;
+      if (bands.every((b) => b === 'pass')) return pass(figures, metrics, evidence);
+      const corrected = (xs: number[]) => median(xs.map((v, i) => v - allowance[i]!))!;
+      if (corrected(readShares) <= maxRead && corrected(lateShares) <= maxLate) {
+        return inconclusive(`client starved: an event-loop stall of ${ms(stall)} could explain ${figures}`, metrics, evidence);
+      }
+      if (bands.includes('fail')) {
+        const violations: string[] = [];
+        sp.forEach((s, i) => {
+          if (s.maxReadShare > maxRead) violations.push(`stream ${i + 1}: one read at ${ms(s.maxReadAt)} carried ${pct(s.maxReadShare)} of the text (${s.maxReadEvents} of ${s.events} token events; ${s.reads} reads carried text)`);
+          if (s.lateShare > maxLate) violations.push(`stream ${i + 1}: ${pct(s.lateShare)} of the text arrived after ${ms(s.lateFrom)}, in the last 5 % of the ${ms(u.ok[i]!.rec.tEnd)} request`);
+        });
+        const worst = u.ok[readShares.indexOf(Math.max(...readShares))]!;
+        return fail({
+          requirement: 'Tokens MUST arrive spread over the request as they are generated: no single read may carry a large share of them, and the end of the request may not carry most of them (the server holds tokens and flushes them at the end otherwise).',
+          expected: `largest read ≤ ${pct(maxRead)} of the text and ≤ ${pct(maxLate)} of it in the last 5 % of the whole request time`,
+          actual: figures,
+          violations,
+          bytes: escapeBytes(bodyText(worst.rec), 300),
+        }, metrics, evidence);
+      }
+      return warn(`borderline: ${figures}`, metrics, evidence);
+    },
+  },
+  {
+    id: 'stream.headers-early',
+    title: 'response headers arrive before a long prefill ends',
+    level: 'SHOULD',
+    rationale: 'Clients with a header timeout give up on a server that sends nothing while it prefills a long prompt; headers (and pings) keep the connection visibly alive.',
+    reference: 'RFC 9110 §15 (status sent when known) and OpenAI `stream`; servers-notes.md (oMLX sends `: keep-alive` at open, llama.cpp pings while idle)',
+    requires: ['openai-chat'],
+    thresholds: {
+      promptTokens: { value: 3000, why: 'long enough for a prefill well above timer noise on any server, within a 4096-token window' },
+      minPrefillMs: { value: 100, why: 'below this, header and first-token times are within the noise of a loaded 2-core client' },
+      maxHeadersShare: { value: 0.5, why: 'headers sent on admission arrive within milliseconds; half the prefill still leaves room for tokenising first' },
+    },
+    timeoutMs: 60_000,
+    async run(ctx) {
+      const window = ctx.server.contextWindow?.value;
+      const target = Math.floor(Math.min(ctx.threshold('promptTokens'), window !== undefined ? window * 0.75 : Infinity));
+      const minPrefill = ctx.threshold('minPrefillMs');
+      const maxShare = ctx.threshold('maxHeadersShare');
+      const xs: Exchange[] = [];
+      for (let i = 0; i < 3; i++) {
+        let prompt: string;
+        try {
+          prompt = (await promptOfTokens(ctx, target, i * 97)).prompt;
+        } catch (e) {
+          return inconclusive(`cannot build a prompt of a known length: ${(e as Error).message}`);
+        }
+        const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens: 2, stream: true }));
+        if (x.rec.failure?.kind === 'headers-timeout') {
+          return fail({
+            requirement: 'Response headers SHOULD be sent when the request is accepted, before a long prefill ends, so clients with header timeouts keep waiting.',
+            expected: `headers within ${ctx.deadlines.headersMs} ms (the headers deadline)`,
+            actual: `no response headers within ${ctx.deadlines.headersMs} ms for a ${target}-token prompt: ${describeExchange(x)}`,
+          }, undefined, [evidenceOf(`request ${i + 1}`, x)]);
+        }
+        const problem = streamProblem(x);
+        if (problem) return inconclusive(`the ${target}-token request did not give a stream to time (${problem}); the context and api checks judge that`, undefined, [evidenceOf(`request ${i + 1}`, x)]);
+        xs.push(x);
+      }
+      const heads = xs.map((x) => x.rec.tHeaders);
+      const ends = xs.map((x) => x.metrics?.ttftMs ?? x.rec.reads.find((r) => r.bytes.length > 0)?.t ?? x.rec.tEnd);
+      const shares = xs.map((x, i) => (x.rec.tHeaders ?? Infinity) / ends[i]!);
+      const ci = bootstrapMedianCI(shares, { seed: 3 });
+      const metrics = { promptTokens: target, headersMs: summarize(heads), prefillEndMs: summarize(ends), headersShare: ci.estimate, headersShareLow: ci.low, samples: { heads, ends } };
+      const evidence = xs.map((x, i) => evidenceOf(`request ${i + 1}`, x));
+      const medEnd = median(ends)!;
+      const figures = `headers after ${ms(median(heads))}, first token after ${ms(medEnd)} (headers at ${pct(ci.estimate)} of the prefill; medians over ${xs.length} requests with ${target}-token prompts)`;
+      if (medEnd < minPrefill) {
+        return inconclusive(`prefill too short to tell: ${figures}; needs a first token after ≥ ${minPrefill} ms`, metrics, evidence);
+      }
+      const band = bandAbove(ci.estimate, ci.low, maxShare);
+      if (band === 'pass') return pass(figures, metrics, evidence);
+      const stall = ctx.loopDelay().maxMs;
+      if ((median(heads)! - stall) / medEnd <= maxShare) {
+        return inconclusive(`client starved: an event-loop stall of ${ms(stall)} could explain ${figures}`, metrics, evidence);
+      }
+      if (band === 'fail') {
+        return fail({
+          requirement: 'Response headers SHOULD be sent when the request is accepted, before a long prefill ends, so clients with header timeouts keep waiting.',
+          expected: `headers within ${pct(maxShare)} of the time to the first token`,
+          actual: `${figures}: the status and headers came only with the first token, nothing during the prefill`,
+          violations: xs.map((x, i) => `request ${i + 1}: headers ${ms(x.rec.tHeaders)}, first token ${ms(ends[i])}`),
+        }, metrics, evidence);
+      }
+      return warn(`borderline: ${figures}`, metrics, evidence);
+    },
+  },
+  {
+    id: 'stream.cancel-frees-slot',
+    title: 'a client disconnect stops the generation and frees its slot',
+    level: 'MUST',
+    rationale: 'Every abandoned request (a closed tab, a client timeout) otherwise keeps a slot and the GPU busy until it ends, delaying everyone else.',
+    reference: 'RFC 9110 §9.5 / client abort; documented server behaviour: llama.cpp and vLLM cancel on disconnect (/slots is_processing, vllm:num_requests_running)',
+    requires: ['openai-chat'],
+    thresholds: {
+      freeWithinMs: { value: 1000, why: 'a server notices a closed socket at its next write, one decode step later; a second covers slow steps and polling' },
+      useServerCounters: { value: 1, why: '1: read /slots or /metrics when the server has them; 0: judge by the all-slots-busy delay only (counters that lag or lie)' },
+    },
+    timeoutMs: 90_000,
+    async run(ctx) {
+      if (ctx.threshold('useServerCounters') !== 0) {
+        const reader = await findBusyReader(ctx);
+        if (reader) {
+          const v = await cancelByCounters(ctx, reader);
+          if (v) return v;
+          ctx.log(`${reader.source} did not show the request as busy; falling back to the all-slots-busy delay`);
+        }
+      }
+      return cancelByDelay(ctx);
+    },
+  },
+];
+
+export const proofs: Proof[] = [
+  passProof('stream.ttft-before-end'),
+  faultProof('stream.ttft-before-end', 'stream-burst-at-end', ['median TTFT', 'before the end of the stream']),
+  faultProof('stream.ttft-before-end', 'stream-role-now-content-at-end', ['median TTFT', 'before the end of the stream']),
+  passProof('stream.spread'),
+  faultProof('stream.spread', 'stream-burst-at-end', ['one read at', 'in the last 5 %']),
+  faultProof('stream.spread', 'stream-role-now-content-at-end', ['one read at', 'in the last 5 %']),
+  passProof('stream.headers-early'),
+  faultProof('stream.headers-early', 'stream-headers-after-prefill', ['headers came only with the first token'], { expect: 'warn' }),
+  passProof('stream.cancel-frees-slot'),
+  faultProof('stream.cancel-frees-slot', 'stream-continue-after-disconnect', ['still 1 busy', 'when the orphaned generation would have run to its end']),
+  passProof('stream.cancel-frees-slot', { profile: { thresholds: { 'stream.cancel-frees-slot': { useServerCounters: 0 } } }, note: 'timing-only evidence (all declared slots busy)' }),
+  faultProof('stream.cancel-frees-slot', 'stream-continue-after-disconnect', ['kept the slots'], {
+    profile: { thresholds: { 'stream.cancel-frees-slot': { useServerCounters: 0 } } },
+    note: 'timing-only evidence (all declared slots busy)',
+  }),
+];

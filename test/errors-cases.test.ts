@@ -1,0 +1,60 @@
+// The errors family's case generators: reproducible, and each case breaks exactly one thing.
+import { test, expect } from 'vitest';
+import fc from 'fast-check';
+import { absurdValueCases, malformedBodies, mutate, wrongTypeCases, type Mutation } from '../suites/errors.ts';
+
+const base = {
+  model: 'm',
+  messages: [{ role: 'user', content: 'hello' }],
+  max_tokens: 4,
+  stream: true,
+  temperature: 0,
+};
+
+function diffPaths(a: unknown, b: unknown, path = ''): string[] {
+  if (JSON.stringify(a) === JSON.stringify(b)) return [];
+  const isObj = (v: unknown) => typeof v === 'object' && v !== null;
+  if (!isObj(a) || !isObj(b) || Array.isArray(a) !== Array.isArray(b)) return [path];
+  const keys = new Set([...Object.keys(a as object), ...Object.keys(b as object)]);
+  return [...keys].flatMap((k) => diffPaths((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], path ? `${path}.${k}` : k));
+}
+
+test('the same seed gives the same cases', () => {
+  expect(JSON.stringify(wrongTypeCases(12))).toBe(JSON.stringify(wrongTypeCases(12)));
+  expect(JSON.stringify(absurdValueCases(6))).toBe(JSON.stringify(absurdValueCases(6)));
+  expect(malformedBodies('{"a":1}', 8)).toEqual(malformedBodies('{"a":1}', 8));
+});
+
+test('every mutation changes exactly one field of the valid request, and leaves the original alone', () => {
+  const before = JSON.stringify(base);
+  for (const m of [...wrongTypeCases(40), ...absurdValueCases(40)] as Mutation[]) {
+    const out = mutate(base, m);
+    const d = diffPaths(base, out);
+    expect(d.length, `${m.path}: ${JSON.stringify(d)}`).toBe(1);
+    expect(d[0]!.startsWith(m.path) || m.path.startsWith(d[0]!)).toBe(true);
+  }
+  expect(JSON.stringify(base)).toBe(before);
+});
+
+test('cases are distinct', () => {
+  const keys = wrongTypeCases(40).map((m) => `${m.path}=${JSON.stringify(m.value)}`);
+  expect(new Set(keys).size).toBe(keys.length);
+});
+
+test('a malformed body is never a valid JSON object, for any valid request text (property)', () => {
+  fc.assert(fc.property(
+    fc.dictionary(fc.string({ minLength: 1, maxLength: 6 }), fc.jsonValue({ maxDepth: 2 }), { minKeys: 1, maxKeys: 5 }),
+    (obj) => {
+      const valid = JSON.stringify({ model: 'm', ...obj });
+      for (const c of malformedBodies(valid, 10)) {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(c.body);
+        } catch {
+          continue;
+        }
+        expect(typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed), `${c.what}: ${c.body}`).toBe(false);
+      }
+    },
+  ), { seed: 11, numRuns: 100 });
+});

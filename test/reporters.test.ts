@@ -1,0 +1,338 @@
+// Reporters end to end: a REAL Vitest run (child process) against the reference server, then its real output is
+// read back: results.json against its schema, badge JSON and SVG, the Markdown summary, the console table, JUnit.
+// `npm run report` must rebuild the same summary and badges from results.json alone. An interrupted run must keep
+// what it measured. The render functions are also exercised on hand-made results (merging, phantom flags, banners).
+import { test, expect, describe, beforeAll, vi } from 'vitest';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from '../lib/profile.ts';
+import { compileSchema, schemaErrors } from '../lib/schemas.ts';
+import { median } from '../lib/stats.ts';
+import { families } from '../suites/catalogue.ts';
+import type { ResultsFile, CheckResult } from '../reporters/results-types.ts';
+import { badgeSpecs, gateFailed, renderConsole, renderMarkdown, tally, toColumns, workloadRows } from '../reporters/render.ts';
+import { runReport, parseArgs } from '../scripts/report.ts';
+import ResultsReporter from '../reporters/results.ts';
+import ConsoleTableReporter from '../reporters/console.ts';
+import SummaryReporter from '../reporters/summary.ts';
+import BadgesReporter from '../reporters/badges.ts';
+
+interface Run { code: number | null; signal: NodeJS.Signals | null; out: string }
+
+/** Run vitest in a child process; `until` may stop it early (SIGTERM) once a condition holds. */
+function vitestRun(args: string[], env: Record<string, string | undefined>, until?: () => boolean): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const childEnv: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', ...env };
+    for (const [k, v] of Object.entries(env)) if (v === undefined) delete childEnv[k];
+    const child = spawn(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', ...args], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
+    let poll: NodeJS.Timeout | undefined;
+    if (until) {
+      poll = setInterval(() => {
+        if (until()) {
+          clearInterval(poll);
+          child.kill('SIGTERM');
+        }
+      }, 20);
+    }
+    const limit = setTimeout(() => child.kill('SIGKILL'), 100_000);
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      clearTimeout(limit);
+      if (poll) clearInterval(poll);
+      resolve({ code, signal, out });
+    });
+  });
+}
+
+const validateResults = compileSchema('results.schema.json');
+const readJson = (p: string) => JSON.parse(readFileSync(p, 'utf8')) as unknown;
+
+describe('a real run: api + metrics against the reference server', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'reporters-'));
+  const reports = join(dir, 'reports');
+  let run: Run;
+  let results: ResultsFile;
+
+  beforeAll(async () => {
+    run = await vitestRun(['--project', 'reference', 'suites/api.test.ts', 'suites/metrics.test.ts'], {
+      CONFORMANCE_REPORTS_DIR: reports,
+      GITHUB_STEP_SUMMARY: undefined,
+      CONFORMANCE_MACHINE: 'ci-box',
+    });
+    results = readJson(join(reports, 'reference', 'results.json')) as ResultsFile;
+  }, 110_000);
+
+  test('results.json validates against fixtures/schemas/results.schema.json', () => {
+    const ok = validateResults(results);
+    expect(schemaErrors(validateResults), 'schema violations').toEqual([]);
+    expect(ok).toBe(true);
+  });
+
+  test('header: suite, project, machine label, discovered server identity, profile without {port} secrets', () => {
+    expect(results.header.project).toBe('reference');
+    expect(results.header.machine.label).toBe('ci-box');
+    expect(results.header.suite.name).toBe('llm-server-conformance');
+    expect((results.header.server as { identity?: { name?: string } }).identity?.name).toBe('reference-server');
+    expect((results.header.profile as { id?: string }).id).toBe('reference');
+    expect(results.finished?.reason).toMatch(/passed|failed/);
+  });
+
+  test('every api and metrics check is in it, with outcome, level, message and reference', () => {
+    const expected = [...families.api.checks, ...families.metrics.checks].map((c) => c.id);
+    expect(results.checks.map((c) => c.id).sort()).toEqual(expected.sort());
+    for (const c of results.checks) {
+      expect(c.message.length, c.id).toBeGreaterThan(0);
+      expect(c.reference.length, c.id).toBeGreaterThan(0);
+    }
+  });
+
+  test('exit status follows the gate: non-zero exactly when a check failed or errored', () => {
+    const gate = results.checks.some((c) => c.outcome === 'fail' || c.outcome === 'error');
+    expect(run.code === 0, run.out.slice(-3000)).toBe(!gate);
+  });
+
+  test('figures are recomputable from the file: workload medians from its samples, no phantom on a correct server', () => {
+    const plausible = results.checks.find((c) => c.id === 'metrics.gen-tps-plausible')!;
+    const w = plausible.metrics!.workload as { gen_tps_p50: number; wall_tps_p50: number; samples: { gen_tps: number; wall_tps: number }[] };
+    expect(w.gen_tps_p50).toBeCloseTo(median(w.samples.map((s) => s.gen_tps))!, 9);
+    expect(w.wall_tps_p50).toBeCloseTo(median(w.samples.map((s) => s.wall_tps))!, 9);
+    const ev = plausible.evidence as { tokenTimes: number[]; readTimes: number[]; e2eMs: number }[];
+    expect(ev).toHaveLength(3);
+    expect(ev[0].tokenTimes.length).toBeGreaterThanOrEqual(8);
+    const rows = workloadRows(toColumns([results])[0]);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.filter((r) => r.phantom)).toEqual([]);
+  });
+
+  test('badges: shields.io endpoint JSON and SVG for the stable names, conformance count from results.json', () => {
+    const bdir = join(reports, 'reference', 'badges');
+    expect(readdirSync(bdir).sort()).toEqual(['batching', 'conformance', 'long-context', 'streaming'].flatMap((n) => [`${n}.json`, `${n}.svg`]).sort());
+    const t = tally(results.checks);
+    const conf = readJson(join(bdir, 'conformance.json')) as Record<string, unknown>;
+    expect(conf).toEqual({ schemaVersion: 1, label: 'conformance', message: `${t.passed}/${t.graded}`, color: expect.any(String) });
+    const streaming = readJson(join(bdir, 'streaming.json')) as Record<string, unknown>;
+    expect(streaming.label).toBe('streaming');
+    expect(['real', 'phantom', 'buffered']).toContain(streaming.message);
+    for (const n of ['batching', 'long-context']) expect(readJson(join(bdir, `${n}.json`))).toMatchObject({ schemaVersion: 1, message: 'n/a' });
+    const svg = readFileSync(join(bdir, 'conformance.svg'), 'utf8');
+    expect(svg.startsWith('<svg')).toBe(true);
+    expect(svg).toContain(`conformance: ${t.passed}/${t.graded}`);
+  });
+
+  test('summary.md (no GITHUB_STEP_SUMMARY): title, tally, every check, the workload row', () => {
+    const md = readFileSync(join(reports, 'reference', 'summary.md'), 'utf8');
+    expect(md).toContain('## LLM server conformance: reference @ ci-box');
+    const t = tally(results.checks);
+    expect(md).toContain(`**${t.passed}/${t.graded} passed**`);
+    for (const c of results.checks) expect(md).toContain(`\`${c.id}\``);
+    expect(md).toContain('### Workloads');
+    expect(md).toContain('1 stream, 48 tokens');
+  });
+
+  test('console: the table per project with workloads and the gate line', () => {
+    expect(run.out).toContain('conformance — reference @ ci-box');
+    expect(run.out).toMatch(/outcome\s+level\s+check\s+message/);
+    expect(run.out).toMatch(/wall_tps_p50\s+ttft_p50\s+gen_tps_p50\s+speedup\s+tokens usage \/ counted/);
+    expect(run.out).toMatch(/GATE: (passed|FAILED)/);
+  });
+
+  test('JUnit XML goes next to the results (CONFORMANCE_REPORTS_DIR)', () => {
+    const xml = readFileSync(join(reports, 'junit.xml'), 'utf8');
+    expect(xml).toContain('<testsuites');
+    expect(xml).toContain('metrics.gen-tps-plausible');
+  });
+
+  test('npm run report rebuilds the same summary and badges from results.json alone', () => {
+    const out2 = join(dir, 'rebuilt');
+    let printed = '';
+    const r = runReport({ files: [join(reports, 'reference', 'results.json')], out: out2, env: {}, print: (s) => { printed += s; } });
+    expect(r.notes).toEqual([]);
+    expect(r.ok).toBe(true);
+    expect(readFileSync(join(out2, 'reference', 'summary.md'), 'utf8')).toBe(readFileSync(join(reports, 'reference', 'summary.md'), 'utf8'));
+    for (const f of readdirSync(join(reports, 'reference', 'badges'))) {
+      expect(readFileSync(join(out2, 'reference', 'badges', f), 'utf8'), f).toBe(readFileSync(join(reports, 'reference', 'badges', f), 'utf8'));
+    }
+    expect(printed).toContain('conformance — reference @ ci-box');
+    // Rendered console text equals what the live reporter printed (same function, same data).
+    expect(run.out).toContain(renderConsole(toColumns([results])).split('\n').slice(3, 8).join('\n'));
+  });
+});
+
+test('an interrupted run keeps what it measured: results.json is valid after every check, without `finished`', async () => {
+  const reports = join(mkdtempSync(join(tmpdir(), 'reporters-int-')), 'reports');
+  const file = join(reports, 'reference', 'results.json');
+  const hasTwo = () => {
+    try {
+      return (readJson(file) as ResultsFile).checks.length >= 2;
+    } catch {
+      return false;
+    }
+  };
+  const run = await vitestRun(['--project', 'reference', 'suites/api.test.ts', 'suites/metrics.test.ts'], { CONFORMANCE_REPORTS_DIR: reports, GITHUB_STEP_SUMMARY: undefined }, hasTwo);
+  expect(run.code === 0 && run.signal === null, 'the run was interrupted').toBe(false);
+  const results = readJson(file) as ResultsFile;
+  expect(validateResults(results), schemaErrors(validateResults).join('\n')).toBe(true);
+  expect(results.checks.length).toBeGreaterThanOrEqual(2);
+  expect(results.checks.length).toBeLessThan(families.api.checks.length + families.metrics.checks.length);
+  expect(results.finished).toBeUndefined();
+  expect(renderConsole(toColumns([results]))).toContain('INTERRUPTED');
+}, 110_000);
+
+describe('a real run against a server that flushes its stream (--fault stream-role-now-content-at-end)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'reporters-phantom-'));
+  const reports = join(dir, 'reports');
+  let run: Run;
+  let results: ResultsFile;
+
+  beforeAll(async () => {
+    const ref = (JSON.parse(readFileSync(join(ROOT, 'servers.json'), 'utf8')) as { servers: Array<Record<string, unknown> & { id: string; start: { command: string[] } }> }).servers.find((p) => p.id === 'reference')!;
+    const phantom = { ...ref, id: 'phantom', start: { command: [...ref.start.command, '--fault', 'stream-role-now-content-at-end'] } };
+    writeFileSync(join(dir, 'servers.json'), JSON.stringify({ servers: [phantom] }));
+    run = await vitestRun(['--project', 'phantom', 'suites/metrics.test.ts'], { SERVERS_FILE: join(dir, 'servers.json'), CONFORMANCE_REPORTS_DIR: reports, GITHUB_STEP_SUMMARY: undefined });
+    results = readJson(join(reports, 'phantom', 'results.json')) as ResultsFile;
+  }, 110_000);
+
+  test('the MUST check fails naming the cause, and the run exits non-zero', () => {
+    const c = results.checks.find((x) => x.id === 'metrics.gen-tps-plausible')!;
+    expect(c.outcome).toBe('fail');
+    expect(c.message).toContain('role chunk');
+    expect(run.code).not.toBe(0);
+    expect(validateResults(results), schemaErrors(validateResults).join('\n')).toBe(true);
+  });
+
+  test('console, summary and badge mark the figure PHANTOM with the cause, recomputed from results.json', () => {
+    expect(run.out).toMatch(/n\/a PHANTOM \(role first, content at end, one read, burst\)/);
+    expect(run.out).toContain('GATE: FAILED');
+    expect(readFileSync(join(reports, 'phantom', 'summary.md'), 'utf8')).toContain('**PHANTOM**');
+    expect(readJson(join(reports, 'phantom', 'badges', 'streaming.json'))).toMatchObject({ message: 'phantom', color: 'red' });
+    const rows = workloadRows(toColumns([results])[0]);
+    expect(rows.find((r) => r.check === 'metrics.gen-tps-plausible')?.phantom?.label).toContain('one read');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Render functions on hand-made results
+
+function check(id: string, outcome: CheckResult['outcome'], extra: Partial<CheckResult> = {}): CheckResult {
+  return { id, title: id, family: id.split('.')[0], level: 'MUST', outcome, message: `${outcome} message`, rationale: 'r', reference: 'ref', ...extra };
+}
+
+function file(project: string, machine: string, checks: CheckResult[], o: { date?: string; shard?: string; hardware?: unknown } = {}): ResultsFile {
+  return {
+    header: {
+      suite: { name: 'llm-server-conformance', version: '0.1.0' },
+      date: o.date ?? '2026-01-01T00:00:00.000Z',
+      project,
+      profile: { id: project, ...(o.hardware ? { hardware: o.hardware } : {}) },
+      server: { identity: { name: 'srv', version: '1.2.3' } },
+      machine: { label: machine, platform: 'linux', arch: 'x64', cpus: 2, memGiB: 8, node: 'v20' },
+      tier: 'quick',
+      strict: false,
+      ...(o.shard ? { shard: o.shard } : {}),
+    },
+    checks,
+    finished: { date: '2026-01-01T00:01:00.000Z', reason: 'passed' },
+  };
+}
+
+describe('render', () => {
+  test('hand-made files validate against the schema (the fixture shape is the real shape)', () => {
+    const f = file('x', 'm', [check('a.b', 'pass')], { shard: '1/2' });
+    expect(validateResults(f), schemaErrors(validateResults).join('\n')).toBe(true);
+  });
+
+  test('several machines give one column each, named by machine; shards of one machine merge', () => {
+    const cols = toColumns([
+      file('omlx', 'm2-max', [check('api.a', 'pass')], { shard: '1/2' }),
+      file('omlx', 'm2-max', [check('api.b', 'fail')], { shard: '2/2' }),
+      file('omlx', 'm4-pro', [check('api.a', 'pass'), check('api.b', 'pass')]),
+    ]);
+    expect(cols.map((c) => c.label)).toEqual(['omlx @ m2-max', 'omlx @ m4-pro']);
+    expect(cols[0].checks.map((c) => c.id)).toEqual(['api.a', 'api.b']);
+    expect(cols[0].files).toBe(2);
+    const text = renderConsole(cols);
+    expect(text).toContain('[1] omlx @ m2-max');
+    expect(text).toContain('[2] omlx @ m4-pro');
+    const md = renderMarkdown(cols);
+    expect(md).toContain('| check | omlx @ m2-max | omlx @ m4-pro |');
+    expect(gateFailed(cols)).toBe(true);
+  });
+
+  test('a phantom workload is marked PHANTOM with its cause, from evidence and from the physical bound', () => {
+    const burst = { label: 'stream 1', tokenTimes: Array(40).fill(300), readTimes: [2, 300], e2eMs: 300.5 };
+    const wl = { name: '1 stream', requests: 1, wall_tps_p50: 120, ttft_p50_ms: 300, gen_tps_p50: 14000, tokens_usage: 40, tokens_counted: 40 };
+    const f = file('vllm-mlx', 'm', [check('stream.x', 'pass', { metrics: { workload: wl }, evidence: [burst] })], { hardware: { memoryBandwidthGBs: 400, activeBytesPerTokenGB: 1.7 } });
+    const rows = workloadRows(toColumns([f])[0]);
+    expect(rows[0].phantom?.label).toContain('role first, content at end');
+    expect(rows[0].phantom?.label).toContain('above physical bound');
+    const text = renderConsole(toColumns([f]));
+    expect(text).toMatch(/14000 PHANTOM \(role first, content at end, one read, burst, above physical bound\)/);
+    expect(text).toContain('40 / 40');
+    expect(renderMarkdown(toColumns([f]))).toContain('**PHANTOM**');
+  });
+
+  test('a known issue that now passes is printed prominently, first and last, and in the summary', () => {
+    const f = file('ollama', 'm', [check('context.over-window-400', 'known-passing'), check('api.a', 'pass')]);
+    const text = renderConsole(toColumns([f]));
+    const lines = text.split('\n');
+    expect(lines[0]).toContain('!!! KNOWN ISSUE NOW PASSES: context.over-window-400');
+    expect(lines.filter((l) => l.includes('KNOWN ISSUE NOW PASSES')).length).toBe(2);
+    expect(renderMarkdown(toColumns([f]))).toContain('**Known issue now passes: `context.over-window-400`**');
+    expect(gateFailed(toColumns([f]))).toBe(false);
+  });
+
+  test('badges: conformance count, batching speedup figure, long context 400 ok, streaming phantom', () => {
+    const f = file('mlx-openai-server', 'm', [
+      check('api.a', 'pass'),
+      check('api.b', 'warn'),
+      check('api.c', 'skip'),
+      check('parallel.speedup-2', 'pass', { metrics: { speedup: { estimate: 2.1734, low: 2, high: 2.3 } } }),
+      check('context.over-window-400', 'pass'),
+      check('context.within-window', 'pass'),
+      check('metrics.gen-tps-plausible', 'fail'),
+    ]);
+    const b = Object.fromEntries(badgeSpecs(toColumns([f])[0]).map((s) => [s.name, s]));
+    expect(b.conformance).toMatchObject({ message: '4/6', color: 'red' });
+    expect(b.batching).toMatchObject({ label: 'batching', message: '2.17x', color: 'brightgreen' });
+    expect(b['long-context']).toMatchObject({ label: 'long context', message: '400 ok' });
+    expect(b.streaming).toMatchObject({ message: 'phantom', color: 'red' });
+  });
+
+  test('odd metrics never crash the renderers', () => {
+    const weird = [
+      check('a.b', 'error', { metrics: { workload: 'nope', speedup: { estimate: 'x' } }, evidence: [null, 1, { tokenTimes: 'x' }] as unknown[] }),
+      check('a.c', 'pass', { metrics: { workloads: [null, { gen_tps_p50: Infinity }], wall_tps_p50: NaN } }),
+      check('a.d', 'warn', { message: 'line|with|pipes\n<b>second</b>' }),
+    ];
+    const cols = toColumns([file('p', 'm', weird)]);
+    expect(() => renderConsole(cols)).not.toThrow();
+    expect(renderMarkdown(cols)).toContain('line\\|with\\|pipes');
+    expect(() => badgeSpecs(cols[0])).not.toThrow();
+  });
+
+  test('report CLI arguments', () => {
+    expect(parseArgs(['a.json', '--out', 'x', '--only', 'badges'])).toEqual({ files: ['a.json'], out: 'x', parts: ['badges'] });
+    expect(parseArgs(['--only=nope'])).toHaveProperty('error');
+    expect(parseArgs(['--bogus'])).toHaveProperty('error');
+  });
+
+  test('reporters never throw, whatever they are handed, and say clearly that they failed', async () => {
+    const printed: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => { printed.push(String(chunk)); return true; });
+    try {
+      for (const r of [new ResultsReporter(), new ConsoleTableReporter(), new SummaryReporter(), new BadgesReporter()]) {
+        await expect(Promise.resolve().then(() => r.onTestRunEnd([], [], 'passed'))).resolves.toBeUndefined();
+        await expect(Promise.resolve().then(() => r.onTestRunEnd([{ project: null } as never], [], 'failed'))).resolves.toBeUndefined();
+      }
+    } finally {
+      spy.mockRestore();
+    }
+    for (const name of ['results', 'console', 'summary', 'badges']) expect(printed.join('')).toContain(`[conformance ${name} reporter] ERROR`);
+    expect(existsSync(join(ROOT, 'reports', 'undefined'))).toBe(false);
+  });
+});
