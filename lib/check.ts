@@ -177,7 +177,8 @@ export function isInconclusive(message: string): boolean {
 export async function runCheck(check: CheckDef, o: ContextOptions): Promise<{ verdict: Verdict; loopDelay: { p99Ms: number; maxMs: number }; ms: number }> {
   const h = monitorEventLoopDelay({ resolution: 10 });
   h.enable();
-  const loop = () => ({ p99Ms: h.percentile(99) / 1e6, maxMs: h.max / 1e6 });
+  // An empty histogram (a check shorter than one 10 ms sample, e.g. reading a shared recording) reports 0, not noise.
+  const loop = () => (h.count === 0 ? { p99Ms: 0, maxMs: 0 } : { p99Ms: h.percentile(99) / 1e6, maxMs: h.max / 1e6 });
   const ac = new AbortController();
   const limit = check.timeoutMs ?? 60_000;
   const t0 = performance.now();

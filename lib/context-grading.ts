@@ -296,7 +296,8 @@ const finitePositive = (xs: ReadonlyArray<number | undefined>) => xs.filter((x):
  * The fit takes every repetition as a point: Theil–Sen is itself a median (of pairwise slopes, tolerating 29 % bad
  * points), and Sen's interval over all repetitions is far steadier under heavy-tailed jitter than one over
  * per-length medians (simulated in test/context-grading.test.ts). The curve reports per-length medians.
- * Fail when the slope's 95 % lower bound is at least `failLowBound`; warn when the estimate is at least `warnSlope`.
+ * Fail when the slope's 95 % lower bound is at least `failLowBound`; warn when the estimate is at least `warnSlope`
+ * and the lower bound is above 1 (there is evidence of superlinear growth, just not of a quadratic).
  */
 export function gradePrefillScaling(points: readonly ScalingPoint[], t: ScalingThresholds): ScalingGrade {
   const sortedPoints = [...points].sort((a, b) => a.tokens - b.tokens);
@@ -322,7 +323,7 @@ export function gradePrefillScaling(points: readonly ScalingPoint[], t: ScalingT
     return { ...out, outcome: 'inconclusive', reason: `no confidence interval for the slope from ${xs.length} samples at ${fitted.length} lengths`, figures };
   const text = `log-log slope of TTFT against prompt length ${r(fit.slope)} (95 % CI ${r(fit.low)}–${r(fit.high)}; ${xs.length} samples) over ${fitted[0].tokens}–${top} tokens; median TTFT ${r(fitted[0].ttftMsP50)} → ${r(fitted[fitted.length - 1].ttftMsP50)} ms`;
   if (fit.low >= t.failLowBound) return { ...out, outcome: 'fail', reason: `${text}: prefill time grows quadratically with the prompt (lower bound ≥ ${t.failLowBound})`, figures };
-  if (fit.slope >= t.warnSlope) return { ...out, outcome: 'warn', reason: `${text}: prefill grows faster than linearly (estimate ≥ ${t.warnSlope}, bound below ${t.failLowBound})`, figures };
+  if (fit.slope >= t.warnSlope && fit.low > 1) return { ...out, outcome: 'warn', reason: `${text}: prefill grows faster than linearly (estimate ≥ ${t.warnSlope}, lower bound above 1 but below ${t.failLowBound})`, figures };
   return { ...out, outcome: 'pass', reason: `${text}: close to linear`, figures };
 }
 
@@ -365,6 +366,8 @@ export interface SlowdownThresholds {
 /**
  * slowdown = median(wall_tps before) / median(wall_tps after), both from normal requests of one shape measured in
  * the same check; estimate and interval from ratioCI (Hodges–Lehmann, Moses). 1 = as fast as before.
+ * Fail when the lower bound reaches `failSlowdown`; warn when the estimate reaches `warnSlowdown` and the lower
+ * bound is above 1 (evidence of a slowdown, not of a large one).
  */
 export function gradeSlowdown(beforeTps: ReadonlyArray<number | undefined>, afterTps: ReadonlyArray<number | undefined>, t: SlowdownThresholds): TimingGrade {
   const b = beforeTps.filter((x): x is number => typeof x === 'number' && Number.isFinite(x) && x > 0);
@@ -376,7 +379,8 @@ export function gradeSlowdown(beforeTps: ReadonlyArray<number | undefined>, afte
   Object.assign(figures, { slowdown: ci.estimate, slowdownLow: ci.low, slowdownHigh: ci.high, coverage: ci.coverage });
   const text = `wall_tps ${r(median(b))} tok/s before the long requests, ${r(median(a))} tok/s after (medians of ${b.length} and ${a.length}): slowdown ${r(ci.estimate)}x (${cov(ci.coverage)} ${r(ci.low)}–${r(ci.high)})`;
   if (ci.low !== undefined && ci.low >= t.failSlowdown) return { outcome: 'fail', reason: `${text}, lower bound ≥ ${t.failSlowdown}x`, figures };
-  if (ci.estimate !== undefined && ci.estimate >= t.warnSlowdown) return { outcome: 'warn', reason: `${text}, estimate ≥ ${t.warnSlowdown}x but not clearly past ${t.failSlowdown}x`, figures };
+  if (ci.estimate !== undefined && ci.estimate >= t.warnSlowdown && ci.low !== undefined && ci.low > 1)
+    return { outcome: 'warn', reason: `${text}, estimate ≥ ${t.warnSlowdown}x with the lower bound above 1x, but not clearly past ${t.failSlowdown}x`, figures };
   return { outcome: 'pass', reason: text, figures };
 }
 

@@ -137,3 +137,22 @@ export interface Recording {
   truncated: boolean;
   failure?: { kind: RequestFailure; message: string };
 }
+
+/** One graded check as recorded: what a test attaches to its task and what results.json keeps. */
+export interface CheckRecord {
+  id: string;
+  title: string;
+  family: string;
+  level: Level;
+  outcome: Outcome;
+  message: string;
+  rationale: string;
+  reference: string;
+  durationMs?: number;
+  /** Figures the check measured (ttft_p50, wall_tps_p50, speedup, curves …). */
+  metrics?: Record<string, unknown>;
+  /** Per-request timestamps and wire excerpts (capped). */
+  evidence?: unknown[];
+  /** Our own client's event-loop delay during the check (a starved client cannot grade timing). */
+  loopDelay?: { p99Ms: number; maxMs: number };
+}

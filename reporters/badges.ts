@@ -3,10 +3,10 @@
 // long-context ("400 ok"). A README points shields.io at the JSON or embeds the SVG.
 import { join } from 'node:path';
 import { makeBadge } from 'badge-maker';
-import type { Reporter, TestModule, TestRunEndReason, Vitest } from 'vitest/node';
-import type { SerializedError } from 'vitest';
 import { redact } from '../lib/secrets.ts';
-import { dirOfResults, reportsRoot, reporterError, runResults, writeJsonAtomic, writeTextAtomic } from './results.ts';
+import { dirOfResults, writeJsonAtomic, writeTextAtomic } from './results.ts';
+import { RunEndReporter } from './run-end.ts';
+import type { ResultsFile } from './results-types.ts';
 import { badgeSpecs, shieldsEndpoint, toColumns, type BadgeSpec, type Column } from './render.ts';
 
 /** Write every badge of a column into <dir>/badges; returns the files written. */
@@ -23,33 +23,9 @@ export function writeBadges(col: Column, dir: string): string[] {
   return written;
 }
 
-export default class BadgesReporter implements Reporter {
-  private vitest: Vitest | undefined;
-  private startedAt = new Date();
-
-  onInit(vitest: Vitest): void {
-    this.vitest = vitest;
-  }
-
-  onTestRunStart(): void {
-    this.startedAt = new Date();
-  }
-
-  onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<SerializedError>, reason: TestRunEndReason): void {
-    let files;
-    try {
-      files = runResults(testModules, this.vitest, this.startedAt, reason, unhandledErrors);
-    } catch (e) {
-      reporterError('badges', e);
-      return;
-    }
-    const root = reportsRoot(this.vitest?.config.root ?? process.cwd());
-    for (const file of files) {
-      try {
-        for (const col of toColumns([file])) writeBadges(col, dirOfResults(root, file));
-      } catch (e) {
-        reporterError('badges', e);
-      }
-    }
+export default class BadgesReporter extends RunEndReporter {
+  protected readonly name = 'badges';
+  protected render(file: ResultsFile, root: string): void {
+    for (const col of toColumns([file])) writeBadges(col, dirOfResults(root, file));
   }
 }

@@ -1,10 +1,10 @@
 // Comparing two runs (the PR gate's performance arm): which checks changed outcome, and which figures moved
 // beyond noise. Pure: two results files in, a comparison out; scripts/compare.ts does the I/O and the exit code.
 //
-// Noise: where a check kept raw samples (an array of numbers in its metrics, per-request records under `samples` /
-// `streams`, or per-request ttftMs / e2eMs in its evidence) a figure moved when the percentile-bootstrap CI of
-// median(new) / median(old) excludes 1 AND the change is at least `minEffect` (a tiny but "significant" shift is
-// not worth a red build). A figure that carries its own interval ({ estimate, low, high }, e.g. speedup) moved
+// Noise: where a check kept raw samples (an array of numbers in its metrics, or per-request records under
+// `samples` / `streams`) a figure moved when the percentile-bootstrap CI of median(new) / median(old) excludes 1 AND
+// the change is at least `minEffect` (the CI covers the spread within a run, not the 10 %+ between runs on a shared
+// machine). Evidence timings are not used: a check's evidence mixes requests of different kinds. A figure that carries its own interval ({ estimate, low, high }, e.g. speedup) moved
 // when the two runs' intervals do not overlap. Where only a single figure exists (a median without its samples)
 // it moved when the relative change exceeds `tolerance`.
 // Curves (arrays of objects) are not compared point by point: their points have no samples of their own.
@@ -15,15 +15,20 @@ import { normaliseResults, normKey, firstLine } from './report-data.ts';
 import { fmtNum } from './html-escape.ts';
 
 export interface CompareOptions {
-  /** Relative change that counts as moved when no raw samples exist (default 0.15: the machine is noisy). */
+  /** Relative change that counts as moved when no raw samples exist (default 0.3: one figure from a noisy machine). */
   tolerance?: number;
-  /** Smallest relative change reported even when the bootstrap CI excludes 1 (default 0.05). */
+  /**
+   * Smallest relative change that counts even when the bootstrap CI excludes 1 (default 0.2). The CI covers the
+   * spread within a run; runs on a shared machine also differ between themselves by 10 % and more.
+   */
   minEffect?: number;
   /** 1 − confidence of the bootstrap interval (default 0.05). */
   alpha?: number;
   iterations?: number;
   seed?: number;
-  /** Fewest samples on each side for the bootstrap (default 3); fewer falls back to the tolerance. */
+  /** Smallest change of a duration that counts, in ms (default 50: scheduler and timer noise on a shared machine). */
+  minDeltaMs?: number;
+  /** Fewest samples on each side for the bootstrap (default 5: fewer make a falsely tight interval); fewer falls back to the tolerance. */
   minSamples?: number;
 }
 
@@ -76,7 +81,7 @@ export interface Comparison {
   options: Required<CompareOptions>;
 }
 
-const DEFAULTS: Required<CompareOptions> = { tolerance: 0.15, minEffect: 0.05, alpha: 0.05, iterations: 2000, seed: 1, minSamples: 3 };
+const DEFAULTS: Required<CompareOptions> = { tolerance: 0.3, minEffect: 0.2, minDeltaMs: 50, alpha: 0.05, iterations: 2000, seed: 1, minSamples: 5 };
 
 // ---------------------------------------------------------------------------------------------------------
 // Outcomes
@@ -155,7 +160,8 @@ interface Interval {
 }
 
 interface Figures {
-  scalars: Map<string, number>;
+  /** Single figures by path, with the base name that pairs them with samples. */
+  scalars: Map<string, { value: number; base: string }>;
   /** Samples by base name. */
   samples: Map<string, { path: string; values: number[] }>;
   /** Figures that carry their own confidence interval ({ estimate, low, high }), by path. */
@@ -172,7 +178,7 @@ const SAMPLE_RECORDS = /^(samples?|raw|requests|streams|runs|reps)$/;
 
 /** Scalars (dotted paths), raw-sample arrays and self-described intervals of a check. */
 export function figuresOf(check: CheckResult): Figures {
-  const scalars = new Map<string, number>();
+  const scalars = new Map<string, { value: number; base: string }>();
   const samples = new Map<string, { path: string; values: number[] }>();
   const intervals = new Map<string, Interval>();
   const addSamples = (path: string, values: number[]) => {
@@ -183,7 +189,7 @@ export function figuresOf(check: CheckResult): Figures {
     if (depth < 0) return;
     const key = normKey(path.split('.').pop() ?? '');
     if (path && NOT_COMPARED.test(key)) return;
-    if (fin(v)) scalars.set(path, v);
+    if (fin(v)) scalars.set(path, { value: v, base: metricBase(path) });
     else if (Array.isArray(v)) {
       if (v.length && v.every((x) => typeof x === 'number' || x === null)) addSamples(path, finite(v as Array<number | null>));
       else if (SAMPLE_RECORDS.test(key) && v.some(isObj)) {
@@ -191,6 +197,12 @@ export function figuresOf(check: CheckResult): Figures {
         for (const f of fields) if (!NOT_COMPARED.test(normKey(f))) addSamples(`${path}[].${f}`, v.filter(isObj).map((o) => o[f]).filter(fin));
       }
     } else if (isObj(v)) {
+      // A summary ({ n, p50, p90, p99, min, max, mean }, lib/stats.ts summarize) is one figure: its median. The tails
+      // and extremes of a handful of requests are too noisy to gate on, and n is a count.
+      if (fin(v.p50) && ['p90', 'p99', 'min', 'max', 'mean', 'n'].some((k) => k in v) && !(fin(v.low) && fin(v.high))) {
+        scalars.set(`${path}.p50`, { value: v.p50, base: metricBase(path) });
+        return;
+      }
       const est = v.estimate ?? v.value ?? v.p50;
       if (fin(est) && fin(v.low) && fin(v.high)) intervals.set(path, { estimate: est, low: v.low, high: v.high });
       for (const [k, x] of Object.entries(v)) {
@@ -200,13 +212,37 @@ export function figuresOf(check: CheckResult): Figures {
     }
   };
   walk(check.metrics, '', 3);
-  // Per-request figures in the evidence are raw samples too, unless the metrics already carry that figure's samples.
-  if (Array.isArray(check.evidence)) {
-    for (const field of ['ttftMs', 'e2eMs']) {
-      addSamples(`evidence[].${field}`, check.evidence.map((e) => (isObj(e) ? e[field] : undefined)).filter(fin));
-    }
-  }
   return { scalars, samples, intervals };
+}
+
+/**
+ * Figures that are extremes, bounds or derived shapes of a few requests (min, max, p99, a slope, a share, a limit):
+ * too noisy between runs to gate on. Their moves are listed as `changed`, never as regressions; the checks grade them.
+ */
+const NOT_GATED_WORDS = new Set(['min', 'max', 'largest', 'smallest', 'worst', 'p90', 'p95', 'p99', 'low', 'high', 'lower', 'upper', 'limit', 'slope', 'growth', 'share', 'ratio', 'atleast', 'bound']);
+
+/** Words of a key: camelCase, snake_case and dotted paths split, lower-cased. */
+function words(path: string): string[] {
+  return path
+    .replace(/\[\]/g, '')
+    .split(/[._\-\s]+/)
+    .flatMap((w) => w.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(' '))
+    .map((w) => w.toLowerCase())
+    .filter(Boolean);
+}
+
+export function gated(path: string): boolean {
+  const segs = path.replace(/\[\]/g, '').split('.');
+  // A summary's median is named by its parent (e2eMs.p50): judge the parent's words.
+  const last = segs[segs.length - 1] === 'p50' && segs.length > 1 ? segs[segs.length - 2]! : segs[segs.length - 1]!;
+  return !words(last).some((w) => NOT_GATED_WORDS.has(w));
+}
+
+/** A duration in ms by its name (ttftMs, e2e_ms_p50, ttft_p50): differences below minDeltaMs are timer noise. */
+function isMs(path: string): boolean {
+  const segs = path.replace(/\[\]/g, '').split('.');
+  const raw = segs[segs.length - 1] === 'p50' && segs.length > 1 ? segs[segs.length - 2]! : segs[segs.length - 1]!;
+  return /(Ms|_ms)(_?(p\d+|P\d+|median|Median|mean|Mean|samples|Samples))?$/.test(raw) || ['ttft', 'e2e', 'itl', 'tpot', 'latency'].includes(metricBase(raw));
 }
 
 function classify(direction: Direction, ratio: number): MetricChange['kind'] {
@@ -230,6 +266,7 @@ export function metricChanges(o: CheckResult, n: CheckResult, options: CompareOp
     if (ci.estimate === undefined || ci.low === undefined || ci.high === undefined) continue;
     const beyond = (ci.low > 1 || ci.high < 1) && Math.abs(ci.estimate - 1) >= opt.minEffect;
     if (!beyond) continue;
+    if (isMs(sn.path) && Math.abs(median(sn.values)! - median(so.values)!) < opt.minDeltaMs) continue;
     const direction = directionOf(sn.path);
     out.push({
       id: n.id, metric: sn.path, old: median(so.values), new: median(sn.values), ratio: ci.estimate, ci: { low: ci.low, high: ci.high },
@@ -251,18 +288,17 @@ export function metricChanges(o: CheckResult, n: CheckResult, options: CompareOp
     });
   }
   // 3. Single figures without samples: relative tolerance.
-  for (const [path, ov] of fo.scalars) {
-    const nv = fn.scalars.get(path);
+  for (const [path, { value: ov, base }] of fo.scalars) {
+    const nv = fn.scalars.get(path)?.value;
     if (nv === undefined || nv === ov) continue;
-    if (covered.has(metricBase(path))) continue; // judged above, on its samples or interval
+    if (covered.has(base)) continue; // judged above, on its samples or interval
     const direction = directionOf(path);
-    if (ov === 0) {
-      out.push({ id: n.id, metric: path, old: ov, new: nv, method: 'tolerance', direction, kind: direction === 'unknown' ? 'changed' : classify(direction, nv > 0 ? 2 : 0.5) });
-      continue;
-    }
-    const ratio = nv / ov;
-    if (Math.abs(nv - ov) / Math.abs(ov) <= opt.tolerance) continue;
-    out.push({ id: n.id, metric: path, old: ov, new: nv, ratio, method: 'tolerance', direction, kind: ratio > 0 ? classify(direction, ratio) : 'changed' });
+    const ratio = ov !== 0 ? nv / ov : undefined;
+    if (ratio !== undefined && Math.abs(nv - ov) / Math.abs(ov) <= opt.tolerance) continue;
+    if (isMs(path) && Math.abs(nv - ov) < opt.minDeltaMs) continue;
+    // Across zero or from zero a ratio means nothing: the sign of the difference decides.
+    const kind = direction === 'unknown' ? 'changed' : ratio !== undefined && ratio > 0 ? classify(direction, ratio) : classify(direction, nv > ov ? 2 : 0.5);
+    out.push({ id: n.id, metric: path, old: ov, new: nv, ...(ratio !== undefined && ratio > 0 ? { ratio } : {}), method: 'tolerance', direction, kind });
   }
   return out;
 }
@@ -305,9 +341,13 @@ export function compareResults(oldInput: ResultsFile | unknown, newInput: Result
     `method: with raw samples (≥ ${opt.minSamples} each side), a figure moved when the ${Math.round((1 - opt.alpha) * 100)}% percentile-bootstrap CI ` +
       `(${opt.iterations} resamples, seed ${opt.seed}) of median(new)/median(old) excludes 1 and the change is ≥ ${Math.round(opt.minEffect * 100)}%; ` +
       `a figure with its own interval ({ estimate, low, high }) moved when the two intervals do not overlap; ` +
-      `without either, when it changed by more than ±${Math.round(opt.tolerance * 100)}%. Curves are not compared point by point; figures about our own client (loop delay) and configuration are not compared. ` +
+      `without either, when it changed by more than ±${Math.round(opt.tolerance * 100)}%; a duration must also move by ≥ ${opt.minDeltaMs} ms. Curves are not compared point by point; figures about our own client (loop delay) and configuration are not compared; ` +
+      `extremes and derived figures (min, max, p99, slopes, shares, limits) are listed as changed but never gate. ` +
       `Regressions: an outcome that got worse (pass → warn/fail/error, warn → fail; an inconclusive warn excepted), or a figure that moved the bad way (tok/s down, ms up).`,
   );
+  for (const m of metricChangesAll) if (!gated(m.metric) && m.kind !== 'changed') m.kind = 'changed';
+  const order = { regression: 0, improvement: 1, changed: 2 } as const;
+  metricChangesAll.sort((a, b) => order[a.kind] - order[b.kind] || a.id.localeCompare(b.id));
   const regressions = outcomeChanges.filter((c) => c.kind === 'regression').length + metricChangesAll.filter((c) => c.kind === 'regression').length;
   return { old: lo, new: ln, outcomeChanges, metricChanges: metricChangesAll, regressions, notes, options: opt };
 }
@@ -324,8 +364,8 @@ function pct(r: number | undefined): string {
   return `${p >= 0 ? '+' : ''}${p.toFixed(Math.abs(p) < 10 ? 1 : 0)}%`;
 }
 
-/** Plain text for a terminal or a CI log. */
-export function formatComparison(c: Comparison, names: { old?: string; new?: string } = {}): string {
+/** Plain text for a terminal or a CI log. Figures of unknown direction are capped unless `all` is set. */
+export function formatComparison(c: Comparison, names: { old?: string; new?: string; all?: boolean } = {}): string {
   const lines: string[] = [];
   lines.push(`old: ${names.old ? `${names.old} — ` : ''}${runText(c.old)}`);
   lines.push(`new: ${names.new ? `${names.new} — ` : ''}${runText(c.new)}`);
@@ -340,15 +380,21 @@ export function formatComparison(c: Comparison, names: { old?: string; new?: str
   lines.push('');
   lines.push(`Figures that moved beyond noise (${c.metricChanges.length}):`);
   if (!c.metricChanges.length) lines.push('  none');
+  const cap = names.all ? Infinity : 15;
+  let unknownShown = 0;
   for (const m of c.metricChanges) {
+    if (m.direction === 'unknown' && unknownShown++ >= cap) continue;
+    const change = m.ratio !== undefined ? pct(m.ratio) : `Δ ${m.new !== undefined && m.old !== undefined ? fmtNum(m.new - m.old) : 'n/a'}`;
     const how =
       m.method === 'bootstrap'
-        ? `median ${fmtNum(m.old)} → ${fmtNum(m.new)} (${pct(m.ratio)}; ${Math.round((1 - c.options.alpha) * 100)}% CI ${pct(m.ci?.low)} … ${pct(m.ci?.high)}; n ${m.nOld}/${m.nNew})`
+        ? `median ${fmtNum(m.old)} → ${fmtNum(m.new)} (${change}; ${Math.round((1 - c.options.alpha) * 100)}% CI ${pct(m.ci?.low)} … ${pct(m.ci?.high)}; n ${m.nOld}/${m.nNew})`
         : m.method === 'interval'
-          ? `${fmtNum(m.old)} → ${fmtNum(m.new)} (${pct(m.ratio)}; the runs' own confidence intervals do not overlap; new ${fmtNum(m.ci?.low)} … ${fmtNum(m.ci?.high)})`
-          : `${fmtNum(m.old)} → ${fmtNum(m.new)} (${pct(m.ratio)}; beyond ±${Math.round(c.options.tolerance * 100)}%, no raw samples)`;
-    lines.push(`  ${tag(m.kind)} ${m.id} ${m.metric}: ${how}${m.direction === 'unknown' ? ' [direction unknown]' : ''}`);
+          ? `${fmtNum(m.old)} → ${fmtNum(m.new)} (${change}; the runs' own confidence intervals do not overlap; new ${fmtNum(m.ci?.low)} … ${fmtNum(m.ci?.high)})`
+          : `${fmtNum(m.old)} → ${fmtNum(m.new)} (${change}; beyond ±${Math.round(c.options.tolerance * 100)}%, no raw samples)`;
+    const why = m.direction === 'unknown' ? ' [direction unknown]' : !gated(m.metric) ? ' [not gated: extreme or derived figure]' : '';
+    lines.push(`  ${tag(m.kind)} ${m.id} ${m.metric}: ${how}${why}`);
   }
+  if (unknownShown > cap) lines.push(`  … and ${unknownShown - cap} more figures of unknown direction (--all lists them)`);
   lines.push('');
   lines.push(c.notes[c.notes.length - 1]!);
   lines.push(c.regressions ? `${c.regressions} regression${c.regressions === 1 ? '' : 's'}.` : 'No regressions.');

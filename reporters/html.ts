@@ -47,7 +47,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .b-known{background:var(--known)}.b-known-passing{background:var(--known);outline:2px solid var(--pass)}.b-error{background:var(--error)}.b-na{background:#afb8c1}
 .phantom{display:inline-block;margin-left:4px;padding:0 5px;border-radius:3px;background:var(--fail);color:#fff;font-size:11px;font-weight:700;letter-spacing:.03em}
 .lvl{font-size:11px;color:var(--muted);white-space:nowrap}
-#matrix td.id{min-width:240px}#matrix td.id code{font-weight:600}
+#matrix td.id,td.wl{min-width:250px}td.wl code{white-space:nowrap}#matrix td.id code{font-weight:600}
 #matrix tr.fam th{background:#eef1f4;text-align:left;font-size:13px}
 #matrix td.o{min-width:90px}
 details>summary{cursor:pointer;list-style:revert}
@@ -72,7 +72,7 @@ export function renderHtml(files: readonly (ResultsFile | unknown)[], opts: Html
   const rows = checkRows(columns);
   const title = opts.title ?? 'LLM server conformance report';
   const scriptHash = createHash('sha256').update(SCRIPT, 'utf8').digest('base64');
-  const csp = `default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-${scriptHash}'; base-uri 'none'; form-action 'none'`;
+  const csp = `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${scriptHash}'; base-uri 'none'; form-action 'none'`;
 
   const body = [
     headerSection(title, columns, opts),
@@ -220,51 +220,42 @@ function sideBySideSection(columns: Column[]): string {
 function workloadCell(w: Workload | undefined): string {
   if (!w) return '<td class="muted">n/a</td>';
   const names: FigureName[] = ['wallTps', 'ttft', 'genTps', 'speedup'];
-  const parts = names
-    .filter((n) => w.figures[n] !== undefined)
-    .map((n) => {
-      const v = w.figures[n]!;
-      const unit = n === 'speedup' ? '×' : ` ${FIGURES[n].unit}`;
-      const tag = n === 'genTps' && w.phantom ? ` ${phantomTag(w.phantom)}` : '';
-      return `<div data-figure="${esc(FIGURES[n].label)}" data-value="${v}"${tag ? ' data-phantom="true"' : ''}><span class="muted small">${esc(FIGURES[n].label)}</span> ${esc(fmtNum(v))}${esc(unit)}${tag}</div>`;
-    });
-  if (w.phantom && w.figures.genTps === undefined) {
-    parts.push(`<div data-figure="gen_tps_p50" data-value="" data-phantom="true"><span class="muted small">gen_tps_p50</span> n/a ${phantomTag(w.phantom)}</div>`);
+  const parts = w.name ? [`<div class="small muted wl-name">${esc(w.name)}</div>`] : [];
+  for (const n of names) {
+    const v = w.figures[n];
+    const tag = n === 'genTps' && w.phantom ? ` ${phantomTag(w.phantom)}` : '';
+    if (v === undefined) {
+      // A phantom stream whose gen_tps is undefined (zero-length window) still gets its mark.
+      if (tag) parts.push(`<div data-figure="gen_tps_p50" data-value="" data-phantom="true"><span class="muted small">gen_tps_p50</span> n/a${tag}</div>`);
+      continue;
+    }
+    const unit = n === 'speedup' ? '×' : ` ${FIGURES[n].unit}`;
+    parts.push(`<div data-figure="${esc(FIGURES[n].label)}" data-value="${v}"${tag ? ' data-phantom="true"' : ''}><span class="muted small">${esc(FIGURES[n].label)}</span> ${esc(fmtNum(v))}${esc(unit)}${tag}</div>`);
   }
   if (w.tokensUsage !== undefined || w.tokensCounted !== undefined) {
     parts.push(`<div class="small"><span class="muted">tokens usage / counted</span> ${esc(fmtNum(w.tokensUsage))} / ${esc(fmtNum(w.tokensCounted))}</div>`);
   }
   if (w.phantom) parts.push(`<div class="small muted">${esc(w.phantom.cause)}</div>`);
-  return `<td class="num">${parts.length ? parts.join('') : 'n/a'}</td>`;
+  return `<td class="num">${parts.join('')}</td>`;
 }
 
 function workloadSection(columns: Column[], rows: CheckResult[]): string {
-  // One row per (check, workload name) seen in any column, in matrix order.
-  const keyOf = (w: Workload) => `${w.check}\u0000${w.name}`;
+  // One row per check and position of the workload within it, so runs with different workload sizes (tiers,
+  // profiles) still line up; each cell names its own workload.
   const perColumn = columns.map((c) => {
     const hw = hardwareOf(c);
-    const m = new Map<string, Workload>();
-    for (const r of rows) for (const w of workloadsOf(c.checks.get(r.id), hw)) if (!m.has(keyOf(w))) m.set(keyOf(w), w);
-    return m;
+    return new Map(rows.map((r) => [r.id, workloadsOf(c.checks.get(r.id), hw)]));
   });
-  const order: Workload[] = [];
-  const seen = new Set<string>();
+  const body: string[] = [];
   for (const r of rows) {
-    for (const m of perColumn) {
-      for (const w of m.values()) {
-        if (w.check !== r.id || seen.has(keyOf(w))) continue;
-        seen.add(keyOf(w));
-        order.push(w);
-      }
+    const n = Math.max(0, ...perColumn.map((m) => m.get(r.id)!.length));
+    for (let i = 0; i < n; i++) {
+      const cells = perColumn.map((m) => workloadCell(m.get(r.id)![i])).join('');
+      body.push(`<tr data-check="${esc(r.id)}" data-index="${i}"><td class="wl"><code>${esc(r.id)}</code><div class="muted small">${esc(r.title)}</div></td>${cells}</tr>`);
     }
   }
-  if (!order.length || !columns.length) return `<section id="workloads"><h2>Per workload</h2><p class="muted">n/a: no check reported wall_tps, ttft, gen_tps or speedup.</p></section>`;
+  if (!body.length || !columns.length) return `<section id="workloads"><h2>Per workload</h2><p class="muted">n/a: no check reported wall_tps, ttft, gen_tps or speedup.</p></section>`;
   const head = columns.map((c) => `<th>${esc(c.label)}</th>`).join('');
-  const body = order.map((w) => {
-    const title = rows.find((r) => r.id === w.check)?.title ?? '';
-    const cells = perColumn.map((m) => workloadCell(m.get(keyOf(w)))).join('');
-    return `<tr data-check="${esc(w.check)}" data-workload="${esc(w.name)}"><td><code>${esc(w.check)}</code>${w.name ? ` <span class="small">${esc(w.name)}</span>` : ''}<div class="muted small">${esc(title)}</div></td>${cells}</tr>`;
-  });
   return `<section id="workloads"><h2>Per workload</h2><div class="scroll"><table><thead><tr><th>workload (check)</th>${head}</tr></thead><tbody>${body.join('')}</tbody></table></div></section>`;
 }
 
@@ -383,7 +374,9 @@ function matrixCell(col: Column, row: CheckResult): string {
 
 function matrixSection(columns: Column[], rows: CheckResult[]): string {
   if (!columns.length || !rows.length) return `<section id="conformance"><h2>Conformance matrix</h2><p class="muted">n/a: no checks in the results.</p></section>`;
-  const head = columns.map((c) => `<th data-column="${esc(c.label)}">${esc(c.project)}<div class="muted small">${esc(c.machine)}</div></th>`).join('');
+  const head = columns
+    .map((c) => `<th data-column="${esc(c.label)}">${esc(c.project)}<div class="muted small">${esc(c.machine)}${esc(c.label.slice(`${c.project} @ ${c.machine}`.length))}</div></th>`)
+    .join('');
   const out: string[] = [];
   let family = '';
   for (const r of rows) {

@@ -282,7 +282,7 @@ export function checkPhantom(check: CheckResult, hardware?: unknown): Phantom | 
     }
   }
   try {
-    const stall = num(m.clientStallMs);
+    const stall = num(m.clientStallMs) ?? num(check.loopDelay?.maxMs);
     const flag = phantomFromEvidence(check.evidence, stall, {}, maxPlausibleTps(hardware));
     if (flag) return { cause: causeLabel(flag.kinds), detail: flag.detail, from: check.id };
   } catch {

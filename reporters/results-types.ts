@@ -1,6 +1,6 @@
 // The results file (reports/<project>/results.json): what every report, badge and comparison is built from.
 // Its JSON Schema is fixtures/schemas/results.schema.json; keep the two in step.
-import type { Level, Outcome } from '../lib/types.ts';
+import type { CheckRecord } from '../lib/types.ts';
 
 export interface ResultsHeader {
   suite: { name: string; version: string };
@@ -17,21 +17,7 @@ export interface ResultsHeader {
   shard?: string;
 }
 
-export interface CheckResult {
-  id: string;
-  title: string;
-  family: string;
-  level: Level;
-  outcome: Outcome;
-  message: string;
-  rationale: string;
-  reference: string;
-  durationMs?: number;
-  /** Figures the check measured (ttft_p50, wall_tps_p50, speedup, curves …). */
-  metrics?: Record<string, unknown>;
-  /** Per-request timestamps and wire excerpts (capped). */
-  evidence?: unknown[];
-  loopDelay?: { p99Ms: number; maxMs: number };
+export interface CheckResult extends CheckRecord {
   /** Test file the check ran in (relative to the suite root), e.g. suites/metrics.test.ts. */
   file?: string;
 }

@@ -1,30 +1,33 @@
-// npm run compare -- old.json new.json [--tolerance 0.15] [--min-effect 0.05] [--alpha 0.05] [--json]
+// npm run compare -- old.json new.json [--tolerance 0.3] [--min-effect 0.2] [--min-delta-ms 50] [--alpha 0.05] [--json] [--all]
 // Lists checks that changed outcome and figures that moved beyond noise; exit 1 on a regression, 2 on bad usage
 // or an unreadable file, 0 otherwise. The comparison itself is reporters/compare.ts (pure).
 import { readFileSync } from 'node:fs';
 import { compareResults, formatComparison, type CompareOptions } from '../reporters/compare.ts';
 
-const USAGE = 'usage: npm run compare -- <old results.json> <new results.json> [--tolerance 0.15] [--min-effect 0.05] [--alpha 0.05] [--json]';
+const USAGE = 'usage: npm run compare -- <old results.json> <new results.json> [--tolerance 0.3] [--min-effect 0.2] [--min-delta-ms 50] [--alpha 0.05] [--json] [--all]';
 
-function parseArgs(argv: string[]): { files: string[]; options: CompareOptions; json: boolean } | string {
+function parseArgs(argv: string[]): { files: string[]; options: CompareOptions; json: boolean; all: boolean } | string {
   const files: string[] = [];
   const options: CompareOptions = {};
   let json = false;
-  const numeric: Record<string, keyof CompareOptions> = { '--tolerance': 'tolerance', '--min-effect': 'minEffect', '--alpha': 'alpha', '--iterations': 'iterations', '--seed': 'seed' };
+  let all = false;
+  const numeric: Record<string, keyof CompareOptions> = { '--tolerance': 'tolerance', '--min-effect': 'minEffect', '--min-delta-ms': 'minDeltaMs', '--alpha': 'alpha', '--iterations': 'iterations', '--seed': 'seed' };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
     if (flag === '--json') json = true;
+    else if (flag === '--all') all = true;
     else if (flag === '-h' || flag === '--help') return USAGE;
     else if (flag in numeric) {
       const v = Number(inline ?? argv[++i]);
       if (!Number.isFinite(v) || v < 0) return `${flag} needs a non-negative number\n${USAGE}`;
+      if (flag === '--alpha' && !(v > 0 && v < 1)) return `--alpha must be between 0 and 1 (0.05 for a 95 % interval)\n${USAGE}`;
       (options as Record<string, number>)[numeric[flag]!] = v;
     } else if (flag.startsWith('--')) return `unknown option ${flag}\n${USAGE}`;
     else files.push(a);
   }
   if (files.length !== 2) return `expected two results files, got ${files.length}\n${USAGE}`;
-  return { files, options, json };
+  return { files, options, json, all };
 }
 
 function read(path: string): unknown {
@@ -38,8 +41,12 @@ function read(path: string): unknown {
 
 const args = parseArgs(process.argv.slice(2));
 if (typeof args === 'string') {
+  if (args === USAGE) {
+    console.log(USAGE);
+    process.exit(0);
+  }
   console.error(args);
-  process.exit(args === USAGE ? 0 : 2);
+  process.exit(2);
 }
 let oldFile: unknown;
 let newFile: unknown;
@@ -51,5 +58,5 @@ try {
   process.exit(2);
 }
 const result = compareResults(oldFile, newFile, args.options);
-console.log(args.json ? JSON.stringify(result, null, 2) : formatComparison(result, { old: args.files[0], new: args.files[1] }));
+console.log(args.json ? JSON.stringify(result, null, 2) : formatComparison(result, { old: args.files[0], new: args.files[1], all: args.all }));
 process.exit(result.regressions > 0 ? 1 : 0);

@@ -1,7 +1,7 @@
 // npm run report -- [results.json ...] [--out reports] [--only console,summary,badges]
 // npm run badges  (= --only badges)
 //
-// Rebuilds the console table, the Markdown summary and the badges from one or more results files, without
+// Rebuilds the console table, the Markdown summary, the badges and reports/index.html from one or more results files, without
 // rerunning anything. Files of several machines merge: each column is "<project> @ <machine>"; shards of the same
 // project and machine merge into one column. With no files given it reads reports/<project>/results.json and
 // reports/<project>/shard-*/results.json. Per column, the summary and badges go where the live reporters put them
@@ -9,7 +9,7 @@
 // (or is appended to $GITHUB_STEP_SUMMARY when set).
 // Exit code: 0, or 1 when a file could not be read or does not match fixtures/schemas/results.schema.json
 // (the readable ones are still reported), 2 on bad usage.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { compileSchema, schemaErrors } from '../lib/schemas.ts';
@@ -19,9 +19,10 @@ import { projectDir } from '../reporters/results.ts';
 import { renderConsole, toColumns, type Column } from '../reporters/render.ts';
 import { summaryOf, writeSummary } from '../reporters/summary.ts';
 import { writeBadges } from '../reporters/badges.ts';
+import { renderHtml } from '../reporters/html.ts';
 
-export type ReportPart = 'console' | 'summary' | 'badges';
-export const ALL_PARTS: readonly ReportPart[] = ['console', 'summary', 'badges'];
+export type ReportPart = 'console' | 'summary' | 'badges' | 'html';
+export const ALL_PARTS: readonly ReportPart[] = ['console', 'summary', 'badges', 'html'];
 
 export interface LoadedResults {
   /** The path as given (relative to cwd where possible). */
@@ -115,13 +116,20 @@ export function runReport(o: ReportOptions): ReportResult {
     else for (const c of columns) written.push(writeSummary(summaryOf([c]), projectDir(out, c.project), env));
   }
   if (parts.has('badges')) for (const c of columns) written.push(...writeBadges(c, projectDir(out, c.project)));
-  // The HTML report (reporters/html.ts) is built from `raw` / `sources` / `notes` by its own caller.
+  if (parts.has('html')) {
+    // The same loaded files as every other part, so the page and the table can never disagree.
+    const html = renderHtml(loaded.map((l) => l.file), { generatedAt: new Date().toISOString(), sources: loaded.map((l) => l.source), notes });
+    const file = join(out, 'index.html');
+    mkdirSync(out, { recursive: true });
+    writeFileSync(file, html);
+    written.push(file);
+  }
 
   for (const n of notes) process.stderr.write(`report: ${n}\n`);
   return { columns, loaded, raw: loaded.map((l) => l.file), sources: loaded.map((l) => l.source), notes, written, ok: notes.length === 0 };
 }
 
-const USAGE = 'usage: npm run report -- [results.json ...] [--out reports] [--only console,summary,badges]';
+const USAGE = 'usage: npm run report -- [results.json ...] [--out reports] [--only console,summary,badges,html]';
 
 export function parseArgs(argv: readonly string[]): { files: string[]; out: string; parts: ReportPart[] } | { error: string } | { help: true } {
   const files: string[] = [];

@@ -163,7 +163,7 @@ function compress(seq: string[]): string {
   return out.join(' → ');
 }
 
-const base = { requires: ['anthropic-messages'] as CheckDef['requires'], timeoutMs: 30_000 };
+const base = { requires: ['anthropic-messages'] as CheckDef['requires'], timeoutMs: 90_000 };
 
 export const checks: CheckDef[] = [
   {

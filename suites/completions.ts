@@ -49,7 +49,7 @@ export function judgeFraming(s: Sample): Verdict {
   return pass(parts.map(([name, v]) => `${name}: ${v.message}`).join('; '));
 }
 
-const base = { requires: ['openai-completions'] as CheckDef['requires'], timeoutMs: 30_000 };
+const base = { requires: ['openai-completions'] as CheckDef['requires'], timeoutMs: 90_000 };
 
 export const checks: CheckDef[] = [
   {

@@ -112,7 +112,7 @@ async function recordCycles(ctx: CheckContext): Promise<CyclesRun> {
   let index = 0;
   const trend = trendThresholds((id, name) => familyThreshold(ctx, id, name));
   let measuring = w.cycles;
-  for (let cycle = 0; cycle <= measuring; cycle++) {
+  for (let cycle = 0; cycle <= measuring && !ctx.signal.aborted; cycle++) {
     if (cycle > 0 && performance.now() - t0 > budgetMs) {
       stoppedEarly = `time budget of ${fmt(budgetMs / 1000, 1)} s spent after ${completedCycles} of ${measuring} cycles`;
       ctx.log(stoppedEarly);
@@ -229,9 +229,9 @@ export const checks: CheckDef[] = [
     requires: ['openai-chat'],
     timeoutMs: TIMEOUT,
     thresholds: {
-      stallMinMs: { value: 150, why: 'pauses users notice; timer lateness and preemption on a loaded 2-core machine stay far below it (simulated)' },
+      stallMinMs: { value: 200, why: 'a pause users notice (GC pauses are hundreds of ms); token gaps on a loaded 2-core machine reach ~60 ms, and the fitted tail puts 200 ms at < 1e-4 per gap (simulated)' },
       stallFactor: { value: 8, why: 'and at least 8x the median token gap, so a slow server with long steps is not called stalled' },
-      minRecurrences: { value: 3, why: 'one pause is an accident, three in different cycles are a pattern' },
+      minRecurrences: { value: 4, why: 'four pauses in at least two cycles are a pattern; up to three happen by chance on a loaded 2-core machine often enough (simulated: ~1e-4 at three) to be called inconclusive' },
       starvedLoopP99Ms: starvedLoop,
     },
     async run(ctx) {

@@ -123,7 +123,7 @@ export function judgeDoneLine(s: NdjsonSample): Verdict {
   return pass(`last line done: true (done_reason ${JSON.stringify(d.done_reason ?? null)}, eval_count ${String(d.eval_count)})${notes.length ? `; ${notes.join('; ')}` : ''}`);
 }
 
-const base = { requires: ['ollama-native'] as CheckDef['requires'], timeoutMs: 30_000 };
+const base = { requires: ['ollama-native'] as CheckDef['requires'], timeoutMs: 90_000 };
 
 export const checks: CheckDef[] = [
   {

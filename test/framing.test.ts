@@ -1,5 +1,6 @@
 // Self-tests of lib/framing.ts: hand-written byte strings for every framing fact the sse/completions/anthropic/ollama
-// checks read (WHATWG SSE edge cases: LF, CRLF, CR, multi-line data, comments, BOM, EOF without a blank line).
+// checks read (WHATWG SSE edge cases: LF, CRLF, CR, multi-line data, comments, BOM, EOF without a blank line), and of
+// those families' judges on streams shaped like real servers' (lenient where clients cope, strict on real defects).
 import { test, expect, describe } from 'vitest';
 import fc from 'fast-check';
 import {
@@ -289,4 +290,175 @@ describe('analyzeNdjson', () => {
 test('mediaType drops parameters and case', () => {
   expect(mediaType('Text/Event-Stream; charset=utf-8')).toBe('text/event-stream');
   expect(mediaType(undefined)).toBe('');
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// The sse judges on hand-written streams shaped like real servers' (servers-notes.md): none of what a client has to
+// tolerate may fail a MUST check. And the fault shapes they must catch, without a server.
+
+import {
+  makeSample, judgeContentType, judgeEventTerminator, judgeNoLoneCr, judgeDataPrefix, judgeUnknownFields, judgeOneJsonPerEvent,
+  judgeDoneTerminator, judgeChunkSchema, judgeRoleFirst, judgeFinishOnce, judgeUsageChunk, judgeUsageForm, judgeUtf8, judgeComments,
+  ECHO_TEXT, type Sample, type SseRun,
+} from '../suites/sse.ts';
+import { judgeNdjsonFraming, judgeDoneLine, makeNdjsonSample } from '../suites/ollama.ts';
+import { judgeEventLines, judgeEventSequence } from '../suites/anthropic.ts';
+import type { Recording, Verdict } from '../lib/types.ts';
+
+const recOf = (body: string | Uint8Array, headers: Record<string, string> = { 'content-type': 'text/event-stream; charset=utf-8' }): Recording => {
+  const bytes = typeof body === 'string' ? enc.encode(body) : body;
+  return { method: 'POST', url: 'http://127.0.0.1:1/v1/chat/completions', t0Abs: 0, status: 200, headers, reads: [{ t: 1, bytes }], tEnd: 50, body: bytes, truncated: false };
+};
+const sample = (label: string, body: string | Uint8Array) => makeSample(label, recOf(body));
+/** Python json.dumps style: non-ASCII as \uXXXX escapes (surrogate pairs for astral characters). */
+const py = (x: unknown) => JSON.stringify(x).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const chunk = (o: Record<string, unknown>, id = 'chatcmpl-1') => ({ id, object: 'chat.completion.chunk', created: 1700000000, model: 'qwen', ...o });
+const delta = (d: Record<string, unknown>, finish: string | null = null, more: Record<string, unknown> = {}) =>
+  chunk({ choices: [{ index: 0, delta: d, logprobs: null, finish_reason: finish }], ...more });
+const usage = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 };
+const echoPieces = ['café', '-Zü', 'rich', ' 東京', ' 🙂', ' смысл', '-naïve', ' 🚀', ' end'];
+const sseOf = (objs: unknown[], o: { eol?: string; data?: string; ser?: (x: unknown) => string; between?: string[] } = {}) => {
+  const eol = o.eol ?? '\n';
+  const ser = o.ser ?? JSON.stringify;
+  return objs.map((x, i) => `${o.between?.[i] ?? ''}${o.data ?? 'data: '}${typeof x === 'string' ? x : ser(x)}${eol}${eol}`).join('');
+};
+const MUST = (s: Sample[]): Record<string, Verdict> => ({
+  terminator: judgeEventTerminator(s), prefix: judgeDataPrefix(s), json: judgeOneJsonPerEvent(s), done: judgeDoneTerminator(s),
+  schema: judgeChunkSchema(s, { schemaFile: 'chat-completion-chunk.schema.json', objectName: 'chat.completion.chunk', createdSlackS: 2 }),
+  finish: judgeFinishOnce(s), type: judgeContentType(s),
+});
+const outcomes = (v: Record<string, Verdict>) => Object.fromEntries(Object.entries(v).map(([k, x]) => [k, x.outcome]));
+const allPass = (v: Record<string, Verdict>) => Object.fromEntries(Object.keys(v).map((k) => [k, 'pass']));
+
+describe('sse judges: what real servers do and clients tolerate never fails a MUST', () => {
+  test('vllm-mlx: ": heartbeat" comments, usage null on every chunk, usage in the finish chunk and again in a choices:[] chunk', () => {
+    const body = sseOf([
+      delta({ role: 'assistant', content: '' }, null, { usage: null }),
+      ...echoPieces.map((p) => delta({ content: p }, null, { usage: null })),
+      delta({}, 'stop', { usage }),
+      chunk({ choices: [], usage }),
+      '[DONE]',
+    ], { ser: py, between: [': heartbeat\n\n'] });
+    const asked = sample('vllm-mlx asked', body);
+    expect(outcomes(MUST([asked]))).toEqual(allPass(MUST([asked])));
+    expect(judgeUsageChunk(asked).outcome).toBe('pass');
+    expect(judgeComments([asked]).message).toContain('": heartbeat" ×1');
+    const form = judgeUsageForm(asked, sample('vllm-mlx unasked', body));
+    expect(form.outcome).toBe('fail'); // SHOULD: graded warn
+    expect(form.message).toContain('usage in the finish chunk');
+    expect(form.message).toContain('usage sent 2 times');
+    expect(form.message).toContain('include_usage was not requested');
+    const run: SseRun = { echo: ECHO_TEXT, withUsage: asked, withoutUsage: asked };
+    expect(judgeUtf8(run).outcome).toBe('pass'); // \ud83d\ude42 escapes in one delta are one character
+  });
+
+  test('mlx-openai-server: request_id on every chunk, usage always in the finish chunk', () => {
+    const body = sseOf([
+      delta({ role: 'assistant' }, null, { request_id: 'r1' }),
+      ...echoPieces.map((p) => delta({ content: p }, null, { request_id: 'r1' })),
+      delta({}, 'length', { request_id: 'r1', usage: { ...usage, prompt_tokens_details: { cached_tokens: 0 } } }),
+      '[DONE]',
+    ]);
+    const s = sample('mlx-openai-server', body);
+    expect(outcomes(MUST([s]))).toEqual(allPass(MUST([s])));
+    expect(judgeUsageChunk(s).outcome).toBe('pass');
+    expect(judgeRoleFirst([s]).outcome).toBe('pass');
+  });
+
+  test('llama.cpp: bare ":" pings, role chunk with content null, reasoning_content, timings, created stamped per chunk', () => {
+    const objs = [
+      { ...delta({ role: 'assistant', content: null }), created: 1700000000 },
+      { ...delta({ reasoning_content: 'thinking' }), created: 1700000000 },
+      ...echoPieces.map((p, i) => ({ ...delta({ content: p }), created: 1700000000 + (i > 4 ? 1 : 0) })),
+      { ...delta({}, 'stop'), created: 1700000001 },
+      { ...chunk({ choices: [], usage, timings: { prompt_n: 12, predicted_n: 5, predicted_ms: 50 } }), created: 1700000001 },
+      '[DONE]',
+    ];
+    const s = sample('llama.cpp', sseOf(objs, { between: [':\n\n', '', ':\n\n'] }));
+    expect(outcomes(MUST([s]))).toEqual(allPass(MUST([s])));
+    expect(judgeComments([s]).message).toContain('":" ×2');
+  });
+
+  test('CRLF line ends, "data:" without the space, a JSON chunk pretty-printed over several data lines', () => {
+    const pretty = JSON.stringify(delta({ content: 'x' }), null, 1).split('\n').map((l) => `data:${l}`).join('\r\n');
+    const body = sseOf([delta({ role: 'assistant', content: '' })], { eol: '\r\n', data: 'data:' }) + `${pretty}\r\n\r\n` +
+      sseOf([delta({}, 'stop'), '[DONE]'], { eol: '\r\n', data: 'data:' });
+    const s = sample('crlf', body);
+    expect(outcomes(MUST([s]))).toEqual(allPass(MUST([s])));
+    expect(judgeNoLoneCr([s]).outcome).toBe('pass');
+    expect(judgeDataPrefix([s]).message).toContain('without the space');
+  });
+
+  test('mlx-omni-server: role on every delta, usage chunk repeating the finished choice', () => {
+    const body = sseOf([
+      ...['a', 'b'].map((p) => delta({ role: 'assistant', content: p })),
+      delta({ role: 'assistant', content: '' }, 'stop'),
+      delta({ role: 'assistant' }, 'stop', { usage }),
+      '[DONE]',
+    ]);
+    const s = sample('mlx-omni', body);
+    expect(outcomes(MUST([s]))).toEqual(allPass(MUST([s])));
+    expect(judgeFinishOnce([s]).message).toContain('tolerated');
+    expect(judgeUsageForm(s, sample('x', sseOf([delta({ content: 'a' }, 'stop'), '[DONE]']))).message).toContain('repeats 1 choice');
+  });
+
+  test('Ollama OpenAI compat: reasoning field, finish chunk with an empty delta', () => {
+    const s = sample('ollama', sseOf([delta({ role: 'assistant', content: '', reasoning: 'hm' }), delta({ content: 'hi' }), delta({}, 'stop'), chunk({ choices: [], usage }), '[DONE]']));
+    expect(outcomes(MUST([s]))).toEqual(allPass(MUST([s])));
+  });
+
+  test('utf8: a U+FFFD the model produced is inconclusive (warn), never fail; ASCII-only answers are inconclusive', () => {
+    const fffd = sample('model fffd', sseOf([delta({ role: 'assistant', content: '' }), delta({ content: 'Sure: caf\uFFFD' }), delta({}, 'stop'), '[DONE]']));
+    const v = judgeUtf8({ echo: ECHO_TEXT, withUsage: fffd, withoutUsage: fffd });
+    expect(v.outcome).toBe('warn');
+    expect(v.message).toMatch(/^inconclusive/);
+    const ascii = sample('ascii', sseOf([delta({ content: 'Sure.' }), delta({}, 'stop'), '[DONE]']));
+    expect(judgeUtf8({ echo: ECHO_TEXT, withUsage: ascii, withoutUsage: ascii }).message).toMatch(/^inconclusive: no multibyte text/);
+  });
+});
+
+describe('sse judges: the defects, without a server', () => {
+  test('an event without its blank line at EOF; a lone CR; a bare JSON line; an "error:" field', () => {
+    const s = sample('x', `data: ${JSON.stringify(delta({ content: 'a' }))}\r\r{"bare":1}\n\nerror: boom\ndata: [DONE]\n`);
+    expect(judgeEventTerminator([s]).message).toContain('the body ends inside an event');
+    expect(judgeNoLoneCr([s]).message).toContain('lone CR');
+    expect(judgeDataPrefix([s]).message).toContain('{"bare":1}');
+    expect(judgeUnknownFields([s]).message).toContain('"error" (1 line)');
+  });
+
+  test('a model echo corrupted by the server into mojibake fails utf8-intact', () => {
+    const s = sample('mojibake', sseOf([delta({ content: 'cafÃ©-ZÃ¼rich' }), delta({}, 'stop'), '[DONE]']));
+    const v = judgeUtf8({ echo: ECHO_TEXT, withUsage: s, withoutUsage: s });
+    expect(v.outcome).toBe('fail');
+    expect(v.message).toContain('mojibake');
+  });
+});
+
+describe('ollama and anthropic judges on hand-written streams', () => {
+  const nd = (body: string, ct = 'application/x-ndjson') => makeNdjsonSample(recOf(body, { 'content-type': ct }));
+  const line = (o: unknown) => `${JSON.stringify(o)}\n`;
+  test('NDJSON with CRLF, a blank line and no trailing newline is tolerated; the done line is read', () => {
+    const body = `${line({ message: { role: 'assistant', content: 'hi' }, done: false }).replace('\n', '\r\n')}\n` +
+      JSON.stringify({ message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop', eval_count: 1, eval_duration: 5e6 });
+    expect(judgeNdjsonFraming(nd(body)).outcome).toBe('pass');
+    expect(judgeDoneLine(nd(body)).outcome).toBe('pass');
+  });
+  test('a mid-stream {"error"} line and a done line without statistics fail done-line', () => {
+    const v = judgeDoneLine(nd(line({ error: 'boom' }) + line({ done: true })));
+    expect(v.outcome).toBe('fail');
+    expect(v.message).toContain('error line');
+    expect(v.message).toContain('eval_count, eval_duration');
+  });
+  test('anthropic: pings anywhere and an unknown event type are fine; a block left open is not', () => {
+    const ev = (o: { type: string } & Record<string, unknown>) => `event: ${o.type}\ndata: ${JSON.stringify(o)}\n\n`;
+    const ok = [
+      ev({ type: 'ping' }), ev({ type: 'message_start', message: { id: 'm', role: 'assistant' } }), ev({ type: 'content_block_start', index: 0 }),
+      ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'hi' } }), ev({ type: 'ping' }), ev({ type: 'future_thing' }),
+      ev({ type: 'content_block_stop', index: 0 }), ev({ type: 'message_delta', delta: { stop_reason: 'end_turn' } }), ev({ type: 'message_stop' }),
+    ];
+    expect(judgeEventSequence(sample('a', ok.join(''))).outcome).toBe('pass');
+    expect(judgeEventLines(sample('a', ok.join(''))).outcome).toBe('pass');
+    const open = ok.filter((e) => !e.includes('content_block_stop')).join('');
+    expect(judgeEventSequence(sample('a', open)).message).toContain('still open');
+  });
 });

@@ -11,6 +11,7 @@ import { renderHtml } from '../reporters/html.ts';
 import { niceTicks, plotSvg } from '../reporters/svg-plot.ts';
 import { columnsOf, normaliseResults } from '../reporters/report-data.ts';
 import { ROOT } from '../lib/profile.ts';
+import { compileSchema, schemaErrors } from '../lib/schemas.ts';
 import { HOSTILE, sampleResults } from './support/results-samples.ts';
 import { FIXTURE_DIR, realResultsFiles } from './support/real-results.ts';
 
@@ -230,6 +231,8 @@ describe('html report from hand-made results', () => {
     expect(html).toContain('tokens held and flushed in one write at the end');
     expect(headlineRow(html, 'mlx-vlm @ m4-pro').gen_tps_p50).toEqual({ value: '', phantom: false }); // n/a
     expect(html).toMatch(/interrupted \(partial results\)/);
+    expect(html).toContain('1 run error outside the checks');
+    expect(html).toContain('suites/context.test.ts: failed to load: &lt;img');
   });
 
   test('hostile strings stay text', () => {
@@ -273,6 +276,13 @@ describe('html report from hand-made results', () => {
 
 describe('html report from real results files', () => {
   const real = realResultsFiles();
+  test('the captured runs are results files as the schema defines them (recapture them when it changes)', () => {
+    const validate = compileSchema('results.schema.json');
+    const captured = real.filter((r) => r.path.startsWith(FIXTURE_DIR));
+    expect(captured.length).toBeGreaterThanOrEqual(3);
+    for (const r of captured) expect(validate(r.data) ? [] : schemaErrors(validate), r.path).toEqual([]);
+  });
+
   test('captured runs of the reference server (and local reports) render with their data', () => {
     expect(real.length, 'fixtures/results/*.json').toBeGreaterThan(0);
     const files = real.map((r) => r.data);
@@ -295,14 +305,15 @@ describe('html report from real results files', () => {
   });
 
   test('npm run html writes one self-contained file', () => {
+    const captured = real.filter((r) => r.path.startsWith(FIXTURE_DIR));
     const dir = mkdtempSync(join(tmpdir(), 'html-test-'));
     try {
       const out = join(dir, 'index.html');
-      const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/html.ts', ...real.map((x) => x.path), '--out', out], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+      const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/html.ts', ...captured.map((x) => x.path), '--out', out], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout).toMatch(/html: wrote .*index\.html/);
       const html = readFileSync(out, 'utf8');
-      assertReport(html, real.map((x) => x.data));
+      assertReport(html, captured.map((x) => x.data));
       writeFileSync(join(dir, 'broken.json'), '{"header": ');
       const bad = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/html.ts', join(dir, 'broken.json'), '--out', out], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
       expect(bad.status).toBe(1);

@@ -1,6 +1,6 @@
 // Values handed from vitest.config.ts / globalSetup to the checks (provide/inject).
 import type { Profile, ServerInfo } from '../../lib/types.ts';
-import type { Outcome, Level } from '../../lib/types.ts';
+import type { CheckRecord } from '../../lib/types.ts';
 
 export {};
 
@@ -17,20 +17,8 @@ declare module 'vitest' {
 }
 
 /** What each check attaches to its task; reporters read only this. */
-export interface ConformanceMeta {
-  id: string;
-  title: string;
-  family: string;
-  level: Level;
-  outcome: Outcome;
-  message: string;
-  rationale: string;
-  reference: string;
+export interface ConformanceMeta extends CheckRecord {
   profileId: string;
-  durationMs?: number;
-  metrics?: Record<string, unknown>;
-  evidence?: unknown[];
-  loopDelay?: { p99Ms: number; maxMs: number };
 }
 
 declare module '@vitest/runner' {

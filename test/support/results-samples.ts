@@ -102,7 +102,8 @@ export function sampleResults(): ResultsFile[] {
       check('context.prefill-scaling', 'known', { level: 'INFO', metrics: { curve: PROMPTS.map((p) => ({ promptTokens: p, ttftMs: +(0.0004 * p * p).toFixed(1) })) } }),
       check('context.over-window-rejected', 'error', { message: 'harness error in context.over-window-rejected: connection refused' }),
     ],
-    // No `finished`: an interrupted run.
+    // No `finished`: an interrupted run, with a problem outside the checks.
+    errors: [{ where: 'suites/context.test.ts', message: `failed to load: ${HOSTILE.img}` }],
   };
   return [batching, phantom, degrading];
 }
