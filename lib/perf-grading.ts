@@ -84,6 +84,8 @@ interface Trend {
   first?: number;
   last?: number;
   m: number;
+  /** The last m values (each of them must show the change for it to persist). */
+  tail: number[];
 }
 
 function trendOf(points: CyclePoint[], key: 'wallTps' | 'ttftMs', alpha: number): Trend {
@@ -98,12 +100,14 @@ function trendOf(points: CyclePoint[], key: 'wallTps' | 'ttftMs', alpha: number)
   }
   const ts = theilSen(xs, ys, { alpha });
   const { m, first, last } = endMedians(ys);
-  return { xs, ys, slope: ts.slope, low: ts.low, high: ts.high, first, last, m };
+  return { xs, ys, slope: ts.slope, low: ts.low, high: ts.high, first, last, m, tail: ys.slice(Math.max(0, ys.length - m)) };
 }
 
 /**
  * cycles.no-slowdown: fail when Sen's slope interval of per-cycle wall_tps lies wholly below zero AND the last cycles'
- * median is below (1 − δ) of the first cycles' median. Either alone is a warning (borderline), neither is a pass.
+ * median is below (1 − δ) of the first cycles' median AND the drop persists (no one of the last cycles is back within
+ * δ/2 of the start: a decay does not recover, a burst of load on a shared machine does). Short of that: a warning
+ * when the evidence is borderline, else a pass.
  */
 export function gradeNoSlowdown(input: TrendInput): Verdict {
   const th = input.thresholds;
@@ -129,7 +133,8 @@ export function gradeNoSlowdown(input: TrendInput): Verdict {
   const figures = `per-cycle wall_tps ${t.ys.map((y) => fmt(y, 1)).join(', ')} tok/s; Sen slope ${fmt(t.slope)} tok/s per cycle (${pct(1 - th.alpha)} CI ${fmt(t.low)} … ${fmt(t.high)}); median of the last ${t.m} cycles ${fmt(t.last, 1)} vs first ${t.m} ${fmt(t.first, 1)} tok/s (${pct(ratio)})`;
   const slopeBelow = t.high < 0;
   const bigDrop = ratio < 1 - th.relative;
-  if (slopeBelow && bigDrop) {
+  const persists = Math.max(...t.tail) < (1 - th.relative / 2) * t.first!;
+  if (slopeBelow && bigDrop && persists) {
     return fail({
       requirement: 'Throughput MUST NOT decay over repeated cycles of the same workload (slowdown over cycles: mlx-vlm went 790 → 3.5 tok/s as garbage piled up).',
       expected: `Sen's slope interval of per-cycle wall_tps not wholly below zero, or the last cycles' median ≥ ${pct(1 - th.relative)} of the first cycles'`,
@@ -138,13 +143,14 @@ export function gradeNoSlowdown(input: TrendInput): Verdict {
     }, metrics);
   }
   if ((slopeBelow && ratio < 1 - th.relative / 2) || bigDrop)
-    return warn(`borderline slowdown over cycles (needs both a slope interval below zero and a drop past ${pct(th.relative)} to fail): ${figures}`, metrics);
+    return warn(`borderline slowdown over cycles (failing needs a slope interval below zero, a drop past ${pct(th.relative)}, and no recovery in the last ${t.m} cycles): ${figures}`, metrics);
   return pass(`no slowdown over ${t.ys.length} cycles: ${figures}`, metrics);
 }
 
 /**
  * cycles.ttft-stable: fail when Sen's slope interval of per-cycle median TTFT lies wholly above zero AND the last cycles'
- * median exceeds the first cycles' by more than γ relative and `absolute` ms. Either alone is a warning.
+ * median exceeds the first cycles' by more than γ relative and `absolute` ms AND the growth persists (each of the last
+ * cycles at least half that growth). Short of that: a warning when borderline, else a pass.
  */
 export function gradeTtftStable(input: TrendInput): Verdict {
   const th = input.thresholds;
@@ -171,7 +177,8 @@ export function gradeTtftStable(input: TrendInput): Verdict {
   const figures = `per-cycle median TTFT ${t.ys.map((y) => fmt(y, 1)).join(', ')} ms; Sen slope ${fmt(t.slope)} ms per cycle (CI ${fmt(t.low)} … ${fmt(t.high)}); last ${t.m} cycles ${fmt(t.last, 1)} ms vs first ${t.m} ${fmt(t.first, 1)} ms`;
   const slopeAbove = t.low > 0;
   const big = rel > th.relative && growth > th.absolute;
-  if (slopeAbove && big) {
+  const persists = Math.min(...t.tail) - t.first! > Math.max(th.absolute / 2, (th.relative / 2) * t.first!);
+  if (slopeAbove && big && persists) {
     return fail({
       requirement: 'Time to first token MUST NOT grow over repeated cycles of the same workload (TTFT growing over cycles: a request waits longer the longer the server runs).',
       expected: `Sen's slope interval of per-cycle median TTFT not wholly above zero, or growth of the last cycles' median ≤ ${pct(th.relative)} and ≤ ${fmt(th.absolute)} ms`,

@@ -1,7 +1,7 @@
 // False failures, measured (issue 4 "Done when" (1)).
 //
 //   node --import tsx scripts/simulate-false-failures.ts [--trials 10000] [--calibration-runs 4] [--seed 1]
-//        [--fit reports/simulation.json] [--pool FILE[,FILE…]] [--no-burner] [--out reports/simulation.json]
+//        [--fit reports/simulation.json] [--pool FILE[,FILE…]] [--burners 1] [--no-burner] [--out reports/simulation.json]
 //
 // 1. Calibration: a real run of the `cycles` and `parallel` families (quick tier) against the reference server while a
 //    CPU burner holds the other core. From the raw measurements it fits heavy-tailed jitter: a half-Student-t on the
@@ -248,12 +248,12 @@ function loopMonitor() {
 }
 
 /** Run both families `runs` times for real against the reference server (under a burner unless told not to). */
-export async function calibrationRuns(runs: number, opts: { burner: boolean; log: (m: string) => void }): Promise<CalibrationRaw> {
+export async function calibrationRuns(runs: number, opts: { burners: number; log: (m: string) => void }): Promise<CalibrationRaw> {
   const raw: CalibrationRaw = { cyclesRuns: [], speedup: [], scaling: [], starvation: [], outcomes: [] };
   const ref = await startReference([]);
-  let burner: Burner | undefined;
+  const burners: Burner[] = [];
   try {
-    if (opts.burner) burner = startBurner({ maxMs: 30 * 60_000 });
+    for (let i = 0; i < opts.burners; i++) burners.push(startBurner({ maxMs: 30 * 60_000 }));
     for (let run = 1; run <= runs; run++) {
       const runId = randomBytes(4).toString('hex');
       const o = { profile: ref.profile, server: ref.info, tier: 'quick' as const, runId, log: () => undefined };
@@ -287,7 +287,7 @@ export async function calibrationRuns(runs: number, opts: { burner: boolean; log
       opts.log(`calibration run ${run}/${runs}: ${raw.outcomes.filter((x) => x.run === run).map((x) => `${x.check} ${x.outcome}`).join(', ')}`);
     }
   } finally {
-    await burner?.stop();
+    for (const b of burners) await b.stop();
     await ref.stop();
   }
   return raw;
@@ -295,7 +295,7 @@ export async function calibrationRuns(runs: number, opts: { burner: boolean; log
 
 const logRatios = (xs: number[], ref: number) => xs.filter((x) => x > 0).map((x) => Math.log(ref / x));
 
-export function fitCalibration(raw: CalibrationRaw, burner: boolean): Fit {
+export function fitCalibration(raw: CalibrationRaw, burner: boolean, pooled: string[] = []): Fit {
   const p = (xs: number[], q: number) => quantile(xs, q) ?? NaN;
   // One-sided: each sample's slowdown against the run's clean speed (its 90th percentile of tokens/s).
   const cycleReq = raw.cyclesRuns.flatMap((r) => logRatios(r.wallTps, p(r.wallTps, 0.9)));
@@ -328,7 +328,7 @@ export function fitCalibration(raw: CalibrationRaw, burner: boolean): Fit {
   for (const r of raw.scaling) for (const c of r.curve) if (c.aggregateTps) levels.set(c.concurrency, [...(levels.get(c.concurrency) ?? []), c.aggregateTps]);
   const loops = [...raw.cyclesRuns.map((r) => r.loop?.p99Ms), ...raw.speedup.map((r) => r.loop?.p99Ms)].filter((x): x is number => Number.isFinite(x));
   return {
-    source: `real run: ${raw.cyclesRuns.length} × (cycles + parallel families, quick tier) against the reference server${burner ? ' with a CPU burner on the other core' : ' (no burner)'}`,
+    source: `real runs: ${raw.cyclesRuns.length} × (cycles + parallel families, quick tier) against the reference server${burner ? ' with a CPU burner on the other core' : ' (no burner)'}${pooled.length ? `, pooled with the stored runs of ${pooled.join(', ')}` : ''}`,
     burner,
     runs: raw.cyclesRuns.length,
     nominal: {
@@ -606,6 +606,8 @@ function parseArgs(argv: string[]) {
     pool: (get('--pool') ?? '').split(',').filter(Boolean),
     out: get('--out') ?? resolve(ROOT, 'reports', 'simulation.json'),
     burner: !argv.includes('--no-burner'),
+    /** Extra burners make a harsher condition to pool (both cores contended). */
+    burners: argv.includes('--no-burner') ? 0 : Math.max(1, Number(get('--burners') ?? 1)),
   };
 }
 
@@ -618,8 +620,8 @@ async function main(): Promise<void> {
     fit = (JSON.parse(readFileSync(a.fit, 'utf8')) as { fit: Fit }).fit;
     console.log(`jitter fit reused from ${a.fit} (${fit.source})`);
   } else {
-    console.log(`calibration: ${a.runs} real run(s) of the cycles and parallel families against the reference server${a.burner ? ' under a CPU burner' : ''} (≈ ${a.runs * 20} s)`);
-    calibration = a.runs > 0 ? await calibrationRuns(a.runs, { burner: a.burner, log: (m) => console.log(`  ${m}`) }) : { cyclesRuns: [], speedup: [], scaling: [], starvation: [], outcomes: [] };
+    console.log(`calibration: ${a.runs} real run(s) of the cycles and parallel families against the reference server under ${a.burners} CPU burner(s) (≈ ${a.runs * 20} s)`);
+    calibration = a.runs > 0 ? await calibrationRuns(a.runs, { burners: a.burners, log: (m) => console.log(`  ${m}`) }) : { cyclesRuns: [], speedup: [], scaling: [], starvation: [], outcomes: [] };
     for (const file of a.pool) {
       const old = (JSON.parse(readFileSync(file, 'utf8')) as { calibration?: CalibrationRaw }).calibration;
       if (!old) throw new Error(`${file} keeps no raw calibration to pool`);
@@ -630,7 +632,7 @@ async function main(): Promise<void> {
       };
     }
     if (!calibration.cyclesRuns.length) throw new Error('no calibration runs: use --calibration-runs N and/or --pool FILE');
-    fit = fitCalibration(calibration, a.burner);
+    fit = fitCalibration(calibration, a.burner, a.pool);
   }
   console.log(`fitted jitter (${fit.source}):`);
   for (const [k, v] of Object.entries(fit.jitter)) console.log(`  ${k.padEnd(13)} ${describeDist(v)}`);

@@ -13,7 +13,7 @@ import { fail, fmt, inconclusive } from '../lib/messages.ts';
 import { filler } from '../lib/prompts.ts';
 import type { Evidence, Verdict } from '../lib/types.ts';
 import {
-  gradeIsolation, gradeNoStarvation, gradeScaling, gradeSpeedup, speedupUndecided, type IsolationStream, type ScalingLevel, type StarvationStream,
+  gradeIsolation, gradeNoStarvation, gradeScaling, gradeSpeedup, speedupUndecided, type IsolationStream, type ScalingLevel, type ScalingRep, type StarvationStream,
 } from '../lib/perf-grading.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
@@ -146,20 +146,20 @@ export const checks: CheckDef[] = [
       const errors: string[] = [];
       const ev: Evidence[] = [];
       for (const c of concurrency) {
-        const level: ScalingLevel = { concurrency: c, reps: [] };
+        const repsOf: ScalingRep[] = [];
         for (let r = 0; r < reps && !ctx.signal.aborted; r++) {
           const xs = await together(ctx, c, tokens);
           const good = xs.filter(ok);
           for (const [i, x] of xs.entries()) if (!ok(x)) errors.push(`${c} concurrent, repetition ${r + 1}, stream ${i + 1}: ${describeExchange(x)}`);
-          (level.reps as ScalingLevel['reps'][number][]).push({
+          repsOf.push({
             aggregateTps: good.length === xs.length ? aggregateWallTps(xs.map(timed)) : undefined,
             ttftMs: good.map((x) => x.metrics?.ttftMs),
             perStreamTps: good.map((x) => x.metrics?.wallTps),
           });
           if (r === 0) ev.push(...xs.slice(0, 4).map((x, i) => evidenceOf(`${c} concurrent, stream ${i + 1}`, x)));
         }
-        levels.push(level);
-        ctx.log(`${c} concurrent: aggregate ${level.reps.map((x) => fmt(x.aggregateTps, 1)).join(', ')} tok/s`);
+        levels.push({ concurrency: c, reps: repsOf });
+        ctx.log(`${c} concurrent: aggregate ${repsOf.map((x) => fmt(x.aggregateTps, 1)).join(', ')} tok/s`);
       }
       const v = gradeScaling({
         levels,

@@ -44,6 +44,12 @@ describe('cycles.no-slowdown', () => {
     const v = gradeNoSlowdown({ cycles: cycles(8, (c) => ys[c - 1]), loop: calm, thresholds: trendTh });
     expect(v.outcome).not.toBe('fail');
   });
+  test('a drop that recovers in one of the last cycles (a burst of load) only warns', () => {
+    const ys = [120, 121, 119, 86, 84, 85, 83, 121, 84];
+    const v = gradeNoSlowdown({ cycles: cycles(9, (c) => ys[c - 1]), loop: calm, thresholds: trendTh });
+    expect(v.outcome).toBe('warn');
+    expect(v.message).toContain('no recovery in the last 3 cycles');
+  });
   test('a starved client or too few cycles is inconclusive, never a failure', () => {
     expect(gradeNoSlowdown({ cycles: cycles(6, (c) => 120 / c), loop: starvedLoop, thresholds: trendTh }).message).toMatch(/^inconclusive: our client was starved/);
     expect(gradeNoSlowdown({ cycles: cycles(3, (c) => 120 / c), loop: calm, thresholds: trendTh }).message).toMatch(/^inconclusive/);
