@@ -489,12 +489,21 @@ export interface StarvationStream {
   tokens: number;
 }
 
+/**
+ * A stream whose tokens all arrived at once (under 0.5 ms per token event): its "last token" marks when the server
+ * flushed, not when it finished generating, so it is no evidence of serialisation (stream.spread judges bursts).
+ */
+export function arrivedInBurst(s: StarvationStream): boolean {
+  if (s.firstTokenAbs === undefined || s.lastTokenAbs === undefined || s.tokens < 4) return false;
+  return s.lastTokenAbs - s.firstTokenAbs < 0.5 * s.tokens;
+}
+
 /** Pairs (a, b) where stream b's first token came only after stream a's last: b waited for a to finish. */
 export function serialisedPairs(streams: readonly StarvationStream[]): Array<{ a: number; b: number; waitedMs: number }> {
   const out: Array<{ a: number; b: number; waitedMs: number }> = [];
   streams.forEach((a, i) => {
     streams.forEach((b, j) => {
-      if (i === j || a.lastTokenAbs === undefined || b.firstTokenAbs === undefined) return;
+      if (i === j || a.lastTokenAbs === undefined || b.firstTokenAbs === undefined || arrivedInBurst(a)) return;
       if (b.firstTokenAbs > a.lastTokenAbs) out.push({ a: i, b: j, waitedMs: b.firstTokenAbs - a.lastTokenAbs });
     });
   });
@@ -539,6 +548,9 @@ export function gradeNoStarvation(input: { reps: ReadonlyArray<readonly Starvati
   const why = starved(input.loop, th.starvedLoopP99Ms);
   if (why) return inconclusive(why, metrics);
   if (input.reps.length < th.minReps) return inconclusive(`only ${input.reps.length} repetition(s) (need ${th.minReps})`, metrics);
+  const bursts = all.filter(({ s }) => arrivedInBurst(s));
+  if (bursts.length === all.length)
+    return inconclusive(`every stream's tokens arrived in one burst (${bursts.length} of ${all.length}), so arrival order says nothing about serialisation; stream.spread and metrics.gen-tps-plausible judge the bursts`, metrics);
   const serialisedReps = perRep.filter((r) => r.pairs.length > 0);
   const describe = (r: (typeof perRep)[number], k: number) =>
     `repetition ${k + 1}: ${r.pairs.slice(0, 6).map((p) => `stream ${p.b + 1}'s first token ${fmt(p.waitedMs)} ms after stream ${p.a + 1}'s last`).join(', ')}${r.pairs.length > 6 ? `, … (${r.pairs.length} pairs)` : ''}`;

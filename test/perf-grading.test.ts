@@ -220,3 +220,22 @@ describe('parallel.isolation', () => {
     expect(v.message).toMatch(/^inconclusive/);
   });
 });
+
+describe('no-starvation is not fooled by burst delivery', () => {
+  test('streams whose tokens all arrive at once are no evidence of serialisation (inconclusive, not fail)', async () => {
+    const { gradeNoStarvation, arrivedInBurst } = await import('../lib/perf-grading.ts');
+    // The emu-rapid-mlx shape: four streams, each flushed in one read, a few ms apart.
+    const burst = (at: number) => ({ status: 200, tokens: 24, firstTokenAbs: at, lastTokenAbs: at });
+    const reps = [[burst(1000), burst(1011.7), burst(1017), burst(1026.7)], [burst(2000), burst(2008.4), burst(2022.7), burst(2030.2)]];
+    expect(arrivedInBurst(reps[0]![0]!)).toBe(true);
+    const v = gradeNoStarvation({ reps, slots: 4, thresholds: { minReps: 2, starvedLoopP99Ms: 50 } });
+    expect(v.outcome).toBe('warn');
+    expect(v.message).toMatch(/^inconclusive: every stream's tokens arrived in one burst/);
+  });
+  test('real serialisation (tokens spread over each stream, one after another) still fails', async () => {
+    const { gradeNoStarvation } = await import('../lib/perf-grading.ts');
+    const s = (start: number) => ({ status: 200, tokens: 24, firstTokenAbs: start, lastTokenAbs: start + 190 });
+    const reps = [[s(0), s(200), s(400)], [s(1000), s(1200), s(1400)]];
+    expect(gradeNoStarvation({ reps, slots: 4, thresholds: { minReps: 2, starvedLoopP99Ms: 50 } }).outcome).toBe('fail');
+  });
+});
