@@ -2,6 +2,7 @@
 // The live reporters and `npm run report` call the same functions, so a report rebuilt from results.json is the
 // report the run printed. Nothing here reads the clock, the environment or the disk.
 import type { Outcome } from '../lib/types.ts';
+import type { WorkloadFigures } from '../lib/workload.ts';
 import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/phantom.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
 
@@ -101,18 +102,11 @@ export function figure(v: unknown): number | undefined {
   return undefined;
 }
 
-export interface WorkloadRow {
+/** One workload's figures as a table row: lib/workload.ts figures (requests optional), plus which check and its outcome. */
+export interface WorkloadRow extends Omit<WorkloadFigures, 'samples' | 'requests'> {
   check: string;
   outcome: Outcome;
-  name: string;
   requests?: number;
-  concurrency?: number;
-  wall_tps_p50?: number;
-  ttft_p50_ms?: number;
-  gen_tps_p50?: number;
-  speedup?: number;
-  tokens_usage?: number;
-  tokens_counted?: number;
   /** Set when gen_tps of this workload is phantom (recomputed from the check's evidence and the profile's hardware). */
   phantom?: { label: string; detail: string };
 }

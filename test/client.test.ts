@@ -190,3 +190,38 @@ test('secrets in the request body are not recorded', async () => {
   const rec = await record({ url: `${base}/echo`, body: { key: 'sk-canary-123456789' }, secrets: ['sk-canary-123456789'] });
   expect(rec.requestBody).not.toContain('sk-canary-123456789');
 });
+
+test('a reset on a reused keep-alive socket is retried once on a fresh connection', async () => {
+  const perSocket = new WeakMap<object, number>();
+  let sockets = 0;
+  let destroyed = 0;
+  const s = createServer(async (req, res) => {
+    for await (const _ of req) void _;
+    const n = (perSocket.get(req.socket) ?? 0) + 1;
+    perSocket.set(req.socket, n);
+    if (n === 1) sockets++;
+    // The uvicorn race: the server drops an idle keep-alive socket just as the client reuses it.
+    if (n >= 2) {
+      destroyed++;
+      req.socket.destroy();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json', connection: 'keep-alive' }).end('{"ok":true}');
+  });
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}/`;
+  try {
+    // POST: undici replays idempotent requests itself, never a POST (a generation request).
+    const first = await record({ url, body: { n: 1 } });
+    await sleep(50); // let the pool take the socket back, so the next request reuses it
+    const second = await record({ url, body: { n: 2 } });
+    expect(first.status).toBe(200);
+    expect(second.status).toBe(200);
+    expect(second.failure).toBeUndefined();
+    expect(destroyed).toBe(1); // the second request really went out on the reused socket and was reset
+    expect(sockets).toBe(2);
+  } finally {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
+});
