@@ -129,7 +129,7 @@ export function gradeNoSlowdown(input: TrendInput): Verdict {
   const why = starved(input.loop, th.starvedLoopP99Ms);
   if (why) return inconclusive(why, metrics);
   if (t.ys.length < th.minCycles || t.low === undefined || t.high === undefined || ratio === undefined)
-    return inconclusive(`only ${t.ys.length} cycle(s) with a measurable wall_tps (need ${th.minCycles} for Sen's ${pct(1 - th.alpha)} interval)`, metrics);
+    return inconclusive(`only ${t.ys.length} cycle(s) with a measurable wall_tps (need ${th.minCycles}, and enough for Sen's ${pct(1 - th.alpha)} interval: 5 at least)`, metrics);
   const figures = `per-cycle wall_tps ${t.ys.map((y) => fmt(y, 1)).join(', ')} tok/s; Sen slope ${fmt(t.slope)} tok/s per cycle (${pct(1 - th.alpha)} CI ${fmt(t.low)} … ${fmt(t.high)}); median of the last ${t.m} cycles ${fmt(t.last, 1)} vs first ${t.m} ${fmt(t.first, 1)} tok/s (${pct(ratio)})`;
   const slopeBelow = t.high < 0;
   const bigDrop = ratio < 1 - th.relative;

@@ -213,3 +213,11 @@ describe('properties', () => {
     }), { numRuns: 200, seed: 42 });
   });
 });
+
+test('Sen interval at n = 5 is [min, max] of the pairwise slopes (exact coverage 98.3 %), undefined at n = 4', async () => {
+  const { theilSen } = await import('../lib/stats.ts');
+  const five = theilSen([1, 2, 3, 4, 5], [10, 9.1, 8.3, 7.2, 6.5]);
+  expect(five.low).toBeDefined();
+  expect(five.high).toBeLessThan(0);
+  expect(theilSen([1, 2, 3, 4], [10, 9, 8, 7]).low).toBeUndefined();
+});
