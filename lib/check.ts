@@ -6,6 +6,7 @@ import type { Capability, Deadlines, Level, Outcome, Profile, ServerInfo, Verdic
 import { DEFAULT_DEADLINES } from './client.ts';
 import { apiKeyOf } from './profile.ts';
 import { registerSecret, redact, stripUrlCredentials } from './secrets.ts';
+import { effectiveProfile } from './discovery.ts';
 
 export type Tier = 'quick' | 'full';
 
@@ -86,7 +87,8 @@ export function makeContext(check: CheckDef, o: ContextOptions, signal: AbortSig
   const runId = o.runId ?? randomBytes(4).toString('hex');
   return {
     check,
-    profile: o.profile,
+    // The resolved model id and the declared or discovered slots (lib/discovery.ts): what the checks request and judge.
+    profile: effectiveProfile(o.profile, o.server),
     server: o.server,
     baseUrl: url.replace(/\/+$/, ''),
     headers,
@@ -112,11 +114,13 @@ export function makeContext(check: CheckDef, o: ContextOptions, signal: AbortSig
 /** Why a check cannot run on this profile (capability or tier), or undefined. */
 export function skipReason(check: CheckDef, profile: Profile, server: ServerInfo, tier: Tier): string | undefined {
   if (check.tier === 'full' && tier !== 'full') return `full tier only (CONFORMANCE_TIER=full)`;
+  const slots = effectiveProfile(profile, server).slots;
   for (const cap of check.requires) {
     const missing =
       (cap === 'deterministic' && !profile.deterministic) ||
       (cap === 'started' && server.startedPid === undefined) ||
-      (cap === 'multi-slot' && profile.slots < 2) ||
+      // Unknown slots do not skip: the check runs on the batching parallel.speedup-2 measured (lib/batching.ts).
+      (cap === 'multi-slot' && slots !== undefined && slots < 2) ||
       (cap === 'hardware' && !profile.hardware) ||
       (cap === 'context-window' && !server.contextWindow) ||
       ((cap === 'openai-chat' || cap === 'openai-completions' || cap === 'anthropic-messages' || cap === 'ollama-native') && !profile.apis.includes(cap));
@@ -129,7 +133,7 @@ function hint(cap: Capability): string {
   switch (cap) {
     case 'deterministic': return ' (set "deterministic": true if the server is deterministic at temperature 0)';
     case 'started': return ' (needs a "start" command so the suite can watch the process)';
-    case 'multi-slot': return ' ("slots" is 1)';
+    case 'multi-slot': return ' (1 slot, declared or reported by the server)';
     case 'hardware': return ' (set "hardware": memory bandwidth and active bytes per token)';
     case 'context-window': return ' (no window discovered: set context.declared)';
     default: return ` (add it to "apis")`;

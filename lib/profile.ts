@@ -21,11 +21,11 @@ function withDefaults(p: Partial<Profile> & Pick<Profile, 'id' | 'baseUrl' | 'mo
     apis: ['openai-chat'],
     readiness: { kind: 'http', path: '/v1/models' },
     startTimeoutMs: 120_000,
-    slots: 1,
     deterministic: false,
     ...p,
     baseUrl: p.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, ''),
-    context: { discovery: 'none', ...p.context },
+    // Undeclared capabilities are discovered (lib/discovery.ts): slots stay unknown unless declared or reported.
+    context: { discovery: 'auto', ...p.context },
   };
 }
 
@@ -131,9 +131,9 @@ export function envProfile(env: NodeJS.ProcessEnv = process.env): Profile | unde
     apiKeyEnv: 'OPENAI_API_KEY',
     readiness: { kind: 'http', path: '/v1/models' },
     startTimeoutMs: 30_000,
-    slots: Number(env.CONFORMANCE_SLOTS ?? 1) || 1,
-    context: { discovery: 'none', declared: env.CONFORMANCE_CONTEXT_WINDOW ? Number(env.CONFORMANCE_CONTEXT_WINDOW) : undefined },
-    assumptions: ['slots, determinism and context window unknown: set CONFORMANCE_SLOTS / CONFORMANCE_CONTEXT_WINDOW to declare them'],
+    slots: env.CONFORMANCE_SLOTS ? Number(env.CONFORMANCE_SLOTS) || undefined : undefined,
+    context: { discovery: 'auto', declared: env.CONFORMANCE_CONTEXT_WINDOW ? Number(env.CONFORMANCE_CONTEXT_WINDOW) : undefined },
+    assumptions: ['model, slots and context window discovered where the server reports them (CONFORMANCE_SLOTS / CONFORMANCE_CONTEXT_WINDOW declare them); determinism unknown'],
   });
 }
 

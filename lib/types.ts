@@ -5,7 +5,7 @@ export type ApiFlavour = 'openai-chat' | 'openai-completions' | 'anthropic-messa
 
 /** Adapters for context-window discovery; each knows one server's endpoint and field names. */
 export type DiscoveryAdapter =
-  | 'none' | 'reference' | 'llama.cpp' | 'vllm' | 'rapid-mlx' | 'omlx' | 'ollama' | 'mlx-vlm' | 'mlx-omni' | 'mlx-serve';
+  | 'auto' | 'none' | 'reference' | 'llama.cpp' | 'vllm' | 'rapid-mlx' | 'omlx' | 'ollama' | 'mlx-vlm' | 'mlx-omni' | 'mlx-serve';
 
 export type Readiness =
   | { kind: 'http'; path: string; status?: number; bodyIncludes?: string; jsonField?: string; jsonEquals?: string | number | boolean }
@@ -35,13 +35,15 @@ export interface Profile {
   start?: { command: string[]; cwd?: string; env?: Record<string, string> };
   readiness: Readiness;
   startTimeoutMs: number;
-  slots: number;
+  /** Requests served at once, when declared; otherwise discovered (ServerInfo.slots) or unknown. */
+  slots?: number;
   deterministic: boolean;
   context: {
     /** Per-request window the user declares (tokens); wins over discovery. */
     declared?: number;
     /** The model's trained context, if the user knows it (e.g. 262144). */
     modelTrained?: number;
+    /** `auto` (the default): identify the server and use its family's adapter, else the generic places. */
     discovery: DiscoveryAdapter;
   };
   hardware?: { memoryBandwidthGBs: number; activeBytesPerTokenGB: number; speculativeDecoding?: boolean };
@@ -99,7 +101,24 @@ export interface ServerInfo {
   identity: { name?: string; version?: string; source?: string; raw?: Record<string, unknown> };
   contextWindow?: { value: number; source: string };
   trainedContext?: { value: number; source: string };
+  /** Requests served at once: declared, or what the server reports (llama.cpp total_slots); absent = unknown. */
+  slots?: { value: number; source: string };
+  /** The model id requests name: declared, or the one model the server lists when the profile names none/"default". */
+  model?: { value: string; source: string };
+  /** Which adapter read the figures and why, what the server reported, and where it disagrees with the profile. */
+  discovery?: DiscoveryRecord;
   startedPid?: number;
+}
+
+export interface DiscoveryRecord {
+  /** Adapter used (`llama.cpp`, `generic`, …) and how it was chosen (declared, or the identified server). */
+  adapter: string;
+  why: string;
+  /** What the server itself reported, before declarations were applied. */
+  reported: { window?: { value: number; source: string }; trained?: { value: number; source: string }; slots?: { value: number; source: string }; models?: string[] };
+  /** Declared values that disagree with reported ones (the declared value is used), and other notes. */
+  disagreements: string[];
+  notes: string[];
 }
 
 /** One body read, timestamped before any parsing. */

@@ -20,7 +20,7 @@ import {
   bisectLargestAccepted, classifyOverWindow, gradePrefillScaling, gradeRejectionLatency, gradeServedWindow, gradeSlowdown,
   guardStarvation, scalingLengths, scalingWorstCase, type OverWindowFinding, type ProbeAnswer, type ScalingPoint, type TimingGrade,
 } from '../lib/context-grading.ts';
-import { passProof, faultProof, type Proof } from './support/proof.ts';
+import { passProof, faultProof, plainProof, type Proof } from './support/proof.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Helpers shared by the checks of this family
@@ -594,6 +594,14 @@ export const proofs: Proof[] = [
 
   passProof('context.max-accepted', { tier: 'full' }),
   faultProof('context.max-accepted', 'context-cap-quarter', ['largest accepted prompt', 'of the advertised window is usable'], { tier: 'full', expect: 'warn' }),
+
+  // Against a server that only advertises max_model_len on /v1/models, nothing declared (window discovered generically).
+  plainProof('context.within-window', undefined, ['both served', 'window 4096']),
+  plainProof('context.within-window', 'context-cap-quarter', ['rejected', 'smaller window than it advertises', 'GET /v1/models max_model_len']),
+  plainProof('context.over-window-400', undefined, []),
+  plainProof('context.over-window-400', 'context-over-500', ['HTTP 500', 'instead of 400']),
+  plainProof('context.over-window-400', 'context-over-hang', ['no response within', 'hangs']),
+  plainProof('context.over-window-400', 'context-over-truncate', ['silently truncated']),
 
   passProof('context.prefill-scaling'),
   faultProof('context.prefill-scaling', 'context-quadratic-prefill', ['quadratically', 'log-log slope'], { serverArgs: QUADRATIC_PROOF_ARGS }),

@@ -12,6 +12,7 @@ import { findBusyReader, type BusyReader } from '../lib/server-load.ts';
 import { escapeBytes } from '../lib/sse.ts';
 import { bodyText } from '../lib/client.ts';
 import { fail, fmt, inconclusive, pass, warn } from '../lib/messages.ts';
+import { usableSlots } from '../lib/batching.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
 const CAP = 200;
@@ -255,7 +256,9 @@ async function cancelByCounters(ctx: CheckContext, reader: BusyReader): Promise<
 
 async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
   const freeWithin = ctx.threshold('freeWithinMs');
-  const k = Math.min(64, Math.max(1, ctx.profile.slots));
+  const slots = usableSlots(ctx);
+  if (slots.value === undefined) return inconclusive(`no busy-slot counter (/slots, /metrics) to read, and the timing method must fill every slot: ${slots.why}`);
+  const k = Math.min(64, Math.max(1, slots.value));
   const n = orphanTokens(ctx);
   // Baseline: a lone short request's TTFT, so a slow prefill is not taken for a held slot.
   const lone = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt: uniquePrompt(ctx, 'Say hello.'), maxTokens: 4, stream: true }));
@@ -265,7 +268,7 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
   }
   const baseTtft = lone.metrics.ttftMs;
   const allowed = freeWithin + 3 * baseTtft;
-  ctx.log(`filling all ${k} declared slots with ${n}-token streams, then disconnecting them while a probe waits`);
+  ctx.log(`filling all ${k} slots with ${n}-token streams, then disconnecting them while a probe waits`);
   const orphans = Array.from({ length: k }, (_, i) => startStream(ctx, n, true, `${ORPHAN_PROMPT} (part ${i + 1})`));
   const abortAll = async () => {
     for (const o of orphans) o.ac.abort();
@@ -276,7 +279,7 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
     const xs = await abortAll();
     const live = orphans.filter((o) => o.count >= 2).length;
     const problem = xs.map(streamProblem).find((p) => p);
-    return inconclusive(`only ${live} of ${k} declared slots were streaming at once${problem ? ` (${problem})` : ''}: the all-slots-busy delay needs every declared slot busy`);
+    return inconclusive(`only ${live} of ${k} slots were streaming at once${problem ? ` (${problem})` : ''}: the all-slots-busy delay needs every declared slot busy`);
   }
   const probe = startStream(ctx, 4, false, 'Say hello.');
   const counts = orphans.map((o) => o.count);
@@ -288,13 +291,13 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
   if (probe.ended && probe.count === 0) {
     await abortAll();
     const px = await probe.done;
-    return inconclusive(`the probe was answered at once while all ${k} declared slots were busy (${describeExchange(px)}): admission control, not queueing, so a held slot cannot be timed`, { slots: k }, [evidenceOf('probe', px)]);
+    return inconclusive(`the probe was answered at once while all ${k} slots were busy (${describeExchange(px)}): admission control, not queueing, so a held slot cannot be timed`, { slots: k }, [evidenceOf('probe', px)]);
   }
   if (probe.count > 0) {
     const xs = await abortAll();
     probe.ac.abort();
     await probe.done;
-    return inconclusive(`the probe was served while all ${k} declared slots were busy: the server runs more than ${k} requests at once, so a held slot would not delay it (declare the real slot count)`, { slots: k }, xs.slice(0, 4).map((x, i) => evidenceOf(`orphan ${i + 1}`, x)));
+    return inconclusive(`the probe was served while all ${k} slots were busy: the server runs more than ${k} requests at once, so a held slot would not delay it (declare the real slot count)`, { slots: k }, xs.slice(0, 4).map((x, i) => evidenceOf(`orphan ${i + 1}`, x)));
   }
   if (!held) {
     await abortAll();
@@ -319,7 +322,7 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
   if (!got || delay === undefined) {
     return fail({
       requirement: 'When the client disconnects, the server MUST stop generating for it and free its slot (generation continues after disconnect otherwise).',
-      expected: `with all ${k} declared slots busy and then disconnected, a waiting request gets its first token within ${Math.round(allowed)} ms (${freeWithin} ms + 3 × its lone TTFT ${Math.round(baseTtft)} ms)`,
+      expected: `with all ${k} slots busy and then disconnected, a waiting request gets its first token within ${Math.round(allowed)} ms (${freeWithin} ms + 3 × its lone TTFT ${Math.round(baseTtft)} ms)`,
       actual: `no first token ${Math.round(2 * allowed)} ms after all ${k} streams were disconnected: the orphaned generations kept the slots (about ${fmt(remainingMs, 0)} ms of generation left)`,
     }, metrics, evidence);
   }
@@ -329,7 +332,7 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
   if (!ctx.profile.forceLength) {
     return inconclusive(`the probe got its first token ${Math.round(delay)} ms after the disconnect, but without forceLength a busy stream may have ended by itself (declare forceLength for a clear verdict)`, metrics, evidence);
   }
-  return pass(`all ${k} declared slots busy; ${Math.round(delay)} ms after they were disconnected the waiting probe got its first token (allowed ${Math.round(allowed)} ms)`, metrics, evidence);
+  return pass(`all ${k} slots busy; ${Math.round(delay)} ms after they were disconnected the waiting probe got its first token (allowed ${Math.round(allowed)} ms)`, metrics, evidence);
 }
 
 // ------------------------------------------------------------------------------------------------------------
@@ -542,9 +545,9 @@ export const proofs: Proof[] = [
   faultProof('stream.headers-early', 'stream-headers-after-prefill', ['headers came only with the first token'], { expect: 'warn' }),
   passProof('stream.cancel-frees-slot'),
   faultProof('stream.cancel-frees-slot', 'stream-continue-after-disconnect', ['still 1 busy', 'when the orphaned generation would have run to its end']),
-  passProof('stream.cancel-frees-slot', { profile: { thresholds: { 'stream.cancel-frees-slot': { useServerCounters: 0 } } }, note: 'timing-only evidence (all declared slots busy)' }),
+  passProof('stream.cancel-frees-slot', { profile: { thresholds: { 'stream.cancel-frees-slot': { useServerCounters: 0 } } }, note: 'timing-only evidence (all slots busy)' }),
   faultProof('stream.cancel-frees-slot', 'stream-continue-after-disconnect', ['kept the slots'], {
     profile: { thresholds: { 'stream.cancel-frees-slot': { useServerCounters: 0 } } },
-    note: 'timing-only evidence (all declared slots busy)',
+    note: 'timing-only evidence (all slots busy)',
   }),
 ];

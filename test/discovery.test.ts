@@ -4,7 +4,7 @@
 import { test, expect, afterEach } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { discoverContext, discoverIdentity } from '../lib/discovery.ts';
+import { discoverContext, discoverIdentity, discoverServer, effectiveProfile } from '../lib/discovery.ts';
 import type { DiscoveryAdapter, Profile } from '../lib/types.ts';
 
 let server: Server | undefined;
@@ -69,4 +69,76 @@ test('identity: the server is named from what it tells (/version, /props build_i
   await new Promise((r) => server!.close(r));
   base = await serve({ 'GET /v1/models': { data: [{ id: 'm', owned_by: 'vllm' }] } });
   expect(await discoverIdentity(base, {})).toMatchObject({ name: 'vllm', source: 'GET /v1/models owned_by' });
+});
+
+// ---- auto: identify the server, use its family's adapter, else the generic places; declared values win.
+
+const undeclared = (model = ''): Profile => ({ ...profile('auto'), model, slots: undefined });
+
+test.each([
+  ['/v1/models max_model_len', { 'GET /v1/models': { data: [{ id: 'm', owned_by: 'system', max_model_len: 32768 }] } }, 32768, 'GET /v1/models max_model_len'],
+  ['/v1/models context_length', { 'GET /v1/models': { data: [{ id: 'm', owned_by: 'system', context_length: 8192 }] } }, 8192, 'GET /v1/models context_length'],
+  ['/v1/models context_window', { 'GET /v1/models': { data: [{ id: 'm', owned_by: 'x', context_window: 65536, max_model_len: 40960 }] } }, 65536, 'GET /v1/models context_window'],
+  ['/props n_ctx per slot', { 'GET /props': { default_generation_settings: { n_ctx: 4096 }, total_slots: 2 } }, 4096, 'GET /props default_generation_settings.n_ctx (per slot)'],
+] as const)('auto on an unidentified server reads the served window from %s', async (_label, routes, window, source) => {
+  const base = await serve(routes as Record<string, unknown>);
+  const info = await discoverServer(undeclared('m'), base, {});
+  expect(info.contextWindow).toEqual({ value: window, source });
+  expect(info.discovery?.adapter).toBe('generic');
+});
+
+test('auto on llama.cpp: identified by /props, window and slots per slot from /props, n_ctx_train recorded as trained only', async () => {
+  const base = await serve({
+    'GET /props': { build_info: 'b4747', default_generation_settings: { n_ctx: 16384 }, total_slots: 4 },
+    'GET /v1/models': { data: [{ id: 'tiny', owned_by: 'llamacpp', meta: { n_ctx_train: 131072 } }] },
+  });
+  const info = await discoverServer(undeclared('default'), base, {});
+  expect(info.identity.name).toBe('llama.cpp');
+  expect(info.discovery?.adapter).toBe('llama.cpp, then generic');
+  expect(info.model).toEqual({ value: 'tiny', source: expect.stringContaining('the only model listed') });
+  expect(info.contextWindow).toEqual({ value: 16384, source: 'GET /props default_generation_settings.n_ctx (per slot)' });
+  expect(info.slots).toEqual({ value: 4, source: 'GET /props total_slots' });
+  expect(info.trainedContext).toEqual({ value: 131072, source: 'GET /v1/models meta.n_ctx_train (trained)' });
+  expect(effectiveProfile(undeclared('default'), info)).toMatchObject({ model: 'tiny', slots: 4 });
+});
+
+test('trained-context fields are never the served window: n_ctx_train alone leaves the window unknown, with a note', async () => {
+  const base = await serve({ 'GET /v1/models': { data: [{ id: 'm', owned_by: 'x', n_ctx_train: 131072 }] } });
+  const info = await discoverServer(undeclared('m'), base, {});
+  expect(info.contextWindow).toBeUndefined();
+  expect(info.trainedContext).toEqual({ value: 131072, source: 'GET /v1/models n_ctx_train (trained)' });
+  expect(info.discovery?.notes.join(' ')).toContain('not the served window');
+});
+
+test('Ollama\'s /api/show context_length is the trained context, /api/ps the served one', async () => {
+  const base = await serve({ 'GET /api/version': { version: '0.12.0' }, 'POST /api/show': { model_info: { 'llama.context_length': 131072 } } });
+  const info = await discoverServer(undeclared('m'), base, {});
+  expect(info.discovery?.adapter).toBe('ollama, then generic');
+  expect(info.contextWindow).toBeUndefined();
+  expect(info.trainedContext?.value).toBe(131072);
+});
+
+test('declared values win; a declared value the server contradicts is a disagreement naming both sources', async () => {
+  const base = await serve({ 'GET /props': { build_info: 'b1', default_generation_settings: { n_ctx: 4096 }, total_slots: 1 }, 'GET /v1/models': { data: [{ id: 'a' }] } });
+  const p: Profile = { ...profile('auto', { declared: 8192 }), model: 'a', slots: 4 };
+  const info = await discoverServer(p, base, {});
+  expect(info.contextWindow).toEqual({ value: 8192, source: 'declared in profile (context.declared)' });
+  expect(info.slots).toEqual({ value: 4, source: 'declared in profile (slots)' });
+  expect(info.discovery?.disagreements).toEqual([
+    'context window: declared 8192 (context.declared) but the server reports 4096 (GET /props default_generation_settings.n_ctx (per slot)); using the declared value',
+    'slots: declared 4 (slots) but the server reports 1 (GET /props total_slots); using the declared value',
+  ]);
+});
+
+test('model: none or "default" resolves to the one listed model; several listed keep the name and say so; unknown slots stay unknown', async () => {
+  let base = await serve({ 'GET /v1/models': { data: [{ id: 'only-one' }] } });
+  expect((await discoverServer(undeclared(''), base, {})).model?.value).toBe('only-one');
+  server!.closeAllConnections();
+  await new Promise((r) => server!.close(r));
+  base = await serve({ 'GET /v1/models': { data: [{ id: 'a' }, { id: 'b' }] } });
+  const info = await discoverServer(undeclared('default'), base, {});
+  expect(info.model).toEqual({ value: 'default', source: 'declared in profile (model)' });
+  expect(info.discovery?.notes[0]).toContain('lists 2 models');
+  expect(info.slots).toBeUndefined();
+  expect(effectiveProfile(undeclared('default'), info).slots).toBeUndefined();
 });

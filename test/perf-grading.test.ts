@@ -2,7 +2,7 @@
 // the borderline band, and the inconclusive cases (starved client, too few samples).
 import { describe, expect, test } from 'vitest';
 import {
-  cycleCurve, endMedians, gradeIsolation, gradeMemory, gradeNoSlowdown, gradeNoStalls, gradeNoStarvation, gradeScaling, gradeSpeedup,
+  cycleCurve, endMedians, gradeIsolation, gradeMemory, gradeNoSlowdown, gradeNoStalls, gradeNoStarvation, gradeScaling, gradeSpeedup, clientExplainsSlowdown,
   gradeTtftStable, saturationPoint, serialisedPairs, speedupUndecided, type CycleSample, type IsolationStream, type StarvationStream,
 } from '../lib/perf-grading.ts';
 import { mulberry32 } from '../lib/stats.ts';
@@ -134,9 +134,27 @@ describe('parallel.speedup-2', () => {
     expect(serial.outcome).toBe('warn');
     expect(serial.message).toContain('no effective batching');
   });
-  test('one declared slot is informational: serial passes, clearly slower only warns', () => {
+  test('one slot: serial is an informational pass; clearly slower than serial fails on any server (a queue scores 1.0x)', () => {
     expect(gradeSpeedup({ singleTps: singles, aggregateTps: times(1.0), slots: 1, loop: calm, thresholds: th }).outcome).toBe('pass');
-    expect(gradeSpeedup({ singleTps: singles, aggregateTps: times(0.85), slots: 1, loop: calm, thresholds: th }).outcome).toBe('warn');
+    expect(gradeSpeedup({ singleTps: singles, aggregateTps: times(0.85), slots: 1, loop: calm, thresholds: th }).outcome).toBe('fail');
+  });
+  test('slots unknown: batching passes and says so, serial is INFO "serialised", a slowdown fails', () => {
+    const batch = gradeSpeedup({ singleTps: singles, aggregateTps: times(1.5), slots: undefined, loop: calm, thresholds: th });
+    expect([batch.outcome, batch.message]).toEqual(['pass', expect.stringContaining('batching observed at 2 concurrent')]);
+    const serial = gradeSpeedup({ singleTps: singles, aggregateTps: times(1.0), slots: undefined, loop: calm, thresholds: th });
+    expect([serial.outcome, serial.message]).toEqual(['pass', expect.stringContaining('informational: serialised')]);
+    const slow = gradeSpeedup({ singleTps: singles, aggregateTps: times(0.86), slots: undefined, loop: calm, thresholds: th });
+    expect([slow.outcome, slow.message]).toEqual(['fail', expect.stringContaining('parallel slowdown (slots unknown)')]);
+  });
+  test('a slowdown our own client\'s CPU share can explain warns, stating the shares; one it cannot explain fails', () => {
+    // Client took 30 % of the machine during the pairs, 5 % alone: the server had 0.7 / 0.95 of the CPU it had alone.
+    const busy = gradeSpeedup({ singleTps: singles, aggregateTps: times(0.86), slots: undefined, loop: calm, clientCpu: { single: 0.05, pair: 0.3, cores: 2 }, thresholds: th });
+    expect(busy.outcome).toBe('warn');
+    expect(busy.message).toMatch(/possibly our own doing.*30\.0 % of the machine's CPU \(2 cores\) during the parallel requests and 5\.0 %/);
+    const calmCpu = gradeSpeedup({ singleTps: singles, aggregateTps: times(0.86), slots: undefined, loop: calm, clientCpu: { single: 0.02, pair: 0.03, cores: 2 }, thresholds: th });
+    expect(calmCpu.outcome).toBe('fail');
+    expect(calmCpu.message).toContain('our client took 3.0 %');
+    expect(clientExplainsSlowdown(0.86, 0.9, { single: 0.02, pair: 0.03, cores: 2 }).explains).toBe(false);
   });
   test('a wide interval around 0.85x is not a failure, and asks for more repetitions', () => {
     const s = [120, 60, 121, 119, 125];

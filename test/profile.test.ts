@@ -18,8 +18,9 @@ test('defaults are applied and /v1 is taken off the base URL', () => {
   const [p] = parseServers(minimal({ baseUrl: 'http://127.0.0.1:8000/v1/' }));
   expect(p!.baseUrl).toBe('http://127.0.0.1:8000');
   expect(p!.apis).toEqual(['openai-chat']);
-  expect(p!.slots).toBe(1);
-  expect(p!.context.discovery).toBe('none');
+  // Undeclared: discovered at setup (slots unknown unless the server reports them).
+  expect(p!.slots).toBeUndefined();
+  expect(p!.context.discovery).toBe('auto');
 });
 
 test.each([

@@ -3,6 +3,7 @@
 import { describe, test, expect, afterAll } from 'vitest';
 import { families } from '../suites/catalogue.ts';
 import { grade, runCheck } from '../lib/check.ts';
+import { discoverServer } from '../lib/discovery.ts';
 import { startReference, type ReferenceHandle } from './support/reference.ts';
 import type { Proof } from '../suites/support/proof.ts';
 
@@ -40,7 +41,9 @@ for (const [family, mod] of Object.entries(families)) {
         const ref = await serverFor(proof);
         try {
           const profile = { ...ref.profile, ...proof.profile, context: { ...ref.profile.context, ...proof.profile?.context } };
-          const { verdict } = await runCheck(check!, { profile, server: ref.info, tier: proof.tier ?? 'quick', strict: false, log: () => undefined });
+          // A proof that changes the profile (declared slots, window, discovery) gets what setup would have discovered for it.
+          const server = proof.profile ? await discoverServer(profile, ref.baseUrl, {}, ref.info.startedPid) : ref.info;
+          const { verdict } = await runCheck(check!, { profile, server, tier: proof.tier ?? 'quick', strict: false, log: () => undefined });
           const graded = grade(check!, verdict, profile, false);
           expect(graded.outcome, `outcome of ${proof.check}; message:\n${graded.message}`).toBe(proof.expect);
           for (const m of proof.messageIncludes ?? []) {

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
 import { apiKeyOf, ROOT } from '../../lib/profile.ts';
 import { SetupError, assertSomethingAnswers, freePort, spawnServer, waitReady, type RunningServer } from '../../lib/lifecycle.ts';
-import { discoverContext, discoverIdentity } from '../../lib/discovery.ts';
+import { describeDiscovery, discoverServer } from '../../lib/discovery.ts';
 import { registerSecret, stripUrlCredentials, redact } from '../../lib/secrets.ts';
 import type { ServerInfo } from '../../lib/types.ts';
 
@@ -42,13 +42,10 @@ export default async function setup(project: TestProject) {
       await assertSomethingAnswers(baseUrl, headers);
     }
     await waitReady(profile, baseUrl, headers, server);
-    const identity = await discoverIdentity(baseUrl, headers);
-    const ctx = await discoverContext(profile, baseUrl, headers);
-    info = { baseUrl, identity, ...ctx, startedPid: server?.pid };
-    console.log(
-      `[${profile.id}] ready at ${redact(baseUrl)}: ${identity.name ?? 'unknown server'} ${identity.version ?? ''} (${identity.source}); ` +
-        `context window ${ctx.contextWindow ? `${ctx.contextWindow.value} (${ctx.contextWindow.source})` : 'unknown'}`,
-    );
+    info = await discoverServer(profile, baseUrl, headers, server?.pid);
+    const { identity } = info;
+    console.log(`[${profile.id}] ready at ${redact(baseUrl)}: ${identity.name ?? 'unknown server'} ${identity.version ?? ''} (${identity.source}); ${describeDiscovery(info)}`);
+    for (const d of info.discovery?.disagreements ?? []) console.warn(`[${profile.id}] WARNING: ${d}`);
   } catch (e) {
     const msg = e instanceof SetupError ? e.message : `setup failed: ${(e as Error).stack ?? e}`;
     project.provide('setupError', redact(msg));

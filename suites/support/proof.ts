@@ -27,3 +27,26 @@ export function passProof(check: string, extra: Partial<Proof> = {}): Proof {
 export function faultProof(check: string, fault: string | string[], messageIncludes: Array<string | RegExp>, extra: Partial<Proof> = {}): Proof {
   return { check, faults: Array.isArray(fault) ? fault : [fault], expect: 'fail', messageIncludes, ...extra };
 }
+
+/**
+ * A server that tells nothing but /v1/models max_model_len (reference server `--persona plain`), run with nothing
+ * declared: window from the generic places, slots unknown. What a user pointing `env` at an unknown server gets.
+ */
+export const PLAIN_UNDECLARED: Pick<Proof, 'serverArgs' | 'profile'> = {
+  serverArgs: ['--persona', 'plain'],
+  profile: { slots: undefined, context: { discovery: 'auto' } },
+};
+
+/** A proof on the plain, undeclared server (PLAIN_UNDECLARED); extra serverArgs are appended. */
+export function plainProof(check: string, fault: string | string[] | undefined, messageIncludes: Array<string | RegExp>, extra: Partial<Proof> = {}): Proof {
+  return {
+    check,
+    expect: fault ? 'fail' : 'pass',
+    messageIncludes,
+    ...extra,
+    ...(fault ? { faults: Array.isArray(fault) ? fault : [fault] } : {}),
+    serverArgs: [...PLAIN_UNDECLARED.serverArgs!, ...(extra.serverArgs ?? [])],
+    profile: { ...PLAIN_UNDECLARED.profile, ...extra.profile },
+    note: `plain server, nothing declared${extra.note ? `: ${extra.note}` : ''}`,
+  };
+}

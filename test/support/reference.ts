@@ -1,7 +1,7 @@
 // Spawn the reference server (a real child process, real HTTP over loopback) for self-tests.
 import { spawnServer, waitReady, type RunningServer } from '../../lib/lifecycle.ts';
 import { loadServers, ROOT } from '../../lib/profile.ts';
-import { discoverContext, discoverIdentity } from '../../lib/discovery.ts';
+import { discoverServer } from '../../lib/discovery.ts';
 import type { Profile, ServerInfo } from '../../lib/types.ts';
 
 export interface ReferenceHandle {
@@ -38,6 +38,6 @@ export async function startReference(args: string[] = [], overrides: Partial<Pro
     await server.stop();
     throw e;
   }
-  const info: ServerInfo = { baseUrl, identity: await discoverIdentity(baseUrl, {}), ...(await discoverContext(profile, baseUrl, {})), startedPid: server.pid };
+  const info: ServerInfo = await discoverServer(profile, baseUrl, {}, server.pid);
   return { baseUrl, server, profile, info, stop: () => server.stop() };
 }
