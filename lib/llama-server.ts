@@ -1,6 +1,6 @@
 // A real llama.cpp `llama-server` for self-tests and comparison runs: find the bundle (binary, vocab GGUF,
 // make-model.mjs; see ../shared/llama.cpp/README.md), tell whether its binary can run here, write a
-// random-weight model from a named recipe, and start the server with one thread per slot (at most one per core),
+// random-weight model from a named recipe, and start the server with one thread per slot (on all cores but one),
 // pinned with taskset where it exists. Plain functions, no Vitest: the real-llama self-tests and the matrix use it.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync } from 'node:fs';
@@ -107,7 +107,7 @@ export interface LlamaServerOptions {
   ctxPerSlot: number;
   /** Most tokens a request may generate (--n-predict). */
   nPredict?: number;
-  /** Threads: default one per slot, at most one per core. */
+  /** Threads: default one per slot, at most one per core but one (llamaThreads). */
   threads?: number;
   /** Pin the threads to CPUs with taskset (default: where taskset exists). */
   pin?: boolean;
@@ -123,9 +123,13 @@ export function taskset(): string | null {
   return tasksetPath;
 }
 
-/** One thread per slot, at most one per core: more threads than cores spin in ggml's barriers and collapse. */
+/**
+ * One thread per slot, on all cores but one (left to our client): ggml's threads spin in barriers, so a thread that
+ * loses its core stalls the rest. Measured on 2 shared cores (load 9), bandwidth-bound recipe: 17 tok/s with 1
+ * thread, 2 tok/s with 2.
+ */
 export function llamaThreads(o: Pick<LlamaServerOptions, 'slots' | 'threads'>): number {
-  return o.threads ?? Math.max(1, Math.min(o.slots, availableParallelism()));
+  return o.threads ?? Math.max(1, Math.min(o.slots, availableParallelism() - 1));
 }
 
 /** The argv that starts llama-server on `port` (a number or the "{port}" placeholder of a profile). */
