@@ -37,13 +37,14 @@ if (requested.includes('env')) {
   if (!env) throw new Error('--project env needs OPENAI_BASE_URL (and OPENAI_MODEL, optionally OPENAI_API_KEY)');
   profiles.push(env);
 }
-const known = ['self', ...profiles.map((p) => p.id), ...(requested.includes('env') ? [] : ['env'])];
+const known = ['self', ...profiles.map((p) => p.id), ...(requested.includes('env') ? [] : ['env']), 'real-llama'];
 for (const name of requested) {
   const plain = name.replace(/^!/, '');
   if (!/[*?[\]{}]/.test(plain) && !known.includes(plain))
     throw new Error(`Unknown project "${plain}". Known projects: ${known.join(', ')} (servers file: ${process.env.SERVERS_FILE ?? 'servers.json'})`);
 }
-// Without --project: the self-tests and the embedded reference server only (never real servers by surprise).
+// Without --project: the self-tests, the real-llama self-tests (a llama-server the suite starts itself, or a one-line
+// skip) and the embedded reference server only (never a server someone else runs, by surprise).
 const selected = requested.length ? profiles : profiles.filter((p) => p.id === 'reference');
 
 function serverProject(profile: Profile): TestProjectInlineConfiguration {
@@ -72,8 +73,22 @@ export default defineConfig({
         test: {
           name: 'self',
           include: ['test/**/*.test.ts'],
+          exclude: ['test/real-llama/**'],
           testTimeout: 60_000,
           hookTimeout: 30_000,
+        },
+      },
+      {
+        // The catalogue against a real llama-server in three configurations (test/real-llama). It times a server on
+        // this machine's cores, so it runs after the other projects (groupOrder), one file and one check at a time.
+        test: {
+          name: 'real-llama',
+          include: ['test/real-llama/**/*.test.ts'],
+          sequence: { groupOrder: 1 },
+          fileParallelism: false,
+          maxConcurrency: 1,
+          testTimeout: 150_000,
+          hookTimeout: 180_000,
         },
       },
       ...selected.map(serverProject),

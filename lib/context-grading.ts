@@ -167,6 +167,11 @@ export interface OverWindowObservation {
   sseBytesBeforeError?: number;
   /** Token-bearing events of a 200 stream. */
   tokenEvents: number;
+  /**
+   * The value of an `error:` line in a 200 SSE body: not a field SSE defines, so every parser drops it (llama.cpp
+   * b4747 sends its context error this way), and the client sees an empty successful answer.
+   */
+  sseErrorField?: string;
   /** The bound we waited for an answer (ms). */
   waitedMs: number;
 }
@@ -207,6 +212,9 @@ export function classifyOverWindow(o: OverWindowObservation): OverWindowFinding 
     if (o.streamErrors > 0 || (!o.stream && msg !== undefined && errorShapeOf(o.json) !== 'none' && o.usagePromptTokens === undefined)) {
       const where = o.stream ? `an error inside the stream after ${o.sseBytesBeforeError ?? 0} SSE bytes` : 'an error object in a 200 body';
       return { kind: 'error-in-stream', verdict: 'fail', summary: `${what}: HTTP ${o.status} and ${where} instead of HTTP 400 before any SSE bytes (a client has already accepted the response as a success)` };
+    }
+    if (o.stream && o.sseErrorField !== undefined && o.tokenEvents === 0) {
+      return { kind: 'error-in-stream', verdict: 'fail', summary: `${what}: HTTP ${o.status} and the rejection sent as an SSE "error:" line (${JSON.stringify(o.sseErrorField.slice(0, 160))}), a field SSE does not define, so every parser drops it: the client sees an empty successful answer instead of HTTP 400` };
     }
     if (o.usagePromptTokens !== undefined && o.usagePromptTokens < o.sentTokens * 0.9)
       return { kind: 'truncated', verdict: 'fail', summary: `${what}: HTTP ${o.status} and the prompt silently truncated (usage.prompt_tokens ${o.usagePromptTokens} of ~${o.sentTokens} sent): the model never saw the start or end of the prompt, and the client was not told` };

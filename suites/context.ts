@@ -117,6 +117,7 @@ async function overWindowRequest(ctx: CheckContext, stream: boolean, targetToken
     streamErrors: x.events?.errors.length ?? 0,
     sseBytesBeforeError,
     tokenEvents: x.events?.tokens.length ?? 0,
+    sseErrorField: stream ? /^error:[ ]?(.*)$/m.exec(bodyText(x.rec))?.[1] : undefined,
     waitedMs: waitMs,
   });
   return { stream, finding, x, sent: expectedTokens };
@@ -591,6 +592,7 @@ export const proofs: Proof[] = [
   faultProof('context.over-window-400', 'context-over-hang', ['no response within', 'hangs']),
   faultProof('context.over-window-400', 'context-over-truncate', ['silently truncated']),
   faultProof('context.over-window-400', 'context-over-in-stream', ['error inside the stream']),
+  faultProof('context.over-window-400', 'context-over-error-field', ['SSE "error:" line', 'empty successful answer']),
 
   passProof('context.max-accepted', { tier: 'full' }),
   faultProof('context.max-accepted', 'context-cap-quarter', ['largest accepted prompt', 'of the advertised window is usable'], { tier: 'full', expect: 'warn' }),

@@ -130,6 +130,7 @@ describe('classifyOverWindow', () => {
       [{ status: 200, json: { choices: [{}], usage: { prompt_tokens: 4088 } }, usagePromptTokens: 4088 }, 'truncated', 'silently truncated'],
       [{ stream: true, status: 200, contentType: 'text/event-stream', streamErrors: 1, sseBytesBeforeError: 0 }, 'error-in-stream', 'error inside the stream'],
       [{ status: 200, json: openai400 }, 'error-in-stream', 'error object in a 200 body'],
+      [{ stream: true, status: 200, contentType: 'text/event-stream', sseErrorField: '{"code":400,"message":"the request exceeds the available context size"}' }, 'error-in-stream', 'SSE "error:" line'],
       [{ status: 200, json: { choices: [{}], usage: { prompt_tokens: 5400 } }, usagePromptTokens: 5400 }, 'accepted', 'not enforced'],
       [{ status: 400, json: { error: { message: 'Bad Request' } } }, 'rejected-vague', 'does not say the context is exceeded'],
       [{ status: 400, contentType: 'text/event-stream' }, 'other', 'SSE body'],

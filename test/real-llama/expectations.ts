@@ -1,0 +1,101 @@
+// What each check must grade on a real llama-server (b4747), per configuration. Protocol checks expect one
+// outcome; timing checks a set (the machine is shared, so speed varies 10x while a run goes on). Every expected
+// non-pass carries its reason: llama.cpp's documented behaviour with a link, or the suite's reason for skipping.
+// A check not listed must pass everywhere.
+import type { Outcome } from '../../lib/types.ts';
+import type { LlamaConfigName } from './configs.ts';
+
+export interface Expectation {
+  outcomes: Outcome[];
+  /** Why anything other than pass: llama.cpp's documented behaviour, or the capability the configuration lacks. */
+  why?: string;
+  link?: string;
+}
+
+type PerConfig = Expectation & { configs?: Partial<Record<LlamaConfigName, Expectation>> };
+
+const PROFILE_KNOWN = 'a known issue of the llama.cpp profile (servers.json knownIssues, reason and link there)';
+const B4747_KNOWN = 'a known issue of build b4747, fixed later (test/real-llama/configs.ts B4747_KNOWN_ISSUES, reason and link there)';
+const LOADED = 'timing on a shared 2-core machine: a starved client is inconclusive, never a verdict on the server';
+/** Timing checks whose grading under changing or extreme speed is issue 8 item 3 (`speed`): a fail here is theirs. */
+const SPEED = `${LOADED}; speed-sized budgets and phantom/cadence grading are issue 8 item 3`;
+
+export const EXPECTATIONS: Record<string, PerConfig> = {
+  // --- protocol checks: one outcome each
+  'api.unknown-model': { outcomes: ['known'], why: PROFILE_KNOWN },
+  'sse.role-first': { outcomes: ['known'], why: B4747_KNOWN },
+  'sse.usage-form': { outcomes: ['known'], why: PROFILE_KNOWN },
+  'errors.malformed-json': { outcomes: ['known'], why: PROFILE_KNOWN },
+  'errors.invalid-fields': { outcomes: ['known'], why: PROFILE_KNOWN },
+  'errors.absurd-values': { outcomes: ['known'], why: PROFILE_KNOWN },
+  'context.over-window-400': { outcomes: ['known'], why: B4747_KNOWN },
+  'anthropic.event-lines': {
+    outcomes: ['skip'],
+    why: 'b4747 predates llama-server\'s /v1/messages, so the configuration does not list anthropic-messages',
+    link: 'https://github.com/ggml-org/llama.cpp/pull/17570',
+  },
+  'anthropic.event-sequence': {
+    outcomes: ['skip'],
+    why: 'b4747 predates llama-server\'s /v1/messages, so the configuration does not list anthropic-messages',
+    link: 'https://github.com/ggml-org/llama.cpp/pull/17570',
+  },
+  'ollama.ndjson-framing': { outcomes: ['skip'], why: 'llama-server has no Ollama-native /api/chat; the llama.cpp profile does not list ollama-native' },
+  'ollama.done-line': { outcomes: ['skip'], why: 'llama-server has no Ollama-native /api/chat; the llama.cpp profile does not list ollama-native' },
+  'context.max-accepted': { outcomes: ['skip'], why: 'full tier only (bisection); the real-llama project runs the quick tier' },
+  'context.served-window': {
+    outcomes: ['warn'],
+    why: 'the configuration serves a small window per slot (--ctx-size slots × 4096 or × 2048, for CI time) of a model whose GGUF declares 131072 (make-model.mjs --ctx default): the SHOULD check is right to warn',
+  },
+  // Content checks on a random-weight model: it never echoes what it is asked to, so these cannot decide.
+  'sse.utf8-intact': {
+    outcomes: ['inconclusive', 'pass'],
+    why: 'random weights do not echo the multibyte string asked for; a pass needs multibyte text to come back by chance',
+  },
+  'parallel.isolation': {
+    outcomes: ['inconclusive'],
+    why: 'random weights do not echo the nonce, and llama-server is not declared deterministic (batched kernels are not batch-invariant), so mixed text cannot be told from the model\'s own',
+  },
+  'metrics.gen-tps-physical': {
+    outcomes: ['skip'],
+    why: 'no hardware bound declared for the 22 MB model (it largely fits in CPU cache)',
+    configs: { 'bandwidth-4': { outcomes: ['pass', 'inconclusive'], why: SPEED } },
+  },
+  'parallel.no-starvation': {
+    outcomes: ['pass', 'inconclusive'],
+    why: LOADED,
+    configs: { 'tiny-1': { outcomes: ['skip'], why: 'one slot, reported by GET /props total_slots: nothing runs in parallel' } },
+  },
+  // --- timing checks: a set; never fail
+  'parallel.speedup-2': {
+    outcomes: ['pass', 'inconclusive'],
+    why: SPEED,
+    configs: {
+      'tiny-4': {
+        outcomes: ['pass', 'warn', 'inconclusive'],
+        why: 'the 22 MB model is bound by per-token overhead, not memory: two streams gain ~1.1x (bundle README: 660 → 730 tok/s), which the check reads as "no effective batching" with 4 slots; ' + SPEED,
+      },
+    },
+  },
+  'parallel.scaling': { outcomes: ['pass', 'inconclusive'], why: SPEED },
+  'stream.ttft-before-end': { outcomes: ['pass', 'inconclusive'], why: SPEED },
+  'stream.spread': { outcomes: ['pass', 'inconclusive'], why: SPEED },
+  'stream.headers-early': { outcomes: ['pass', 'inconclusive'], why: SPEED },
+  'stream.cancel-frees-slot': { outcomes: ['pass'], why: '/slots is_processing (--slots) shows the slot freed: a counter, not timing' },
+  'metrics.gen-tps-plausible': { outcomes: ['pass', 'inconclusive'], why: SPEED },
+  'metrics.server-timings-agree': { outcomes: ['pass', 'inconclusive'], why: SPEED },
+  'api.stop-sequence': { outcomes: ['pass', 'inconclusive'], why: 'random text: a stop string may not come up before max_tokens' },
+  'cycles.no-slowdown': { outcomes: ['pass', 'inconclusive'], why: SPEED },
+  'cycles.no-stalls': { outcomes: ['pass', 'inconclusive'], why: SPEED },
+  'cycles.ttft-stable': { outcomes: ['pass', 'inconclusive'], why: SPEED },
+  'context.prefill-scaling': {
+    outcomes: ['pass', 'warn', 'inconclusive'],
+    why: 'real attention cost on a small model gives a log-log slope of 1.3-1.7 (warn today); issue 8 item 3 (`speed`) changes the criterion so that it passes. ' + SPEED,
+  },
+  'context.healthy-after': { outcomes: ['pass', 'inconclusive'], why: SPEED },
+};
+
+export function expectationFor(id: string, config: LlamaConfigName): Expectation {
+  const e = EXPECTATIONS[id];
+  if (!e) return { outcomes: ['pass'] };
+  return e.configs?.[config] ?? e;
+}

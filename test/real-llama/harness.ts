@@ -1,0 +1,155 @@
+// Runs the whole catalogue against a real llama-server (lib/llama-server.ts) in one configuration and asserts each
+// check's graded outcome against test/real-llama/expectations.ts. Registered by test/real-llama/*.test.ts.
+import { describe, test, expect, beforeAll, afterAll } from 'vitest';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { families } from '../../suites/catalogue.ts';
+import { FAMILY_ORDER } from '../../reporters/report-data.ts';
+import { reportsRoot } from '../../reporters/results.ts';
+import { grade, runCheck, skipReason, type CheckDef } from '../../lib/check.ts';
+import { discoverServer, describeDiscovery } from '../../lib/discovery.ts';
+import { loadServers, ROOT } from '../../lib/profile.ts';
+import {
+  findLlamaBundle, llamaRunnable, llamaServerProfile, makeLlamaModel, startLlamaServer, LLAMA_DIR_ENV, type LlamaBundle, type LlamaServer,
+} from '../../lib/llama-server.ts';
+import type { Outcome, Profile, ServerInfo } from '../../lib/types.ts';
+import { B4747_KNOWN_ISSUES, LLAMA_CONFIGS, type LlamaConfig, type LlamaConfigName } from './configs.ts';
+import { expectationFor } from './expectations.ts';
+
+/** Checks in run order (the order a project runs its family files in). */
+export function orderedChecks(): CheckDef[] {
+  const rank = (f: string) => (FAMILY_ORDER.indexOf(f) === -1 ? FAMILY_ORDER.length : FAMILY_ORDER.indexOf(f));
+  return Object.entries(families).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)).flatMap(([, m]) => m.checks);
+}
+
+export type Availability = { bundle: LlamaBundle; version: string } | { bundle?: undefined; skip: string; failInCi: boolean };
+
+/** Is there a bundle, and can its binary run here? A missing bundle fails under CI=true; an unrunnable binary skips. */
+export async function llamaAvailability(env: NodeJS.ProcessEnv = process.env): Promise<Availability> {
+  const { bundle, searched } = findLlamaBundle(env);
+  if (!bundle) return { skip: `no llama.cpp bundle (bin/llama-server, vocab/, make-model.mjs) in ${searched.join(' or ')}; set ${LLAMA_DIR_ENV}`, failInCi: true };
+  const r = await llamaRunnable(bundle);
+  if (!r.ok) return { skip: `${bundle.binary} cannot run here: ${r.reason}`, failInCi: false };
+  return { bundle, version: r.version };
+}
+
+/** Configurations to run: CONFORMANCE_LLAMA_CONFIGS=tiny-4,bandwidth-4 picks some (default: all three). */
+export function selectedConfigs(env: NodeJS.ProcessEnv = process.env): LlamaConfig[] {
+  const names = (env.CONFORMANCE_LLAMA_CONFIGS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const n of names) if (!(n in LLAMA_CONFIGS)) throw new Error(`CONFORMANCE_LLAMA_CONFIGS: unknown configuration "${n}" (known: ${Object.keys(LLAMA_CONFIGS).join(', ')})`);
+  return (names.length ? names : Object.keys(LLAMA_CONFIGS)).map((n) => LLAMA_CONFIGS[n as LlamaConfigName]);
+}
+
+interface Row {
+  id: string;
+  level: string;
+  outcome: Outcome;
+  expected: Outcome[];
+  ms: number;
+  message: string;
+  metrics?: Record<string, unknown>;
+}
+
+/** The figures a reader wants beside the verdicts: single and parallel decode rates, TTFT, prefill. */
+function speedFigures(rows: Row[]): Record<string, unknown> {
+  const m = (id: string) => rows.find((r) => r.id === id)?.metrics ?? {};
+  const sp = m('parallel.speedup-2').speedup as Record<string, number> | undefined;
+  const curve = m('parallel.scaling').curve as Array<{ concurrency: number; aggregateTps?: number; ttftP50Ms?: number }> | undefined;
+  return {
+    singleTps: sp?.singleTps,
+    aggregateTps2: sp?.aggregateTps,
+    speedup2: sp ? { estimate: sp.estimate, low: sp.low, high: sp.high } : undefined,
+    scaling: curve?.map((c) => ({ c: c.concurrency, tps: c.aggregateTps, ttftP50Ms: c.ttftP50Ms })),
+    ttftMs: m('stream.ttft-before-end').ttftMs,
+    prefill: m('context.prefill-scaling').points ?? m('context.prefill-scaling').samples,
+  };
+}
+
+function printTable(cfg: LlamaConfig, info: ServerInfo | undefined, rows: Row[], totalMs: number): string {
+  const lines = [
+    `real llama-server ${cfg.name} (${cfg.purpose}): ${rows.length} checks in ${(totalMs / 1000).toFixed(0)} s`,
+    info ? `  ${describeDiscovery(info)}` : '',
+    ...rows.map((r) => `  ${r.outcome.toUpperCase().padEnd(13)} ${r.level.padEnd(6)} ${r.id.padEnd(30)} ${(r.ms / 1000).toFixed(1).padStart(6)} s  ${r.expected.includes(r.outcome) ? '' : `UNEXPECTED (expected ${r.expected.join('|')}) `}${r.message.split('\n')[0]!.slice(0, 140)}`),
+  ];
+  return lines.filter(Boolean).join('\n');
+}
+
+/** Register one configuration: start its server before the checks, stop it after, one test per check. */
+export function describeLlamaConfig(cfg: LlamaConfig, bundle: LlamaBundle): void {
+  const base = loadServers().find((p) => p.id === 'llama.cpp');
+  if (!base) throw new Error('servers.json has no "llama.cpp" profile');
+  describe(`llama-server ${cfg.name}`, () => {
+    let dir: string | undefined;
+    let running: LlamaServer | undefined;
+    let profile: Profile | undefined;
+    let info: ServerInfo | undefined;
+    const rows: Row[] = [];
+    const runId = randomBytes(4).toString('hex');
+    const t0 = performance.now();
+
+    beforeAll(async () => {
+      dir = mkdtempSync(join(tmpdir(), `conformance-llama-${cfg.name}-`));
+      const model = await makeLlamaModel(bundle, cfg.recipe, dir);
+      const options = { bundle, model, ...cfg.server };
+      running = await startLlamaServer(options);
+      const knownIssues = [...(base.knownIssues ?? []), ...B4747_KNOWN_ISSUES];
+      profile = { ...llamaServerProfile(base, options, { ...cfg.profile, knownIssues }), baseUrl: running.baseUrl };
+      info = await discoverServer(profile, running.baseUrl, {}, running.server.pid);
+      console.log(`[real-llama ${cfg.name}] ${running.argv.join(' ')}\n[real-llama ${cfg.name}] ${describeDiscovery(info)}`);
+    }, 180_000);
+
+    afterAll(async () => {
+      await running?.stop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      const out = join(reportsRoot(ROOT), 'real-llama');
+      mkdirSync(out, { recursive: true });
+      const totalMs = performance.now() - t0;
+      writeFileSync(join(out, `${cfg.name}.json`), JSON.stringify({ config: cfg, argv: running?.argv, server: info, totalMs, speed: speedFigures(rows), checks: rows }, null, 2));
+      console.log(printTable(cfg, info, rows, totalMs));
+    });
+
+    test('discovery: model "default" resolves to the one listed model; window per slot and slots from /props; trained context kept apart', () => {
+      expect(info, 'setup failed').toBeDefined();
+      expect(info!.model).toEqual({ value: cfg.server.alias, source: expect.stringContaining('the only model listed') });
+      expect(info!.contextWindow?.value).toBe(cfg.server.ctxPerSlot);
+      expect(info!.contextWindow?.source).toMatch(/n_ctx \(per slot\)/);
+      expect(info!.slots).toEqual({ value: cfg.server.slots, source: 'GET /props total_slots' });
+      expect(info!.trainedContext?.source).toMatch(/n_ctx_train \(trained\)/);
+      expect(info!.trainedContext?.value).not.toBe(info!.contextWindow?.value);
+      expect(info!.discovery?.disagreements).toEqual([]);
+    });
+
+    for (const check of orderedChecks()) {
+      const exp = expectationFor(check.id, cfg.name);
+      test(`${check.id} is ${exp.outcomes.join(' or ')}${exp.why ? ` (${exp.why.slice(0, 80)})` : ''}`, { timeout: (check.timeoutMs ?? 60_000) + 30_000 }, async () => {
+        expect(profile && info && running, 'llama-server did not start (see the beforeAll error)').toBeTruthy();
+        const exited = running!.server.exited();
+        expect(exited, `llama-server exited (${JSON.stringify(exited)}) before ${check.id}:\n${running!.server.lastLines(20).join('\n')}`).toBeUndefined();
+        const started = performance.now();
+        let outcome: Outcome;
+        let message: string;
+        let metrics: Record<string, unknown> | undefined;
+        const skipped = skipReason(check, profile!, info!, 'quick');
+        if (skipped) {
+          outcome = 'skip';
+          message = skipped;
+        } else {
+          try {
+            const r = await runCheck(check, { profile: profile!, server: info!, tier: 'quick', strict: false, runId, log: () => undefined });
+            const g = grade(check, r.verdict, profile!, false);
+            outcome = g.outcome;
+            message = g.message;
+            metrics = r.verdict.metrics;
+          } catch (e) {
+            outcome = 'error';
+            message = `harness error: ${(e as Error).stack ?? e}`;
+          }
+        }
+        rows.push({ id: check.id, level: check.level, outcome, expected: exp.outcomes, ms: performance.now() - started, message, metrics });
+        expect(exp.outcomes, `${check.id} on llama-server ${cfg.name} graded ${outcome}; expected ${exp.outcomes.join(' or ')}${exp.why ? ` (${exp.why})` : ''}.\n${message}`).toContain(outcome);
+      });
+    }
+  });
+}
