@@ -1,0 +1,62 @@
+// lib/llama-server.ts without running llama-server: where the bundle is looked for, why it cannot run, what argv
+// starts it. (test/real-llama runs the real server.)
+import { test, expect } from 'vitest';
+import { mkdtempSync, mkdirSync, writeFileSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
+import { findLlamaBundle, llamaBundlePlaces, llamaRunnable, llamaServerArgv, llamaThreads, taskset, LLAMA_DIR_ENV } from '../lib/llama-server.ts';
+import { llamaAvailability } from './real-llama/harness.ts';
+
+function fakeBundle(script: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'fake-llama-'));
+  mkdirSync(join(dir, 'bin'));
+  mkdirSync(join(dir, 'vocab'));
+  writeFileSync(join(dir, 'vocab', 'ggml-vocab-phi-3.gguf'), '');
+  writeFileSync(join(dir, 'make-model.mjs'), '');
+  writeFileSync(join(dir, 'bin', 'llama-server'), `#!/bin/sh\n${script}\n`);
+  chmodSync(join(dir, 'bin', 'llama-server'), 0o755);
+  return dir;
+}
+
+test('the env var names the only place looked in; without it, ../shared/llama.cpp beside the repo, then /work/shared/llama.cpp', () => {
+  expect(llamaBundlePlaces({ [LLAMA_DIR_ENV]: '/x/y' })).toEqual(['/x/y']);
+  const places = llamaBundlePlaces({});
+  expect(places.at(-1)).toBe('/work/shared/llama.cpp');
+  expect(places[0]).toMatch(/[\\/]shared[\\/]llama\.cpp$/);
+  expect(findLlamaBundle({ [LLAMA_DIR_ENV]: '/nonexistent/llama' })).toEqual({ searched: ['/nonexistent/llama'] });
+});
+
+test('a missing bundle skips with one line naming where it looked, and fails under CI=true', async () => {
+  const a = await llamaAvailability({ [LLAMA_DIR_ENV]: '/nonexistent/llama' });
+  expect(a).toEqual({ skip: expect.stringContaining('/nonexistent/llama'), failInCi: true });
+});
+
+test.skipIf(process.platform !== 'linux' || process.arch !== 'x64')('a binary that cannot run is a skip naming why (old glibc), never a CI failure', async () => {
+  const dir = fakeBundle(`echo "$0: /lib/x86_64-linux-gnu/libc.so.6: version \\\`GLIBC_2.38' not found (required by $0)" >&2; exit 1`);
+  const r = await llamaRunnable(findLlamaBundle({ [LLAMA_DIR_ENV]: dir }).bundle!);
+  expect(r).toEqual({ ok: false, reason: expect.stringMatching(/C library is too old.*GLIBC_2\.38/) });
+  const a = await llamaAvailability({ [LLAMA_DIR_ENV]: dir });
+  expect(a).toMatchObject({ failInCi: false, skip: expect.stringContaining('GLIBC_2.38') });
+  const ok = fakeBundle('echo "version: 4747 (abc)"; exit 0');
+  expect(await llamaRunnable(findLlamaBundle({ [LLAMA_DIR_ENV]: ok }).bundle!)).toEqual({ ok: true, version: '4747 (abc)' });
+});
+
+test('argv: one thread per slot on all cores but one, pinned to the last cores with taskset where it exists', () => {
+  const bundle = { dir: '/b', binary: '/b/bin/llama-server', vocab: '/b/v', makeModel: '/b/m' };
+  const cores = availableParallelism();
+  expect(llamaThreads({ slots: 1 })).toBe(1);
+  expect(llamaThreads({ slots: 64 })).toBe(Math.max(1, cores - 1));
+  expect(llamaThreads({ slots: 4, threads: 3 })).toBe(3);
+  const argv = llamaServerArgv({ bundle, model: '/m.gguf', alias: 'a', slots: 4, ctxPerSlot: 2048 }, '{port}');
+  const at = argv.indexOf(bundle.binary);
+  expect(argv.slice(at)).toEqual(expect.arrayContaining(['--alias', 'a', '--port', '{port}', '--ctx-size', '8192', '--parallel', '4', '--slots', '--metrics']));
+  const t = String(llamaThreads({ slots: 4 }));
+  expect(argv.slice(argv.indexOf('--threads'), argv.indexOf('--threads') + 2)).toEqual(['--threads', t]);
+  if (taskset()) expect(argv.slice(0, 3)).toEqual([taskset(), '-c', `${cores - Number(t)}-${cores - 1}`]);
+  else expect(at).toBe(0);
+  expect(llamaServerArgv({ bundle, model: '/m.gguf', slots: 1, ctxPerSlot: 512, pin: false, monitoring: false }, 8080)).toEqual([
+    bundle.binary, '-m', '/m.gguf', '--host', '127.0.0.1', '--port', '8080', '--ctx-size', '512', '--parallel', '1', '--n-predict', '2048',
+    '--flash-attn', '--no-context-shift', '--threads', '1', '--threads-batch', '1',
+  ]);
+});
