@@ -169,10 +169,17 @@ async function within(p: Promise<boolean>, ms: number, signal: AbortSignal): Pro
   return r;
 }
 
-function itlOf(times: number[]): number | undefined {
-  const gaps: number[] = [];
-  for (let i = 1; i < times.length; i++) gaps.push(times[i]! - times[i - 1]!);
-  return median(gaps);
+/**
+ * Time per token of a live stream: the mean gap over its token span, not the median gap — a fast server delivers
+ * several tokens per read, the events of one read share a timestamp, and the median gap is then 0 (llama-server at
+ * hundreds of tok/s), which would make every remaining generation look already over. A stream whose tokens all came
+ * in one read is timed from its first token to `untilAbs` (when it was aborted).
+ */
+function itlOf(s: Pick<LiveStream, 'times' | 'firstAbs'>, untilAbs?: number): number | undefined {
+  const t = s.times;
+  if (t.length >= 2 && t[t.length - 1]! > t[0]!) return (t[t.length - 1]! - t[0]!) / (t.length - 1);
+  if (untilAbs !== undefined && s.firstAbs !== undefined && t.length >= 1 && untilAbs > s.firstAbs) return (untilAbs - s.firstAbs) / t.length;
+  return undefined;
 }
 
 function orphanTokens(ctx: CheckContext): number {
@@ -207,7 +214,7 @@ async function cancelByCounters(ctx: CheckContext, reader: BusyReader): Promise<
     await orphan.done;
     return undefined; // the counter does not reflect our request: no evidence here
   }
-  const itl = itlOf(orphan.times);
+  const itl = itlOf(orphan, performance.now());
   orphan.ac.abort();
   const abortedAt = performance.now();
   const x = await orphan.done;
@@ -305,7 +312,7 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
     await probe.done;
     return inconclusive('the busy streams stalled while the probe waited: no clean all-slots-busy state to measure from');
   }
-  const itl = median(orphans.map((o) => itlOf(o.times)));
+  const itl = median(orphans.map((o) => itlOf(o, performance.now())));
   const seen = Math.max(...orphans.map((o) => o.count));
   const xs = await abortAll();
   const abortedAt = performance.now();
