@@ -44,7 +44,7 @@ export const EXPECTATIONS: Record<string, PerConfig> = {
   'context.max-accepted': { outcomes: ['skip'], why: 'full tier only (bisection); the real-llama project runs the quick tier' },
   'context.served-window': {
     outcomes: ['warn'],
-    why: 'the configuration serves a small window per slot (--ctx-size slots × 4096 or × 2048, for CI time) of a model whose GGUF declares 131072 (make-model.mjs --ctx default): the SHOULD check is right to warn',
+    why: 'the configuration serves a small window per slot (--ctx-size slots × 2048 or × 1024, for CI time) of a model whose GGUF declares 131072 (make-model.mjs --ctx default): the SHOULD check is right to warn',
   },
   // Content checks on a random-weight model: it never echoes what it is asked to, so these cannot decide.
   'sse.utf8-intact': {

@@ -87,9 +87,10 @@ export function describeLlamaConfig(cfg: LlamaConfig, bundle: LlamaBundle): void
     let info: ServerInfo | undefined;
     const rows: Row[] = [];
     const runId = randomBytes(4).toString('hex');
-    const t0 = performance.now();
+    let t0 = 0;
 
     beforeAll(async () => {
+      t0 = performance.now();
       dir = mkdtempSync(join(tmpdir(), `conformance-llama-${cfg.name}-`));
       const model = await makeLlamaModel(bundle, cfg.recipe, dir);
       const options = { bundle, model, ...cfg.server };
