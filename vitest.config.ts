@@ -6,8 +6,12 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { loadServers, envProfile } from './lib/profile.ts';
 import type { Profile } from './lib/types.ts';
 
-/** Families in run order: cheap protocol checks first, the heavy and disruptive ones last. */
-export const FAMILY_ORDER = ['setup', 'api', 'sse', 'completions', 'anthropic', 'ollama', 'stream', 'metrics', 'errors', 'parallel', 'cycles', 'context', 'api-last'];
+/**
+ * Families in run order: cheap protocol checks first, then the heavy ones; destructive checks (fuzzing, absurd values,
+ * over-long prompts, another model) after every check that only observes, so one bad input cannot cost the
+ * performance verdicts (context runs its observing checks before its destructive ones; lint: test/registry.test.ts).
+ */
+export const FAMILY_ORDER = ['setup', 'api', 'sse', 'completions', 'anthropic', 'ollama', 'stream', 'metrics', 'parallel', 'cycles', 'context', 'errors', 'api-last'];
 
 class FamilySequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
