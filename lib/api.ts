@@ -172,6 +172,8 @@ export function decodeExchange(flavour: ApiFlavour, rec: Recording, stream: bool
     const metrics = requestMetrics({ tEnd: rec.tEnd, tokens: events.tokens, usageCompletionTokens: events.usage?.completion_tokens });
     return { rec, events, metrics };
   }
+  // A body whose transfer failed is no answer, even when the bytes that came parse (a Content-Length longer than the body).
+  if (rec.failure && rec.failure.kind !== 'aborted') return { rec, jsonError: `the response did not complete (${rec.failure.kind}: ${rec.failure.message})` };
   const { json, error } = bodyJson(rec);
   return { rec, json, jsonError: error };
 }
