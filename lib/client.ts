@@ -220,7 +220,7 @@ async function recordOnce(opts: RequestOptions, dispatcher?: Agent): Promise<Rec
     }
   } catch (err) {
     rec.failure = classify(err, ac.signal.aborted ? ac.signal.reason : undefined);
-    if (rec.failure.kind === 'reset' && rec.status === undefined && rec.socketReused === false)
+    if (rec.failure.kind === 'reset' && rec.status === undefined && rec.socketReused !== true)
       rec.failure.message += ' — on a fresh connection: the server reset it before answering (not retried; only a reset on a reused keep-alive socket is)';
   } finally {
     rec.tEnd = performance.now() - t0;

@@ -101,21 +101,34 @@ export function chunkDecoder(contentEncoding: string | undefined): ChunkDecoder 
     enc === 'gzip' || enc === 'x-gzip' ? createGunzip() : enc === 'deflate' ? createInflate() : enc === 'br' ? createBrotliDecompress() : undefined;
   if (!z) return undefined; // unknown coding: recorded as it came, the checks see the bytes
   let out: Buffer[] = [];
+  // A corrupt stream errors instead of calling back: whichever comes first settles the wait.
+  const settle = (start: (done: () => void) => void) =>
+    new Promise<void>((r) => {
+      const done = () => {
+        z.off('error', done);
+        r();
+      };
+      z.once('error', done);
+      start(done);
+    });
+  const take = () => {
+    const o = Buffer.concat(out);
+    out = [];
+    return dec.error ? new Uint8Array(0) : o;
+  };
   const dec: ChunkDecoder = {
     async push(chunk) {
       if (dec.error) return new Uint8Array(0);
-      z.write(chunk);
-      await new Promise<void>((r) => (enc === 'br' ? z.flush(zc.BROTLI_OPERATION_FLUSH, () => r()) : z.flush(zc.Z_SYNC_FLUSH, () => r())));
-      const o = Buffer.concat(out);
-      out = [];
-      return o;
+      await settle((done) => {
+        z.write(chunk);
+        z.flush(enc === 'br' ? zc.BROTLI_OPERATION_FLUSH : zc.Z_SYNC_FLUSH, done);
+      });
+      return take();
     },
     async end() {
       if (dec.error) return new Uint8Array(0);
-      await new Promise<void>((r) => z.end(() => r()));
-      const o = Buffer.concat(out);
-      out = [];
-      return o;
+      await settle((done) => z.end(done));
+      return take();
     },
   };
   z.on('data', (d: Buffer) => out.push(d));
