@@ -264,6 +264,7 @@ export function bodyJson(rec: Recording): { json?: unknown; error?: string } {
     // A body cut at exactly its announced length: the Content-Length was shorter than the body the server meant.
     const declared = Number(rec.headers['content-length']);
     const truncated = /Unterminated|Unexpected end|end of JSON/i.test((e as Error).message);
+    if (rec.truncated) return { error: `not JSON within the first ${rec.body.length} bytes kept of a ${rec.wireBytes ?? '?'}-byte body (record cap per stream): ${(e as Error).message}` };
     const cut = truncated && Number.isFinite(declared) && declared === (rec.wireBytes ?? rec.body.length) ? ` (the body stops at the ${declared} bytes its Content-Length announced)` : '';
     return { error: `not JSON: ${(e as Error).message}${cut}` };
   }

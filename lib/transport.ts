@@ -20,8 +20,8 @@ export const CAPS = {
   recordedBytesPerRun: 256 << 20,
   /** Timestamped reads kept over all recordings of one process; past it each recording keeps 1,000. */
   recordedReadsPerRun: 2_000_000,
-  /** Bytes read from one response before it is cut (a server sending without end). */
-  readBytesPerStream: 64 << 20,
+  /** Bytes read from one response before it is cut (a server sending without end); a real answer is far smaller. */
+  readBytesPerStream: 16 << 20,
   /** One SSE/NDJSON line longer than this without a newline cuts the stream. */
   lineBytes: 1 << 20,
 } as const;
