@@ -5,6 +5,7 @@ import type { TestProjectInlineConfiguration } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { loadServers, envProfile } from './lib/profile.ts';
 import type { Profile } from './lib/types.ts';
+import { runDeadlineFromEnv } from './lib/run-deadline.ts';
 
 /**
  * Families in run order: cheap protocol checks first, then the heavy ones; destructive checks (fuzzing, absurd values,
@@ -34,6 +35,8 @@ function requestedProjects(argv: string[]): string[] {
   return out;
 }
 
+// A bad CONFORMANCE_DEADLINE_S stops the run here, with its message, before any server is started.
+runDeadlineFromEnv(process.env, Date.now());
 const requested = requestedProjects(process.argv);
 const profiles: Profile[] = loadServers();
 if (requested.includes('env')) {

@@ -6,6 +6,7 @@ import type { Capability, Deadlines, Level, Outcome, Profile, ServerInfo, Verdic
 import { DEFAULT_DEADLINES } from './client.ts';
 import { apiKeyOf } from './profile.ts';
 import { registerSecret, redact, stripUrlCredentials } from './secrets.ts';
+import { inconclusive } from './messages.ts';
 
 export type Tier = 'quick' | 'full';
 
@@ -195,7 +196,11 @@ export async function runCheck(check: CheckDef, o: ContextOptions): Promise<{ ve
   try {
     const ctx = makeContext(check, o, ac.signal, loop);
     const verdict = await Promise.race([
-      check.run(ctx),
+      // A check the server's answers make impossible to measure is inconclusive, never a harness error.
+      check.run(ctx).catch((e: unknown) => {
+        if (e instanceof NotMeasurable) return inconclusive(e.message);
+        throw e;
+      }),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           ac.abort();
@@ -213,5 +218,7 @@ export async function runCheck(check: CheckDef, o: ContextOptions): Promise<{ ve
 }
 
 export class CheckTimeout extends Error {}
+/** Thrown where the server's answers leave nothing to measure (no usage to calibrate prompts with, …). */
+export class NotMeasurable extends Error {}
 /** The run's deadline (CONFORMANCE_DEADLINE_S) cut the check: our budget, never the server's failure. */
 export class RunDeadlineReached extends Error {}

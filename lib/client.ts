@@ -229,6 +229,11 @@ async function recordOnce(opts: RequestOptions, dispatcher?: Agent): Promise<Rec
     opts.signal?.removeEventListener('abort', onCallerAbort);
   }
   rec.wireBytes = wire;
+  // A deadline that cut a response mid-body says how much came (one byte a second reads differently from nothing).
+  if (rec.failure && rec.status !== undefined && /timeout|token-idle/.test(rec.failure.kind)) {
+    const last = rec.reads.at(-1)?.t;
+    rec.failure.message += ` (${wire} bytes in ${rec.reads.length} reads had arrived${last !== undefined ? `, the last ${Math.round(rec.tEnd - last)} ms before the cut` : ''})`;
+  }
   const declared = Number(rec.headers['content-length']);
   if (rec.failure && rec.status !== undefined && Number.isFinite(declared) && declared > wire && !rec.headers['content-encoding'])
     rec.failure.message += ` (the body ended after ${wire} of the ${declared} bytes its Content-Length announced)`;

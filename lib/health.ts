@@ -72,6 +72,11 @@ export function probeBudgetMs(profile: Profile): number {
 /** Failure kinds that mean "no answer" (not "a wrong answer" or our own abort). */
 const SILENT = new Set(['connect', 'reset', 'headers-timeout', 'token-idle', 'total-timeout']);
 
+/** The requests this process started since `since` (Date.now() ms), answered or not. */
+export function requestsSince(since: number): JournalEntry[] {
+  return recentRequests().filter((e) => e.tStart >= since);
+}
+
 /** The requests since `since` (Date.now() ms) that got no answer: the evidence that a server stopped answering. */
 export function unansweredSince(since: number): JournalEntry[] {
   return recentRequests().filter((e) => {

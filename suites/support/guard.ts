@@ -12,7 +12,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Profile, ServerInfo } from '../../lib/types.ts';
-import { describeRequest, probeBudgetMs, probeHealth, unansweredSince } from '../../lib/health.ts';
+import { describeRequest, probeBudgetMs, probeHealth, requestsSince, unansweredSince } from '../../lib/health.ts';
 import { recentRequests } from '../../lib/transport.ts';
 import { MAX_RESTARTS, requestRestart } from '../../lib/supervisor.ts';
 import { redact } from '../../lib/secrets.ts';
@@ -61,16 +61,18 @@ export async function afterCheck(g: GuardContext, checkId: string, destructive: 
   const unanswered = unansweredSince(since);
   const state = readBreaker(g.stateDir);
   if (!threw && unanswered.length === 0) {
-    if (state.hangStreak) writeBreaker(g.stateDir, { ...state, hangStreak: 0 });
+    // Answered requests end a streak; a check that sent none (it read a shared recording) leaves it as it is.
+    if (state.hangStreak && requestsSince(since).length) writeBreaker(g.stateDir, { ...state, hangStreak: 0 });
     return undefined;
   }
-  const last = unanswered.at(-1) ?? recentRequests().at(-1);
-  const request = redact(describeRequest(last), g.secrets);
+  // The first request without an answer is the one after which the server stopped answering (the one that killed it).
+  const first = unanswered[0] ?? recentRequests().at(-1);
+  const request = redact(describeRequest(first), g.secrets);
   const health = await probeHealth(g.profile, g.server.baseUrl, g.headers, probeBudgetMs(g.profile), g.secrets);
   if (health.answering) {
     const streak = unanswered.length && !destructive ? state.hangStreak + 1 : state.hangStreak;
     if (streak >= HANG_STREAK) {
-      const message = `stopped answering after ${checkId}: ${streak} checks in a row ended on requests that got no answer (last: ${request}); ` +
+      const message = `stopped answering after ${checkId}: ${streak} checks in a row ended on requests that got no answer (in this one: ${request}); ` +
         `a 1-token probe still answers, so the server hangs on real work — circuit breaker open, the remaining checks are not run`;
       writeBreaker(g.stateDir, { open: { after: checkId, message }, hangStreak: streak });
       return `(${message})`;
@@ -83,15 +85,15 @@ export async function afterCheck(g: GuardContext, checkId: string, destructive: 
     const answer = await requestRestart(g.supervisor, checkId, request, g.profile.startTimeoutMs + 15_000);
     if (answer.restarted) {
       writeBreaker(g.stateDir, { hangStreak: 0 });
-      return `(the server stopped answering during this check — ${answer.process}; last request: ${request}. The suite restarted it: restart ${answer.count} of at most ${MAX_RESTARTS})`;
+      return `(the server stopped answering during this check — ${answer.process} — after ${request}. The suite restarted it: restart ${answer.count} of at most ${MAX_RESTARTS})`;
     }
     processNote = answer.process ? `; the process ${answer.process}` : '';
     if (answer.reason) processNote += `; not restarted: ${answer.reason}`;
   }
   const died = /^exited/.test(processNote.replace(/^; the process /, ''));
   const message = died
-    ? `server died during ${checkId}${processNote}; last request: ${request}`
-    : `stopped answering after ${checkId}: ${health.detail}; last request without an answer: ${request}${processNote}`;
+    ? `server died during ${checkId}${processNote}; the first request without an answer: ${request}`
+    : `stopped answering after ${checkId}: ${health.detail}; the first request without an answer: ${request}${processNote}`;
   writeBreaker(g.stateDir, { open: { after: checkId, message: redact(message, g.secrets) }, hangStreak: state.hangStreak });
   return `(${redact(message, g.secrets)})`;
 }
