@@ -26,3 +26,15 @@ test(`the catalogue against the quick set of hostile modes (${QUICK.map((q) => q
   expect(out).toMatch(/hostile-reset-fresh.*\n(?:.*\n)*?ERROR\s+setup\.server-ready … api\.unknown-model \(\d+ checks\)\s+server "hostile-reset-fresh" was not ready/);
   expect(out).toMatch(/; \d+ checks not run/);
 });
+
+test('the run deadline is enforced inside the run: it ends in time, the checks not run say so, every report is written', { timeout: 180_000 }, async () => {
+  const deadlineS = 45;
+  const [r] = await runModes([{ mode: 'slowloris' }], { deadlineS });
+  const problems = judge(r!, {
+    description: 'slowloris under a 45 s run deadline',
+    caughtBy: [{ check: '*', outcome: ['error'], message: /^not run: the run deadline passed \(CONFORMANCE_DEADLINE_S=45;/ }],
+  });
+  console.log(summaryLine(r!, problems));
+  expect(problems).toEqual([]);
+  expect(r!.wallMs).toBeLessThan(deadlineS * 1000);
+});

@@ -51,6 +51,8 @@ export interface GuardContext {
   secrets: string[];
   stateDir: string;
   supervisor: string;
+  /** Epoch ms after which no check runs (the run deadline): the probe and a restart must end before it. */
+  deadlineAt?: number;
 }
 
 /**
@@ -68,7 +70,9 @@ export async function afterCheck(g: GuardContext, checkId: string, destructive: 
   // The first request without an answer is the one after which the server stopped answering (the one that killed it).
   const first = unanswered[0] ?? recentRequests().at(-1);
   const request = redact(describeRequest(first), g.secrets);
-  const health = await probeHealth(g.profile, g.server.baseUrl, g.headers, probeBudgetMs(g.profile), g.secrets);
+  const left = g.deadlineAt ? g.deadlineAt - Date.now() : Infinity;
+  if (left < 3_000) return undefined; // the run deadline is here: no time to tell, and no check follows anyway
+  const health = await probeHealth(g.profile, g.server.baseUrl, g.headers, Math.min(probeBudgetMs(g.profile), left - 2_000), g.secrets);
   if (health.answering) {
     const streak = unanswered.length && !destructive ? state.hangStreak + 1 : state.hangStreak;
     if (streak >= HANG_STREAK) {
@@ -82,7 +86,7 @@ export async function afterCheck(g: GuardContext, checkId: string, destructive: 
   }
   let processNote = '';
   if (g.supervisor) {
-    const answer = await requestRestart(g.supervisor, checkId, request, g.profile.startTimeoutMs + 15_000);
+    const answer = await requestRestart(g.supervisor, checkId, request, Math.min(g.profile.startTimeoutMs + 15_000, Math.max(1_000, (g.deadlineAt ?? Infinity) - Date.now())));
     if (answer.restarted) {
       writeBreaker(g.stateDir, { hangStreak: 0 });
       return `(the server stopped answering during this check — ${answer.process} — after ${request}. The suite restarted it: restart ${answer.count} of at most ${MAX_RESTARTS})`;

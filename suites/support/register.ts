@@ -39,6 +39,7 @@ function guardContext(): GuardContext {
     secrets: [...urlSecrets, ...(key ? [key] : [])],
     stateDir: inject('stateDir'),
     supervisor: inject('supervisor') ?? '',
+    deadlineAt: inject('runDeadline') || undefined,
   };
 }
 
