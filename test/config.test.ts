@@ -61,7 +61,7 @@ test('a server the suite started that dies mid-run is restarted (bounded), the r
   writeFileSync(file, JSON.stringify({ servers: [crashy] }));
   const out = join(dir, 'out.json');
   const reports = join(dir, 'reports');
-  const r = vitest(['--project', 'crashy', 'suites/errors.test.ts', 'suites/api-last.test.ts', '--reporter=json', `--outputFile=${out}`], { SERVERS_FILE: file, CONFORMANCE_REPORTS_DIR: reports });
+  const r = vitest(['--project', 'crashy', 'suites/errors.test.ts', 'suites/api-last.test.ts', '--reporter=json', '--reporter=./reporters/results.ts', `--outputFile.json=${out}`], { SERVERS_FILE: file, CONFORMANCE_REPORTS_DIR: reports });
   expect(r.code).not.toBe(0);
   const json = JSON.parse(readFileSync(out, 'utf8')) as {
     testResults: Array<{ assertionResults: Array<{ title: string; status: string; meta?: { conformance?: { id: string; outcome: string; message: string } } }> }>;
