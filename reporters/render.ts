@@ -229,7 +229,8 @@ export function collapseErrors(checks: readonly CheckResult[]): CheckRow[] {
     let j = i + 1;
     if (c.outcome === 'error') while (j < checks.length && checks[j]!.outcome === 'error' && checks[j]!.message === c.message) j++;
     const n = j - i;
-    if (n >= 3) rows.push({ check: c, id: `${c.id} … ${checks[j - 1]!.id} (${n} checks)`, message: `${firstLine(c.message, 400).replace(/^setup error: /, '')}; ${n} checks not run`, count: n });
+    const what = firstLine(c.message, 400).replace(/^setup error: /, '').replace(/\.$/, '');
+    if (n >= 3) rows.push({ check: c, id: n === checks.length ? `all ${n} checks` : `${c.id} … ${checks[j - 1]!.id} (${n} checks)`, message: `${what}; ${n} checks not run`, count: n });
     else for (let k = i; k < j; k++) rows.push({ check: checks[k]!, id: checks[k]!.id, message: checks[k]!.message, count: 1 });
     i = j;
   }
