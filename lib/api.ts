@@ -4,11 +4,11 @@
 import { createParser } from 'eventsource-parser';
 import type { CheckContext } from './check.ts';
 import type { ApiFlavour, Recording } from './types.ts';
-import { record, bodyJson, type StreamControl } from './client.ts';
+import { record, bodyJson } from './client.ts';
 import { decodeSse, decodeNdjson, type SseDecoded } from './sse.ts';
 import { openaiChatEvents, openaiCompletionEvents, anthropicEvents, ollamaEvents, type StreamEvents } from './stream-events.ts';
 import { requestMetrics, type RequestMetrics } from './metrics.ts';
-import { CAPS } from './transport.ts';
+import { streamGuards } from './stream-guards.ts';
 
 export interface Exchange {
   rec: Recording;
@@ -61,22 +61,8 @@ function liveTokenText(flavour: ApiFlavour, data: string): boolean {
   }
 }
 
-/** The token limit a generation body asks for (max_tokens, max_completion_tokens, options.num_predict). */
-function requestedMaxTokens(body: unknown): number | undefined {
-  const b = body as { max_tokens?: unknown; max_completion_tokens?: unknown; options?: { num_predict?: unknown } } | undefined;
-  const v = b?.max_tokens ?? b?.max_completion_tokens ?? b?.options?.num_predict;
-  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined;
-}
-
-/**
- * Token events allowed before a stream counts as runaway. Events are not tokens (an event may carry several), so
- * a correct server never sends more events than max_tokens; the margin keeps reasoning-budget quirks clear of it.
- */
-export const runawayLimit = (maxTokens: number) => 4 * maxTokens + 64;
-
-function liveDetector(flavour: ApiFlavour, opts: SendOptions, maxTokens?: number) {
+function liveDetector(flavour: ApiFlavour, opts: SendOptions) {
   let count = 0;
-  let lineBytes = 0;
   const dec = new TextDecoder();
   let onCount: (() => void) | undefined;
   let lineBuf = '';
@@ -85,23 +71,14 @@ function liveDetector(flavour: ApiFlavour, opts: SendOptions, maxTokens?: number
       if (liveTokenText(flavour, e.data)) onCount?.();
     },
   });
-  return (t: number, bytes: Uint8Array, control: StreamControl) => {
+  return (t: number, bytes: Uint8Array, control: { progress(): void; abort(r?: string): void }) => {
     onCount = () => {
       count++;
       control.progress();
       opts.onToken?.(t, count);
       if (opts.stopAfterTokens !== undefined && count >= opts.stopAfterTokens) control.abort(`stopped after ${count} token events (by the check)`);
-      else if (maxTokens !== undefined && count > runawayLimit(maxTokens))
-        control.overflow(`the server kept streaming past max_tokens: ${count} token events for max_tokens ${maxTokens} and no end of stream (cut at ${runawayLimit(maxTokens)})`);
     };
     const text = dec.decode(bytes, { stream: true });
-    // One line without end would grow the parser's buffer without bound: cut it (the server's failure).
-    const nl = Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r'));
-    lineBytes = nl === -1 ? lineBytes + text.length : text.length - nl - 1;
-    if (lineBytes > CAPS.lineBytes) {
-      control.overflow(`one line of the stream went on past ${CAPS.lineBytes / 2 ** 20} MiB without a newline (line cap)`);
-      return;
-    }
     if (flavour === 'ollama-native') {
       lineBuf += text;
       const lines = lineBuf.split('\n');
@@ -143,6 +120,9 @@ export async function send(ctx: CheckContext, flavour: ApiFlavour, body: unknown
   if (flavour === 'anthropic-messages') headers['anthropic-version'] = '2023-06-01';
   if (stream && flavour !== 'ollama-native') headers.accept = 'text/event-stream';
   const signal = opts.signal ? AbortSignal.any([opts.signal, ctx.signal]) : ctx.signal;
+  // Cut a stream that runs away (far past max_tokens) or sends one endless line: the server's failure, bounded.
+  const guards = streamGuards(body);
+  const detectorOpts: SendOptions = { ...opts, onToken: (t, n) => { guards.onToken(n); opts.onToken?.(t, n); } };
   const rec = await record({
     url: `${ctx.baseUrl}${PATHS[flavour]}`,
     method: 'POST',
@@ -151,7 +131,7 @@ export async function send(ctx: CheckContext, flavour: ApiFlavour, body: unknown
     deadlines: { ...ctx.deadlines, ...opts.deadlines },
     signal,
     tokenProgress: stream,
-    onRead: stream ? liveDetector(flavour, opts, requestedMaxTokens(body)) : undefined,
+    onRead: stream ? guards.wrap(liveDetector(flavour, detectorOpts)) : undefined,
     secrets: ctx.secrets,
   });
   return decodeExchange(flavour, rec, stream);

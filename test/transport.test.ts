@@ -211,3 +211,23 @@ test('the journal names the last requests, redacted', async () => {
     await s.close();
   }
 });
+
+test('stream guards: a line past the line cap and a stream far past max_tokens are cut as overflow', async () => {
+  const { streamGuards, runawayLimit } = await import('../lib/stream-guards.ts');
+  const calls: string[] = [];
+  const control = { progress: () => undefined, abort: () => undefined, overflow: (r: string) => calls.push(r) };
+  const g = streamGuards({ max_tokens: 10 });
+  let passed = 0;
+  const onRead = g.wrap(() => passed++);
+  onRead(0, new Uint8Array(512 * 1024).fill(0x78), control);
+  onRead(1, new TextEncoder().encode('x\n'), control); // a newline resets the count
+  onRead(2, new Uint8Array(CAPS.lineBytes - 1).fill(0x78), control);
+  expect(calls).toEqual([]);
+  onRead(3, new Uint8Array(2).fill(0x78), control);
+  expect(calls[0]).toMatch(/one line of the stream went on past 1 MiB without a newline/);
+  expect(passed).toBe(3); // the read past the cap never reaches the parser
+  for (let n = 1; n <= runawayLimit(10); n++) g.onToken(n);
+  expect(calls).toHaveLength(1);
+  g.onToken(runawayLimit(10) + 1);
+  expect(calls[1]).toMatch(/kept streaming past max_tokens: 105 token events for max_tokens 10/);
+});
