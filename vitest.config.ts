@@ -59,7 +59,7 @@ function serverProject(profile: Profile): TestProjectInlineConfiguration {
       name: profile.id,
       include: ['suites/**/*.test.ts'],
       globalSetup: ['./suites/support/global-setup.ts'],
-      provide: { profile },
+      provide: { profile, familyOrder: FAMILY_ORDER },
       // Checks talk to one server and time it: never two files at once.
       fileParallelism: false,
       maxConcurrency: 1,

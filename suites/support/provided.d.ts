@@ -18,6 +18,8 @@ declare module 'vitest' {
     /** Epoch ms after which no check starts and the check in flight is cut (CONFORMANCE_DEADLINE_S); 0: none. */
     runDeadline: number;
     runDeadlineS: number;
+    /** vitest.config.ts FAMILY_ORDER: the files still to come after a file (each costs a worker start and imports). */
+    familyOrder: string[];
   }
 }
 

@@ -8,6 +8,9 @@ import type { ConformanceMeta } from './provided.d.ts';
 import { afterCheck, readBreaker, type GuardContext } from './guard.ts';
 import { probeBudgetMs } from '../../lib/health.ts';
 
+/** When this module was evaluated: the family's own imports follow, and their cost sizes the deadline's reserve. */
+const moduleLoadedAt = Date.now();
+
 export function tierFromEnv(): Tier {
   const t = process.env.CONFORMANCE_TIER ?? 'quick';
   if (t !== 'quick' && t !== 'full') throw new Error(`CONFORMANCE_TIER must be "quick" or "full", not "${t}"`);
@@ -28,7 +31,7 @@ export function runOrder(checks: CheckDef[]): CheckDef[] {
   return [...checks.filter((c) => !c.destructive), ...checks.filter((c) => c.destructive)];
 }
 
-function guardContext(): GuardContext {
+function guardContext(deadlineAt: number): GuardContext {
   const profile = inject('profile');
   const key = apiKeyOf(profile);
   const urlSecrets = stripUrlCredentials(profile.baseUrl).secrets;
@@ -39,11 +42,26 @@ function guardContext(): GuardContext {
     secrets: [...urlSecrets, ...(key ? [key] : [])],
     stateDir: inject('stateDir'),
     supervisor: inject('supervisor') ?? '',
-    deadlineAt: inject('runDeadline') || undefined,
+    deadlineAt: deadlineAt || undefined,
   };
 }
 
-export function registerChecks(family: string, checks: CheckDef[]): void {
+/**
+ * When checks of this file must stop so the run still ends by its deadline: every file after this one costs a worker
+ * start and its imports even when its checks are not run (measured here as this file's own import time, at least
+ * 1.5 s a file), and the reporters need the reserve lib/run-deadline.ts keeps.
+ */
+function fileDeadline(fileFamily: string, importMs: number): number {
+  const deadline = inject('runDeadline') ?? 0;
+  if (!deadline) return 0;
+  const order = inject('familyOrder') ?? [];
+  const at = order.indexOf(fileFamily);
+  const after = at === -1 ? order.length : order.length - 1 - at;
+  return deadline - after * Math.max(1_500, 3 * importMs);
+}
+
+export function registerChecks(family: string, checks: CheckDef[], fileFamily = family): void {
+  const importMs = Date.now() - moduleLoadedAt;
   const profile = inject('profile');
   const server = inject('server');
   const setupError = inject('setupError');
@@ -87,7 +105,7 @@ export function registerChecks(family: string, checks: CheckDef[]): void {
           t.skip(meta.message);
           return;
         }
-        const deadline = inject('runDeadline') ?? 0;
+        const deadline = fileDeadline(fileFamily, importMs);
         if (deadline && Date.now() >= deadline) {
           finish('error', `not run: the run deadline passed (CONFORMANCE_DEADLINE_S=${inject('runDeadlineS')}; checks stop a reserve before it so every report is written)`);
           t.skip(meta.message);
@@ -109,12 +127,12 @@ export function registerChecks(family: string, checks: CheckDef[]): void {
             t.skip(`INCONCLUSIVE: ${meta.message}`);
             return;
           }
-          const note = await afterCheck(guardContext(), check.id, !!check.destructive, since, true);
+          const note = await afterCheck(guardContext(deadline), check.id, !!check.destructive, since, true);
           finish('error', note ? `${note.replace(/^\(|\)$/g, '')} — the check ended with: ${(e as Error).message}` : `harness error in ${check.id}: ${(e as Error).stack ?? e}`);
           throw new ConformanceError(meta.message);
         }
         const graded = grade(check, result.verdict, profile, strict);
-        const note = await afterCheck(guardContext(), check.id, !!check.destructive, since, false);
+        const note = await afterCheck(guardContext(deadline), check.id, !!check.destructive, since, false);
         finish(graded.outcome, note ? `${graded.message}\n${note}` : graded.message);
         meta.durationMs = result.ms;
         meta.loopDelay = result.loopDelay;
