@@ -11,9 +11,9 @@ export interface RunDeadline {
   checksEndAt: number;
 }
 
-/** Reserve for reporters and teardown: 10 % of the deadline, between 3 and 15 s. */
+/** Reserve for reporters and teardown: 10 % of the deadline, between 5 and 15 s. */
 export function reserveMs(seconds: number): number {
-  return Math.min(15_000, Math.max(3_000, seconds * 100));
+  return Math.min(15_000, Math.max(5_000, seconds * 100));
 }
 
 /** Parse CONFORMANCE_DEADLINE_S; `start` is the epoch ms the deadline counts from (the run's process start). */

@@ -30,6 +30,18 @@ function statePath(stateDir: string): string {
   return join(stateDir, 'breaker.json');
 }
 
+/** True the first time it is asked for `what` in this run (files run in separate workers: a marker file). */
+export function firstTime(stateDir: string, what: string): boolean {
+  const p = join(stateDir, `reported-${what}`);
+  if (existsSync(p)) return false;
+  writeFileSync(p, '');
+  return true;
+}
+
+/** The run deadline has been met by some check: no later check starts. */
+export const deadlineHit = (stateDir: string) => existsSync(join(stateDir, 'deadline-hit'));
+export const markDeadlineHit = (stateDir: string) => writeFileSync(join(stateDir, 'deadline-hit'), '');
+
 export function readBreaker(stateDir: string): BreakerState {
   const p = statePath(stateDir);
   if (!existsSync(p)) return { hangStreak: 0 };

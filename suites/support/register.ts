@@ -5,7 +5,7 @@ import { grade, runCheck, skipReason, RunDeadlineReached, type CheckDef, type Ti
 import { apiKeyOf } from '../../lib/profile.ts';
 import { redact, redactDeep, stripUrlCredentials } from '../../lib/secrets.ts';
 import type { ConformanceMeta } from './provided.d.ts';
-import { afterCheck, readBreaker, type GuardContext } from './guard.ts';
+import { afterCheck, deadlineHit, firstTime, markDeadlineHit, readBreaker, type GuardContext } from './guard.ts';
 import { probeBudgetMs } from '../../lib/health.ts';
 
 /** When this module was evaluated: the family's own imports follow, and their cost sizes the deadline's reserve. */
@@ -49,7 +49,7 @@ function guardContext(deadlineAt: number): GuardContext {
 /**
  * When checks of this file must stop so the run still ends by its deadline: every file after this one costs a worker
  * start and its imports even when its checks are not run (measured here as this file's own import time, at least
- * 1.5 s a file), and the reporters need the reserve lib/run-deadline.ts keeps.
+ * 2 s a file), and the reporters need the reserve lib/run-deadline.ts keeps.
  */
 function fileDeadline(fileFamily: string, importMs: number): number {
   const deadline = inject('runDeadline') ?? 0;
@@ -57,7 +57,7 @@ function fileDeadline(fileFamily: string, importMs: number): number {
   const order = inject('familyOrder') ?? [];
   const at = order.indexOf(fileFamily);
   const after = at === -1 ? order.length : order.length - 1 - at;
-  return deadline - after * Math.max(1_500, 3 * importMs);
+  return deadline - after * Math.max(2_000, 3 * importMs);
 }
 
 export function registerChecks(family: string, checks: CheckDef[], fileFamily = family): void {
@@ -98,16 +98,21 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
           t.skip('setup error (see setup.server-ready)');
           return;
         }
-        // Circuit breaker open (the server stopped answering): not run, at once.
+        // Circuit breaker open (the server stopped answering): not run, at once. The first such check fails in
+        // Vitest (so the exit status and JUnit say so even when the check in flight did not fail); the rest skip.
         const breaker = readBreaker(inject('stateDir')).open;
         if (breaker) {
           finish('error', breaker.message);
+          if (firstTime(inject('stateDir'), 'breaker')) throw new ConformanceError(meta.message);
           t.skip(meta.message);
           return;
         }
         const deadline = fileDeadline(fileFamily, importMs);
-        if (deadline && Date.now() >= deadline) {
+        // Once one check met the deadline, no later one starts (later files' own bounds are later, not looser).
+        if (deadline && (Date.now() >= deadline || deadlineHit(inject('stateDir')))) {
+          markDeadlineHit(inject('stateDir'));
           finish('error', `not run: the run deadline passed (CONFORMANCE_DEADLINE_S=${inject('runDeadlineS')}; checks stop a reserve before it so every report is written)`);
+          if (firstTime(inject('stateDir'), 'deadline')) throw new ConformanceError(meta.message);
           t.skip(meta.message);
           return;
         }
@@ -123,6 +128,7 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
         } catch (e) {
           // Our budget ran out while the server was still working: no evidence either way (design.md "Grading").
           if (e instanceof RunDeadlineReached) {
+            markDeadlineHit(inject('stateDir'));
             finish('inconclusive', `${(e as Error).message} (CONFORMANCE_DEADLINE_S=${inject('runDeadlineS')}): our budget, not the server's failure`);
             t.skip(`INCONCLUSIVE: ${meta.message}`);
             return;

@@ -251,6 +251,9 @@ export function judge(r: ModeResult, info: ModeInfo = r.external ? EXTERNAL_CRAS
       for (const c of res.checks) if (c.outcome === 'fail' || c.outcome === 'error') problems.push(`${c.id} is ${c.outcome} on a valid server: ${c.message.split('\n')[0]}`);
     }
     for (const c of res.checks) if (c.outcome === 'error' && /harness error/.test(c.message)) problems.push(`${c.id}: harness error: ${c.message.slice(0, 300)}`);
+    const failing = res.checks.some((c) => c.outcome === 'fail' || c.outcome === 'error');
+    if (failing && r.exitCode === 0) problems.push('exit status 0 although checks failed or errored (the gate would pass)');
+    if (!failing && !info.valid && r.exitCode !== 0 && r.exitCode !== null) problems.push(`exit status ${r.exitCode} with no fail or error`);
   }
   return problems;
 }
