@@ -6,8 +6,8 @@
 // `flock /tmp/heavy.lock` on a shared machine.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MODE_NAMES, type Mode } from '../fixtures/hostile-server/modes.ts';
-import { judge, runMode, summaryLine } from '../test/support/hostile-run.ts';
+import { MODE_NAMES, modeInfo, type Mode } from '../fixtures/hostile-server/modes.ts';
+import { EXTERNAL_CRASH, judge, runMode, summaryLine } from '../test/support/hostile-run.ts';
 
 async function main(argv: string[]): Promise<number> {
   const modes: Array<{ mode: Mode; external: boolean }> = [];
@@ -39,6 +39,14 @@ async function main(argv: string[]): Promise<number> {
     rows.push({ mode, external: ext, seconds: +(r.wallMs / 1000).toFixed(1), peakRssMiB: Math.round(r.peakRssKiB / 1024), exitCode: r.exitCode, problems });
   }
   writeFileSync(join(out, 'summary.json'), `${JSON.stringify(rows, null, 2)}\n`);
+  // The README table: behaviour, the check that catches it, the time the whole catalogue took to end.
+  const md = ['| mode | behaviour | caught by | catalogue ended after | peak RSS |', '|---|---|---|---|---|'];
+  for (const r of rows as Array<{ mode: Mode; external: boolean; seconds: number; peakRssMiB: number }>) {
+    const info = r.external ? EXTERNAL_CRASH : modeInfo(r.mode);
+    const by = info.caughtBy.map((c) => (c.check === '*' ? 'the check in flight' : `\`${c.check}\``)).join(', ') || '(valid: every check as on the reference server)';
+    md.push(`| \`${r.mode}\`${r.external ? ' (not started by the suite)' : ''} | ${info.description} | ${by} | ${r.seconds} s | ${r.peakRssMiB} MiB |`);
+  }
+  writeFileSync(join(out, 'table.md'), `${md.join('\n')}\n`);
   console.log(`${modes.length - bad} passed, ${bad} failed`);
   return bad ? 1 : 0;
 }
