@@ -53,7 +53,9 @@ export async function probeHealth(profile: Profile, baseUrl: string, headers: Re
     body: probeBody(flavour, profile.model, flavour === 'openai-chat' ? profile.extraBody : undefined), secrets,
     deadlines: { connectMs: 2_000, headersMs: budgetMs, tokenIdleMs: budgetMs, totalMs: budgetMs },
   });
-  if (gen.status !== undefined && !gen.failure) return { answering: true, listsModels, detail: `a 1-token generation answered HTTP ${gen.status} in ${Math.round(gen.tEnd)} ms` };
+  // A server that answers too much (past a read cap) is answering: its checks judge what it sent.
+  if (gen.status !== undefined && (!gen.failure || gen.failure.kind === 'overflow'))
+    return { answering: true, listsModels, detail: `a 1-token generation answered HTTP ${gen.status} in ${Math.round(gen.tEnd)} ms` };
   const what = gen.failure ? `${gen.failure.kind}: ${gen.failure.message}` : 'no answer';
   return {
     answering: false,
