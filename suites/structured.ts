@@ -220,6 +220,8 @@ export const proofs: Proof[] = [
   faultProof('structured.json-schema', 'structured-ignore-json-schema', ['not JSON', 'the response_format was ignored']),
   faultProof('structured.json-schema', 'structured-schema-mismatch', ['the schema was ignored or not enforced', "must have required property 'answer'"]),
   faultProof('structured.json-schema', 'structured-finish-length', ['finish_reason "length"', 'MUST end with finish_reason "stop"']),
+  // A response cut by max_tokens is inconclusive while it could still become valid JSON, never a schema failure.
+  { check: 'structured.json-schema', faults: ['structured-whitespace-runaway'], expect: 'inconclusive', messageIncludes: ['max_tokens 256 cut the output while it was still valid JSON'] },
   passProof('structured.json-schema-stream'),
   faultProof('structured.json-schema-stream', 'structured-ignore-json-schema', ['streamed content', 'the response_format was ignored']),
   faultProof('structured.json-schema-stream', 'structured-schema-mismatch', ['the schema was ignored or not enforced']),

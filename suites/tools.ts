@@ -263,7 +263,6 @@ export const checks: CheckDef[] = [
     reference: `${OPENAI}: tool_choice "auto" means the model can pick between generating a message or calling one or more tools; message.tool_calls; finish_reason "tool_calls"`,
     run: gated(async (ctx) => {
       const x = await probe(ctx);
-      if (!ctx.profile.apis.includes('openai-chat')) return skip('the profile has no openai-chat API');
       const bad = unanswered(x, 'the tool_choice "auto" request', 'A chat request with tools MUST be answered.');
       if (bad) return bad;
       const a = chatAnswer(x.json);
