@@ -26,7 +26,8 @@ export function classifyAnswer(x: Exchange): Answer {
   const f = x.rec.failure;
   if (f?.kind === 'connect') throw new Error(`cannot reach ${x.rec.url}: ${f.message}`);
   const status = x.rec.status;
-  const message = () => classifyErrorBody(x.json).message ?? escapeBytes(bodyText(x.rec), 160);
+  // One line, bounded: servers echo whole requests in their error messages (llama-server prints the tools).
+  const message = () => escapeBytes(classifyErrorBody(x.json).message ?? bodyText(x.rec), 160);
   if (status !== undefined && status >= 400 && status < 500) return { kind: 'refused', status, detail: `HTTP ${status}: ${message()}` };
   if (status !== undefined && status >= 500) return { kind: 'broken', status, detail: `HTTP ${status}: ${message()}` };
   if (f?.kind === 'total-timeout' && status === 200) return { kind: 'budget', detail: `our ${f.message}` };
@@ -37,6 +38,30 @@ export function classifyAnswer(x: Exchange): Answer {
 
 export function declared(ctx: CheckContext, feature: Feature): boolean | undefined {
   return ctx.profile.capabilities?.[feature];
+}
+
+const declaredFalse = (ctx: CheckContext, feature: Feature) => `profile "${ctx.profile.id}" declares capability "${feature}" false ("capabilities")`;
+
+/**
+ * The probe check of a feature family: pass on a 200; a 4xx skips (unsupported, said honestly) unless the profile
+ * declares the feature; a 5xx, a drop or a hang fails — once, here: the family's other checks skip and point here.
+ */
+export async function probeCheck(ctx: CheckContext, feature: Feature, probe: () => Promise<Exchange>, what: string, request: string): Promise<Verdict> {
+  const d = declared(ctx, feature);
+  if (d === false) return skip(declaredFalse(ctx, feature));
+  const x = await probe();
+  const a = classifyAnswer(x);
+  if (a.kind === 'ok') return pass(`capability "${feature}" supported: ${what} got HTTP 200`);
+  if (a.kind === 'refused' && d !== true) return skip(`capability "${feature}" not supported: ${what} was refused with ${a.detail}`);
+  if (a.kind === 'budget') return inconclusive(`${what}: ${a.detail}`);
+  return fail({
+    requirement: a.kind === 'refused'
+      ? `The profile declares capability "${feature}": ${request} MUST be answered.`
+      : `${request} MUST be answered, or refused with a 4xx if it is not supported; never a 5xx, a drop or a hang.`,
+    expected: 'HTTP 200 (or a 4xx with an error object when the feature is unsupported)',
+    actual: `${what} got ${a.detail}`,
+    bytes: escapeBytes(bodyText(x.rec), 300),
+  });
 }
 
 /**
@@ -67,7 +92,7 @@ export function unanswered(x: Exchange, what: string, requirement: string): Verd
 export async function featureGate(ctx: CheckContext, feature: Feature, probeCheck: string, probe: () => Promise<Exchange>): Promise<Verdict | undefined> {
   const d = declared(ctx, feature);
   if (d === true) return undefined;
-  if (d === false) return skip(`profile "${ctx.profile.id}" declares capability "${feature}" false ("capabilities")`);
+  if (d === false) return skip(declaredFalse(ctx, feature));
   const a = classifyAnswer(await probe());
   switch (a.kind) {
     case 'ok': return undefined;

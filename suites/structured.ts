@@ -17,7 +17,7 @@ import { bodyText } from '../lib/client.ts';
 import { escapeBytes } from '../lib/sse.ts';
 import { fail, inconclusive, pass, skip } from '../lib/messages.ts';
 import { jsonPrefix } from '../lib/json-prefix.ts';
-import { classifyAnswer, declared, featureGate, judgeInvalidCases, unanswered } from '../lib/feature-probe.ts';
+import { featureGate, judgeInvalidCases, probeCheck, unanswered } from '../lib/feature-probe.ts';
 import { chatAnswer, schemaProblems } from '../lib/tool-calls.ts';
 import { recordOnce } from './sse.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
@@ -87,7 +87,8 @@ export function judgeJsonOutput(r: JsonAnswer, schema: unknown | undefined, mode
   }
   if (p.state === 'prefix') {
     if (r.finish === 'length' || (r.completionTokens !== undefined && r.completionTokens >= BUDGET)) {
-      return inconclusive(`max_tokens ${BUDGET} cut the output while it was still valid JSON so far (${r.content.length} chars); a bounded schema did not finish in time on this model`, metrics);
+      const why = schema ? 'the bounded schema did not finish within it on this model' : 'JSON mode bounds no length, and this model did not close the object in time';
+      return inconclusive(`max_tokens ${BUDGET} cut the output while it was still valid JSON so far (${r.content.length} chars): ${why}`, metrics);
     }
     return fail({ requirement, expected, actual: `the JSON ends unfinished although finish_reason is ${JSON.stringify(r.finish)} — ${where}` }, metrics);
   }
@@ -127,23 +128,7 @@ export const checks: CheckDef[] = [
     level: 'MUST',
     rationale: 'A client cannot tell "no JSON mode" from "server broken" when the request gets a 500; a 4xx says it honestly.',
     reference: `${OPENAI}; RFC 9110 §15.5 (4xx) / §15.6 (5xx)`,
-    async run(ctx) {
-      if (declared(ctx, 'structured-output') === false) return skip(`profile "${ctx.profile.id}" declares capability "structured-output" false ("capabilities")`);
-      const x = await probe(ctx);
-      const a = classifyAnswer(x);
-      const what = 'the probe (response_format json_object, not streamed)';
-      if (a.kind === 'ok') return pass(`structured output supported: ${what} got HTTP 200`);
-      if (a.kind === 'refused' && declared(ctx, 'structured-output') !== true) return skip(`capability "structured-output" not supported: ${what} was refused with ${a.detail}`);
-      if (a.kind === 'budget') return inconclusive(`${what}: ${a.detail}`);
-      return fail({
-        requirement: a.kind === 'refused'
-          ? 'The profile declares capability "structured-output": a response_format request MUST be answered.'
-          : 'A chat request with response_format MUST be answered, or refused with a 4xx if it is not supported; never a 5xx, a drop or a hang.',
-        expected: 'HTTP 200 (or a 4xx with an error object when response_format is unsupported)',
-        actual: `${what} got ${a.detail}`,
-        bytes: escapeBytes(bodyText(x.rec), 300),
-      });
-    },
+    run: (ctx) => probeCheck(ctx, 'structured-output', () => probe(ctx), 'the probe (response_format json_object, not streamed)', 'A chat request with response_format'),
   },
   {
     ...base,
