@@ -118,7 +118,7 @@ function jsonCheck(key: string, format: unknown, stream: boolean, schema: unknow
   });
 }
 
-const base = { requires: ['openai-chat', 'structured-output'] as CheckDef['requires'], timeoutMs: 90_000 };
+const base = { requires: ['openai-chat', 'structured-output'] as CheckDef['requires'], timeoutMs: 180_000 }; // two requests of up to 256 tokens at 3 tok/s
 
 export const checks: CheckDef[] = [
   {

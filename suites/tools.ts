@@ -122,7 +122,7 @@ async function requiredCalls(ctx: CheckContext): Promise<{ x: Exchange; calls: T
 }
 const isVerdict = (v: unknown): v is Verdict => typeof v === 'object' && v !== null && 'outcome' in v;
 
-const base = { requires: ['openai-chat', 'tools'] as CheckDef['requires'], timeoutMs: 90_000 };
+const base = { requires: ['openai-chat', 'tools'] as CheckDef['requires'], timeoutMs: 180_000 }; // two requests of up to 256 tokens at 3 tok/s
 
 export const checks: CheckDef[] = [
   {
