@@ -1,0 +1,125 @@
+// The families' own MUST (and SHOULD) judges, run on the bytes a client library was given, so a client check can
+// say whether the server also broke the API reference (naming the check) or only that client's expectations.
+// The judges are the checks' pure functions; ids and levels are read from the check declarations.
+import type { ApiFlavour, Level, Recording, Verdict } from '../../lib/types.ts';
+import type { CheckDef } from '../../lib/check.ts';
+import { bodyJson } from '../../lib/client.ts';
+import { compileSchema, schemaErrors } from '../../lib/schemas.ts';
+import {
+  checks as sseChecks, makeSample, judgeContentType, judgeEventTerminator, judgeDataPrefix, judgeOneJsonPerEvent, judgeDoneTerminator,
+  judgeChunkSchema, judgeFinishOnce, judgeUsageChunk, judgeNoLoneCr, judgeUnknownFields, judgeRoleFirst, type Sample,
+} from '../sse.ts';
+import { checks as anthropicChecks, judgeEventLines, judgeEventSequence } from '../anthropic.ts';
+import { checks as ollamaChecks, judgeNdjsonFraming, judgeDoneLine, makeNdjsonSample } from '../ollama.ts';
+import { checks as apiChecks } from '../api.ts';
+
+export interface RuleBreak {
+  id: string;
+  level: Level;
+  /** First line of the judge's message (its requirement or actual). */
+  summary: string;
+}
+
+export interface WireRules {
+  /** Check ids judged on these bytes. */
+  judged: string[];
+  broken: RuleBreak[];
+}
+
+const ALL: CheckDef[] = [...sseChecks, ...anthropicChecks, ...ollamaChecks, ...apiChecks];
+function levelOf(id: string): Level {
+  const c = ALL.find((x) => x.id === id);
+  if (!c) throw new Error(`harness bug: no check ${id} to name in a client verdict`);
+  return c.level;
+}
+
+/** The line of a failure message that says what was wrong (Actual), else its first line. */
+function summaryOf(v: Verdict): string {
+  const actual = /^\s*Actual:\s*(.*)$/m.exec(v.message)?.[1];
+  return (actual ?? v.message.split('\n')[0] ?? '').trim().slice(0, 300);
+}
+
+function judgeAll(rules: Array<[string, () => Verdict]>): WireRules {
+  const broken: RuleBreak[] = [];
+  for (const [id, judge] of rules) {
+    const v = judge();
+    if (v.outcome === 'fail') broken.push({ id, level: levelOf(id), summary: summaryOf(v) });
+  }
+  return { judged: rules.map(([id]) => id), broken };
+}
+
+/** A streamed chat response: the sse family's rules (usage-chunk only when usage was asked for). */
+function chatStreamRules(s: Sample, askedUsage: boolean): Array<[string, () => Verdict]> {
+  return [
+    ['sse.content-type', () => judgeContentType([s])],
+    ['sse.event-terminator', () => judgeEventTerminator([s])],
+    ['sse.data-prefix', () => judgeDataPrefix([s])],
+    ['sse.one-json-per-event', () => judgeOneJsonPerEvent([s])],
+    ['sse.done-terminator', () => judgeDoneTerminator([s])],
+    ['sse.chunk-schema', () => judgeChunkSchema([s], { schemaFile: 'chat-completion-chunk.schema.json', objectName: 'chat.completion.chunk', createdSlackS: 2 })],
+    ['sse.finish-once', () => judgeFinishOnce([s])],
+    ...(askedUsage ? [['sse.usage-chunk', () => judgeUsageChunk(s)] as [string, () => Verdict]] : []),
+    ['sse.no-lone-cr', () => judgeNoLoneCr([s])],
+    ['sse.unknown-fields', () => judgeUnknownFields([s])],
+    ['sse.role-first', () => judgeRoleFirst([s])],
+  ];
+}
+
+/** The status rule every API shares: a valid request is answered 200. */
+function statusBreak(rec: Recording, id: string): RuleBreak | undefined {
+  if (rec.status === 200) return undefined;
+  const what = rec.status === undefined ? `no response (${rec.failure?.kind ?? 'unknown'}: ${rec.failure?.message ?? ''})` : `HTTP ${rec.status}`;
+  return { id, level: levelOf(id), summary: `a valid request was answered with ${what}` };
+}
+
+/**
+ * Judge the bytes of one exchange. `stream` says which kind of response was asked for; the rules are those of the
+ * family that owns that API (none for the non-streamed Messages and /api/chat bodies, which no MUST check covers).
+ */
+export function judgeWire(flavour: ApiFlavour, stream: boolean, rec: Recording, askedUsage: boolean): WireRules {
+  if (flavour === 'openai-chat') {
+    if (!stream) {
+      const bad = statusBreak(rec, 'api.chat-basic');
+      if (bad) return { judged: ['api.chat-basic'], broken: [bad] };
+      const validate = compileSchema('chat-completion.schema.json');
+      const { json, error } = bodyJson(rec);
+      const broken: RuleBreak[] = [];
+      if (error) broken.push({ id: 'api.chat-basic', level: levelOf('api.chat-basic'), summary: `the body is ${error}` });
+      else if (!validate(json)) broken.push({ id: 'api.chat-basic', level: levelOf('api.chat-basic'), summary: `chat.completion schema: ${schemaErrors(validate).slice(0, 3).join('; ')}` });
+      return { judged: ['api.chat-basic'], broken };
+    }
+    const bad = statusBreak(rec, 'sse.content-type');
+    if (bad) return { judged: ['sse.content-type'], broken: [bad] };
+    return judgeAll(chatStreamRules(makeSample('stream', rec), askedUsage));
+  }
+  if (flavour === 'anthropic-messages') {
+    if (!stream) {
+      const bad = statusBreak(rec, 'anthropic.event-sequence');
+      return { judged: [], broken: bad ? [{ ...bad, id: 'HTTP status', level: 'MUST' }] : [] };
+    }
+    const bad = statusBreak(rec, 'anthropic.event-lines');
+    if (bad) return { judged: ['anthropic.event-lines'], broken: [bad] };
+    const s = makeSample('stream', rec);
+    return judgeAll([
+      ['anthropic.event-lines', () => judgeEventLines(s)],
+      ['anthropic.event-sequence', () => judgeEventSequence(s)],
+      ['sse.one-json-per-event', () => judgeOneJsonPerEvent([s])],
+      ['sse.no-lone-cr', () => judgeNoLoneCr([s])],
+      ['sse.unknown-fields', () => judgeUnknownFields([s])],
+    ]);
+  }
+  if (flavour === 'ollama-native') {
+    if (!stream) {
+      const bad = statusBreak(rec, 'ollama.ndjson-framing');
+      return { judged: [], broken: bad ? [{ ...bad, id: 'HTTP status', level: 'MUST' }] : [] };
+    }
+    const bad = statusBreak(rec, 'ollama.ndjson-framing');
+    if (bad) return { judged: ['ollama.ndjson-framing'], broken: [bad] };
+    const s = makeNdjsonSample(rec);
+    return judgeAll([
+      ['ollama.ndjson-framing', () => judgeNdjsonFraming(s)],
+      ['ollama.done-line', () => judgeDoneLine(s)],
+    ]);
+  }
+  return { judged: [], broken: [] };
+}
