@@ -16,7 +16,7 @@ import { bodyJson } from '../lib/client.ts';
 import { uniquePrompt } from '../lib/api.ts';
 import { teeFetch } from '../lib/clients/tee-fetch.ts';
 import { DRIVERS, clientLabel, emptyObservation, errorText, installedVersion, type ClientCase, type ClientDriver, type Mode, type Observation } from '../lib/clients/drivers.ts';
-import { jsonFacts, reasoningFieldsOf, streamFacts, tolerantStream, type Facts } from '../lib/clients/wire.ts';
+import { jsonFacts, reasoningFieldsOf, streamFacts, tolerantStream, wireShape, type Facts } from '../lib/clients/wire.ts';
 import { compareFacts, judgeIncremental, triggerOf, type Incremental } from '../lib/clients/compare.ts';
 import { judgeWire, type WireRules } from './support/client-wire-rules.ts';
 import { ECHO_TEXT } from './sse.ts';
@@ -41,6 +41,8 @@ export interface CaseResult {
   rules?: WireRules;
   incremental?: Incremental;
   refused: string[];
+  /** How the streamed response was framed (events per read, comments, line ends). */
+  shape?: string;
 }
 
 async function callBounded(d: ClientDriver, mode: Mode, ctx: CheckContext, c: ClientCase, obs: Observation): Promise<void> {
@@ -91,6 +93,7 @@ export async function runCase(ctx: CheckContext, d: ClientDriver, mode: Mode): P
   if (stream && rec.status === 200) {
     const t = tolerantStream(d.flavour, rec.reads);
     result.wire = streamFacts(t.events);
+    result.shape = wireShape(d.flavour, rec, t.lines);
     reasoningFields = reasoningFieldsOf(d.flavour, t.lines.map((l) => l.text));
   } else if (!stream && rec.status === 200) {
     const { json } = bodyJson(rec);
@@ -175,7 +178,7 @@ function describeWire(c: CaseResult): string {
   if (!w) return `${c.mode}: HTTP ${c.rec?.status ?? '-'}`;
   const usage = w.usage ? `, usage ${w.usage.input ?? '?'} in / ${w.usage.output ?? '?'} out` : '';
   const reasoning = w.reasoning ? `, ${w.reasoning.length} characters of reasoning` : '';
-  return `${c.mode}: ${w.text.length} characters${reasoning}, finish ${JSON.stringify(w.finish ?? null)}${usage}`;
+  return `${c.mode}: ${w.text.length} characters${reasoning}, finish ${JSON.stringify(w.finish ?? null)}${usage}${c.shape ? ` (${c.shape})` : ''}`;
 }
 
 export async function judgeClient(ctx: CheckContext, d: ClientDriver): Promise<Verdict> {
@@ -258,21 +261,22 @@ export const checks: CheckDef[] = DRIVERS.map((d): CheckDef => ({
 // with its own error in the message, on a fault that breaks it the way it really breaks.
 
 /** Behaviour valid at MUST level that real servers show: each client must pass on every one. */
-export const VALID_VARIATIONS: Array<{ name: string; serverArgs: string[] }> = [
-  { name: 'SSE comments', serverArgs: ['--ping-ms', '5', '--decode-step-ms', '12'] },
-  { name: 'usage in the finish chunk', serverArgs: ['--fault', 'sse-usage-in-finish'] },
-  { name: 'usage: null on every chunk', serverArgs: ['--fault', 'valid-usage-null'] },
-  { name: 'reasoning deltas before content', serverArgs: ['--fault', 'valid-reasoning-first'] },
-  { name: 'CRLF line ends', serverArgs: ['--fault', 'valid-crlf'] },
-  { name: 'data: without a space', serverArgs: ['--fault', 'valid-data-no-space'] },
-  { name: 'several events per write', serverArgs: ['--fault', 'valid-coalesced-writes'] },
+/** Each with what the pass message must show, so the proof knows the behaviour reached the client. */
+export const VALID_VARIATIONS: Array<{ name: string; serverArgs: string[]; shows: string | RegExp }> = [
+  { name: 'SSE comments', serverArgs: ['--ping-ms', '5', '--decode-step-ms', '12'], shows: /stream: .*(SSE comments|NDJSON lines)/ },
+  { name: 'usage in the finish chunk', serverArgs: ['--fault', 'sse-usage-in-finish'], shows: /stream: .*usage \d+ in \/ \d+ out/ },
+  { name: 'usage: null on every chunk', serverArgs: ['--fault', 'valid-usage-null'], shows: /stream: .*usage \d+ in \/ \d+ out/ },
+  { name: 'reasoning deltas before content', serverArgs: ['--fault', 'valid-reasoning-first'], shows: 'characters of reasoning' },
+  { name: 'CRLF line ends', serverArgs: ['--fault', 'valid-crlf'], shows: /CRLF line ends|NDJSON lines/ },
+  { name: 'data: without a space', serverArgs: ['--fault', 'valid-data-no-space'], shows: /"data:" without a space|NDJSON lines/ },
+  { name: 'several events per write', serverArgs: ['--fault', 'valid-coalesced-writes'], shows: /stream: .*\(up to [2-9] in one read\)/ },
 ];
 
 /** The fault that breaks each client, and the words of the client's own error. */
 export const BREAKING: Record<string, { fault: string; clientError: string | RegExp; must: string }> = {
-  openai: { fault: 'sse-json-split-events', clientError: /SyntaxError: .*JSON/, must: 'sse.one-json-per-event (MUST)' },
+  openai: { fault: 'sse-json-split-events', clientError: /threw \w*Error: .* in JSON at position/, must: 'sse.one-json-per-event (MUST)' },
   'ai-sdk': { fault: 'sse-finish-missing', clientError: 'Response stream ended without a finish reason', must: 'sse.finish-once (MUST)' },
-  langchain: { fault: 'sse-two-json-one-event', clientError: /SyntaxError: .*JSON/, must: 'sse.one-json-per-event (MUST)' },
+  langchain: { fault: 'sse-two-json-one-event', clientError: /threw SyntaxError: Unexpected non-whitespace character after JSON/, must: 'sse.one-json-per-event (MUST)' },
   anthropic: { fault: 'anthropic-no-message-stop', clientError: 'stream ended without producing a Message with role=assistant', must: 'anthropic.event-sequence (MUST)' },
   ollama: { fault: 'ollama-no-done-line', clientError: 'Did not receive done or success response in stream', must: 'ollama.done-line (MUST)' },
 };
@@ -282,7 +286,7 @@ export const proofs: Proof[] = [
   ...VALID_VARIATIONS.flatMap((v) => DRIVERS.map((d) => {
     const faults = v.serverArgs.filter((_, i) => v.serverArgs[i - 1] === '--fault');
     const args = v.serverArgs.filter((a, i) => a !== '--fault' && v.serverArgs[i - 1] !== '--fault');
-    return passProof(`clients.${d.id}`, { ...(faults.length ? { faults } : {}), ...(args.length ? { serverArgs: args } : {}), messageIncludes: ['reported exactly, no error'], note: v.name });
+    return passProof(`clients.${d.id}`, { ...(faults.length ? { faults } : {}), ...(args.length ? { serverArgs: args } : {}), messageIncludes: ['reported exactly, no error', v.shows], note: v.name, shareServer: true });
   })),
   ...DRIVERS.map((d) => {
     const b = BREAKING[d.id]!;

@@ -23,7 +23,10 @@ const quote = (s: string, n = 60) => JSON.stringify(s.length > n ? `${s.slice(0,
 export function compareFacts(d: ClientDriver, label: string, wire: Facts | undefined, obs: Observation, wireReasoningFields: readonly string[]): Findings {
   const problems: string[] = [];
   const notes: string[] = [];
-  const errors = [...(obs.thrown !== undefined ? [`threw ${errorText(obs.thrown)}`] : []), ...obs.reported.map((r) => `reported an error: ${r}`)];
+  const thrown = obs.thrown !== undefined ? errorText(obs.thrown) : undefined;
+  // A helper that emits an 'error' event and then rejects with the same error says it once.
+  const reported = [...new Set(obs.reported)].filter((r) => r !== thrown);
+  const errors = [...(thrown !== undefined ? [`threw ${thrown}`] : []), ...reported.map((r) => `reported an error: ${r}`)];
   if (errors.length) return { problems: errors.map((e) => `${label} ${e}`), notes, error: errors[0] };
   if (!wire) return { problems, notes };
 
@@ -92,17 +95,25 @@ export function judgeIncremental(wireTimes: readonly number[], clientTimes: read
   return { kind: 'buffered', note: `the client surfaced its first text at ${fmt(c0)} ms, after ${share} % of the content events had arrived (${span}): it held text back instead of streaming it` };
 }
 
-/** The chunk a client failed on: the last line it had been handed (escaped), or the body for a non-stream call. */
+/**
+ * The chunk a client failed on: the lines of the last read it had been handed (a read may hold several events, and
+ * the client fails on one of them), or the body for a non-stream call.
+ */
 export function triggerOf(rec: Recording, delivered: number, stream: boolean): { where: string; bytes: string } {
   if (!stream || rec.status !== 200) return { where: `the response body (HTTP ${rec.status ?? '-'}, ${rec.body.length} bytes)`, bytes: escapeBytes(rec.body, 300) };
-  const lines = wireLines(rec.reads).filter((l) => l.text.trim() !== '' && l.offset < delivered);
-  const last = lines[lines.length - 1];
-  const whole = delivered >= rec.body.length && !rec.failure;
-  if (!last) return { where: `before any line (${delivered} bytes handed to the client)`, bytes: escapeBytes(rec.body.subarray(0, 200), 200) };
+  let start = 0;
+  for (const r of rec.reads) {
+    if (start + r.bytes.length >= delivered) break;
+    start += r.bytes.length;
+  }
+  const lines = wireLines(rec.reads).filter((l) => l.text.trim() !== '' && l.offset < delivered && l.offset + l.bytes >= start);
+  if (lines.length === 0) return { where: `before any line (${delivered} bytes handed to the client)`, bytes: escapeBytes(rec.body.subarray(0, 200), 200) };
+  const whole = delivered >= rec.body.length;
+  const text = lines.map((l) => l.text).join('\n');
   return {
     where: whole
-      ? `the end of the stream (the client had read all ${rec.body.length} bytes; last line at byte ${last.offset})`
-      : `the last line the client had read, at byte ${last.offset} (${delivered} of ${rec.body.length} bytes handed to it)`,
-    bytes: escapeBytes(last.text, 300),
+      ? `the end of the stream: the client had read all ${rec.body.length} bytes; the last read (bytes ${start}–${delivered}) held`
+      : `the last read the client had been handed (bytes ${start}–${delivered} of ${rec.body.length})`,
+    bytes: escapeBytes(text, 600),
   };
 }

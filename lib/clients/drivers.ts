@@ -66,7 +66,9 @@ export function emptyObservation(): Observation {
 export function errorText(e: unknown): string {
   if (e instanceof Error) {
     const cause = (e as { cause?: unknown }).cause;
-    const own = `${e.name && e.name !== 'Error' ? `${e.name}: ` : ''}${e.message}`;
+    // Libraries subclass Error without setting name (OpenAIError, ResponseError): the class name says more.
+    const name = e.name && e.name !== 'Error' ? e.name : e.constructor?.name && e.constructor.name !== 'Error' ? e.constructor.name : '';
+    const own = `${name ? `${name}: ` : ''}${e.message}`;
     return cause instanceof Error && !own.includes(cause.message) ? `${own} (cause: ${cause.message})` : own;
   }
   if (typeof e === 'object' && e !== null) {

@@ -45,6 +45,8 @@ export interface Tee {
 
 /** Headers a client sets that we replace or that would change the bytes on the wire. */
 const DROPPED = ['authorization', 'x-api-key', 'api-key', 'proxy-authorization', 'accept-encoding', 'content-length', 'host', 'connection', 'transfer-encoding', 'keep-alive'];
+/** How long we keep recording after a client cancelled the body (a server that never ends is not waited for). */
+const AFTER_CANCEL_MS = 5_000;
 /** Statuses a Response may not carry a body with. */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
@@ -89,6 +91,7 @@ export function teeFetch(o: TeeOptions): Tee {
     const signals = [o.signal, ac.signal, ...(init?.signal ? [init.signal] : req ? [req.signal] : [])];
     const queue: Uint8Array[] = [];
     let ended = false;
+    let cancelled = false;
     let streamError: Error | undefined;
     let wake: (() => void) | undefined;
     const notify = () => { const w = wake; wake = undefined; w?.(); };
@@ -111,7 +114,12 @@ export function teeFetch(o: TeeOptions): Tee {
         else controller.close();
       },
       cancel() {
-        ac.abort(new Error('the client cancelled the response body'));
+        // The client stopped reading (it failed, or it had what it wanted): stop handing it bytes, but keep recording
+        // what the server sends, for a bounded while, so the wire is judged whole and not cut by the client.
+        cancelled = true;
+        queue.length = 0;
+        const t = setTimeout(() => ac.abort(new Error(`the client cancelled the response body and the server had not ended it ${AFTER_CANCEL_MS} ms later`)), AFTER_CANCEL_MS);
+        void ex.done.finally(() => clearTimeout(t));
       },
     }, { highWaterMark: 0 });
 
@@ -133,6 +141,7 @@ export function teeFetch(o: TeeOptions): Tee {
         resolveHeaders(res);
       },
       onRead(_t, bytes) {
+        if (cancelled) return;
         queue.push(bytes);
         notify();
       },

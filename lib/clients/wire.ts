@@ -7,7 +7,7 @@
 import type { ApiFlavour, BodyRead } from '../types.ts';
 import type { SseDecoded, NdjsonDecoded } from '../sse.ts';
 import { openaiChatEvents, anthropicEvents, ollamaEvents, type StreamEvents } from '../stream-events.ts';
-import { splitJsonValues } from '../framing.ts';
+import { analyzeSse, splitJsonValues } from '../framing.ts';
 
 export interface WireLine {
   /** ms since t0 of the read that completed the line. */
@@ -171,4 +171,22 @@ export function reasoningFieldsOf(flavour: ApiFlavour, lines: readonly string[])
     }
   }
   return [...found];
+}
+
+/** A one-line description of how the stream was framed (what a client had to cope with). */
+export function wireShape(flavour: ApiFlavour, rec: { reads: readonly BodyRead[] }, lines: readonly WireLine[]): string {
+  const reads = rec.reads.filter((r) => r.bytes.length > 0).length;
+  // Events per read: data lines (NDJSON: lines) that start within one read (a read may hold several).
+  const dec = new TextDecoder();
+  const starts = flavour === 'ollama-native' ? /(^|\n)\{/g : /(^|[\r\n])data:/g;
+  const most = Math.max(0, ...rec.reads.map((r) => (dec.decode(r.bytes).match(starts) ?? []).length));
+  const several = most > 1 ? ` (up to ${most} in one read)` : '';
+  if (flavour === 'ollama-native') return `${lines.filter((l) => l.text.trim() !== '').length} NDJSON lines in ${reads} reads${several}`;
+  const f = analyzeSse(rec.reads);
+  const parts = [`${f.events.length} events in ${reads} reads${several}`];
+  if (f.comments.length) parts.push(`${f.comments.length} SSE comments`);
+  const ends = (Object.entries(f.lineEnds) as Array<[string, number]>).filter(([k, n]) => n > 0 && k !== 'EOF').map(([k]) => k);
+  parts.push(`${ends.join('+') || 'no'} line ends`);
+  if (f.dataWithoutSpace) parts.push(`"data:" without a space ×${f.dataWithoutSpace}`);
+  return parts.join(', ');
 }
