@@ -272,13 +272,19 @@ export const VALID_VARIATIONS: Array<{ name: string; serverArgs: string[]; shows
   { name: 'several events per write', serverArgs: ['--fault', 'valid-coalesced-writes'], shows: /stream: .*\(up to [2-9] in one read\)/ },
 ];
 
-/** The fault that breaks each client, and the words of the client's own error. */
-export const BREAKING: Record<string, { fault: string; clientError: string | RegExp; must: string }> = {
-  openai: { fault: 'sse-json-split-events', clientError: /threw \w*Error: .* in JSON at position/, must: 'sse.one-json-per-event (MUST)' },
-  'ai-sdk': { fault: 'sse-finish-missing', clientError: 'Response stream ended without a finish reason', must: 'sse.finish-once (MUST)' },
-  langchain: { fault: 'sse-two-json-one-event', clientError: /threw SyntaxError: Unexpected non-whitespace character after JSON/, must: 'sse.one-json-per-event (MUST)' },
-  anthropic: { fault: 'anthropic-no-message-stop', clientError: 'stream ended without producing a Message with role=assistant', must: 'anthropic.event-sequence (MUST)' },
-  ollama: { fault: 'ollama-no-done-line', clientError: 'Did not receive done or success response in stream', must: 'ollama.done-line (MUST)' },
+/** Faults that break each client, the words of the client's own error, and what the message says about the wire. */
+export const BREAKING: Record<string, Array<{ fault: string; clientError: string | RegExp; wire: string }>> = {
+  openai: [
+    { fault: 'sse-json-split-events', clientError: /threw \w*Error: .* in JSON at position/, wire: 'sse.one-json-per-event (MUST)' },
+    { fault: 'clients-no-choice-index', clientError: 'stream ended without producing a ChatCompletionMessage with role=assistant', wire: 'sse.chunk-schema (MUST)' },
+  ],
+  'ai-sdk': [{ fault: 'sse-finish-missing', clientError: 'Response stream ended without a finish reason', wire: 'sse.finish-once (MUST)' }],
+  langchain: [{ fault: 'sse-two-json-one-event', clientError: /threw SyntaxError: Unexpected non-whitespace character after JSON/, wire: 'sse.one-json-per-event (MUST)' }],
+  anthropic: [
+    { fault: 'anthropic-no-message-stop', clientError: 'stream ended without producing a Message with role=assistant', wire: 'anthropic.event-sequence (MUST)' },
+    { fault: 'anthropic-delta-no-usage', clientError: "Cannot read properties of undefined (reading 'output_tokens')", wire: "only @anthropic-ai/sdk 1.14.0's expectations were broken" },
+  ],
+  ollama: [{ fault: 'ollama-no-done-line', clientError: 'Did not receive done or success response in stream', wire: 'ollama.done-line (MUST)' }],
 };
 
 export const proofs: Proof[] = [
@@ -288,8 +294,5 @@ export const proofs: Proof[] = [
     const args = v.serverArgs.filter((a, i) => a !== '--fault' && v.serverArgs[i - 1] !== '--fault');
     return passProof(`clients.${d.id}`, { ...(faults.length ? { faults } : {}), ...(args.length ? { serverArgs: args } : {}), messageIncludes: ['reported exactly, no error', v.shows], note: v.name, shareServer: true });
   })),
-  ...DRIVERS.map((d) => {
-    const b = BREAKING[d.id]!;
-    return faultProof(`clients.${d.id}`, b.fault, [b.clientError, clientLabel(d), b.must, 'triggering chunk'], { expect: 'warn' });
-  }),
+  ...DRIVERS.flatMap((d) => BREAKING[d.id]!.map((b) => faultProof(`clients.${d.id}`, b.fault, [b.clientError, clientLabel(d), b.wire, 'triggering chunk'], { expect: 'warn' }))),
 ];

@@ -86,15 +86,23 @@ export function teeFetch(o: TeeOptions): Tee {
     const headers: Record<string, string> = { ...Object.fromEntries(h.entries()), ...o.authHeaders };
     const body = await bodyOf(input, init);
 
-    // The client's abort (it stopped reading, or its own timeout) and ours both end the recording.
+    // Our abort ends the recording. The client's abort (its signal, or cancelling the body) only ends what it is handed:
+    // we keep recording what the server sends, for a bounded while, so the wire is judged whole and not cut by the client.
     const ac = new AbortController();
-    const signals = [o.signal, ac.signal, ...(init?.signal ? [init.signal] : req ? [req.signal] : [])];
+    const clientSignal = init?.signal ?? req?.signal;
     const queue: Uint8Array[] = [];
     let ended = false;
     let cancelled = false;
     let streamError: Error | undefined;
     let wake: (() => void) | undefined;
     const notify = () => { const w = wake; wake = undefined; w?.(); };
+    const stopHanding = (why: string) => {
+      if (cancelled) return;
+      cancelled = true;
+      queue.length = 0;
+      const t = setTimeout(() => ac.abort(new Error(`${why} and the server had not ended the response ${AFTER_CANCEL_MS} ms later`)), AFTER_CANCEL_MS);
+      void ex.done.finally(() => clearTimeout(t));
+    };
 
     const ex: TeeExchange = { method, url: redact(url.href, o.secrets), delivered: 0, done: Promise.resolve(undefined as unknown as Recording) };
     exchanges.push(ex);
@@ -114,23 +122,24 @@ export function teeFetch(o: TeeOptions): Tee {
         else controller.close();
       },
       cancel() {
-        // The client stopped reading (it failed, or it had what it wanted): stop handing it bytes, but keep recording
-        // what the server sends, for a bounded while, so the wire is judged whole and not cut by the client.
-        cancelled = true;
-        queue.length = 0;
-        const t = setTimeout(() => ac.abort(new Error(`the client cancelled the response body and the server had not ended it ${AFTER_CANCEL_MS} ms later`)), AFTER_CANCEL_MS);
-        void ex.done.finally(() => clearTimeout(t));
+        stopHanding('the client cancelled the response body');
       },
     }, { highWaterMark: 0 });
 
     let gotHeaders = false;
+    const onClientAbort = () => {
+      const reason = clientSignal?.reason instanceof Error ? clientSignal.reason : new DOMException('This operation was aborted', 'AbortError');
+      if (!gotHeaders) rejectHeaders(reason);
+      else { streamError = reason; ended = true; notify(); }
+      stopHanding('the client aborted its request');
+    };
     ex.done = record({
       url: url.href,
       method: method as 'GET' | 'POST' | 'HEAD',
       headers,
       body,
       deadlines: o.deadlines,
-      signal: AbortSignal.any(signals),
+      signal: AbortSignal.any([o.signal, ac.signal]),
       secrets: [...o.secrets],
       onHeaders(status, hs) {
         gotHeaders = true;
@@ -146,6 +155,7 @@ export function teeFetch(o: TeeOptions): Tee {
         notify();
       },
     }).then((rec) => {
+      clientSignal?.removeEventListener('abort', onClientAbort);
       ex.rec = rec;
       if (rec.failure) {
         const err = new TypeError(`fetch failed: ${rec.failure.kind}: ${rec.failure.message}`);
@@ -156,6 +166,8 @@ export function teeFetch(o: TeeOptions): Tee {
       notify();
       return rec;
     });
+    if (clientSignal?.aborted) onClientAbort();
+    else clientSignal?.addEventListener('abort', onClientAbort, { once: true });
     return headersArrived;
   };
 
