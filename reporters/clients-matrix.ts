@@ -74,8 +74,8 @@ export function clientMatrix(cols: readonly MatrixColumn[]): ClientMatrix {
   };
 }
 
-/** Badge style of a case outcome (n/a and inconclusive have no colour of their own here). */
-const styleOf = (o: string) => (o === 'n/a' ? 'na' : o === 'inconclusive' ? 'warn' : o);
+/** Badge style of a case outcome (n/a has the report's n/a style). */
+const styleOf = (o: string) => (o === 'n/a' ? 'na' : o);
 const clip = (s: string, n: number) => { const l = s.replace(/\s+/g, ' ').trim(); return l.length > n ? `${l.slice(0, n - 1)}…` : l; };
 
 /** Console lines (a long-form table: one line per server and client); [] when no clients check ran. */
