@@ -65,61 +65,57 @@ function chatStreamRules(s: Sample, askedUsage: boolean): Array<[string, () => V
   ];
 }
 
-/** The status rule every API shares: a valid request is answered 200. */
-function statusBreak(rec: Recording, id: string): RuleBreak | undefined {
+type Rules = Array<[string, () => Verdict]>;
+
+/** Per API: the check that owns a refused stream, and the rules a streamed body is judged by. */
+const STREAM_RULES: Partial<Record<ApiFlavour, { statusId: string; rules(rec: Recording, askedUsage: boolean): Rules }>> = {
+  'openai-chat': { statusId: 'sse.content-type', rules: (rec, askedUsage) => chatStreamRules(makeSample('stream', rec), askedUsage) },
+  'anthropic-messages': {
+    statusId: 'anthropic.event-lines',
+    rules(rec) {
+      const s = makeSample('stream', rec);
+      return [
+        ['anthropic.event-lines', () => judgeEventLines(s)],
+        ['anthropic.event-sequence', () => judgeEventSequence(s)],
+        ['sse.one-json-per-event', () => judgeOneJsonPerEvent([s])],
+        ['sse.no-lone-cr', () => judgeNoLoneCr([s])],
+        ['sse.unknown-fields', () => judgeUnknownFields([s])],
+      ];
+    },
+  },
+  'ollama-native': {
+    statusId: 'ollama.ndjson-framing',
+    rules(rec) {
+      const s = makeNdjsonSample(rec);
+      return [['ollama.ndjson-framing', () => judgeNdjsonFraming(s)], ['ollama.done-line', () => judgeDoneLine(s)]];
+    },
+  },
+};
+
+/** A valid request answered with anything but 200 (every API's MUST); `id` names the check that owns it, if one does. */
+function statusBreak(rec: Recording, id: string | undefined): RuleBreak | undefined {
   if (rec.status === 200) return undefined;
   const what = rec.status === undefined ? `no response (${rec.failure?.kind ?? 'unknown'}: ${rec.failure?.message ?? ''})` : `HTTP ${rec.status}`;
-  return { id, level: levelOf(id), summary: `a valid request was answered with ${what}` };
+  return { id: id ?? 'HTTP status', level: id ? levelOf(id) : 'MUST', summary: `a valid request was answered with ${what}` };
+}
+
+/** The non-streamed chat body: api.chat-basic's schema. */
+function chatBodyRules(rec: Recording): WireRules {
+  const validate = compileSchema('chat-completion.schema.json');
+  const { json, error } = bodyJson(rec);
+  const summary = error ? `the body is ${error}` : !validate(json) ? `chat.completion schema: ${schemaErrors(validate).slice(0, 3).join('; ')}` : undefined;
+  return { judged: ['api.chat-basic'], broken: summary ? [{ id: 'api.chat-basic', level: levelOf('api.chat-basic'), summary }] : [] };
 }
 
 /**
  * Judge the bytes of one exchange. `stream` says which kind of response was asked for; the rules are those of the
- * family that owns that API (none for the non-streamed Messages and /api/chat bodies, which no MUST check covers).
+ * family that owns that API (for the non-streamed Messages and /api/chat bodies, which no check covers, only the status).
  */
 export function judgeWire(flavour: ApiFlavour, stream: boolean, rec: Recording, askedUsage: boolean): WireRules {
-  if (flavour === 'openai-chat') {
-    if (!stream) {
-      const bad = statusBreak(rec, 'api.chat-basic');
-      if (bad) return { judged: ['api.chat-basic'], broken: [bad] };
-      const validate = compileSchema('chat-completion.schema.json');
-      const { json, error } = bodyJson(rec);
-      const broken: RuleBreak[] = [];
-      if (error) broken.push({ id: 'api.chat-basic', level: levelOf('api.chat-basic'), summary: `the body is ${error}` });
-      else if (!validate(json)) broken.push({ id: 'api.chat-basic', level: levelOf('api.chat-basic'), summary: `chat.completion schema: ${schemaErrors(validate).slice(0, 3).join('; ')}` });
-      return { judged: ['api.chat-basic'], broken };
-    }
-    const bad = statusBreak(rec, 'sse.content-type');
-    if (bad) return { judged: ['sse.content-type'], broken: [bad] };
-    return judgeAll(chatStreamRules(makeSample('stream', rec), askedUsage));
-  }
-  if (flavour === 'anthropic-messages') {
-    if (!stream) {
-      const bad = statusBreak(rec, 'anthropic.event-sequence');
-      return { judged: [], broken: bad ? [{ ...bad, id: 'HTTP status', level: 'MUST' }] : [] };
-    }
-    const bad = statusBreak(rec, 'anthropic.event-lines');
-    if (bad) return { judged: ['anthropic.event-lines'], broken: [bad] };
-    const s = makeSample('stream', rec);
-    return judgeAll([
-      ['anthropic.event-lines', () => judgeEventLines(s)],
-      ['anthropic.event-sequence', () => judgeEventSequence(s)],
-      ['sse.one-json-per-event', () => judgeOneJsonPerEvent([s])],
-      ['sse.no-lone-cr', () => judgeNoLoneCr([s])],
-      ['sse.unknown-fields', () => judgeUnknownFields([s])],
-    ]);
-  }
-  if (flavour === 'ollama-native') {
-    if (!stream) {
-      const bad = statusBreak(rec, 'ollama.ndjson-framing');
-      return { judged: [], broken: bad ? [{ ...bad, id: 'HTTP status', level: 'MUST' }] : [] };
-    }
-    const bad = statusBreak(rec, 'ollama.ndjson-framing');
-    if (bad) return { judged: ['ollama.ndjson-framing'], broken: [bad] };
-    const s = makeNdjsonSample(rec);
-    return judgeAll([
-      ['ollama.ndjson-framing', () => judgeNdjsonFraming(s)],
-      ['ollama.done-line', () => judgeDoneLine(s)],
-    ]);
-  }
-  return { judged: [], broken: [] };
+  const owner = stream ? STREAM_RULES[flavour]?.statusId : flavour === 'openai-chat' ? 'api.chat-basic' : undefined;
+  const bad = statusBreak(rec, owner);
+  if (bad) return { judged: owner ? [owner] : [], broken: [bad] };
+  if (!stream) return flavour === 'openai-chat' ? chatBodyRules(rec) : { judged: [], broken: [] };
+  const r = STREAM_RULES[flavour];
+  return r ? judgeAll(r.rules(rec, askedUsage)) : { judged: [], broken: [] };
 }
