@@ -8,7 +8,7 @@ import { compareFacts, judgeIncremental, triggerOf } from '../lib/clients/compar
 import { teeFetch } from '../lib/clients/tee-fetch.ts';
 import { DRIVERS, emptyObservation, errorText } from '../lib/clients/drivers.ts';
 import { DEFAULT_DEADLINES } from '../lib/client.ts';
-import { clientMatrix, clientMatrixLines } from '../reporters/clients-matrix.ts';
+import { clientMatrix, clientMatrixHtml, clientMatrixLines } from '../reporters/clients-matrix.ts';
 import { textTable } from '../reporters/render.ts';
 import type { BodyRead, Recording } from '../lib/types.ts';
 import type { CheckResult } from '../reporters/results-types.ts';
@@ -193,5 +193,34 @@ describe('server × client matrix', () => {
     const lines = clientMatrixLines([{ label: 'b', checks: [result('clients.openai', 'warn', bad)] }], textTable).join('\n');
     expect(lines).toContain('openai  openai@6.49.0  fail    pass        threw SyntaxError: x');
     expect(clientMatrixLines([{ label: 'x', checks: [result('sse.content-type', 'pass')] }], textTable)).toEqual([]);
+    const html = clientMatrixHtml([{ label: 'run <1>', checks: [result('clients.openai', 'warn', { ...bad, stream: { ...bad.stream, error: 'threw <script>' } })] }], (o, l) => `[${o}:${l ?? o}]`);
+    expect(html).toContain('id="client-matrix"');
+    expect(html).toContain('run &lt;1&gt;');
+    expect(html).toContain('threw &lt;script&gt;');
+    expect(html).toContain('stream [fail:fail] non-stream [pass:pass]');
+    expect(clientMatrixHtml([{ label: 'x', checks: [] }], (o) => o)).toBe('');
   });
+});
+
+describe('every client against a server that requires a key', () => {
+  test("the profile's key reaches the server in the Authorization header only, whatever the client sends, and appears in no result", async () => {
+    const { startReference } = await import('./support/reference.ts');
+    const { checks } = await import('../suites/clients.ts');
+    const { runCheck, grade } = await import('../lib/check.ts');
+    const key = 'sk-clients-test-0123456789';
+    process.env.CLIENTS_TEST_KEY = key;
+    const ref = await startReference(['--api-key', key]);
+    try {
+      const profile = { ...ref.profile, apiKeyEnv: 'CLIENTS_TEST_KEY' };
+      for (const check of checks) {
+        const { verdict } = await runCheck(check, { profile, server: ref.info, log: () => undefined });
+        const g = grade(check, verdict, profile, false);
+        expect(g.outcome, `${check.id}: ${g.message}`).toBe('pass');
+        expect(JSON.stringify({ m: g.message, x: verdict.metrics, e: verdict.evidence })).not.toContain(key);
+      }
+    } finally {
+      delete process.env.CLIENTS_TEST_KEY;
+      await ref.stop();
+    }
+  }, 90_000);
 });
