@@ -25,7 +25,8 @@ function arg(name: string): string[] {
   return out;
 }
 
-const firstLine = (s: string) => (/^\s*Actual:\s*(.*)$/m.exec(s)?.[1] ?? s.split('\n')[0] ?? '').replace(/^(stream|non-stream) \([^)]*\): /, '$1: ');
+/** The Actual line of a failure (else the first line), without the call's name and the client label the table already gives. */
+const firstLine = (s: string, label: string) => (/^\s*Actual:\s*(.*)$/m.exec(s)?.[1] ?? s.split('\n')[0] ?? '').replace(/^(stream|non-stream) \(.*?\): /, '$1: ').split(`${label} `).join('');
 
 async function main(): Promise<void> {
   const chosen = arg('--fault');
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
           outcome: g.outcome,
           stream: cell?.stream.outcome ?? '-',
           nonStream: cell?.nonStream.outcome ?? '-',
-          first: g.outcome === 'pass' ? '' : firstLine(verdict.message).slice(0, 220),
+          first: g.outcome === 'pass' ? '' : firstLine(verdict.message, cell?.label ?? '').slice(0, 220),
           mustBroken: [...new Set([...(cell?.stream.mustBroken ?? []), ...(cell?.nonStream.mustBroken ?? [])])],
         });
       }

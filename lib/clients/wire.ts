@@ -146,7 +146,8 @@ export function jsonFacts(flavour: ApiFlavour, json: unknown): Facts | undefined
   const u = isObj(json.usage) ? json.usage : undefined;
   const fr = choice && typeof choice.finish_reason === 'string' ? choice.finish_reason : undefined;
   return {
-    text: str(m.content),
+    // Tolerant, like the stream reading: text a server put in choices[].text (the completions shape) was still carried.
+    text: str(m.content) || str(choice?.text),
     reasoning: str(m.reasoning_content) || str(m.reasoning),
     finish: fr,
     finishes: fr ? [fr] : [],
