@@ -133,7 +133,8 @@ export function wireVerdictLine(label: string, c: CaseResult): string {
   const must = rules.broken.filter((b) => b.level === 'MUST');
   const should = rules.broken.filter((b) => b.level !== 'MUST');
   if (must.length) return `${c.mode}: the server also broke the API reference: ${must.map((b) => `${b.id} (MUST): ${b.summary}`).join('; ')}`;
-  const checked = rules.judged.length ? `every MUST rule checked on these bytes (${rules.judged.join(', ')})` : 'the request (no MUST rule of this suite covers this body)';
+  const mustIds = rules.judged.filter((j) => j.level === 'MUST').map((j) => j.id);
+  const checked = mustIds.length ? `every MUST rule checked on these bytes (${mustIds.join(', ')})` : 'the request (no MUST rule of this suite covers this body)';
   if (should.length) return `${c.mode}: the wire met ${checked}; it broke ${should.map((b) => `${b.id} (SHOULD): ${b.summary}`).join('; ')} — so only ${label}'s expectations were broken, not a MUST of the API`;
   return `${c.mode}: the wire met ${checked}: only ${label}'s expectations were broken`;
 }

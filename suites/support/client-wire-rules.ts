@@ -21,8 +21,8 @@ export interface RuleBreak {
 }
 
 export interface WireRules {
-  /** Check ids judged on these bytes. */
-  judged: string[];
+  /** The checks judged on these bytes. */
+  judged: Array<{ id: string; level: Level }>;
   broken: RuleBreak[];
 }
 
@@ -45,7 +45,7 @@ function judgeAll(rules: Array<[string, () => Verdict]>): WireRules {
     const v = judge();
     if (v.outcome === 'fail') broken.push({ id, level: levelOf(id), summary: summaryOf(v) });
   }
-  return { judged: rules.map(([id]) => id), broken };
+  return { judged: rules.map(([id]) => ({ id, level: levelOf(id) })), broken };
 }
 
 /** A streamed chat response: the sse family's rules (usage-chunk only when usage was asked for). */
@@ -104,7 +104,7 @@ function chatBodyRules(rec: Recording): WireRules {
   const validate = compileSchema('chat-completion.schema.json');
   const { json, error } = bodyJson(rec);
   const summary = error ? `the body is ${error}` : !validate(json) ? `chat.completion schema: ${schemaErrors(validate).slice(0, 3).join('; ')}` : undefined;
-  return { judged: ['api.chat-basic'], broken: summary ? [{ id: 'api.chat-basic', level: levelOf('api.chat-basic'), summary }] : [] };
+  return { judged: [{ id: 'api.chat-basic', level: levelOf('api.chat-basic') }], broken: summary ? [{ id: 'api.chat-basic', level: levelOf('api.chat-basic'), summary }] : [] };
 }
 
 /**
@@ -114,7 +114,7 @@ function chatBodyRules(rec: Recording): WireRules {
 export function judgeWire(flavour: ApiFlavour, stream: boolean, rec: Recording, askedUsage: boolean): WireRules {
   const owner = stream ? STREAM_RULES[flavour]?.statusId : flavour === 'openai-chat' ? 'api.chat-basic' : undefined;
   const bad = statusBreak(rec, owner);
-  if (bad) return { judged: owner ? [owner] : [], broken: [bad] };
+  if (bad) return { judged: owner ? [{ id: owner, level: bad.level }] : [], broken: [bad] };
   if (!stream) return flavour === 'openai-chat' ? chatBodyRules(rec) : { judged: [], broken: [] };
   const r = STREAM_RULES[flavour];
   return r ? judgeAll(r.rules(rec, askedUsage)) : { judged: [], broken: [] };
