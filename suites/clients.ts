@@ -89,6 +89,8 @@ export async function runCase(ctx: CheckContext, d: ClientDriver, mode: Mode): P
   const stream = mode === 'stream';
   const asked = streamFlag(rec.requestBody);
   if (asked !== undefined && asked !== stream) throw new Error(`harness error: ${label} ${d.calls[mode]} sent "stream": ${asked} in ${mode} mode (driver configuration)`);
+  const lost = d.flavour === 'openai-chat' ? missingExtraBody(rec.requestBody, ctx.profile.extraBody) : [];
+  if (lost.length) throw new Error(`harness error: ${label} ${d.calls[mode]} did not send the profile's extraBody field(s) ${lost.join(', ')} (driver configuration)`);
   let reasoningFields: string[] = [];
   if (stream && rec.status === 200) {
     const t = tolerantStream(d.flavour, rec.reads);
@@ -124,6 +126,14 @@ function streamFlag(body: string | undefined): boolean | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Top-level extraBody fields absent from (or different in) the request the client sent. */
+function missingExtraBody(body: string | undefined, extra: Record<string, unknown> | undefined): string[] {
+  if (!extra) return [];
+  let sent: Record<string, unknown> = {};
+  try { sent = JSON.parse(body ?? '{}') as Record<string, unknown>; } catch { /* judged as missing below */ }
+  return Object.keys(extra).filter((k) => JSON.stringify(sent[k]) !== JSON.stringify(extra[k]));
 }
 
 /** What the server did to the API reference, in one line per case. */
@@ -253,7 +263,9 @@ export const checks: CheckDef[] = DRIVERS.map((d): CheckDef => ({
   rationale: RATIONALES[d.id]!,
   reference: REFERENCES[d.id]!,
   requires: [d.flavour],
-  timeoutMs: 60_000,
+  // Two calls, each bounded by the profile's total deadline plus CLIENT_GRACE_MS (120 s + 5 s by default): a hung
+  // server fails the call inside the check; this bound is only for our own bugs.
+  timeoutMs: 2 * (120_000 + CLIENT_GRACE_MS) + 30_000,
   run: (ctx) => judgeClient(ctx, d),
 }));
 
@@ -289,7 +301,11 @@ export const BREAKING: Record<string, Array<{ fault: string; clientError: string
 };
 
 export const proofs: Proof[] = [
-  ...DRIVERS.map((d) => passProof(`clients.${d.id}`, { messageIncludes: ['reported exactly, no error', 'first text surfaced at'] })),
+  ...DRIVERS.map((d) => passProof(`clients.${d.id}`, {
+    messageIncludes: ['reported exactly, no error', 'first text surfaced at'],
+    // A profile's extraBody must reach the server through every OpenAI client (the check refuses to run otherwise).
+    profile: { extraBody: { chat_template_kwargs: { enable_thinking: false }, top_k: 1 } },
+  })),
   ...VALID_VARIATIONS.flatMap((v) => DRIVERS.map((d) => {
     const faults = v.serverArgs.filter((_, i) => v.serverArgs[i - 1] === '--fault');
     const args = v.serverArgs.filter((a, i) => a !== '--fault' && v.serverArgs[i - 1] !== '--fault');
