@@ -25,8 +25,9 @@ import { passProof, faultProof, type Proof } from './support/proof.ts';
 /** Enough tokens for text to spread over time (the reference server: ~8 ms a token), few enough to stay cheap. */
 const MAX_TOKENS = 24;
 const PROMPT = `Repeat the next line exactly as written (without its label), then add a few words of your own.\nECHO: ${ECHO_TEXT}`;
-/** A client call that has not returned this long after the response ended is reported as hanging. */
+/** A client call that has not returned this long after the response's deadline is reported as hanging. */
 const CLIENT_GRACE_MS = 5_000;
+const CLIENT_CALL_MAX_MS = 120_000;
 
 export interface CaseResult {
   mode: Mode;
@@ -47,7 +48,8 @@ export interface CaseResult {
 
 async function callBounded(d: ClientDriver, mode: Mode, ctx: CheckContext, c: ClientCase, obs: Observation): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const limit = ctx.deadlines.totalMs + CLIENT_GRACE_MS;
+  // 24 tokens need seconds even at 3 tok/s: two minutes is plenty, and keeps both calls inside the check's bound.
+  const limit = Math.min(ctx.deadlines.totalMs, CLIENT_CALL_MAX_MS) + CLIENT_GRACE_MS;
   try {
     await Promise.race([
       d.run(mode, c, obs),
@@ -263,9 +265,9 @@ export const checks: CheckDef[] = DRIVERS.map((d): CheckDef => ({
   rationale: RATIONALES[d.id]!,
   reference: REFERENCES[d.id]!,
   requires: [d.flavour],
-  // Two calls, each bounded by the profile's total deadline plus CLIENT_GRACE_MS (120 s + 5 s by default): a hung
-  // server fails the call inside the check; this bound is only for our own bugs.
-  timeoutMs: 2 * (120_000 + CLIENT_GRACE_MS) + 30_000,
+  // Two calls, each bounded by min(total deadline, 2 min) + CLIENT_GRACE_MS: a hung server fails the call inside the
+  // check; this bound is only for our own bugs.
+  timeoutMs: 2 * (CLIENT_CALL_MAX_MS + CLIENT_GRACE_MS) + 30_000,
   run: (ctx) => judgeClient(ctx, d),
 }));
 
