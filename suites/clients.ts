@@ -46,14 +46,21 @@ export interface CaseResult {
   shape?: string;
 }
 
-async function callBounded(d: ClientDriver, mode: Mode, ctx: CheckContext, c: ClientCase, obs: Observation): Promise<void> {
+async function callBounded(d: ClientDriver, mode: Mode, ctx: CheckContext, c: ClientCase, obs: Observation, stop: AbortController): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   // 24 tokens need seconds even at 3 tok/s: two minutes is plenty, and keeps both calls inside the check's bound.
   const limit = Math.min(ctx.deadlines.totalMs, CLIENT_CALL_MAX_MS) + CLIENT_GRACE_MS;
   try {
     await Promise.race([
       d.run(mode, c, obs),
-      new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`the ${mode} call did not return within ${limit} ms (the total deadline plus ${CLIENT_GRACE_MS} ms)`)), limit); }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const e = new Error(`the ${mode} call did not return within ${limit} ms`);
+          // A call we gave up on: end its recording too (settle() would otherwise wait for the server's own end).
+          stop.abort(e);
+          reject(e);
+        }, limit);
+      }),
     ]);
   } catch (e) {
     obs.thrown = e;
@@ -64,7 +71,8 @@ async function callBounded(d: ClientDriver, mode: Mode, ctx: CheckContext, c: Cl
 
 /** One case: one client call, one request, everything it reported and everything the wire carried. */
 export async function runCase(ctx: CheckContext, d: ClientDriver, mode: Mode): Promise<CaseResult> {
-  const tee = teeFetch({ baseUrl: ctx.baseUrl, authHeaders: ctx.headers, deadlines: ctx.deadlines, signal: ctx.signal, secrets: ctx.secrets, maxRequests: 1 });
+  const stop = new AbortController();
+  const tee = teeFetch({ baseUrl: ctx.baseUrl, authHeaders: ctx.headers, deadlines: ctx.deadlines, signal: AbortSignal.any([ctx.signal, stop.signal]), secrets: ctx.secrets, maxRequests: 1 });
   const obs = emptyObservation();
   const label = clientLabel(d);
   await callBounded(d, mode, ctx, {
@@ -74,7 +82,7 @@ export async function runCase(ctx: CheckContext, d: ClientDriver, mode: Mode): P
     prompt: uniquePrompt(ctx, PROMPT),
     maxTokens: MAX_TOKENS,
     extraBody: d.flavour === 'openai-chat' ? ctx.profile.extraBody : undefined,
-  }, obs);
+  }, obs, stop);
   await tee.settle();
   const result: CaseResult = { mode, call: d.calls[mode], obs, problems: [], notes: [], refused: tee.refused };
   const ex = tee.exchanges[0];
