@@ -10,7 +10,7 @@
 // or only that client's expectations.
 import type { CheckContext, CheckDef } from '../lib/check.ts';
 import type { Evidence, Recording, Verdict } from '../lib/types.ts';
-import { fail, pass, inconclusive, fmt } from '../lib/messages.ts';
+import { fail, pass, inconclusive } from '../lib/messages.ts';
 import { escapeBytes } from '../lib/sse.ts';
 import { bodyJson } from '../lib/client.ts';
 import { uniquePrompt } from '../lib/api.ts';
