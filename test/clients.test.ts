@@ -141,7 +141,8 @@ describe('teeing fetch over real HTTP', () => {
     expect(await res.text()).toBe('data: one\n\ndata: two\n\n');
     const [rec] = await t.settle();
     expect(seen.at(-1)).toEqual({ url: '/v1/chat/completions', auth: 'Bearer profile-key-123', xkey: undefined });
-    expect(rec!.reads.length).toBeGreaterThanOrEqual(2);
+    // Read boundaries depend on scheduling; the bytes do not.
+    expect(new TextDecoder().decode(rec!.body)).toBe('data: one\n\ndata: two\n\n');
     expect(t.exchanges[0]!.delivered).toBe(rec!.body.length);
     expect(rec!.requestBody).toBe('{}');
   });
