@@ -43,10 +43,12 @@ function caseOf(v: unknown): CaseView | undefined {
 function cellOf(c: CheckResult): ClientMatrixCell {
   const m = isObj(c.metrics) && isObj(c.metrics.client) ? c.metrics.client : undefined;
   const pk = m && isObj(m.packages) ? m.packages : {};
-  const version = Object.entries(pk).map(([p, v]) => `${p}@${String(v)}`).join(' + ') || '?';
+  // A skipped check stored no metrics: its title names the packages ("OpenAI SDK (openai@6.49.0) …").
+  const version = Object.entries(pk).map(([p, v]) => `${p}@${String(v)}`).join(' + ') || /\(([^()]*@[^()]*)\)/.exec(c.title)?.[1]?.replace(/, /g, ' + ') || '?';
   const s = caseOf(m?.stream);
   const n = caseOf(m?.nonStream);
-  const firstError = s?.error ?? n?.error ?? s?.problem ?? n?.problem ?? (c.outcome === 'pass' ? '' : (c.message.split('\n')[0] ?? ''));
+  const head = c.message.split('\n')[0] ?? '';
+  const firstError = s?.error ?? n?.error ?? s?.problem ?? n?.problem ?? (c.outcome === 'pass' ? '' : c.outcome === 'skip' ? `(skipped: ${head})` : head);
   return {
     outcome: c.outcome,
     version,

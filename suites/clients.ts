@@ -185,11 +185,13 @@ export interface CaseSummary {
   mustBroken: string[];
 }
 
-function summary(c: CaseResult): CaseSummary {
+function summary(c: CaseResult, label: string): CaseSummary {
+  // The matrix names the client in its own column: the label need not open every line.
+  const bare = (s: string) => (s.startsWith(`${label} `) ? s.slice(label.length + 1) : s).slice(0, 300);
   return {
     outcome: c.problems.length ? 'fail' : c.incremental?.kind === 'starved' ? 'inconclusive' : 'pass',
-    ...(c.error !== undefined ? { error: c.error.slice(0, 300) } : {}),
-    ...(c.problems.length ? { problem: c.problems[0]!.slice(0, 300) } : {}),
+    ...(c.error !== undefined ? { error: bare(c.error) } : {}),
+    ...(c.problems.length ? { problem: bare(c.problems[0]!) } : {}),
     mustBroken: (c.rules?.broken ?? []).filter((b) => b.level === 'MUST').map((b) => b.id),
   };
 }
@@ -210,8 +212,8 @@ export async function judgeClient(ctx: CheckContext, d: ClientDriver): Promise<V
     title: d.title,
     label,
     packages: Object.fromEntries(d.packages.map((p) => [p, installedVersion(p) ?? 'not installed'])),
-    stream: summary(cases[0]!),
-    nonStream: summary(cases[1]!),
+    stream: summary(cases[0]!, label),
+    nonStream: summary(cases[1]!, label),
   };
   const metrics = {
     client: cell,
