@@ -108,7 +108,7 @@ export function clientMatrixHtml(cols: readonly MatrixColumn[], badge: (outcome:
       if (!c) return `<td>${badge('na', 'n/a')}</td>`;
       const err = c.firstError ? `<div class="small"><code>${esc(clip(c.firstError, 300))}</code></div>` : '';
       const must = c.mustBroken.length ? `<div class="muted small">wire broke ${esc(c.mustBroken.join(', '))}</div>` : '';
-      return `<td>${badge(c.outcome)} <span class="small">stream ${badge(styleOf(c.stream), c.stream)} non-stream ${badge(styleOf(c.nonStream), c.nonStream)}</span>${err}${must}</td>`;
+      return `<td>${badge(c.outcome)} <span class="small" style="white-space:nowrap">stream ${badge(styleOf(c.stream), c.stream)} non-stream ${badge(styleOf(c.nonStream), c.nonStream)}</span>${err}${must}</td>`;
     }).join('');
     return `<tr><td><code>${esc(r.id)}</code><div class="muted small">${esc(version)}</div></td>${cells}</tr>`;
   }).join('');
