@@ -12,7 +12,7 @@ import { runDeadlineFromEnv } from './lib/run-deadline.ts';
  * over-long prompts, another model) after every check that only observes, so one bad input cannot cost the
  * performance verdicts (context runs its observing checks before its destructive ones; lint: test/registry.test.ts).
  */
-export const FAMILY_ORDER = ['setup', 'api', 'sse', 'completions', 'anthropic', 'ollama', 'stream', 'metrics', 'parallel', 'cycles', 'context', 'errors', 'api-last'];
+export const FAMILY_ORDER = ['setup', 'api', 'sse', 'completions', 'anthropic', 'ollama', 'clients', 'tools', 'structured', 'stream', 'metrics', 'parallel', 'cycles', 'context', 'errors', 'api-last'];
 
 class FamilySequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {

@@ -48,6 +48,8 @@ export interface RequestOptions {
   deadlines?: Partial<Deadlines>;
   /** Caller's abort (e.g. cancel after N tokens). */
   signal?: AbortSignal;
+  /** Called once when the status and headers have arrived, before the body (e.g. to hand a Response to a client). */
+  onHeaders?: (status: number, headers: Record<string, string>) => void;
   /** Called synchronously for every body read (after its timestamp is taken). */
   onRead?: (t: number, bytes: Uint8Array, control: StreamControl) => void;
   /**
@@ -197,6 +199,7 @@ async function recordOnce(opts: RequestOptions, dispatcher?: Agent): Promise<Rec
       clearTimeout(headersTimer);
       rec.status = res.statusCode;
       for (const [k, v] of Object.entries(res.headers)) rec.headers[k] = Array.isArray(v) ? v.join(', ') : String(v ?? '');
+      opts.onHeaders?.(res.statusCode, rec.headers);
       // undici's request() hands over the wire bytes: a compressed stream is decoded here, each read keeping its time.
       const decoder = chunkDecoder(rec.headers['content-encoding']);
       armIdle();
