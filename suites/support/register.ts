@@ -1,12 +1,22 @@
 // Registers declared checks as Vitest tests: one describe per profile id (so JUnit/JSON output tell
 // servers apart), one test per check whose name starts with the check id.
 import { describe, test, inject } from 'vitest';
+import { format } from 'node:util';
 import { grade, runCheck, skipReason, RunDeadlineReached, type CheckDef, type Tier } from '../../lib/check.ts';
 import { apiKeyOf } from '../../lib/profile.ts';
 import { redact, redactDeep, stripUrlCredentials } from '../../lib/secrets.ts';
 import type { ConformanceMeta } from './provided.d.ts';
 import { afterCheck, deadlineHit, firstTime, markDeadlineHit, readBreaker, type GuardContext } from './guard.ts';
 import { probeBudgetMs } from '../../lib/health.ts';
+
+/**
+ * Whatever a check (or a client library it drives: ollama-js prints the bodies it cannot parse) writes to the console
+ * is redacted: a server that echoes the request headers must not put the key into the log or JUnit's system-out.
+ */
+for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
+  const write = console[level].bind(console);
+  console[level] = (...args: unknown[]) => write(redact(format(...args)));
+}
 
 /** When this module was evaluated: the family's own imports follow, and their cost sizes the deadline's reserve. */
 const moduleLoadedAt = Date.now();
