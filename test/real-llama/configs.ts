@@ -35,6 +35,26 @@ export const B4747_KNOWN_ISSUES: KnownIssue[] = [
     link: 'https://github.com/ggml-org/llama.cpp/pull/13634',
   },
   {
+    check: 'clients.openai',
+    reason: 'the OpenAI SDK throws "missing role for choice 0" on b4747\'s streams (first delta without role); PR #13634 fixed it for exactly this SDK',
+    link: 'https://github.com/ggml-org/llama.cpp/pull/13634',
+  },
+  {
+    check: 'clients.langchain',
+    reason: 'LangChain reads streamed usage only from a choices:[] chunk; b4747 puts usage in the finish chunk, so LangChain reports none. PR #15444 (Aug 2025) sends the separate chunk',
+    link: 'https://github.com/ggml-org/llama.cpp/pull/15444',
+  },
+  {
+    check: 'structured.invalid-4xx',
+    reason: 'b4747 answers an unknown response_format type with 500 (std::runtime_error "response_format type must be one of..."); later builds throw invalid_argument, answered 400 (PR #17572 began moving client errors to 400)',
+    link: 'https://github.com/ggml-org/llama.cpp/pull/17572',
+  },
+  {
+    check: 'tools.supported',
+    reason: 'b4747 answers a request with tools 500 "tools param requires --jinja flag" unless started with --jinja (a client request it cannot serve is a 4xx); --jinja is the default since PR #17524 (Nov 2025)',
+    link: 'https://github.com/ggml-org/llama.cpp/pull/17524',
+  },
+  {
     check: 'context.over-window-400',
     reason: 'b4747 answers an over-window stream with HTTP 200, the error as an SSE "error:" line (dropped by SSE parsers), then [DONE]; non-stream gets 400. Fixed by PR #16486 (Oct 2025: HTTP 400 before streaming)',
     link: 'https://github.com/ggml-org/llama.cpp/pull/16486',
