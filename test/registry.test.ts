@@ -1,7 +1,10 @@
 // The catalogue lints itself (test262-style metadata lint): unique ids, rationale, reference,
 // and a pass proof and a fault proof for every check.
 import { test, expect } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { families, allChecks, allProofs } from '../suites/catalogue.ts';
+import { ROOT } from '../lib/profile.ts';
 
 test('every family file exports checks and proofs, ids are family.slug and start with the family', () => {
   expect(Object.keys(families).length).toBeGreaterThan(0);
@@ -48,4 +51,27 @@ test('every check has a pass proof and a fault proof, and every proof names a re
   for (const p of allProofs) if (!ids.has(p.check)) missing.push(`proof for unknown check ${p.check}`);
   for (const p of allProofs) if (p.faults?.length && !p.messageIncludes?.length) missing.push(`fault proof ${p.check}/${p.faults} does not say what the message must name`);
   expect(missing).toEqual([]);
+});
+
+test('every proof states the raw verdict and what its message must say, consistently with the level', () => {
+  // A graded outcome alone hides a detection that stopped firing (a SHOULD check's fail and a borderline warn both
+  // grade to warn): every proof, pass proofs too, names the check's own verdict and text its message must contain.
+  const byId = new Map(allChecks.map((c) => [c.id, c]));
+  const graded = (raw: string, level: string) => (raw === 'fail' ? (level === 'MUST' ? 'fail' : 'warn') : raw);
+  const problems: string[] = [];
+  for (const p of allProofs) {
+    const what = `${p.check}${p.faults?.length ? ` --fault ${p.faults.join(',')}` : ''}${p.serverArgs?.length ? ` ${p.serverArgs.join(' ')}` : ''}`;
+    if (!p.raw) problems.push(`${what}: no raw verdict (raw)`);
+    if (!p.messageIncludes?.length) problems.push(`${what}: no message expectation (messageIncludes)`);
+    const c = byId.get(p.check);
+    if (c && p.raw && !p.profile?.knownIssues && graded(p.raw, c.level) !== p.expect)
+      problems.push(`${what}: raw ${p.raw} of a ${c.level} check grades to ${graded(p.raw, c.level)}, not ${p.expect}`);
+    if (p.strict && p.raw !== 'warn') problems.push(`${what}: a strict expectation other than the rule only makes sense for a raw warn (borderline)`);
+  }
+  expect(problems).toEqual([]);
+});
+
+test('checks do not read ctx.strict: strict mode is grading\'s business (the proofs grade one verdict both ways)', () => {
+  const offenders = readdirSync(join(ROOT, 'suites')).filter((f) => f.endsWith('.ts') && /\bctx\.strict\b/.test(readFileSync(join(ROOT, 'suites', f), 'utf8')));
+  expect(offenders).toEqual([]);
 });
