@@ -3,8 +3,9 @@
 //
 // JUnit knows passed, failure, error and skipped; our vocabulary is larger, so each outcome is carried three ways:
 //  - the element every JUnit consumer reads: fail → <failure>, error → <error> (counted in `errors`, not `failures`),
-//    skip / inconclusive / known → <skipped> whose `message` starts with the outcome and gives the reason (pytest
-//    reports an expected failure the same way), pass / warn / known-passing → a passed test case;
+//    skip / inconclusive / known → <skipped> whose `message` attribute and content start with the outcome and give the
+//    reason (pytest reports an expected failure the same way; GitLab shows the content, Jenkins the attribute),
+//    pass / warn / known-passing → a passed test case;
 //  - <system-out>: "OUTCOME [LEVEL] id: message" for every check, so a warn or a known issue that now passes (a
 //    passed test case in JUnit terms) is still visible where viewers show a test's output;
 //  - <properties>: conformance.outcome, conformance.level, conformance.id (per test case), and the counts of every
@@ -62,7 +63,8 @@ function testcase(project: string, c: CheckResult): string {
   const head = `${LABEL[c.outcome]} [${c.level}] ${c.id}`;
   if (c.outcome === 'fail') out.push(`      <failure type="fail" message="${attr(`${head}: ${firstLine(c.message)}`)}">${text(c.message)}${c.reference ? `\n\nReference: ${text(c.reference)}` : ''}</failure>`);
   else if (c.outcome === 'error') out.push(`      <error type="error" message="${attr(`${head} (our side, not the server's failure): ${firstLine(c.message)}`)}">${text(c.message)}</error>`);
-  else if (SKIPPED_AS[c.outcome]) out.push(`      <skipped type="${attr(c.outcome)}" message="${attr(`${SKIPPED_AS[c.outcome]}: ${firstLine(c.message, 600)}`)}"/>`);
+  // The reason both as the message attribute (Jenkins, the GitHub report actions) and as content (GitLab reads that).
+  else if (SKIPPED_AS[c.outcome]) out.push(`      <skipped type="${attr(c.outcome)}" message="${attr(`${SKIPPED_AS[c.outcome]}: ${firstLine(c.message, 600)}`)}">${text(`${SKIPPED_AS[c.outcome]}: ${c.message}`)}</skipped>`);
   out.push(`      <system-out>${text(`${head}: ${c.message}`)}</system-out>`);
   out.push('    </testcase>');
   return out.join('\n');
