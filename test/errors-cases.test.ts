@@ -70,3 +70,18 @@ test('required-shape cases touch only messages; optional-type cases only optiona
   const shape = requiredShapeCases(0).map((m) => m.path);
   for (const p of ['messages', 'messages.0', 'messages.0.role', 'messages.0.content']) expect(shape).toContain(p);
 });
+
+test('a 2xx is an acceptance even when no token follows in time; no answer at all is a hang; 5xx and drops are the server\'s', async () => {
+  const { classify } = await import('../suites/errors.ts');
+  const rec = (status: number | undefined, failure?: string) => ({
+    method: 'POST', url: 'http://x/v1/chat/completions', t0Abs: 0, status, headers: {}, reads: [], tEnd: 3000, body: new Uint8Array(), truncated: false,
+    ...(failure ? { failure: { kind: failure, message: failure } } : {}),
+  }) as Parameters<typeof classify>[1];
+  // A slow server's first token after our 3 s deadline: not a hang (its pace is unknown here).
+  expect(classify('c', rec(200, 'token-idle'), undefined).kind).toBe('accepted');
+  expect(classify('c', rec(200, 'aborted'), undefined).kind).toBe('accepted');
+  expect(classify('c', rec(undefined, 'headers-timeout'), undefined).kind).toBe('hang');
+  expect(classify('c', rec(undefined, 'reset'), undefined).kind).toBe('dropped');
+  expect(classify('c', rec(500), { error: { message: 'boom' } }).kind).toBe('server-error');
+  expect(classify('c', rec(400), { error: { message: 'bad', type: 'invalid_request_error' } }).kind).toBe('refused');
+});
