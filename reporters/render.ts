@@ -5,6 +5,7 @@ import type { Outcome } from '../lib/types.ts';
 import type { WorkloadFigures } from '../lib/workload.ts';
 import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/phantom.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
+import { clientMatrixLines } from './clients-matrix.ts';
 
 // ------------------------------------------------------------------------------------------------------------
 // Columns: one per (project, machine); shards and repeated files of the same pair merge into one.
@@ -333,8 +334,9 @@ export function orderedIds(cols: readonly Column[]): string[] {
 export function renderConsole(cols: readonly Column[], o: ConsoleOptions = {}): string {
   if (cols.length === 0) return 'conformance: no results';
   const body = cols.length === 1 ? consoleOne(cols[0], o) : consoleMatrix(cols, o);
+  const clients = clientMatrixLines(cols, textTable, o.messageWidth ?? 90);
   const banner = knownPassingBanner(cols, o.color ?? false);
-  return [...banner, ...(banner.length ? [''] : []), body, '', ...banner, gateLine(cols)].join('\n');
+  return [...banner, ...(banner.length ? [''] : []), body, ...(clients.length ? ['', ...clients] : []), '', ...banner, gateLine(cols)].join('\n');
 }
 
 // ------------------------------------------------------------------------------------------------------------
