@@ -2,7 +2,8 @@
 // with bash 3.2, where "${files[@]}" of an empty array under `set -u` is an "unbound variable" error (and other
 // bash-4 features are missing). Inputs arrive as environment variables (never spliced into a script).
 //
-//   INPUT_PROJECT, INPUT_SERVERS_FILE, INPUT_FILES, INPUT_STRICT, INPUT_TIER, INPUT_REPORTS_DIR, INPUT_MACHINE
+//   INPUT_PROJECT, INPUT_SERVERS_FILE, INPUT_FILES, INPUT_STRICT, INPUT_TIER, INPUT_REPORTS_DIR, INPUT_MACHINE,
+//   INPUT_DEADLINE_SECONDS (→ CONFORMANCE_DEADLINE_S, the whole run's bound, where the suite reads it)
 //   GITHUB_WORKSPACE (relative paths resolve against it), GITHUB_OUTPUT (reports-dir= and results= are appended)
 //   CONFORMANCE_ACTION_DRY_RUN=1 prints the command and environment as JSON instead of running them (self-tests).
 //
@@ -37,6 +38,8 @@ export function planAction(env: NodeJS.ProcessEnv): ActionPlan | { error: string
   if ((env.INPUT_STRICT ?? '').trim() === 'true') out.CONFORMANCE_STRICT = '1';
   const machine = (env.INPUT_MACHINE ?? '').trim();
   if (machine) out.CONFORMANCE_MACHINE = machine;
+  const deadline = (env.INPUT_DEADLINE_SECONDS ?? '').trim();
+  if (deadline) out.CONFORMANCE_DEADLINE_S = deadline;
   // Space-separated test files or families; none given runs the whole catalogue (no empty argument, ever).
   const files = (env.INPUT_FILES ?? '').split(/\s+/).filter(Boolean);
   return {

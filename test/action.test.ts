@@ -116,6 +116,7 @@ describe('planAction', () => {
     expect(p).toMatchObject({ reportsDir: '/abs/r', env: { SERVERS_FILE: '/ws/conf/s.json', CONFORMANCE_TIER: 'quick' } });
     expect((p as { env: Record<string, string> }).env.CONFORMANCE_STRICT).toBeUndefined();
     expect(planAction({ ...base })).toMatchObject({ reportsDir: '/ws/conformance-reports' });
+    expect(planAction({ ...base, INPUT_DEADLINE_SECONDS: ' 1200 ' })).toMatchObject({ env: { CONFORMANCE_DEADLINE_S: '1200' } });
   });
   test('bad inputs are refused with the reason', () => {
     expect(planAction({ GITHUB_WORKSPACE: '/ws' })).toEqual({ error: expect.stringMatching(/"project" is required/) });
