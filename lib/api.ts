@@ -8,6 +8,7 @@ import { record, bodyJson } from './client.ts';
 import { decodeSse, decodeNdjson, type SseDecoded } from './sse.ts';
 import { openaiChatEvents, openaiCompletionEvents, anthropicEvents, ollamaEvents, type StreamEvents } from './stream-events.ts';
 import { requestMetrics, type RequestMetrics } from './metrics.ts';
+import { streamGuards } from './stream-guards.ts';
 
 export interface Exchange {
   rec: Recording;
@@ -119,6 +120,9 @@ export async function send(ctx: CheckContext, flavour: ApiFlavour, body: unknown
   if (flavour === 'anthropic-messages') headers['anthropic-version'] = '2023-06-01';
   if (stream && flavour !== 'ollama-native') headers.accept = 'text/event-stream';
   const signal = opts.signal ? AbortSignal.any([opts.signal, ctx.signal]) : ctx.signal;
+  // Cut a stream that runs away (far past max_tokens) or sends one endless line: the server's failure, bounded.
+  const guards = streamGuards(body);
+  const detectorOpts: SendOptions = { ...opts, onToken: (t, n) => { guards.onToken(n); opts.onToken?.(t, n); } };
   const rec = await record({
     url: `${ctx.baseUrl}${PATHS[flavour]}`,
     method: 'POST',
@@ -127,7 +131,7 @@ export async function send(ctx: CheckContext, flavour: ApiFlavour, body: unknown
     deadlines: { ...ctx.deadlines, ...opts.deadlines },
     signal,
     tokenProgress: stream,
-    onRead: stream ? liveDetector(flavour, opts) : undefined,
+    onRead: stream ? guards.wrap(liveDetector(flavour, detectorOpts)) : undefined,
     secrets: ctx.secrets,
   });
   return decodeExchange(flavour, rec, stream);
@@ -148,6 +152,8 @@ export function decodeExchange(flavour: ApiFlavour, rec: Recording, stream: bool
     const metrics = requestMetrics({ tEnd: rec.tEnd, tokens: events.tokens, usageCompletionTokens: events.usage?.completion_tokens });
     return { rec, events, metrics };
   }
+  // A body whose transfer failed is no answer, even when the bytes that came parse (a Content-Length longer than the body).
+  if (rec.failure && rec.failure.kind !== 'aborted') return { rec, jsonError: `the response did not complete (${rec.failure.kind}: ${rec.failure.message})` };
   const { json, error } = bodyJson(rec);
   return { rec, json, jsonError: error };
 }

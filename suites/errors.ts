@@ -317,6 +317,7 @@ const serverFailure = (o: Outcome) => o.kind === 'server-error' || o.kind === 'h
 export const checks: CheckDef[] = [
   {
     id: 'errors.malformed-json',
+    destructive: true, // fuzzed and absurd requests may crash or wedge the server
     title: 'a body that is not JSON gets a 4xx with an error object',
     level: 'MUST',
     rationale: 'A client bug (a truncated or hand-built body) must come back as a clear client error, not a 500, an HTML page or a hang.',
@@ -333,6 +334,7 @@ export const checks: CheckDef[] = [
   },
   {
     id: 'errors.required-shape',
+    destructive: true, // fuzzed and absurd requests may crash or wedge the server
     title: 'a request without its required shape (messages missing, empty or not an array; a message without a valid role or content) gets a 4xx',
     level: 'MUST',
     rationale: 'Without valid messages there is nothing to answer: a server that answers anyway (200), crashes on it (5xx) or hangs hides the client\'s bug.',
@@ -349,6 +351,7 @@ export const checks: CheckDef[] = [
   },
   {
     id: 'errors.optional-types',
+    destructive: true, // fuzzed and absurd requests may crash or wedge the server
     title: 'a wrong-typed optional parameter (max_tokens "ten", stream "maybe", temperature "hot") is refused with a 4xx, not silently accepted',
     level: 'SHOULD',
     rationale: 'A client that sends max_tokens as a string learns of its bug only from a 4xx naming the field; a lenient server that ignores the value still works, so this warns.',
@@ -380,6 +383,7 @@ export const checks: CheckDef[] = [
   },
   {
     id: 'errors.no-server-error',
+    destructive: true, // fuzzed and absurd requests may crash or wedge the server
     title: 'wrong-typed optional parameters and absurd values never get a 5xx, a dropped connection or a hang',
     level: 'MUST',
     rationale: 'Client input, however wrong, is the client\'s error: a 5xx tells monitoring the server failed, a drop or a hang leaves the client guessing; a 4xx or a bounded answer (clamping) are both fine.',
@@ -409,6 +413,7 @@ export const checks: CheckDef[] = [
   },
   {
     id: 'errors.survives',
+    destructive: true, // fuzzed and absurd requests may crash or wedge the server
     title: 'after a campaign of bad requests the server still answers normal ones',
     level: 'MUST',
     rationale: 'One bad client must not take the service down for everyone (a crash, a wedged worker, a leaked slot).',

@@ -75,3 +75,15 @@ test('checks do not read ctx.strict: strict mode is grading\'s business (the pro
   const offenders = readdirSync(join(ROOT, 'suites')).filter((f) => f.endsWith('.ts') && /\bctx\.strict\b/.test(readFileSync(join(ROOT, 'suites', f), 'utf8')));
   expect(offenders).toEqual([]);
 });
+
+test('destructive checks run after every check that only observes (family order, then order within a family)', async () => {
+  const { FAMILY_ORDER } = await import('../vitest.config.ts');
+  const { runOrder } = await import('../suites/support/register.ts');
+  for (const family of Object.keys(families)) expect(FAMILY_ORDER, `suites/${family}.ts is in FAMILY_ORDER`).toContain(family);
+  const order = FAMILY_ORDER.flatMap((f) => runOrder(families[f]?.checks ?? []));
+  const firstDestructive = order.findIndex((c) => c.destructive);
+  expect(firstDestructive).toBeGreaterThan(0);
+  const late = order.slice(firstDestructive).filter((c) => !c.destructive).map((c) => c.id);
+  expect(late, 'observing checks that would run after a destructive one').toEqual([]);
+  for (const id of ['errors.required-shape', 'errors.optional-types', 'errors.no-server-error', 'context.over-window-400']) expect(order.find((c) => c.id === id)?.destructive, id).toBe(true);
+});

@@ -47,6 +47,11 @@ export function faultProof(check: string, fault: string | string[], messageInclu
   return { check, faults: Array.isArray(fault) ? fault : [fault], expect: 'fail', raw: 'fail', messageIncludes, ...extra };
 }
 
+/** A fault proof whose check must skip (a capability the faulty server lacks), saying why. */
+export function skipProof(check: string, fault: string, says: string): Proof {
+  return { check, faults: [fault], expect: 'skip', raw: 'skip', messageIncludes: [says] };
+}
+
 /** The graded outcome a proof expects under strict mode: its own `strict`, else the rule (a MUST/SHOULD warn fails). */
 export function strictExpectation(p: Proof, level: 'MUST' | 'SHOULD' | 'INFO'): Outcome {
   if (p.strict) return p.strict;

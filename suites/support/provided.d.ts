@@ -13,6 +13,13 @@ declare module 'vitest' {
     runId: string;
     /** Directory for cross-file state of this project's run (e.g. "server died during <id>"). */
     stateDir: string;
+    /** Supervisor URL (restart a server the suite started that stopped answering); '' when there is none. */
+    supervisor: string;
+    /** Epoch ms after which no check starts and the check in flight is cut (CONFORMANCE_DEADLINE_S); 0: none. */
+    runDeadline: number;
+    runDeadlineS: number;
+    /** vitest.config.ts FAMILY_ORDER: the files still to come after a file (each costs a worker start and imports). */
+    familyOrder: string[];
   }
 }
 
