@@ -12,12 +12,11 @@
 //    outcome per test suite.
 // Vitest's own junit reporter cannot do this (its <skipped/> carries no message and it has no error/failure split).
 import { join } from 'node:path';
-import type { Reporter, TestModule, TestRunEndReason, Vitest } from 'vitest/node';
-import type { SerializedError } from 'vitest';
 import { redact } from '../lib/secrets.ts';
 import type { Outcome } from '../lib/types.ts';
 import type { CheckResult, ResultsFile } from './results-types.ts';
-import { reporterError, reportsRoot, runResults, shardOf, writeTextAtomic } from './results.ts';
+import { shardOf, writeTextAtomic } from './results.ts';
+import { RunAllReporter } from './run-end.ts';
 import { OUTCOMES, tally } from './render.ts';
 
 /** Characters XML 1.0 does not allow (C0 controls except tab/LF/CR, lone surrogates, U+FFFE/U+FFFF) become U+FFFD. */
@@ -126,26 +125,9 @@ export function writeJunit(files: readonly ResultsFile[], root: string, shard?: 
   return path;
 }
 
-export default class JunitReporter implements Reporter {
-  private vitest: Vitest | undefined;
-  private startedAt = new Date();
-
-  onInit(vitest: Vitest): void {
-    this.vitest = vitest;
-  }
-
-  onTestRunStart(): void {
-    this.startedAt = new Date();
-  }
-
-  onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<SerializedError>, reason: TestRunEndReason): void {
-    try {
-      const files = runResults(testModules, this.vitest, this.startedAt, reason, unhandledErrors);
-      // A self-test-only run has no conformance project: no JUnit file rather than an empty one.
-      if (!files.length) return;
-      writeJunit(files, reportsRoot(this.vitest?.config.root ?? process.cwd()), shardOf(this.vitest));
-    } catch (e) {
-      reporterError('junit', e);
-    }
+export default class JunitReporter extends RunAllReporter {
+  protected readonly name = 'junit';
+  protected renderAll(files: ResultsFile[], root: string): void {
+    writeJunit(files, root, shardOf(this.vitest));
   }
 }
