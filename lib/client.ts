@@ -141,8 +141,7 @@ async function recordOnce(opts: RequestOptions): Promise<Recording> {
     body: new Uint8Array(0),
     truncated: false,
   };
-  const parts: Uint8Array[] = [];
-  let kept = 0;
+  const body = new BodyRecorder(rec, maxBytes);
   const control: StreamControl = {
     progress: armIdle,
     abort: (reason) => {
@@ -171,13 +170,7 @@ async function recordOnce(opts: RequestOptions): Promise<Recording> {
     for await (const chunk of res.body) {
       const t = performance.now() - t0; // timestamp first, before any parsing
       const bytes = chunk as Uint8Array;
-      rec.reads.push({ t, bytes: kept < maxBytes ? bytes : new Uint8Array(0) });
-      if (kept < maxBytes) {
-        const room = maxBytes - kept;
-        parts.push(bytes.length <= room ? bytes : bytes.subarray(0, room));
-        kept += Math.min(bytes.length, room);
-        if (bytes.length > room) rec.truncated = true;
-      } else rec.truncated = true;
+      body.push(t, bytes);
       opts.onRead?.(t, bytes, control);
       if (ac.signal.aborted) break;
     }
@@ -190,8 +183,35 @@ async function recordOnce(opts: RequestOptions): Promise<Recording> {
     if (idleTimer) clearTimeout(idleTimer);
     opts.signal?.removeEventListener('abort', onCallerAbort);
   }
-  rec.body = concat(parts, kept);
+  body.finish();
   return rec;
+}
+
+const NO_BYTES = new Uint8Array(0);
+
+/**
+ * A recording's bookkeeping per body read: every read's time, its bytes while the recording is within `maxBytes`
+ * (reads past the cap keep their time only, so a long stream costs a few bytes per read), the body at the end.
+ */
+export class BodyRecorder {
+  private readonly parts: Uint8Array[] = [];
+  private kept = 0;
+  constructor(private readonly rec: Recording, private readonly maxBytes: number) {}
+
+  push(t: number, bytes: Uint8Array): void {
+    const { rec, maxBytes } = this;
+    rec.reads.push({ t, bytes: this.kept < maxBytes ? bytes : NO_BYTES });
+    if (this.kept < maxBytes) {
+      const room = maxBytes - this.kept;
+      this.parts.push(bytes.length <= room ? bytes : bytes.subarray(0, room));
+      this.kept += Math.min(bytes.length, room);
+      if (bytes.length > room) rec.truncated = true;
+    } else rec.truncated = true;
+  }
+
+  finish(): void {
+    this.rec.body = concat(this.parts, this.kept);
+  }
 }
 
 function concat(parts: Uint8Array[], n: number): Uint8Array {
