@@ -144,7 +144,7 @@ const f1 = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(1));
  */
 export function clientLag(loop: { p99Ms: number; maxMs: number }, preflight?: FidelityPreflight): ClientLag {
   const pre = preflight?.lag;
-  const parts = [`longest event-loop stall during the check ${f1(loop.maxMs)} ms`];
+  const parts = [`longest event-loop stall ${f1(loop.maxMs)} ms`];
   if (pre) parts.push(`preflight arrival lag p99 ${f1(pre.p99Ms)} ms, max ${f1(pre.maxMs)} ms at ${preflight!.streams} streams`);
   else if (preflight?.error) parts.push(`no preflight figure (${preflight.error})`);
   return { ms: Math.max(loop.maxMs, pre?.maxMs ?? 0), source: parts.join('; ') };

@@ -112,6 +112,11 @@ export interface PreflightOptions {
 
 export const PREFLIGHT_DEFAULTS = { streams: 32, cadenceMs: 10, steadySteps: 60 };
 
+/** CONFORMANCE_PREFLIGHT=0 skips the preflight (checks then allow only for their own event-loop delay). */
+export function preflightEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.CONFORMANCE_PREFLIGHT !== '0';
+}
+
 /**
  * The short preflight: `streams` streams in phase (32, the most the catalogue drives at once) for ~1 s. Never
  * throws: a preflight that cannot run says why in `error`, and checks then allow only for their own loop delay.

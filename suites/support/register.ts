@@ -75,7 +75,7 @@ export function registerChecks(family: string, checks: CheckDef[]): void {
         }
         let result;
         try {
-          result = await runCheck(check, { profile, server, tier, strict, runId: inject('runId') });
+          result = await runCheck(check, { profile, server, tier, strict, runId: inject('runId'), preflight: inject('fidelity') });
         } catch (e) {
           const alive = await isAlive(server.baseUrl, {}).catch(() => false);
           if (!alive) writeFileSync(diedMarker(), JSON.stringify({ during: check.id }));
