@@ -167,13 +167,23 @@ async function recordOnce(opts: RequestOptions): Promise<Recording> {
     rec.status = res.statusCode;
     for (const [k, v] of Object.entries(res.headers)) rec.headers[k] = Array.isArray(v) ? v.join(', ') : String(v ?? '');
     armIdle();
-    for await (const chunk of res.body) {
-      const t = performance.now() - t0; // timestamp first, before any parsing
-      const bytes = chunk as Uint8Array;
-      body.push(t, bytes);
-      opts.onRead?.(t, bytes, control);
-      if (ac.signal.aborted) break;
-    }
+    // 'data' events, not an async iterator: each chunk is timestamped in the same callback that read it from the
+    // socket, and no promise is made per chunk (issue 11: the recorder's own CPU and lag per event).
+    await new Promise<void>((resolve, reject) => {
+      const stream = res.body;
+      stream.on('data', (chunk: Uint8Array) => {
+        const t = performance.now() - t0; // timestamp first, before any parsing
+        body.push(t, chunk);
+        opts.onRead?.(t, chunk, control);
+        if (ac.signal.aborted) {
+          stream.destroy();
+          resolve();
+        }
+      });
+      stream.once('end', resolve);
+      stream.once('error', reject);
+      stream.once('close', resolve); // destroyed without an error (e.g. by our abort): what was read stands
+    });
     if (ac.signal.aborted) rec.failure = classify(ac.signal.reason, ac.signal.reason);
   } catch (err) {
     rec.failure = classify(err, ac.signal.aborted ? ac.signal.reason : undefined);

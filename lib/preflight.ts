@@ -1,6 +1,7 @@
 // The fidelity preflight of every run (and the harness side of bench/fidelity.ts): our real recording path —
 // undici, SSE decoding, JSON, metrics, exactly what the checks call (lib/api.ts `chat`) — against the reference
 // server in --stamp-send mode, N streams in phase at a fixed cadence; arrival − send per event (lib/fidelity.ts).
+import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { makeContext, type CheckDef } from './check.ts';
 import { chat, generationBody, uniquePrompt, type Exchange } from './api.ts';
@@ -65,6 +66,7 @@ function stampContext(baseUrl: string, signal: AbortSignal) {
 
 /** `streams` concurrent streams of exactly `tokens` tokens through the harness's real recording path. */
 export async function harnessStreams(baseUrl: string, streams: number, tokens: number, signal = new AbortController().signal): Promise<Exchange[]> {
+  setMaxListeners(0, signal); // every request listens on the one signal: hundreds of streams are not a leak
   const ctx = stampContext(baseUrl, signal);
   return Promise.all(Array.from({ length: streams }, () =>
     chat(ctx, generationBody(ctx, 'openai-chat', { prompt: uniquePrompt(ctx, 'Fidelity.'), maxTokens: tokens, stream: true, exactLength: true }))));
@@ -110,7 +112,7 @@ export interface PreflightOptions {
   server?: Promise<StampServer>;
 }
 
-export const PREFLIGHT_DEFAULTS = { streams: 32, cadenceMs: 10, steadySteps: 60 };
+export const PREFLIGHT_DEFAULTS = { streams: 32, cadenceMs: 10, steadySteps: 50 };
 
 /** CONFORMANCE_PREFLIGHT=0 skips the preflight (checks then allow only for their own event-loop delay). */
 export function preflightEnabled(env: NodeJS.ProcessEnv = process.env): boolean {

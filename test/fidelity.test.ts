@@ -169,7 +169,7 @@ describe('the preflight of every run', () => {
     const p = await runPreflight();
     expect(p.error).toBeUndefined();
     expect(p).toMatchObject({ streams: 32, cadenceMs: 10 });
-    expect(p.lag!.n).toBeGreaterThanOrEqual(32 * 50);
+    expect(p.lag!.n).toBeGreaterThanOrEqual(32 * 45);
     expect(p.lag!.p50Ms).toBeGreaterThan(0);
     expect(p.lag!.p50Ms).toBeLessThanOrEqual(p.lag!.p99Ms);
     expect(p.lag!.p99Ms).toBeLessThanOrEqual(p.lag!.maxMs);
@@ -198,8 +198,8 @@ describe('a measured client lag that could explain a timing verdict makes it inc
     const lagged: FidelityPreflight = { streams: 32, cadenceMs: 10, durationMs: 1000, lag: { n: 2000, p50Ms: 900, p99Ms: 20_000, maxMs: 30_000 } };
     // Without a lag this check fails on this fault (its fault proof in suites/stream.ts, run by test/proofs.test.ts).
     const laggedRun = await runCheck(spread, { ...base, runId: 'fid-b', preflight: lagged });
-    expect(laggedRun.verdict.outcome).not.toBe('fail');
-    expect(grade(spread, laggedRun.verdict, burst.profile, true).outcome).toBe('warn'); // inconclusive: never a failure, even strict
+    expect(laggedRun.verdict.outcome).toBe('inconclusive');
+    expect(grade(spread, laggedRun.verdict, burst.profile, true).outcome).toBe('inconclusive'); // never a failure, even strict
     expect(laggedRun.verdict.message).toMatch(/preflight arrival lag p99 20000 ms, max 30000 ms at 32 streams/);
   }, 60_000);
 });
