@@ -23,11 +23,13 @@ import type { ClientResult } from './fidelity-client.ts';
 import { TARGET_EVENTS_PER_S, type ThroughputRow } from './throughput.ts';
 
 const QUICK = process.argv.includes('--quick');
-const REPS = QUICK ? 1 : 3;
-const LEVELS = [1, 32, 128, 256];
+/** --smoke: tiny sizes, to check the script itself (figures meaningless). */
+const SMOKE = process.argv.includes('--smoke');
+const REPS = QUICK || SMOKE ? 1 : 3;
+const LEVELS = SMOKE ? [1, 4] : [1, 32, 128, 256];
 const CADENCE_MS = 10;
 /** Steps measured with every stream live; the ramp-up (one stream admitted per step) comes on top. */
-const steadySteps = (n: number) => (n === 1 ? (QUICK ? 200 : 500) : QUICK ? 100 : 200);
+const steadySteps = (n: number) => (SMOKE ? 20 : n === 1 ? (QUICK ? 200 : 500) : QUICK ? 100 : 200);
 const TARGETS = { excessP99Ms: { 32: 0.3, 128: 0.5 } as Record<number, number>, cpuUsPerEvent: 10, eventsPerSecond: TARGET_EVENTS_PER_S };
 /** vLLM's serving benchmark request function (aiohttp), as the issue measured it on this kind of machine. */
 const PEER = { excessP99Ms: { 32: 0.55, 128: 0.31 } as Record<number, number>, cpuUsPerEvent: 30, saturationEventsPerS: 35_000 };
@@ -131,11 +133,11 @@ interface SweepPoint { cadenceMs: number; streams: number; nominalRate: number; 
 /** Faster cadence at 256 streams until the harness's core saturates, its lag runs away, or the server cannot keep up. */
 async function sweep(): Promise<{ points: SweepPoint[]; stop: string }> {
   const points: SweepPoint[] = [];
-  const streams = 256;
-  for (const cadenceMs of [10, 5, 3, 2, 1.5, 1, 0.7, 0.5]) {
+  const streams = SMOKE ? 8 : 256;
+  for (const cadenceMs of SMOKE ? [10, 5] : [10, 5, 3, 2, 1.5, 1, 0.7, 0.5]) {
     const s = await startStampServer({ slots: streams, cadenceMs, wrap: SERVER_PIN });
     try {
-      const tokens = streams + Math.round(1500 / cadenceMs); // ~1.5 s with every stream live
+      const tokens = streams + Math.round((SMOKE ? 200 : 1500) / cadenceMs); // ~1.5 s with every stream live
       const s0 = procCpu(s.pid);
       const w0 = performance.now();
       const floor = await clientRun(s, 'floor', streams, tokens);
@@ -209,7 +211,7 @@ async function main(): Promise<void> {
   process.stderr.write('throughput in memory…\n');
   const throughput = JSON.parse((await node(['bench/throughput.ts', '--json'])).out.trim()) as ThroughputRow[];
   process.stderr.write('memory per recorded stream…\n');
-  const memArgs = QUICK ? ['8', '50000'] : ['32', '50000'];
+  const memArgs = SMOKE ? ['2', '3000'] : QUICK ? ['8', '50000'] : ['32', '50000'];
   const memory = JSON.parse((await node(['bench/memory.ts', ...memArgs], CLIENT_PIN, ['--expose-gc'])).out.trim()) as Record<string, number>;
   const memorySmall = JSON.parse((await node(['bench/memory.ts', '32', '2000'], CLIENT_PIN, ['--expose-gc'])).out.trim()) as Record<string, number>;
   load.afterMemory = loadavg();
@@ -228,7 +230,7 @@ async function main(): Promise<void> {
   load.afterSweep = loadavg();
   process.stderr.write('preflight (as each run does it)…\n');
   const preflights: FidelityPreflight[] = [];
-  for (let i = 0; i < REPS; i++) {
+  for (let i = 0; i < (SMOKE ? 1 : REPS); i++) {
     const t0 = performance.now();
     const p = await runPreflight();
     preflights.push({ ...p, durationMs: p.durationMs, wallWithStartMs: Math.round(performance.now() - t0) } as FidelityPreflight);

@@ -77,6 +77,8 @@ export interface HarnessRun {
   /** Every event received (stamped or not). */
   events: number;
   cpuUs: number;
+  /** The part of cpuUs spent in the kernel (socket reads, epoll). */
+  systemUs: number;
   wallMs: number;
   offset: { offsetMs: number; uncertaintyMs: number };
 }
@@ -90,7 +92,7 @@ export async function measuredHarnessRound(baseUrl: string, streams: number, tok
   const wallMs = performance.now() - w0;
   const c = process.cpuUsage(c0);
   const events = exchanges.reduce((n, x) => n + (x.sse?.events.length ?? 0), 0);
-  return { exchanges, events, cpuUs: c.user + c.system, wallMs, offset };
+  return { exchanges, events, cpuUs: c.user + c.system, systemUs: c.system, wallMs, offset };
 }
 
 /** Arrival − send of the in-phase steady state of a harness round, or why there is none. */
