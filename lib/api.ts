@@ -104,10 +104,11 @@ export class StreamDecode {
       const { json, error } = bodyJson(rec);
       return { rec, json, jsonError: error };
     }
+    // End of input first: it may complete a last line (NDJSON without a final newline) before the figures are taken.
+    const sse = mode === 'sse' ? this.sse!.end() : (this.nd!.end(), undefined);
     const events = this.adapter.out;
     const metrics = requestMetrics({ tEnd: rec.tEnd, tokens: events.tokens, usageCompletionTokens: events.usage?.completion_tokens });
-    if (mode === 'ndjson') { this.nd!.end(); return { rec, events, metrics }; }
-    return { rec, sse: this.sse!.end(), events, metrics };
+    return sse ? { rec, sse, events, metrics } : { rec, events, metrics };
   }
 }
 

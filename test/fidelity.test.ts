@@ -203,3 +203,15 @@ describe('a measured client lag that could explain a timing verdict makes it inc
     expect(laggedRun.verdict.message).toMatch(/preflight arrival lag p99 20000 ms, max 30000 ms at 32 streams/);
   }, 60_000);
 });
+
+describe('decoding at the end of the stream', () => {
+  test('an NDJSON stream whose last line has no newline still counts that line (usage, done) in the figures', () => {
+    const rec: Recording = { method: 'POST', url: 'x', t0Abs: 0, status: 200, headers: {}, reads: [], tEnd: 30, body: new Uint8Array(0), truncated: false };
+    const d = new StreamDecode('ollama-native', Infinity);
+    d.push(10, enc.encode('{"message":{"content":"a"},"done":false}\n'));
+    d.push(20, enc.encode('{"message":{"content":""},"done":true,"eval_count":7,"prompt_eval_count":3}'));
+    const x = d.finish(rec, true);
+    expect(x.events).toMatchObject({ done: true, usage: { completion_tokens: 7 } });
+    expect(x.metrics).toMatchObject({ completionTokens: 7, tokenSource: 'usage' });
+  });
+});
