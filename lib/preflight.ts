@@ -8,7 +8,7 @@ import { chat, generationBody, uniquePrompt, type Exchange } from './api.ts';
 import { spawnServer, type RunningServer } from './lifecycle.ts';
 import { ROOT } from './profile.ts';
 import type { Profile } from './types.ts';
-import { lagSummary, monotonicOffset, stampedArrivals, steadyWindow, type FidelityPreflight } from './fidelity.ts';
+import { lagSummary, monotonicOffset, stampedArrivals, stepMinima, steadyWindow, type FidelityPreflight } from './fidelity.ts';
 
 export interface StampServerOptions {
   /** Slots (≥ the streams it will serve, so all of them decode in the same steps). */
@@ -138,7 +138,8 @@ export async function runPreflight(o: PreflightOptions = {}): Promise<FidelityPr
     const r = harnessLag(run);
     const base = { streams, cadenceMs, durationMs: Math.round(performance.now() - started), clockUncertaintyMs: run.offset.uncertaintyMs };
     if ('error' in r) return { ...base, error: r.error };
-    return { ...base, lag: r.lag, cpuUsPerEvent: run.events > 0 ? run.cpuUs / run.events : undefined };
+    const stepLag = lagSummary(stepMinima(r.steady, cadenceMs));
+    return { ...base, lag: r.lag, ...(stepLag ? { stepLag } : {}), cpuUsPerEvent: run.events > 0 ? run.cpuUs / run.events : undefined };
   } catch (e) {
     return { streams, cadenceMs, durationMs: Math.round(performance.now() - t0), error: (e as Error).message };
   } finally {

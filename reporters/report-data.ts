@@ -23,13 +23,18 @@ function num(v: unknown): number | undefined {
 }
 
 function normaliseFidelity(f: Record<string, unknown>): FidelityPreflight {
-  const lag = isObj(f.lag) ? f.lag : undefined;
-  const lagOk = lag && [lag.n, lag.p50Ms, lag.p99Ms, lag.maxMs].every((v) => num(v) !== undefined);
+  const summary = (v: unknown) => {
+    if (!isObj(v) || ![v.n, v.p50Ms, v.p99Ms, v.maxMs].every((x) => num(x) !== undefined)) return undefined;
+    return { n: num(v.n)!, p50Ms: num(v.p50Ms)!, p99Ms: num(v.p99Ms)!, maxMs: num(v.maxMs)! };
+  };
+  const lag = summary(f.lag);
+  const stepLag = summary(f.stepLag);
   return {
     streams: num(f.streams) ?? 0,
     cadenceMs: num(f.cadenceMs) ?? 0,
     durationMs: num(f.durationMs) ?? 0,
-    ...(lagOk ? { lag: { n: num(lag.n)!, p50Ms: num(lag.p50Ms)!, p99Ms: num(lag.p99Ms)!, maxMs: num(lag.maxMs)! } } : {}),
+    ...(lag ? { lag } : {}),
+    ...(stepLag ? { stepLag } : {}),
     ...(num(f.cpuUsPerEvent) !== undefined ? { cpuUsPerEvent: num(f.cpuUsPerEvent) } : {}),
     ...(num(f.clockUncertaintyMs) !== undefined ? { clockUncertaintyMs: num(f.clockUncertaintyMs) } : {}),
     ...(typeof f.error === 'string' ? { error: f.error } : {}),
