@@ -127,7 +127,7 @@ describe('reference server --stamp-send, through real HTTP', () => {
   let stamp: StampServer;
   let plain: ReferenceHandle;
   beforeAll(async () => {
-    [stamp, plain] = await Promise.all([startStampServer({ slots: 8, cadenceMs: 10 }), startReference()]);
+    [stamp, plain] = await Promise.all([startStampServer({ slots: 32, cadenceMs: 10 }), startReference()]);
   }, 40_000);
   afterAll(async () => {
     await Promise.all([stamp?.stop(), plain?.stop()]);
@@ -161,17 +161,8 @@ describe('reference server --stamp-send, through real HTTP', () => {
     expect(raw.map((r, i) => stampedArrivalsInBytes(r, i, offsetMs).length)).toEqual([33, 33]);
   }, 30_000);
 
-  test('without the flag no event carries an id (the mode changes nothing when off)', async () => {
-    const raw = await rawStream(plain.baseUrl, { model: 'reference-model', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5, stream: true });
-    const text = Buffer.concat(raw.map((r) => r.bytes)).toString('utf8');
-    expect(text).toContain('data: [DONE]');
-    expect(text).not.toMatch(/(^|\n)id:/);
-  }, 20_000);
-});
-
-describe('the preflight of every run', () => {
-  test('measures the harness\'s arrival lag at 32 streams in phase, and its CPU per event', async () => {
-    const p = await runPreflight();
+  test('the preflight measures the harness\'s arrival lag at 32 streams in phase, per step, and its CPU per event (then stops the server)', async () => {
+    const p = await runPreflight({ server: Promise.resolve(stamp) });
     expect(p.error).toBeUndefined();
     expect(p).toMatchObject({ streams: 32, cadenceMs: 10 });
     expect(p.lag!.n).toBeGreaterThanOrEqual(32 * 45);
@@ -181,8 +172,18 @@ describe('the preflight of every run', () => {
     expect(p.cpuUsPerEvent).toBeGreaterThan(0);
     expect(p.stepLag!.n).toBeGreaterThanOrEqual(45); // one per in-phase step
     expect(p.stepLag!.p50Ms).toBeLessThanOrEqual(p.lag!.p50Ms);
+    expect(stamp.process.exited()).toBeDefined();
   }, 40_000);
 
+  test('without the flag no event carries an id (the mode changes nothing when off)', async () => {
+    const raw = await rawStream(plain.baseUrl, { model: 'reference-model', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5, stream: true });
+    const text = Buffer.concat(raw.map((r) => r.bytes)).toString('utf8');
+    expect(text).toContain('data: [DONE]');
+    expect(text).not.toMatch(/(^|\n)id:/);
+  }, 20_000);
+});
+
+describe('the preflight of every run', () => {
   test('a stamping server that cannot start is an error in the figures, never a throw', async () => {
     const p = await runPreflight({ server: Promise.reject(new Error('no server here')) });
     expect(p).toMatchObject({ streams: 32, error: 'no server here' });
