@@ -72,8 +72,13 @@ export async function runThroughput(): Promise<ThroughputRow[]> {
   const cpuNow = () => { const c = process.cpuUsage(); return (c.user + c.system) / 1000; };
   const bench = new Bench({ time: 1500, warmupTime: 300, now: cpuNow });
   for (const c of cases) bench.add(c.name, () => { processStream(c.reads); });
+  // The machine's ceiling for any decoder that parses each event: JSON.parse of the same payloads, nothing else.
+  const payloads = cases[0]!.reads.map((r) => new TextDecoder().decode(r.bytes).split('\n\n').filter((x) => x.startsWith('data: {')).map((x) => x.slice(6))).flat();
+  const ceiling = 'reference: JSON.parse of each event\'s data alone (no decoder can beat it)';
+  bench.add(ceiling, () => { for (const d of payloads) JSON.parse(d); });
   await bench.run();
-  return cases.map((c) => {
+  const rows = [...cases, { name: ceiling, reads: cases[0]!.reads }];
+  return rows.map((c) => {
     const task = bench.getTask(c.name)!;
     const r = task.result;
     if (r.state !== 'completed') throw new Error(`benchmark ${c.name}: ${r.state}${'error' in r ? `: ${r.error}` : ''}`);
