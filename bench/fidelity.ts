@@ -29,7 +29,7 @@ const REPS = QUICK || SMOKE ? 1 : 3;
 const LEVELS = SMOKE ? [1, 4] : [1, 32, 128, 256];
 const CADENCE_MS = 10;
 /** Steps measured with every stream live; the ramp-up (one stream admitted per step) comes on top. */
-const steadySteps = (n: number) => (SMOKE ? 20 : n === 1 ? (QUICK ? 200 : 500) : QUICK ? 100 : 200);
+const steadySteps = (n: number) => (SMOKE ? 20 : n === 1 ? (QUICK ? 200 : 300) : QUICK ? 100 : 200);
 const TARGETS = { excessP99Ms: { 32: 0.3, 128: 0.5 } as Record<number, number>, cpuUsPerEvent: 10, eventsPerSecond: TARGET_EVENTS_PER_S };
 /** vLLM's serving benchmark request function (aiohttp), as the issue measured it on this kind of machine. */
 const PEER = { excessP99Ms: { 32: 0.55, 128: 0.31 } as Record<number, number>, cpuUsPerEvent: 30, saturationEventsPerS: 35_000 };
@@ -134,10 +134,10 @@ interface SweepPoint { cadenceMs: number; streams: number; nominalRate: number; 
 async function sweep(): Promise<{ points: SweepPoint[]; stop: string }> {
   const points: SweepPoint[] = [];
   const streams = SMOKE ? 8 : 256;
-  for (const cadenceMs of SMOKE ? [10, 5] : [10, 5, 3, 2, 1.5, 1, 0.7, 0.5]) {
+  for (const cadenceMs of SMOKE ? [10, 5] : [5, 2.5, 1.5, 1, 0.7, 0.5]) { // 10 ms at 256 streams: the fidelity table
     const s = await startStampServer({ slots: streams, cadenceMs, wrap: SERVER_PIN });
     try {
-      const tokens = streams + Math.round((SMOKE ? 200 : 1500) / cadenceMs); // ~1.5 s with every stream live
+      const tokens = streams + Math.round((SMOKE ? 200 : 1000) / cadenceMs); // ~1 s with every stream live
       const s0 = procCpu(s.pid);
       const w0 = performance.now();
       const floor = await clientRun(s, 'floor', streams, tokens);
