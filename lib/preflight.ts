@@ -84,11 +84,11 @@ export interface HarnessRun {
 }
 
 /** One measured round: CPU of this process and wall time around the streams. */
-export async function measuredHarnessRound(baseUrl: string, streams: number, tokens: number): Promise<HarnessRun> {
+export async function measuredHarnessRound(baseUrl: string, streams: number, tokens: number, signal?: AbortSignal): Promise<HarnessRun> {
   const offset = monotonicOffset();
   const c0 = process.cpuUsage();
   const w0 = performance.now();
-  const exchanges = await harnessStreams(baseUrl, streams, tokens);
+  const exchanges = await harnessStreams(baseUrl, streams, tokens, signal);
   const wallMs = performance.now() - w0;
   const c = process.cpuUsage(c0);
   const events = exchanges.reduce((n, x) => n + (x.sse?.events.length ?? 0), 0);
@@ -112,9 +112,13 @@ export interface PreflightOptions {
   steadySteps?: number;
   /** A stamping server already starting (global setup starts it early, beside the server under test). */
   server?: Promise<StampServer>;
+  /** Bound on the measurement (ms). */
+  boundMs?: number;
 }
 
 export const PREFLIGHT_DEFAULTS = { streams: 32, cadenceMs: 10, steadySteps: 50 };
+/** Bound on the measurement (the server's start has its own). */
+export const PREFLIGHT_BOUND_MS = 20_000;
 
 /** CONFORMANCE_PREFLIGHT=0 skips the preflight (checks then allow only for their own event-loop delay). */
 export function preflightEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
@@ -132,9 +136,11 @@ export async function runPreflight(o: PreflightOptions = {}): Promise<FidelityPr
   try {
     server = await (o.server ?? startStampServer({ slots: streams, cadenceMs }));
     const started = performance.now();
+    // Bounded: a stamping server that stops answering costs the run seconds, not the requests' own deadlines.
+    const signal = AbortSignal.timeout(o.boundMs ?? PREFLIGHT_BOUND_MS);
     // One short round first: connections opened, code paths compiled, as they are by the time checks run.
-    await harnessStreams(server.url, Math.min(streams, 4), 5);
-    const run = await measuredHarnessRound(server.url, streams, streams + steadySteps);
+    await harnessStreams(server.url, Math.min(streams, 4), 5, signal);
+    const run = await measuredHarnessRound(server.url, streams, streams + steadySteps, signal);
     const r = harnessLag(run);
     const base = { streams, cadenceMs, durationMs: Math.round(performance.now() - started), clockUncertaintyMs: run.offset.uncertaintyMs };
     if ('error' in r) return { ...base, error: r.error };

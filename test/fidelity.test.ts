@@ -14,6 +14,7 @@ import { checks as streamChecks } from '../suites/stream.ts';
 import { rawStream } from '../bench/floor-client.ts';
 import { startReference, type ReferenceHandle } from './support/reference.ts';
 import type { BodyRead, Recording } from '../lib/types.ts';
+import { createServer, type AddressInfo } from 'node:net';
 
 const enc = new TextEncoder();
 
@@ -184,6 +185,18 @@ describe('reference server --stamp-send, through real HTTP', () => {
 });
 
 describe('the preflight of every run', () => {
+  test('a stamping server that stops answering costs the bound, then an error in the figures', async () => {
+    const silent = createServer((sock) => sock.on('data', () => undefined)); // accepts, reads, never answers
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    const port = (silent.address() as AddressInfo).port;
+    const t0 = performance.now();
+    const p = await runPreflight({ server: Promise.resolve({ url: `http://127.0.0.1:${port}`, pid: -1, process: undefined as never, stop: async () => undefined }), boundMs: 500 });
+    silent.close();
+    expect(p.lag).toBeUndefined();
+    expect(p.error).toMatch(/a stream failed/);
+    expect(performance.now() - t0).toBeLessThan(10_000); // bounded by boundMs, not by the requests' 60 s header deadline
+  }, 20_000);
+
   test('a stamping server that cannot start is an error in the figures, never a throw', async () => {
     const p = await runPreflight({ server: Promise.reject(new Error('no server here')) });
     expect(p).toMatchObject({ streams: 32, error: 'no server here' });
