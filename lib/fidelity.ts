@@ -109,18 +109,25 @@ export function stampedArrivalsInBytes(reads: readonly BodyRead[], stream: numbe
 }
 
 /**
- * The events sent while every stream was streaming (from the latest first send to the earliest last send): the
- * in-phase steady state at full concurrency, without the ramp-up and the tail where fewer streams were live.
+ * The events sent while every stream was streaming: from the latest *second* send of any stream (the first is the
+ * role chunk a server writes on admission, before the stream's prefill: all streams send it at once, long before
+ * the last of them decodes) to the earliest last send. The in-phase steady state at full concurrency, without the
+ * ramp-up and the tail where fewer streams were live.
  */
 export function steadyWindow(arrivals: readonly StampedArrival[]): StampedArrival[] {
-  const first = new Map<number, number>();
-  const last = new Map<number, number>();
+  const sends = new Map<number, number[]>();
   for (const a of arrivals) {
-    first.set(a.stream, Math.min(first.get(a.stream) ?? Infinity, a.sendMs));
-    last.set(a.stream, Math.max(last.get(a.stream) ?? -Infinity, a.sendMs));
+    const xs = sends.get(a.stream);
+    if (xs) xs.push(a.sendMs);
+    else sends.set(a.stream, [a.sendMs]);
   }
-  const from = Math.max(...first.values());
-  const to = Math.min(...last.values());
+  let from = -Infinity;
+  let to = Infinity;
+  for (const xs of sends.values()) {
+    xs.sort((x, y) => x - y);
+    from = Math.max(from, xs[Math.min(1, xs.length - 1)]!);
+    to = Math.min(to, xs[xs.length - 1]!);
+  }
   return arrivals.filter((a) => a.sendMs >= from && a.sendMs <= to);
 }
 
