@@ -3,9 +3,9 @@
 // Buffer as a socket gives it; the Exchanges are kept, as a check keeps its recordings until it has graded them.
 //   node --expose-gc --import tsx bench/memory.ts [streams] [tokens]
 import { StreamDecode, type Exchange } from '../lib/api.ts';
-import { BodyRecorder, MAX_RECORDED_BYTES } from '../lib/client.ts';
+import { MAX_RECORDED_BYTES } from '../lib/client.ts';
 import type { Recording } from '../lib/types.ts';
-import { chunkBytes } from './throughput.ts';
+import { BodyRecorder, chunkBytes } from './throughput.ts';
 
 const streams = Number(process.argv[2] ?? 32);
 const tokens = Number(process.argv[3] ?? 50_000);
@@ -19,7 +19,7 @@ function used(): number {
   return m.heapUsed + m.arrayBuffers;
 }
 
-const control = { progress() {}, abort() {} };
+const control = { progress() {}, abort() {}, overflow() {} };
 const enc = new TextEncoder();
 const tail = enc.encode(`data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 12, completion_tokens: tokens, total_tokens: tokens + 12 } })}\n\ndata: [DONE]\n\n`);
 

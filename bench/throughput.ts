@@ -4,7 +4,7 @@
 //   node --import tsx bench/throughput.ts [--json]
 import { Bench } from 'tinybench';
 import { StreamDecode } from '../lib/api.ts';
-import { BodyRecorder, MAX_RECORDED_BYTES } from '../lib/client.ts';
+import { MAX_RECORDED_BYTES } from '../lib/client.ts';
 import type { BodyRead, Recording } from '../lib/types.ts';
 
 export const TARGET_EVENTS_PER_S = 500_000;
@@ -34,7 +34,29 @@ export function streamReads(events: number, perRead = 1): BodyRead[] {
   return reads;
 }
 
-const control = { progress() {}, abort() {} };
+const control = { progress() {}, abort() {}, overflow() {} };
+
+/**
+ * The recorder's bookkeeping per read as lib/client.ts keeps it (the read's time, its bytes while within the byte
+ * cap, the body at the end), for the benchmarks that run the recording path without a socket.
+ */
+export class BodyRecorder {
+  private readonly parts: Uint8Array[] = [];
+  private kept = 0;
+  constructor(private readonly rec: Recording, private readonly maxBytes: number) {}
+  push(t: number, bytes: Uint8Array): void {
+    this.rec.reads.push({ t, bytes: this.kept < this.maxBytes ? bytes : new Uint8Array(0) });
+    if (this.kept < this.maxBytes) {
+      const room = this.maxBytes - this.kept;
+      this.parts.push(bytes.length <= room ? bytes : bytes.subarray(0, room));
+      this.kept += Math.min(bytes.length, room);
+      if (bytes.length > room) this.rec.truncated = true;
+    } else this.rec.truncated = true;
+  }
+  finish(): void {
+    this.rec.body = Buffer.concat(this.parts, this.kept);
+  }
+}
 
 /** What the harness does with one stream's reads, minus the socket: the recorder's bookkeeping, the live decode. */
 export function processStream(reads: readonly BodyRead[]): number {

@@ -7,6 +7,7 @@ import { record, bodyJson, MAX_RECORDED_BYTES } from './client.ts';
 import { NdjsonStreamDecoder, SseStreamDecoder, type SseDecoded } from './sse.ts';
 import { anthropicAdapter, ollamaAdapter, openaiChatAdapter, openaiCompletionAdapter, type SseAdapter, type StreamEvents } from './stream-events.ts';
 import { requestMetrics, type RequestMetrics } from './metrics.ts';
+import { streamGuards } from './stream-guards.ts';
 
 export interface Exchange {
   rec: Recording;
@@ -101,6 +102,8 @@ export class StreamDecode {
   finish(rec: Recording, stream: boolean): Exchange {
     const mode = streamMode(this.flavour, rec, stream);
     if (mode === undefined) {
+      // A body whose transfer failed is no answer, even when the bytes that came parse (a Content-Length longer than the body).
+      if (rec.failure && rec.failure.kind !== 'aborted') return { rec, jsonError: `the response did not complete (${rec.failure.kind}: ${rec.failure.message})` };
       const { json, error } = bodyJson(rec);
       return { rec, json, jsonError: error };
     }
@@ -145,6 +148,9 @@ export async function send(ctx: CheckContext, flavour: ApiFlavour, body: unknown
   if (stream && flavour !== 'ollama-native') headers.accept = 'text/event-stream';
   const signal = opts.signal ? AbortSignal.any([opts.signal, ctx.signal]) : ctx.signal;
   const decode = stream ? new StreamDecode(flavour, MAX_RECORDED_BYTES) : undefined;
+  // Cut a stream that runs away (far past max_tokens) or sends one endless line: the server's failure, bounded.
+  const guards = streamGuards(body);
+  const detectorOpts: SendOptions = { ...opts, onToken: (t, n) => { guards.onToken(n); opts.onToken?.(t, n); } };
   const rec = await record({
     url: `${ctx.baseUrl}${PATHS[flavour]}`,
     method: 'POST',
@@ -153,7 +159,7 @@ export async function send(ctx: CheckContext, flavour: ApiFlavour, body: unknown
     deadlines: { ...ctx.deadlines, ...opts.deadlines },
     signal,
     tokenProgress: stream,
-    onRead: decode?.reader(opts),
+    onRead: decode ? guards.wrap(decode.reader(detectorOpts)) : undefined,
     secrets: ctx.secrets,
     maxBytes: MAX_RECORDED_BYTES,
   });

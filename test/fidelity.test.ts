@@ -8,7 +8,7 @@ import {
 } from '../lib/fidelity.ts';
 import { harnessStreams, runPreflight, startStampServer, type StampServer } from '../lib/preflight.ts';
 import { StreamDecode } from '../lib/api.ts';
-import { BodyRecorder } from '../lib/client.ts';
+import { BodyRecorder } from '../bench/throughput.ts';
 import { grade, runCheck } from '../lib/check.ts';
 import { checks as streamChecks } from '../suites/stream.ts';
 import { rawStream } from '../bench/floor-client.ts';
@@ -99,7 +99,7 @@ describe('a stream longer than the recorder keeps is still decoded to its end', 
     const body = new BodyRecorder(rec, cap);
     const decode = new StreamDecode('openai-chat', cap);
     const read = decode.reader({});
-    const control = { progress() {}, abort() {} };
+    const control = { progress() {}, abort() {}, overflow() {} };
     const n = 500;
     for (let i = 0; i <= n; i++) {
       const b = i < n ? chunk(i) : enc.encode(`data: ${JSON.stringify({ choices: [], usage: { completion_tokens: n } })}\n\ndata: [DONE]\n\n`);
