@@ -6,6 +6,7 @@ import type { Capability, Deadlines, Level, Outcome, Profile, ServerInfo, Verdic
 import { DEFAULT_DEADLINES } from './client.ts';
 import { apiKeyOf } from './profile.ts';
 import { registerSecret, redact, stripUrlCredentials } from './secrets.ts';
+import { clientLag, type ClientLag, type FidelityPreflight } from './fidelity.ts';
 import { inconclusive } from './messages.ts';
 
 export type Tier = 'quick' | 'full';
@@ -63,6 +64,12 @@ export interface CheckContext {
   log(message: string): void;
   /** Event-loop delay seen so far in this check (ms): a starved client cannot grade timing. */
   loopDelay(): { p99Ms: number; maxMs: number };
+  /**
+   * How late our own timestamps may be so far in this check: the larger of its event-loop delay and the lag the run's
+   * fidelity preflight measured (lib/fidelity.ts clientLag). A timing verdict this lag could explain is inconclusive.
+   * `recording`: the event-loop delay while a shared recording this check reads was made (counted too).
+   */
+  clientLag(recording?: { p99Ms: number; maxMs: number }): ClientLag;
   signal: AbortSignal;
 }
 
@@ -74,6 +81,8 @@ export interface ContextOptions {
   runId?: string;
   log?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** The run's fidelity preflight, when it ran. */
+  preflight?: FidelityPreflight;
   /** Epoch ms of the run deadline: the check is cut there (RunDeadlineReached). */
   deadlineAt?: number;
 }
@@ -113,6 +122,7 @@ export function makeContext(check: CheckDef, o: ContextOptions, signal: AbortSig
     },
     log: (m) => (o.log ?? console.log)(redact(`[${check.id}] ${m}`, secrets)),
     loopDelay,
+    clientLag: (recording) => clientLag(recording && recording.maxMs > loopDelay().maxMs ? recording : loopDelay(), o.preflight),
     signal,
   };
 }

@@ -4,6 +4,7 @@
 import type { Outcome } from '../lib/types.ts';
 import type { WorkloadFigures } from '../lib/workload.ts';
 import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/phantom.ts';
+import { describePreflight } from '../lib/fidelity.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
 import { clientMatrixLines } from './clients-matrix.ts';
 
@@ -295,6 +296,7 @@ function consoleOne(col: Column, o: ConsoleOptions): string {
   const out: string[] = [];
   out.push(`conformance — ${col.label}: ${serverLine(col.header)}`);
   out.push(`suite ${col.header.suite.version} · ${col.header.date} · tier ${col.header.tier}${col.header.strict ? ' · strict' : ''}${col.finished ? '' : ' · INTERRUPTED (partial results)'}${col.files > 1 ? ` · ${col.files} files merged` : ''}`);
+  if (col.header.fidelity) out.push(describePreflight(col.header.fidelity));
   out.push('');
   const shown = collapseErrors(col.checks);
   const rows = shown.map((r) => [OUTCOME_TEXT[r.check.outcome], r.count > 1 ? '' : r.check.level, r.id, r.count > 1 ? r.message : firstLine(r.message, width)]);
@@ -373,6 +375,7 @@ function mdOne(col: Column): string {
   out.push(`## LLM server conformance: ${mdEscape(col.label)}`);
   out.push('');
   out.push(`${mdEscape(serverLine(col.header))} · suite ${col.header.suite.version} · ${col.header.date} · tier ${col.header.tier}${col.header.strict ? ' · strict' : ''}${col.finished ? '' : ' · **interrupted: partial results**'}`);
+  if (col.header.fidelity) out.push('', mdEscape(describePreflight(col.header.fidelity)));
   out.push('');
   out.push(`**${t.passed}/${t.graded} passed** · ${t.counts.fail} fail · ${t.counts.error} error · ${t.counts.warn} warn · ${t.counts.inconclusive} inconclusive · ${t.counts.known} known · ${t.counts['known-passing']} known-passing · ${t.counts.skip} skip`);
   for (const c of knownPassing(col)) {
