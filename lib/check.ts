@@ -7,6 +7,7 @@ import { DEFAULT_DEADLINES } from './client.ts';
 import { apiKeyOf } from './profile.ts';
 import { registerSecret, redact, stripUrlCredentials } from './secrets.ts';
 import { effectiveProfile } from './discovery.ts';
+import { clientLag, type ClientLag, type FidelityPreflight } from './fidelity.ts';
 import { inconclusive } from './messages.ts';
 
 export type Tier = 'quick' | 'full';
@@ -64,6 +65,12 @@ export interface CheckContext {
   log(message: string): void;
   /** Event-loop delay seen so far in this check (ms): a starved client cannot grade timing. */
   loopDelay(): { p99Ms: number; maxMs: number };
+  /**
+   * How late our own timestamps may be so far in this check: the larger of its event-loop delay and the lag the run's
+   * fidelity preflight measured (lib/fidelity.ts clientLag). A timing verdict this lag could explain is inconclusive.
+   * `recording`: the event-loop delay while a shared recording this check reads was made (counted too).
+   */
+  clientLag(recording?: { p99Ms: number; maxMs: number }): ClientLag;
   signal: AbortSignal;
 }
 
@@ -75,6 +82,8 @@ export interface ContextOptions {
   runId?: string;
   log?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** The run's fidelity preflight, when it ran. */
+  preflight?: FidelityPreflight;
   /** Epoch ms of the run deadline: the check is cut there (RunDeadlineReached). */
   deadlineAt?: number;
 }
@@ -115,6 +124,7 @@ export function makeContext(check: CheckDef, o: ContextOptions, signal: AbortSig
     },
     log: (m) => (o.log ?? console.log)(redact(`[${check.id}] ${m}`, secrets)),
     loopDelay,
+    clientLag: (recording) => clientLag(recording && recording.maxMs > loopDelay().maxMs ? recording : loopDelay(), o.preflight),
     signal,
   };
 }
@@ -156,7 +166,8 @@ export interface Graded {
 }
 
 /**
- * Level is only the default severity: MUST fails, SHOULD warns (fails under strict), INFO never fails.
+ * Level is only the default severity: MUST fails, SHOULD warns (fails under strict), INFO never fails. A raw warn
+ * fails under strict unless the verdict marks its evidence `borderline`; `inconclusive` stays inconclusive.
  * A check listed as a known issue is `known` when it fails and `known-passing` (loudly) when it passes.
  */
 export function grade(check: CheckDef, v: Verdict, profile: Profile, strict: boolean): Graded {
@@ -167,8 +178,12 @@ export function grade(check: CheckDef, v: Verdict, profile: Profile, strict: boo
     message = `SHOULD not met (fails under CONFORMANCE_STRICT=1): ${message}`;
   }
   if (v.outcome === 'fail' && check.level === 'INFO') outcome = 'warn';
-  // Strict mode never touches `inconclusive`: it is no evidence against the server.
-  if (v.outcome === 'warn' && strict && check.level !== 'INFO') outcome = 'fail';
+  // Strict mode fails a warn only on clear evidence (README "fail only on clear evidence"): a borderline one stays a
+  // warn and says why. It never touches `inconclusive`: that is no evidence against the server.
+  if (v.outcome === 'warn' && strict && check.level !== 'INFO') {
+    if (v.borderline) message = `borderline evidence, not failed under CONFORMANCE_STRICT=1 (no confidence bound past the threshold): ${message}`;
+    else outcome = 'fail';
+  }
   const known = profile.knownIssues?.find((k) => k.check === check.id);
   if (known) {
     if (outcome === 'fail' || outcome === 'warn') {

@@ -143,7 +143,7 @@ async function recordOnce(opts: RequestOptions, dispatcher?: Agent): Promise<Rec
   let idleTimer: NodeJS.Timeout | undefined;
   const armIdle = () => {
     if (!opts.tokenProgress) return;
-    if (idleTimer) clearTimeout(idleTimer);
+    if (idleTimer) { idleTimer.refresh(); return; } // re-armed in place: this runs on every token event
     idleTimer = setTimeout(
       () => fail('token-idle', `no token-bearing event for ${d.tokenIdleMs} ms (token-inactivity deadline; pings and comments do not count)`),
       d.tokenIdleMs,

@@ -142,6 +142,8 @@ export function buildHeader(project: TestProject, vitest: Vitest | undefined, st
   };
   const shard = shardOf(vitest);
   if (shard) header.shard = shard;
+  const fidelity = provided.fidelity;
+  if (typeof fidelity === 'object' && fidelity !== null) header.fidelity = fidelity as ResultsHeader['fidelity'];
   return header;
 }
 

@@ -13,6 +13,7 @@ import { escapeBytes } from '../lib/sse.ts';
 import { bodyText } from '../lib/client.ts';
 import { fail, fmt, inconclusive, pass, warn } from '../lib/messages.ts';
 import { usableSlots } from '../lib/batching.ts';
+import { borderline } from '../lib/messages.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
 const CAP = 200;
@@ -248,7 +249,7 @@ async function cancelByCounters(ctx: CheckContext, reader: BusyReader): Promise<
           `freed only ${Math.round(freedAfter)} ms after the disconnect, when the orphaned generation would have run to its end (about ${fmt(remainingMs, 0)} ms)`,
       }, m2, evidence);
     }
-    return warn(`slow to free the slot: ${reader.source} back to ${baseline} only ${Math.round(freedAfter)} ms after the client disconnected (limit ${freeWithin} ms), ` +
+    return borderline(`slow to free the slot: ${reader.source} back to ${baseline} only ${Math.round(freedAfter)} ms after the client disconnected (limit ${freeWithin} ms), ` +
       `though well before the generation's natural end (about ${fmt(remainingMs, 0)} ms)`, m2, evidence);
   }
   const freed = polled.elapsedMs;
@@ -334,7 +335,7 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
     }, metrics, evidence);
   }
   if (delay > allowed) {
-    return warn(`the probe waited ${Math.round(delay)} ms after all ${k} streams were disconnected (allowed ${Math.round(allowed)} ms): slow to free slots, or a slow first token`, metrics, evidence);
+    return borderline(`the probe waited ${Math.round(delay)} ms after all ${k} streams were disconnected (allowed ${Math.round(allowed)} ms): slow to free slots, or a slow first token`, metrics, evidence);
   }
   if (!ctx.profile.forceLength) {
     return inconclusive(`the probe got its first token ${Math.round(delay)} ms after the disconnect, but without forceLength a busy stream may have ended by itself (declare forceLength for a clear verdict)`, metrics, evidence);
@@ -365,7 +366,8 @@ export const checks: CheckDef[] = [
       const ttfts = u.ok.map((x) => x.metrics?.ttftMs);
       const e2es = u.ok.map((x) => x.rec.tEnd);
       const ci = bootstrapRatioCI(ttfts, e2es, { seed: 1 });
-      const stall = Math.max(ls.loop.maxMs, ctx.loopDelay().maxMs);
+      const lag = ctx.clientLag(ls.loop);
+      const stall = lag.ms;
       const metrics = {
         ratio: ci.estimate, ratioLow: ci.low, ratioHigh: ci.high, ttftMs: summarize(ttfts), e2eMs: summarize(e2es),
         ttftSamples: ttfts, e2eSamples: e2es, completionTokens: u.ok.map((x) => x.metrics?.completionTokens), clientStallMs: stall,
@@ -377,7 +379,7 @@ export const checks: CheckDef[] = [
       const medTtft = median(ttfts)!;
       const medE2e = median(e2es)!;
       if ((medTtft - stall) / medE2e <= maxRatio) {
-        return inconclusive(`client starved: an event-loop stall of ${ms(stall)} could explain ${figures}`, metrics, evidence);
+        return inconclusive(`our client's own lag of up to ${ms(stall)} (${lag.source}) could explain ${figures}`, metrics, evidence);
       }
       if (band === 'fail') {
         return fail({
@@ -387,7 +389,7 @@ export const checks: CheckDef[] = [
           violations: u.ok.map((x, i) => `stream ${i + 1}: TTFT ${ms(x.metrics?.ttftMs)}, end ${ms(x.rec.tEnd)}, ${x.metrics?.completionTokens} tokens in ${x.events?.tokens.length} events over ${x.rec.reads.length} reads`),
         }, metrics, evidence);
       }
-      return warn(`borderline: ${figures}; the threshold is ${maxRatio}`, metrics, evidence);
+      return borderline(`borderline: ${figures}; the threshold is ${maxRatio}`, metrics, evidence);
     },
   },
   {
@@ -416,7 +418,8 @@ export const checks: CheckDef[] = [
       const lateShares = sp.map((s) => s.lateShare);
       const readCi = bootstrapMedianCI(readShares, { seed: 1 });
       const lateCi = bootstrapMedianCI(lateShares, { seed: 2 });
-      const stall = Math.max(ls.loop.maxMs, ctx.loopDelay().maxMs);
+      const lag = ctx.clientLag(ls.loop);
+      const stall = lag.ms;
       const allowance = u.ok.map((x) => stallShare(stall, 0, x.rec.tEnd));
       const metrics = {
         maxReadShare: readCi.estimate, maxReadShareLow: readCi.low, lateShare: lateCi.estimate, lateShareLow: lateCi.low,
@@ -429,7 +432,7 @@ export const checks: CheckDef[] = [
       if (bands.every((b) => b === 'pass')) return pass(figures, metrics, evidence);
       const corrected = (xs: number[]) => median(xs.map((v, i) => v - allowance[i]!))!;
       if (corrected(readShares) <= maxRead && corrected(lateShares) <= maxLate) {
-        return inconclusive(`client starved: an event-loop stall of ${ms(stall)} could explain ${figures}`, metrics, evidence);
+        return inconclusive(`our client's own lag of up to ${ms(stall)} (${lag.source}) could explain ${figures}`, metrics, evidence);
       }
       if (bands.includes('fail')) {
         const violations: string[] = [];
@@ -446,7 +449,7 @@ export const checks: CheckDef[] = [
           bytes: escapeBytes(bodyText(worst.rec), 300),
         }, metrics, evidence);
       }
-      return warn(`borderline: ${figures}`, metrics, evidence);
+      return borderline(`borderline: ${figures}`, metrics, evidence);
     },
   },
   {
@@ -500,9 +503,10 @@ export const checks: CheckDef[] = [
       }
       const band = bandAbove(ci.estimate, ci.low, maxShare);
       if (band === 'pass') return pass(figures, metrics, evidence);
-      const stall = ctx.loopDelay().maxMs;
+      const lag = ctx.clientLag();
+      const stall = lag.ms;
       if ((median(heads)! - stall) / medEnd <= maxShare) {
-        return inconclusive(`client starved: an event-loop stall of ${ms(stall)} could explain ${figures}`, metrics, evidence);
+        return inconclusive(`our client's own lag of up to ${ms(stall)} (${lag.source}) could explain ${figures}`, metrics, evidence);
       }
       if (band === 'fail') {
         return fail({
@@ -512,7 +516,7 @@ export const checks: CheckDef[] = [
           violations: xs.map((x, i) => `request ${i + 1}: headers ${ms(x.rec.tHeaders)}, first token ${ms(ends[i])}`),
         }, metrics, evidence);
       }
-      return warn(`borderline: ${figures}`, metrics, evidence);
+      return borderline(`borderline: ${figures}`, metrics, evidence);
     },
   },
   {
@@ -542,17 +546,17 @@ export const checks: CheckDef[] = [
 ];
 
 export const proofs: Proof[] = [
-  passProof('stream.ttft-before-end'),
+  passProof('stream.ttft-before-end', { messageIncludes: ['median TTFT', 'vs median end-to-end'] }),
   faultProof('stream.ttft-before-end', 'stream-burst-at-end', ['median TTFT', 'before the end of the stream']),
   faultProof('stream.ttft-before-end', 'stream-role-now-content-at-end', ['median TTFT', 'before the end of the stream']),
-  passProof('stream.spread'),
+  passProof('stream.spread', { messageIncludes: ['largest single read', 'last 5 % of the request time'] }),
   faultProof('stream.spread', 'stream-burst-at-end', ['one read at', 'in the last 5 %']),
   faultProof('stream.spread', 'stream-role-now-content-at-end', ['one read at', 'in the last 5 %']),
-  passProof('stream.headers-early'),
+  passProof('stream.headers-early', { messageIncludes: ['headers after', 'of the prefill'] }),
   faultProof('stream.headers-early', 'stream-headers-after-prefill', ['headers came only with the first token'], { expect: 'warn' }),
-  passProof('stream.cancel-frees-slot'),
+  passProof('stream.cancel-frees-slot', { messageIncludes: ['busy', 'after the client disconnected'] }),
   faultProof('stream.cancel-frees-slot', 'stream-continue-after-disconnect', ['still 1 busy', 'when the orphaned generation would have run to its end']),
-  passProof('stream.cancel-frees-slot', { profile: { thresholds: { 'stream.cancel-frees-slot': { useServerCounters: 0 } } }, note: 'timing-only evidence (all slots busy)' }),
+  passProof('stream.cancel-frees-slot', { messageIncludes: ['slots busy', 'the waiting probe got its first token'], profile: { thresholds: { 'stream.cancel-frees-slot': { useServerCounters: 0 } } }, note: 'timing-only evidence (all slots busy)' }),
   faultProof('stream.cancel-frees-slot', 'stream-continue-after-disconnect', ['kept the slots'], {
     profile: { thresholds: { 'stream.cancel-frees-slot': { useServerCounters: 0 } } },
     note: 'timing-only evidence (all slots busy)',

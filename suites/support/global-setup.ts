@@ -3,7 +3,7 @@
 // Failures become `setupError` (graded as a setup error by every check), never an aborted run.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
 import { apiKeyOf, ROOT } from '../../lib/profile.ts';
@@ -11,6 +11,8 @@ import { SetupError, assertSomethingAnswers, freePort, spawnServer, waitReady, t
 import { describeDiscovery, discoverServer } from '../../lib/discovery.ts';
 import { registerSecret, stripUrlCredentials, redact } from '../../lib/secrets.ts';
 import type { ServerInfo } from '../../lib/types.ts';
+import { preflightEnabled, runPreflight, startStampServer, PREFLIGHT_DEFAULTS } from '../../lib/preflight.ts';
+import { describePreflight } from '../../lib/fidelity.ts';
 import { startSupervisor } from '../../lib/supervisor.ts';
 import { runDeadlineFromEnv } from '../../lib/run-deadline.ts';
 
@@ -32,6 +34,9 @@ export default async function setup(project: TestProject) {
   const { url, secrets } = stripUrlCredentials(profile.baseUrl);
   for (const s of secrets) registerSecret(s);
   const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+  // The fidelity preflight's stamping server starts now, beside the server under test (its start overlaps theirs).
+  const stamp = preflightEnabled() ? startStampServer({ slots: PREFLIGHT_DEFAULTS.streams, cadenceMs: PREFLIGHT_DEFAULTS.cadenceMs }) : undefined;
+  stamp?.catch(() => undefined); // its failure is reported by the preflight, never as an unhandled rejection
 
   let server: RunningServer | undefined;
   let baseUrl = url.replace(/\/+$/, '');
@@ -44,7 +49,8 @@ export default async function setup(project: TestProject) {
     }
     if (profile.start) {
       console.log(`[${profile.id}] starting: ${redact(profile.start.command.join(' '))}`);
-      server = spawnServer(profile.start.command, { cwd: profile.start.cwd ? join(ROOT, profile.start.cwd) : ROOT, env: profile.start.env });
+      // start.cwd is absolute once loaded (lib/profile.ts resolves it against the servers file's folder); without it, the suite's root.
+      server = spawnServer(profile.start.command, { cwd: profile.start.cwd ? resolve(ROOT, profile.start.cwd) : ROOT, env: profile.start.env });
     } else {
       await assertSomethingAnswers(baseUrl, headers);
     }
@@ -61,6 +67,11 @@ export default async function setup(project: TestProject) {
   }
   // Credentials never travel in the provided base URL: the workers rebuild headers from the env var.
   project.provide('server', info);
+  if (stamp) {
+    const fidelity = await runPreflight({ server: stamp });
+    project.provide('fidelity', fidelity);
+    console.log(`[${profile.id}] ${describePreflight(fidelity)}`);
+  }
 
   // A server the suite started is restarted when it stops answering mid-run (bounded; lib/supervisor.ts).
   const supervisor = await startSupervisor({

@@ -134,7 +134,7 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
         let result;
         const since = Date.now();
         try {
-          result = await runCheck(check, { profile, server, tier, strict, runId: inject('runId'), deadlineAt: deadline || undefined });
+          result = await runCheck(check, { profile, server, tier, strict, runId: inject('runId'), deadlineAt: deadline || undefined, preflight: inject('fidelity') });
         } catch (e) {
           // Our budget ran out while the server was still working: no evidence either way (design.md "Grading").
           if (e instanceof RunDeadlineReached) {

@@ -26,8 +26,8 @@ export const EXPECTATIONS: Record<string, PerConfig> = {
   'sse.role-first': { outcomes: ['known'], why: B4747_KNOWN },
   'sse.usage-form': { outcomes: ['known'], why: PROFILE_KNOWN },
   'errors.malformed-json': { outcomes: ['known'], why: PROFILE_KNOWN },
-  'errors.invalid-fields': { outcomes: ['known'], why: PROFILE_KNOWN },
-  'errors.absurd-values': { outcomes: ['known'], why: PROFILE_KNOWN },
+  'errors.required-shape': { outcomes: ['known'], why: PROFILE_KNOWN },
+  'errors.no-server-error': { outcomes: ['known'], why: PROFILE_KNOWN },
   'context.over-window-400': { outcomes: ['known'], why: B4747_KNOWN },
   'anthropic.event-lines': {
     outcomes: ['skip'],
