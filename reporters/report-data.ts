@@ -38,6 +38,7 @@ export function normaliseResults(input: unknown): ResultsFile {
       platform: str(machine.platform, '?'),
       arch: str(machine.arch, '?'),
       cpus: num(machine.cpus) ?? 0,
+      ...(typeof machine.chip === 'string' && machine.chip ? { chip: machine.chip } : {}),
       memGiB: num(machine.memGiB) ?? 0,
       node: str(machine.node, '?'),
     },

@@ -96,6 +96,7 @@ export function machineInfo(env: NodeJS.ProcessEnv = process.env): ResultsHeader
     platform: platform(),
     arch: arch(),
     cpus: cpus().length,
+    ...(cpus()[0]?.model?.trim() ? { chip: cpus()[0]!.model.trim() } : {}),
     memGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
     node: process.version,
   };
