@@ -2,7 +2,6 @@
 // findings the study tabulated (wall_tps_p50, ttft_p50, speedup with 2 requests, best scaling, real streaming,
 // phantom gen_tps, long context, slowdown over cycles) and a conformance score whose definition travels with it.
 // Pure: results in, rows / Markdown / HTML out (no clock, no disk, no environment), like the other reporters.
-import type { ResultsFile } from './results-types.ts';
 import type { CheckResult } from './results-types.ts';
 import { esc, fmtNum } from './html-escape.ts';
 import { columnPhantom, columnsOf, headlineFigure, metricNumber, normaliseResults, type Column } from './report-data.ts';
@@ -84,15 +83,13 @@ function isObj(v: unknown): v is Record<string, unknown> {
 }
 const numOf = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
-/** Inconclusive as an outcome, or (results written before the outcome existed) as a warn whose message says so. */
-export function isInconclusive(c: { outcome: string; message: string }): boolean {
-  return c.outcome === 'inconclusive' || (c.outcome === 'warn' && /^(SHOULD not met[^:]*:\s*)?(known issue \([^)]*\):\s*)?inconclusive\b/i.test(c.message));
+/** Inconclusive: the evidence could not decide (an outcome of its own, never a warn). */
+export function isInconclusive(c: { outcome: string }): boolean {
+  return c.outcome === 'inconclusive';
 }
 
-/** The outcome a cell shows: `inconclusive` spelled out even where older results carried it as a warn. */
 function outcomeOf(c: CheckResult | undefined): string {
-  if (!c) return 'n/a';
-  return isInconclusive(c) ? 'inconclusive' : c.outcome;
+  return c ? c.outcome : 'n/a';
 }
 
 export function scoreOf(checks: Iterable<CheckResult>): Score {
@@ -158,7 +155,7 @@ function streamingCell(col: Column): Cell {
   if (!tb && !sp) return { text: 'n/a', outcome: 'n/a' };
   const ratio = metricNumber(tb?.metrics, ['ratio']);
   const share = metricNumber(sp?.metrics, ['maxReadShare']);
-  const bad = (c: CheckResult | undefined) => c !== undefined && (c.outcome === 'fail' || c.outcome === 'known' || (c.outcome === 'warn' && !isInconclusive(c)));
+  const bad = (c: CheckResult | undefined) => c !== undefined && (c.outcome === 'fail' || c.outcome === 'known' || c.outcome === 'warn');
   const why: string[] = [];
   if (bad(tb)) why.push(`first token at ${pct(ratio)} of the response time`);
   if (bad(sp)) why.push(`${pct(share)} of the text in one read`);
@@ -368,9 +365,4 @@ export function matrixHtml(rows: readonly MatrixRow[]): string {
     `<div class="scroll"><table id="seed-table"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></div>` +
     `<p class="small"><strong>Score.</strong> ${esc(SCORE_DEFINITION)}</p></section>`
   );
-}
-
-/** Rows straight from results files (for callers holding parsed files). */
-export function matrixFromResults(files: readonly ResultsFile[], order?: readonly string[]): MatrixRow[] {
-  return matrixRows(files, order);
 }

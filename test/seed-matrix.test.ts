@@ -87,9 +87,9 @@ describe('matrix rows from real results', () => {
     expect(s.skip).toBe(count('skip'));
     expect(s.passed + s.graded - s.passed + s.inconclusive + s.skip + s.error).toBe(serial.checks.length);
     expect(s.ratio).toBeCloseTo(s.passed / s.graded, 12);
-    // A known failure counts against; an inconclusive one (outcome or legacy message) is left out.
-    const known = scoreOf([{ ...ref.checks[0]!, outcome: 'known' }, { ...ref.checks[1]!, outcome: 'warn', message: 'inconclusive: starved' }, { ...ref.checks[2]!, outcome: 'inconclusive' as never }]);
-    expect(known).toMatchObject({ passed: 0, graded: 1, known: 1, inconclusive: 2 });
+    // A known failure counts against; an inconclusive one is left out.
+    const known = scoreOf([{ ...ref.checks[0]!, outcome: 'known' }, { ...ref.checks[1]!, outcome: 'warn' }, { ...ref.checks[2]!, outcome: 'inconclusive' }]);
+    expect(known).toMatchObject({ passed: 0, graded: 2, known: 1, inconclusive: 1 });
   });
 
   test('Markdown and HTML carry the table and the score definition; hostile text is escaped', () => {
@@ -165,7 +165,7 @@ describe('the pins of fixtures/seed-study.ts', () => {
     const unlisted = deviationsOf(emu, new Map([['sse.role-first', { outcome: 'warn' as const, message: 'SHOULD not met' }]]));
     expect(unlisted[0]).toMatch(/sse\.role-first: warn, not listed/);
     expect(deviationsOf(emu, new Map([['context.max-accepted', { outcome: 'skip' as const, message: 'full tier only' }]]))).toEqual([]);
-    expect(deviationsOf(emu, new Map([['stream.spread', { outcome: 'inconclusive' as never, message: 'starved' }]]))).toEqual([]);
+    expect(deviationsOf(emu, new Map([['stream.spread', { outcome: 'inconclusive' as const, message: 'starved' }]]))).toEqual([]);
     expect(pinnedDeviations([])).toEqual([]);
   });
 
