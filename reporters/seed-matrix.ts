@@ -121,10 +121,10 @@ function notMeasured(c: CheckResult | undefined): Cell | undefined {
   return undefined;
 }
 
+/** A measured figure (wall_tps, ttft): no verdict of its own — the check it is read from judges something else. */
 function figureCell(col: Column, name: 'wallTps' | 'ttft'): Cell {
   const f = headlineFigure(col, name);
-  const c = f.from ? col.checks.get(f.from) : undefined;
-  return { text: fmtNum(f.value), outcome: c ? outcomeOf(c) : f.value === undefined ? 'n/a' : 'pass', ...(f.from ? { from: f.from } : {}), ...(f.value !== undefined ? { value: f.value } : {}) };
+  return { text: fmtNum(f.value), outcome: f.value === undefined ? 'n/a' : 'pass', ...(f.from ? { from: f.from } : {}), ...(f.value !== undefined ? { value: f.value } : {}) };
 }
 
 function speedupCell(col: Column): Cell {

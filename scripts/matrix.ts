@@ -9,7 +9,7 @@
 // HTML report (index.html, the matrix on top), and checks every emulation's verdicts against those pinned in
 // fixtures/seed-study.ts. Exit status: 0; 1 when a pinned verdict moved or a results file could not be read; 2 on bad usage.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT } from '../lib/profile.ts';
@@ -101,6 +101,16 @@ function runProject(id: string, env: NodeJS.ProcessEnv, deadline: number, prefix
         /* already gone */
       }
     };
+    // Detached (its own process group, so the deadline can stop vitest, its workers and the server together): a
+    // Ctrl-C of `npm run matrix` no longer reaches it by itself, so forward it.
+    const onSignal = (sig: NodeJS.Signals) => {
+      kill('SIGTERM');
+      setTimeout(() => kill('SIGKILL'), 5_000).unref();
+      process.exitCode = 130;
+      console.log(`${prefix} ${sig}: stopping`);
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
     const timer = setTimeout(() => {
       stopped = true;
       console.log(`${prefix} time budget spent: stopping (its results file keeps what was measured)`);
@@ -109,6 +119,8 @@ function runProject(id: string, env: NodeJS.ProcessEnv, deadline: number, prefix
     }, Math.max(1_000, deadline - Date.now()));
     child.on('close', (code) => {
       clearTimeout(timer);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
       if (code !== 0 && code !== 1 && !stopped) console.log(`${prefix} vitest exited with ${code}; last lines:\n${tail.slice(-15).join('\n')}`);
       resolveRun({ code, stopped, ms: Date.now() - t0 });
     });
@@ -178,6 +190,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     try {
       for (const [i, id] of all.entries()) {
         const prefix = `[${i + 1}/${all.length} ${id}]`;
+        if (process.exitCode === 130) break;
         if (Date.now() >= deadline) {
           console.log(`${prefix} not run: the time budget is spent`);
           continue;
@@ -224,4 +237,3 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   main().then((code) => { process.exitCode = code; }, (e) => { console.error(`matrix: ${(e as Error).stack ?? e}`); process.exitCode = 1; });
 }
 
-export { existsSync };

@@ -36,7 +36,8 @@ const profiles = new Map(loadServers().map((p) => [p.id, p]));
 describe('verdict matrix: the seed study\'s findings, pinned', () => {
   for (const emu of EMULATIONS) {
     const ids = [...emu.ci].sort((a, b) => FAMILY_RANK.indexOf(a.split('.')[0]!) - FAMILY_RANK.indexOf(b.split('.')[0]!));
-    const budget = ids.reduce((s, id) => s + (checkDef(id)?.timeoutMs ?? 60_000), 0) + 30_000;
+    const findings = new Set(emu.findings.map((f) => f.check));
+    const budget = ids.reduce((s, id) => s + (checkDef(id)?.timeoutMs ?? 60_000) * (findings.has(id) ? 2 : 1), 0) + 30_000;
     test(`${emu.project} (${emu.server}): ${emu.study}`, { timeout: budget }, async () => {
       const profile = profiles.get(emu.project);
       expect(profile, `servers.json has ${emu.project}`).toBeDefined();
@@ -58,8 +59,17 @@ describe('verdict matrix: the seed study\'s findings, pinned', () => {
             results.set(id, { outcome: 'skip', message: skipped });
             continue;
           }
-          const { verdict } = await runCheck(check!, { profile: ref.profile, server: ref.info, tier: 'quick', strict: false, log: () => undefined });
-          const g = grade(check!, verdict, ref.profile, false);
+          const measure = async () => {
+            const { verdict } = await runCheck(check!, { profile: ref.profile, server: ref.info, tier: 'quick', strict: false, log: () => undefined });
+            return grade(check!, verdict, ref.profile, false);
+          };
+          let g = await measure();
+          // Inconclusive is no evidence either way (our own client was starved on a shared machine): a finding is
+          // measured once more, on fresh connections, rather than called lost.
+          if (g.outcome === 'inconclusive' && emu.findings.some((f) => f.check === id)) {
+            await resetConnections();
+            g = await measure();
+          }
           results.set(id, { outcome: outcomeOf(g), message: g.message });
         }
       } finally {
