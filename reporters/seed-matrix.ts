@@ -334,7 +334,7 @@ export function matrixMarkdown(rows: readonly MatrixRow[], o: MatrixMarkdownOpti
     out.push(`| ${[name, ...cells, scoreText(r.score)].map(mdCell).join(' | ')} |`);
   }
   out.push('');
-  out.push(`Marks: **FAIL**, (warn), (known), (inconclusive): the outcome of the check the cell is read from (${MATRIX_COLUMNS.map((c) => `${c.head}: \`${c.check}\``).join('; ')}).`);
+  out.push(`Each cell is read from one check (${MATRIX_COLUMNS.map((c) => `${c.head}: \`${c.check}\``).join('; ')}); **FAIL**, (warn), (known) and (inconclusive) give that check's outcome where it is not a pass (the two measured figures carry none).`);
   out.push('');
   out.push(`Score: ${SCORE_DEFINITION}`);
   const machines = new Map<string, MatrixRow>();
