@@ -13,9 +13,9 @@ import { resetConnections } from '../lib/client.ts';
 import { loadServers } from '../lib/profile.ts';
 import type { Profile } from '../lib/types.ts';
 import { EMULATIONS, deviationsOf, outcomeOf } from '../fixtures/seed-study.ts';
+import { FAMILY_ORDER } from '../reporters/report-data.ts';
 import { startReference, type ReferenceHandle } from './support/reference.ts';
 
-const FAMILY_RANK = ['setup', 'api', 'sse', 'completions', 'anthropic', 'ollama', 'stream', 'metrics', 'errors', 'parallel', 'cycles', 'context', 'api-last'];
 const checkDef = (id: string) => Object.values(families).flatMap((f) => f.checks).find((c) => c.id === id);
 
 /** The emulation's reference-server flags: its profile's start command after `--port {port}`. */
@@ -35,7 +35,7 @@ const profiles = new Map(loadServers().map((p) => [p.id, p]));
 
 describe('verdict matrix: the seed study\'s findings, pinned', () => {
   for (const emu of EMULATIONS) {
-    const ids = [...emu.ci].sort((a, b) => FAMILY_RANK.indexOf(a.split('.')[0]!) - FAMILY_RANK.indexOf(b.split('.')[0]!));
+    const ids = [...emu.ci].sort((a, b) => FAMILY_ORDER.indexOf(a.split('.')[0]!) - FAMILY_ORDER.indexOf(b.split('.')[0]!));
     const findings = new Set(emu.findings.map((f) => f.check));
     const budget = ids.reduce((s, id) => s + (checkDef(id)?.timeoutMs ?? 60_000) * (findings.has(id) ? 2 : 1), 0) + 30_000;
     test(`${emu.project} (${emu.server}): ${emu.study}`, { timeout: budget }, async () => {
