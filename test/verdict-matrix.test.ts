@@ -9,7 +9,7 @@
 import { afterAll, describe, expect, test } from 'vitest';
 import { families } from '../suites/catalogue.ts';
 import { grade, runCheck, skipReason } from '../lib/check.ts';
-import { resetConnections } from '../lib/client.ts';
+import { record, resetConnections } from '../lib/client.ts';
 import { loadServers } from '../lib/profile.ts';
 import type { Profile } from '../lib/types.ts';
 import { EMULATIONS, deviationsOf, outcomeOf } from '../fixtures/seed-study.ts';
@@ -46,6 +46,15 @@ describe('verdict matrix: the seed study\'s findings, pinned', () => {
       running.add(ref);
       const results = new Map<string, { outcome: ReturnType<typeof outcomeOf>; message: string }>();
       try {
+        if (emu.before) {
+          // Another family's traffic first (emu.before.why), on connections closed before the checks run.
+          const body = { model: ref.profile.model, messages: [{ role: 'user', content: 'Say something.' }], max_tokens: emu.before.maxTokens, stream: true, temperature: 0 };
+          for (let i = 0; i < emu.before.requests; i++) {
+            const rec = await record({ method: 'POST', url: `${ref.baseUrl}/v1/chat/completions`, body, deadlines: { connectMs: 5_000, headersMs: 10_000, tokenIdleMs: 10_000, totalMs: 20_000 } });
+            expect(rec.status, `warm-up request ${i + 1} of ${emu.before.requests}`).toBe(200);
+          }
+          await resetConnections();
+        }
         let family = '';
         for (const id of ids) {
           const check = checkDef(id);
