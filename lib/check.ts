@@ -113,6 +113,7 @@ export function makeContext(check: CheckDef, o: ContextOptions, signal: AbortSig
 export function skipReason(check: CheckDef, profile: Profile, server: ServerInfo, tier: Tier): string | undefined {
   if (check.tier === 'full' && tier !== 'full') return `full tier only (CONFORMANCE_TIER=full)`;
   for (const cap of check.requires) {
+    if ((cap === 'tools' || cap === 'structured-output') && profile.capabilities?.[cap] === false) return `profile "${profile.id}" declares capability "${cap}" false ("capabilities")`;
     const missing =
       (cap === 'deterministic' && !profile.deterministic) ||
       (cap === 'started' && server.startedPid === undefined) ||

@@ -53,6 +53,8 @@ export interface Profile {
   /** Per-check threshold overrides: { "parallel.speedup-2": { "failBelow": 0.8 } }. */
   thresholds?: Record<string, Record<string, number>>;
   knownIssues?: KnownIssue[];
+  /** Optional request features, declared; when absent, one probe request discovers them (lib/feature-probe.ts). */
+  capabilities?: Partial<Record<'tools' | 'structured-output', boolean>>;
   /** What in this profile is an assumption rather than a documented fact. */
   assumptions?: string[];
 }
@@ -74,7 +76,9 @@ export type Capability =
   | 'started'         // the suite started the server itself (process tree visible)
   | 'multi-slot'      // profile declares more than one slot
   | 'hardware'        // memory bandwidth + active bytes per token declared
-  | 'context-window'; // a per-request window is known (declared or discovered)
+  | 'context-window'  // a per-request window is known (declared or discovered)
+  | 'tools'           // tool calls: skipped only when declared false, else discovered by the family's probe
+  | 'structured-output'; // response_format: likewise
 
 export interface Verdict {
   outcome: RawOutcome;
