@@ -267,15 +267,16 @@ export function rowOf(col: Column): MatrixRow {
 
 /**
  * Rows of the matrix: one per server @ machine (shards of one run merged). `order` lists projects in the order the
- * table shows them (others follow, by name); within a project, machines by label.
+ * table shows them; projects it does not name follow in the order their files came; within a project, machines by label.
  */
 export function matrixRows(files: readonly unknown[], order: readonly string[] = []): MatrixRow[] {
   const cols = columnsOf(files.map(normaliseResults));
+  const seen = [...new Set(cols.map((c) => c.project))];
   const rank = (p: string) => {
     const i = order.indexOf(p);
-    return i === -1 ? order.length : i;
+    return i === -1 ? order.length + seen.indexOf(p) : i;
   };
-  cols.sort((a, b) => rank(a.project) - rank(b.project) || a.project.localeCompare(b.project) || a.label.localeCompare(b.label));
+  cols.sort((a, b) => rank(a.project) - rank(b.project) || a.label.localeCompare(b.label));
   return cols.map(rowOf);
 }
 
@@ -363,6 +364,6 @@ export function matrixHtml(rows: readonly MatrixRow[]): string {
     `<section id="seed-matrix"><h2>The seed study's comparison</h2>` +
     `<p class="muted small">One row per server @ machine (shards of one run merged). Each cell is read from the check named in its tooltip; a badge gives that check's outcome when it is not a pass.</p>` +
     `<div class="scroll"><table id="seed-table"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></div>` +
-    `<p class="small"><strong>Score.</strong> ${esc(SCORE_DEFINITION)}</p></section>`
+    `<p class="small"><strong>Score.</strong> ${esc(SCORE_DEFINITION).replace(/`([^`]+)`/g, '<code>$1</code>')}</p></section>`
   );
 }
