@@ -6,6 +6,8 @@ import type { Capability, Deadlines, Level, Outcome, Profile, ServerInfo, Verdic
 import { DEFAULT_DEADLINES } from './client.ts';
 import { apiKeyOf } from './profile.ts';
 import { registerSecret, redact, stripUrlCredentials } from './secrets.ts';
+import { clientLag, type ClientLag, type FidelityPreflight } from './fidelity.ts';
+import { inconclusive } from './messages.ts';
 
 export type Tier = 'quick' | 'full';
 
@@ -31,6 +33,11 @@ export interface CheckDef {
   thresholds?: Record<string, Threshold>;
   /** Upper bound for the whole check (the runner enforces it). */
   timeoutMs?: number;
+  /**
+   * Sends what may break a server (fuzzed or absurd requests, over-long prompts, requests that evict the model):
+   * runs after every check that only observes (suites/support/register.ts runOrder, lint in test/registry.test.ts).
+   */
+  destructive?: boolean;
   run(ctx: CheckContext): Promise<Verdict>;
 }
 
@@ -57,6 +64,12 @@ export interface CheckContext {
   log(message: string): void;
   /** Event-loop delay seen so far in this check (ms): a starved client cannot grade timing. */
   loopDelay(): { p99Ms: number; maxMs: number };
+  /**
+   * How late our own timestamps may be so far in this check: the larger of its event-loop delay and the lag the run's
+   * fidelity preflight measured (lib/fidelity.ts clientLag). A timing verdict this lag could explain is inconclusive.
+   * `recording`: the event-loop delay while a shared recording this check reads was made (counted too).
+   */
+  clientLag(recording?: { p99Ms: number; maxMs: number }): ClientLag;
   signal: AbortSignal;
 }
 
@@ -68,6 +81,10 @@ export interface ContextOptions {
   runId?: string;
   log?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** The run's fidelity preflight, when it ran. */
+  preflight?: FidelityPreflight;
+  /** Epoch ms of the run deadline: the check is cut there (RunDeadlineReached). */
+  deadlineAt?: number;
 }
 
 let nonceCounter = 0;
@@ -105,6 +122,7 @@ export function makeContext(check: CheckDef, o: ContextOptions, signal: AbortSig
     },
     log: (m) => (o.log ?? console.log)(redact(`[${check.id}] ${m}`, secrets)),
     loopDelay,
+    clientLag: (recording) => clientLag(recording && recording.maxMs > loopDelay().maxMs ? recording : loopDelay(), o.preflight),
     signal,
   };
 }
@@ -177,17 +195,25 @@ export async function runCheck(check: CheckDef, o: ContextOptions): Promise<{ ve
   // An empty histogram (a check shorter than one 10 ms sample, e.g. reading a shared recording) reports 0, not noise.
   const loop = () => (h.count === 0 ? { p99Ms: 0, maxMs: 0 } : { p99Ms: h.percentile(99) / 1e6, maxMs: h.max / 1e6 });
   const ac = new AbortController();
-  const limit = check.timeoutMs ?? 60_000;
+  const own = check.timeoutMs ?? 60_000;
+  const left = o.deadlineAt === undefined ? Infinity : Math.max(0, o.deadlineAt - Date.now());
+  const limit = Math.min(own, left);
   const t0 = performance.now();
   let timer: NodeJS.Timeout | undefined;
   try {
     const ctx = makeContext(check, o, ac.signal, loop);
     const verdict = await Promise.race([
-      check.run(ctx),
+      // A check the server's answers make impossible to measure is inconclusive, never a harness error.
+      check.run(ctx).catch((e: unknown) => {
+        if (e instanceof NotMeasurable) return inconclusive(e.message);
+        throw e;
+      }),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           ac.abort();
-          reject(new CheckTimeout(`check ${check.id} did not finish within its ${limit} ms bound`));
+          reject(limit < own
+            ? new RunDeadlineReached(`check ${check.id} cut by the run deadline after ${Math.round(limit / 1000)} s`)
+            : new CheckTimeout(`check ${check.id} did not finish within its ${limit} ms bound`));
         }, limit);
       }),
     ]);
@@ -199,3 +225,7 @@ export async function runCheck(check: CheckDef, o: ContextOptions): Promise<{ ve
 }
 
 export class CheckTimeout extends Error {}
+/** Thrown where the server's answers leave nothing to measure (no usage to calibrate prompts with, …). */
+export class NotMeasurable extends Error {}
+/** The run's deadline (CONFORMANCE_DEADLINE_S) cut the check: our budget, never the server's failure. */
+export class RunDeadlineReached extends Error {}

@@ -63,7 +63,7 @@ export interface StreamTiming {
   e2eMs: number;
   /** Completion tokens (usage, else counted events); used for the rate figures only. */
   completionTokens?: number;
-  /** Longest event-loop stall of the client during the request (ms), when known. */
+  /** How late the client's timestamps may have been during the request (ms: event-loop stall, preflight lag), when known. */
   clientStallMs?: number;
   /**
    * Fastest single-stream decode this server could plausibly reach (tok/s), e.g. the physical bound with its margin;
@@ -199,7 +199,7 @@ export function assessStream(s: StreamTiming, th: Partial<PhantomThresholds> = {
     return {
       phantom: false,
       causes,
-      inconclusive: `the client's event loop stalled ${ms(s.clientStallMs)}; real tokens would span at least ${ms(minSpanMs)} (${n} events at up to ${r1(maxTps)} tok/s), so the stall could have merged them`,
+      inconclusive: `our client lagged up to ${ms(s.clientStallMs)} (event-loop stall or preflight arrival lag); real tokens would span at least ${ms(minSpanMs)} (${n} events at up to ${r1(maxTps)} tok/s), so the stall could have merged them`,
       figures,
     };
   }

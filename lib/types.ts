@@ -108,6 +108,8 @@ export interface ServerInfo {
   contextWindow?: { value: number; source: string };
   trainedContext?: { value: number; source: string };
   startedPid?: number;
+  /** Restarts of a server the suite started that stopped answering mid-run (lib/supervisor.ts). */
+  restarts?: Array<{ after: string; request: string; process: string; ok: boolean; detail: string }>;
 }
 
 /** One body read, timestamped before any parsing. */
@@ -123,6 +125,7 @@ export type RequestFailure =
   | 'token-idle'       // no token-bearing event within tokenIdleMs
   | 'total-timeout'
   | 'reset'            // socket reset / closed by the server mid-response
+  | 'overflow'         // the server sent too much: past a read cap, a line cap, or far past max_tokens
   | 'aborted';         // aborted by the caller (e.g. cancel checks)
 
 /** The raw recording of one HTTP exchange: what framing checks read. */
@@ -144,6 +147,12 @@ export interface Recording {
   body: Uint8Array;
   truncated: boolean;
   failure?: { kind: RequestFailure; message: string };
+  /** Bytes as they came over the wire (before content decoding). */
+  wireBytes?: number;
+  /** Whether the request went out on a keep-alive socket that had carried an earlier request. */
+  socketReused?: boolean;
+  /** Set when this is the one retry after a reset on a reused keep-alive socket (the first attempt's error). */
+  retriedAfter?: string;
 }
 
 /** One graded check as recorded: what a test attaches to its task and what results.json keeps. */

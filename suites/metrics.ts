@@ -26,7 +26,7 @@ const EVIDENCE_CAP = 512;
 interface Sample {
   streams: Exchange[];
   maxTokens: number;
-  /** Longest event-loop stall of our client while the sample was recorded (ms). */
+  /** How late our client's timestamps may have been while the sample was recorded (ms; ctx.clientLag()). */
   clientStallMs: number;
 }
 
@@ -57,7 +57,7 @@ async function record(ctx: CheckContext): Promise<Sample> {
     });
     streams.push(await chat(ctx, body));
   }
-  return { streams, maxTokens: MAX_TOKENS, clientStallMs: ctx.loopDelay().maxMs };
+  return { streams, maxTokens: MAX_TOKENS, clientStallMs: ctx.clientLag().ms };
 }
 
 function ok(x: Exchange): boolean {

@@ -355,7 +355,8 @@ export const checks: CheckDef[] = [
       const ttfts = u.ok.map((x) => x.metrics?.ttftMs);
       const e2es = u.ok.map((x) => x.rec.tEnd);
       const ci = bootstrapRatioCI(ttfts, e2es, { seed: 1 });
-      const stall = Math.max(ls.loop.maxMs, ctx.loopDelay().maxMs);
+      const lag = ctx.clientLag(ls.loop);
+      const stall = lag.ms;
       const metrics = {
         ratio: ci.estimate, ratioLow: ci.low, ratioHigh: ci.high, ttftMs: summarize(ttfts), e2eMs: summarize(e2es),
         ttftSamples: ttfts, e2eSamples: e2es, completionTokens: u.ok.map((x) => x.metrics?.completionTokens), clientStallMs: stall,
@@ -367,7 +368,7 @@ export const checks: CheckDef[] = [
       const medTtft = median(ttfts)!;
       const medE2e = median(e2es)!;
       if ((medTtft - stall) / medE2e <= maxRatio) {
-        return inconclusive(`client starved: an event-loop stall of ${ms(stall)} could explain ${figures}`, metrics, evidence);
+        return inconclusive(`our client's own lag of up to ${ms(stall)} (${lag.source}) could explain ${figures}`, metrics, evidence);
       }
       if (band === 'fail') {
         return fail({
@@ -406,7 +407,8 @@ export const checks: CheckDef[] = [
       const lateShares = sp.map((s) => s.lateShare);
       const readCi = bootstrapMedianCI(readShares, { seed: 1 });
       const lateCi = bootstrapMedianCI(lateShares, { seed: 2 });
-      const stall = Math.max(ls.loop.maxMs, ctx.loopDelay().maxMs);
+      const lag = ctx.clientLag(ls.loop);
+      const stall = lag.ms;
       const allowance = u.ok.map((x) => stallShare(stall, 0, x.rec.tEnd));
       const metrics = {
         maxReadShare: readCi.estimate, maxReadShareLow: readCi.low, lateShare: lateCi.estimate, lateShareLow: lateCi.low,
@@ -419,7 +421,7 @@ export const checks: CheckDef[] = [
       if (bands.every((b) => b === 'pass')) return pass(figures, metrics, evidence);
       const corrected = (xs: number[]) => median(xs.map((v, i) => v - allowance[i]!))!;
       if (corrected(readShares) <= maxRead && corrected(lateShares) <= maxLate) {
-        return inconclusive(`client starved: an event-loop stall of ${ms(stall)} could explain ${figures}`, metrics, evidence);
+        return inconclusive(`our client's own lag of up to ${ms(stall)} (${lag.source}) could explain ${figures}`, metrics, evidence);
       }
       if (bands.includes('fail')) {
         const violations: string[] = [];
@@ -490,9 +492,10 @@ export const checks: CheckDef[] = [
       }
       const band = bandAbove(ci.estimate, ci.low, maxShare);
       if (band === 'pass') return pass(figures, metrics, evidence);
-      const stall = ctx.loopDelay().maxMs;
+      const lag = ctx.clientLag();
+      const stall = lag.ms;
       if ((median(heads)! - stall) / medEnd <= maxShare) {
-        return inconclusive(`client starved: an event-loop stall of ${ms(stall)} could explain ${figures}`, metrics, evidence);
+        return inconclusive(`our client's own lag of up to ${ms(stall)} (${lag.source}) could explain ${figures}`, metrics, evidence);
       }
       if (band === 'fail') {
         return fail({
