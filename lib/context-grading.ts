@@ -15,6 +15,8 @@ export interface TimingGrade {
   /** One sentence with the figures behind the outcome. */
   reason: string;
   figures: Record<string, number | undefined>;
+  /** A warn whose confidence bound is not past the warn threshold (only its estimate is): strict mode leaves it a warn. */
+  borderline?: boolean;
 }
 
 /** Round for messages. */
@@ -249,7 +251,8 @@ export function gradeRejectionLatency(rejectMs: readonly number[], prefillMs: re
   Object.assign(figures, { ratio: ci.estimate, ratioLow: ci.low, ratioHigh: ci.high, coverage: ci.coverage });
   const text = `rejection took ${r(rej)} ms (median of ${rejectMs.length}), ${r(ci.estimate)}x the ${r(pre)} ms prefill of a within-window prompt of similar size (${cov(ci.coverage)} ${r(ci.low)}–${r(ci.high)})`;
   if (ci.low !== undefined && ci.low >= t.failFraction) return { outcome: 'fail', reason: `${text}: the server prefilled the prompt before rejecting it (lower bound ≥ ${t.failFraction})`, figures };
-  if (ci.estimate !== undefined && ci.estimate >= t.warnFraction) return { outcome: 'warn', reason: `${text}: possibly prefilled before rejecting (estimate ≥ ${t.warnFraction}, bound below ${t.failFraction})`, figures };
+  if (ci.estimate !== undefined && ci.estimate >= t.warnFraction)
+    return { outcome: 'warn', reason: `${text}: possibly prefilled before rejecting (estimate ≥ ${t.warnFraction}, bound below ${t.failFraction})`, figures, borderline: !(ci.low !== undefined && ci.low >= t.warnFraction) };
   return { outcome: 'pass', reason: `${text}: rejected before prefill`, figures };
 }
 
@@ -323,7 +326,8 @@ export function gradePrefillScaling(points: readonly ScalingPoint[], t: ScalingT
     return { ...out, outcome: 'inconclusive', reason: `no confidence interval for the slope from ${xs.length} samples at ${fitted.length} lengths`, figures };
   const text = `log-log slope of TTFT against prompt length ${r(fit.slope)} (95 % CI ${r(fit.low)}–${r(fit.high)}; ${xs.length} samples) over ${fitted[0].tokens}–${top} tokens; median TTFT ${r(fitted[0].ttftMsP50)} → ${r(fitted[fitted.length - 1].ttftMsP50)} ms`;
   if (fit.low >= t.failLowBound) return { ...out, outcome: 'fail', reason: `${text}: prefill time grows quadratically with the prompt (lower bound ≥ ${t.failLowBound})`, figures };
-  if (fit.slope >= t.warnSlope && fit.low > 1) return { ...out, outcome: 'warn', reason: `${text}: prefill grows faster than linearly (estimate ≥ ${t.warnSlope}, lower bound above 1 but below ${t.failLowBound})`, figures };
+  if (fit.slope >= t.warnSlope && fit.low > 1)
+    return { ...out, outcome: 'warn', reason: `${text}: prefill grows faster than linearly (estimate ≥ ${t.warnSlope}, lower bound above 1 but below ${t.failLowBound})`, figures, borderline: fit.low < t.warnSlope };
   return { ...out, outcome: 'pass', reason: `${text}: close to linear`, figures };
 }
 
@@ -380,7 +384,7 @@ export function gradeSlowdown(beforeTps: ReadonlyArray<number | undefined>, afte
   const text = `wall_tps ${r(median(b))} tok/s before the long requests, ${r(median(a))} tok/s after (medians of ${b.length} and ${a.length}): slowdown ${r(ci.estimate)}x (${cov(ci.coverage)} ${r(ci.low)}–${r(ci.high)})`;
   if (ci.low !== undefined && ci.low >= t.failSlowdown) return { outcome: 'fail', reason: `${text}, lower bound ≥ ${t.failSlowdown}x`, figures };
   if (ci.estimate !== undefined && ci.estimate >= t.warnSlowdown && ci.low !== undefined && ci.low > 1)
-    return { outcome: 'warn', reason: `${text}, estimate ≥ ${t.warnSlowdown}x with the lower bound above 1x, but not clearly past ${t.failSlowdown}x`, figures };
+    return { outcome: 'warn', reason: `${text}, estimate ≥ ${t.warnSlowdown}x with the lower bound above 1x, but not clearly past ${t.failSlowdown}x`, figures, borderline: ci.low < t.warnSlowdown };
   return { outcome: 'pass', reason: text, figures };
 }
 

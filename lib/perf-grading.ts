@@ -13,6 +13,7 @@
 // - metrics carry the figures a report plots (`cycles`, `speedup`, `curve`).
 import type { Verdict } from './types.ts';
 import { fail, fmt, inconclusive, pass, warn } from './messages.ts';
+import { borderline } from './messages.ts';
 import { bootstrapRatioCI, median, quantile, summarize, theilSen } from './stats.ts';
 
 export interface LoopDelay {
@@ -142,8 +143,11 @@ export function gradeNoSlowdown(input: TrendInput): Verdict {
       violations: [figures],
     }, metrics);
   }
-  if ((slopeBelow && ratio < 1 - th.relative / 2) || bigDrop)
-    return warn(`borderline slowdown over cycles (failing needs a slope interval below zero, a drop past ${pct(th.relative)}, and no recovery in the last ${t.m} cycles): ${figures}`, metrics);
+  if ((slopeBelow && ratio < 1 - th.relative / 2) || bigDrop) {
+    // Clear only when the slope interval itself lies below zero; a drop of the end medians alone is a point estimate.
+    const v = warn(`borderline slowdown over cycles (failing needs a slope interval below zero, a drop past ${pct(th.relative)}, and no recovery in the last ${t.m} cycles): ${figures}`, metrics);
+    return slopeBelow ? v : { ...v, borderline: true };
+  }
   return pass(`no slowdown over ${t.ys.length} cycles: ${figures}`, metrics);
 }
 
@@ -186,8 +190,11 @@ export function gradeTtftStable(input: TrendInput): Verdict {
       violations: [figures],
     }, metrics);
   }
-  if ((slopeAbove && rel > th.relative / 2 && growth > th.absolute / 2) || big)
-    return warn(`borderline TTFT growth over cycles: ${figures}`, metrics);
+  if ((slopeAbove && rel > th.relative / 2 && growth > th.absolute / 2) || big) {
+    // Clear only when the slope interval itself lies above zero; growth of the end medians alone is a point estimate.
+    const v = warn(`borderline TTFT growth over cycles: ${figures}`, metrics);
+    return slopeAbove ? v : { ...v, borderline: true };
+  }
   return pass(`TTFT stable over ${t.ys.length} cycles: ${figures}`, metrics);
 }
 
@@ -330,7 +337,7 @@ export function gradeMemory(input: { samples: readonly RssSample[]; thresholds: 
     }, metrics);
   }
   if (growth >= th.minGrowthKiB && ts.slope! >= th.minLeakKiBPerRequest)
-    return warn(`RSS grew in the later half but without a clear slope: ${figures}`, metrics);
+    return borderline(`RSS grew in the later half but without a clear slope: ${figures}`, metrics);
   return pass(`memory plateaus: ${figures}`, metrics);
 }
 
@@ -394,8 +401,11 @@ export function gradeSpeedup(input: SpeedupInput): Verdict {
       actual: `${figures}: CI upper bound ${fmt(ci.high)} < ${fmt(th.failBelow)} — parallel slowdown`,
     }, metrics);
   }
-  if (ci.estimate < th.warnBelow)
-    return warn(`no effective batching (requests look serialised): ${figures}; ${fmt(th.warnBelow)}x or more passes, a CI wholly below ${fmt(th.failBelow)}x fails`, metrics);
+  if (ci.estimate < th.warnBelow) {
+    // Clear when the whole interval lies below warnBelow; an estimate below it with the interval reaching it is borderline.
+    const v = warn(`no effective batching (requests look serialised): ${figures}; ${fmt(th.warnBelow)}x or more passes, a CI wholly below ${fmt(th.failBelow)}x fails`, metrics);
+    return ci.high < th.warnBelow ? v : { ...v, borderline: true };
+  }
   return pass(`batching works: ${figures}`, metrics);
 }
 
@@ -564,7 +574,7 @@ export function gradeNoStarvation(input: { reps: ReadonlyArray<readonly Starvati
     }, metrics);
   }
   if (serialisedReps.length > 0)
-    return warn(`streams waited for each other in ${serialisedReps.length} of ${input.reps.length} repetitions (${perRep.map((r, k) => (r.pairs.length ? describe(r, k) : '')).filter(Boolean).join('; ')})`, metrics);
+    return borderline(`streams waited for each other in ${serialisedReps.length} of ${input.reps.length} repetitions (${perRep.map((r, k) => (r.pairs.length ? describe(r, k) : '')).filter(Boolean).join('; ')})`, metrics);
   return pass(`all ${n} streams progressed together in ${input.reps.length} repetitions (${timeline(perRep[0])})`, metrics);
 }
 
