@@ -4,10 +4,13 @@
 import { createParser } from 'eventsource-parser';
 import type { CheckContext } from './check.ts';
 import type { ApiFlavour, Recording } from './types.ts';
-import { record, bodyJson } from './client.ts';
+import { record, bodyJson, type StreamControl } from './client.ts';
 import { decodeSse, decodeNdjson, type SseDecoded } from './sse.ts';
 import { openaiChatEvents, openaiCompletionEvents, anthropicEvents, ollamaEvents, type StreamEvents } from './stream-events.ts';
 import { requestMetrics, type RequestMetrics } from './metrics.ts';
+import { median } from './stats.ts';
+import { observe, observations, paceKey, paceOf, type Pace } from './pace.ts';
+import { requestDeadlines, stallLimitMs, STALL_FACTOR } from './deadlines.ts';
 
 export interface Exchange {
   rec: Recording;
@@ -60,20 +63,26 @@ function liveTokenText(flavour: ApiFlavour, data: string): boolean {
   }
 }
 
-function liveDetector(flavour: ApiFlavour, opts: SendOptions) {
+function liveDetector(flavour: ApiFlavour, opts: SendOptions, stallFloorMs: number | undefined) {
   let count = 0;
+  let firstT: number | undefined;
   const dec = new TextDecoder();
   let onCount: (() => void) | undefined;
   let lineBuf = '';
+  const stallWhy = `stall rule: silence over ${STALL_FACTOR}x the stream's own mean token gap, at least ${stallFloorMs} ms`;
   const sseParser = createParser({
     onEvent: (e) => {
       if (liveTokenText(flavour, e.data)) onCount?.();
     },
   });
-  return (t: number, bytes: Uint8Array, control: { progress(): void; abort(r?: string): void }) => {
+  return (t: number, bytes: Uint8Array, control: StreamControl) => {
     onCount = () => {
       count++;
-      control.progress();
+      firstT ??= t;
+      // The stall rule (lib/deadlines.ts): once the stream shows its own gap, silence is judged against it.
+      const gap = count > 1 ? (t - firstT) / (count - 1) : undefined;
+      if (stallFloorMs === undefined) control.progress();
+      else control.progress(stallLimitMs(stallFloorMs, gap), stallWhy);
       opts.onToken?.(t, count);
       if (opts.stopAfterTokens !== undefined && count >= opts.stopAfterTokens) control.abort(`stopped after ${count} token events (by the check)`);
     };
@@ -119,33 +128,71 @@ export async function send(ctx: CheckContext, flavour: ApiFlavour, body: unknown
   if (flavour === 'anthropic-messages') headers['anthropic-version'] = '2023-06-01';
   if (stream && flavour !== 'ollama-native') headers.accept = 'text/event-stream';
   const signal = opts.signal ? AbortSignal.any([opts.signal, ctx.signal]) : ctx.signal;
+  const key = paceKey(ctx.baseUrl, ctx.profile.model);
+  const pace = paceOf(observations(key));
+  // Deadlines sized from the pace (the profile's are floors); a caller's explicit deadlines are kept as given.
+  const deadlines = requestDeadlines(ctx.deadlines, pace, shapeOf(flavour, body), opts.deadlines);
   const rec = await record({
     url: `${ctx.baseUrl}${PATHS[flavour]}`,
     method: 'POST',
     headers,
     body,
-    deadlines: { ...ctx.deadlines, ...opts.deadlines },
+    deadlines,
     signal,
     tokenProgress: stream,
-    onRead: stream ? liveDetector(flavour, opts) : undefined,
+    onRead: stream ? liveDetector(flavour, opts, opts.deadlines?.tokenIdleMs === undefined ? ctx.deadlines.tokenIdleMs : undefined) : undefined,
     secrets: ctx.secrets,
   });
-  return decodeExchange(flavour, rec, stream);
+  const x = decodeExchange(flavour, rec, stream, pace?.charsPerToken);
+  observeExchange(key, x);
+  return x;
 }
 
-export function decodeExchange(flavour: ApiFlavour, rec: Recording, stream: boolean): Exchange {
+/** max_tokens and prompt size of a request body, for sizing its deadlines. */
+function shapeOf(flavour: ApiFlavour, body: unknown): { maxTokens?: number; promptChars?: number } {
+  if (typeof body !== 'object' || body === null) return {};
+  const b = body as { max_tokens?: unknown; options?: { num_predict?: unknown }; messages?: unknown; prompt?: unknown };
+  const mt = flavour === 'ollama-native' ? b.options?.num_predict : b.max_tokens;
+  const prompt = JSON.stringify(b.messages ?? b.prompt ?? '');
+  return { maxTokens: typeof mt === 'number' && mt > 0 ? mt : undefined, promptChars: prompt.length };
+}
+
+/** Feed the pace with a complete streamed answer (lib/pace.ts). */
+function observeExchange(key: string, x: Exchange): void {
+  const m = x.metrics;
+  if (!m || !x.events || x.rec.status !== 200 || x.rec.failure || m.completionTokens === undefined || m.tokenSource === undefined) return;
+  const usage = x.events.usage;
+  const chars = [...x.events.tokens.map((t) => t.text).join('')].length;
+  observe(key, {
+    at: performance.now(),
+    tokens: m.completionTokens,
+    tokenSource: m.tokenSource,
+    e2eMs: m.e2eMs,
+    ttftMs: m.ttftMs,
+    promptTokens: usage?.prompt_tokens,
+    gapMs: median(m.itlMs),
+    charsPerToken: usage?.completion_tokens && chars > 0 ? chars / usage.completion_tokens : undefined,
+  });
+}
+
+/** The pace this run has measured for the context's server (undefined before its first streamed answer). */
+export function paceFor(ctx: CheckContext): Pace | undefined {
+  return paceOf(observations(paceKey(ctx.baseUrl, ctx.profile.model)));
+}
+
+export function decodeExchange(flavour: ApiFlavour, rec: Recording, stream: boolean, charsPerToken?: number): Exchange {
   const ct = rec.headers['content-type'] ?? '';
   const looksSse = ct.includes('text/event-stream') || (stream && flavour !== 'ollama-native');
   if (stream && rec.status === 200 && looksSse && flavour !== 'ollama-native') {
     const sse = decodeSse(rec.reads);
     const events =
       flavour === 'openai-chat' ? openaiChatEvents(sse) : flavour === 'openai-completions' ? openaiCompletionEvents(sse) : anthropicEvents(sse);
-    const metrics = requestMetrics({ tEnd: rec.tEnd, tokens: events.tokens, usageCompletionTokens: events.usage?.completion_tokens });
+    const metrics = requestMetrics({ tEnd: rec.tEnd, tokens: events.tokens, usageCompletionTokens: events.usage?.completion_tokens, charsPerToken });
     return { rec, sse, events, metrics };
   }
   if (stream && rec.status === 200 && flavour === 'ollama-native') {
     const events = ollamaEvents(decodeNdjson(rec.reads));
-    const metrics = requestMetrics({ tEnd: rec.tEnd, tokens: events.tokens, usageCompletionTokens: events.usage?.completion_tokens });
+    const metrics = requestMetrics({ tEnd: rec.tEnd, tokens: events.tokens, usageCompletionTokens: events.usage?.completion_tokens, charsPerToken });
     return { rec, events, metrics };
   }
   const { json, error } = bodyJson(rec);

@@ -6,6 +6,9 @@ import type { Capability, Deadlines, Level, Outcome, Profile, ServerInfo, Verdic
 import { DEFAULT_DEADLINES } from './client.ts';
 import { apiKeyOf } from './profile.ts';
 import { registerSecret, redact, stripUrlCredentials } from './secrets.ts';
+import { inconclusive } from './messages.ts';
+import { budgetText } from './deadlines.ts';
+import { observations, paceKey, paceOf } from './pace.ts';
 
 export type Tier = 'quick' | 'full';
 
@@ -185,15 +188,19 @@ export async function runCheck(check: CheckDef, o: ContextOptions): Promise<{ ve
   let timer: NodeJS.Timeout | undefined;
   try {
     const ctx = makeContext(check, o, ac.signal, loop);
+    const running = check.run(ctx);
+    // Our bound running out is ours (lib/deadlines.ts): the check is told (its requests end `aborted`) and gets a
+    // moment to grade what it has; if it cannot, the verdict is inconclusive, naming the server's measured speed.
     const verdict = await Promise.race([
-      check.run(ctx),
-      new Promise<never>((_, reject) => {
+      running,
+      new Promise<Verdict>((resolve) => {
         timer = setTimeout(() => {
-          ac.abort();
-          reject(new CheckTimeout(`check ${check.id} did not finish within its ${limit} ms bound`));
+          ac.abort(new Error(`the check's ${limit} ms bound ran out`));
+          timer = setTimeout(() => resolve(inconclusive(budgetText(`${check.id} finished`, paceOf(observations(paceKey(ctx.baseUrl, ctx.profile.model))), `its bound of ${fmtSeconds(limit)}`))), BOUND_GRACE_MS);
         }, limit);
       }),
     ]);
+    running.catch(() => undefined); // a check still running after its grace must not surface as an unhandled rejection
     return { verdict, loopDelay: loop(), ms: performance.now() - t0 };
   } finally {
     if (timer) clearTimeout(timer);
@@ -201,4 +208,6 @@ export async function runCheck(check: CheckDef, o: ContextOptions): Promise<{ ve
   }
 }
 
-export class CheckTimeout extends Error {}
+/** How long a check whose bound ran out may take to grade what it measured before the runner answers for it. */
+const BOUND_GRACE_MS = 3_000;
+const fmtSeconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;

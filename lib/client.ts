@@ -57,8 +57,8 @@ export interface RequestOptions {
 }
 
 export interface StreamControl {
-  /** Mark token progress (resets the token-inactivity deadline). */
-  progress(): void;
+  /** Mark token progress (resets the token-inactivity deadline; `nextIdleMs` re-sizes it, `why` names the rule). */
+  progress(nextIdleMs?: number, why?: string): void;
   /** Stop reading: closes the connection (the server sees a disconnect). */
   abort(reason?: string): void;
 }
@@ -121,12 +121,17 @@ async function recordOnce(opts: RequestOptions): Promise<Recording> {
   opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
 
   let idleTimer: NodeJS.Timeout | undefined;
-  const armIdle = () => {
+  let idleMs = d.tokenIdleMs;
+  let idleWhy = 'token-inactivity deadline';
+  // The caller may re-size the bound as the stream shows its own pace (lib/deadlines.ts: a stall is silence far
+  // longer than the stream's own token gap).
+  const armIdle = (nextMs?: number, why?: string) => {
     if (!opts.tokenProgress) return;
+    if (nextMs !== undefined && nextMs > 0) { idleMs = nextMs; idleWhy = why ?? idleWhy; }
     if (idleTimer) clearTimeout(idleTimer);
     idleTimer = setTimeout(
-      () => fail('token-idle', `no token-bearing event for ${d.tokenIdleMs} ms (token-inactivity deadline; pings and comments do not count)`),
-      d.tokenIdleMs,
+      () => fail('token-idle', `no token-bearing event for ${Math.round(idleMs)} ms (${idleWhy}; pings and comments do not count)`),
+      idleMs,
     );
   };
 

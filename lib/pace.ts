@@ -1,0 +1,145 @@
+// The pace of a server as this run has measured it: per-token time, token gap, TTFT and prefill rate, from every
+// streamed request the harness sends (lib/api.ts feeds it). Timing checks size their token counts, repetitions and
+// deadlines from it (design.md "Grading": budgets scale with the speed the check measures), so a correct server at
+// 3 tok/s and at 5000 tok/s gets the same verdicts.
+//
+// Speeds change during a run (neighbours on a shared machine move them 200x), so the pace is the recent past: the
+// last few requests, and for sizing the slower of their median and the latest one. Plain data and pure functions;
+// the store is keyed by server so every check of a run (and every proof against one server) shares it.
+import { median } from './stats.ts';
+
+export interface PaceObservation {
+  /** performance.now() when the request ended. */
+  at: number;
+  /** Completion tokens (usage, else estimated from the text). */
+  tokens: number;
+  tokenSource: 'usage' | 'counted' | 'estimated';
+  e2eMs: number;
+  ttftMs?: number;
+  /** usage.prompt_tokens, when the server reported it. */
+  promptTokens?: number;
+  /** Median gap between token-bearing events (ms). */
+  gapMs?: number;
+  /** Code points of generated text per completion token, where usage gave the count. */
+  charsPerToken?: number;
+}
+
+/** Requests remembered per server: enough for a median, few enough to follow a speed that changes. */
+const KEEP = 8;
+/** Requests with fewer tokens say more about TTFT than about the per-token time. */
+const MIN_DECODE_TOKENS = 4;
+/** Observations whose prompt is longer than this say more about prefill than about decode. */
+const SHORT_PROMPT_TOKENS = 1024;
+
+const store = new Map<string, PaceObservation[]>();
+
+export function paceKey(baseUrl: string, model: string): string {
+  return `${baseUrl}|${model}`;
+}
+
+/** Add one complete request's figures (a one-token request still tells the prefill rate). */
+export function observe(key: string, o: PaceObservation): void {
+  if (!(o.tokens >= 1) || !(o.e2eMs > 0)) return;
+  const list = store.get(key) ?? [];
+  list.push(o);
+  if (list.length > KEEP) list.splice(0, list.length - KEEP);
+  store.set(key, list);
+}
+
+export function observations(key: string): readonly PaceObservation[] {
+  return store.get(key) ?? [];
+}
+
+/** Forget a server's pace (tests). */
+export function resetPace(key?: string): void {
+  if (key === undefined) store.clear();
+  else store.delete(key);
+}
+
+export interface Pace {
+  /** Requests the figures come from. */
+  samples: number;
+  /** Wall time per completion token of short-prompt requests (e2e / tokens, ms): what a request of n tokens costs. */
+  perTokenMs: number;
+  /** The same as a rate (tok/s): the speed messages name. */
+  wallTps: number;
+  /** Median gap between token-bearing events (ms), when streams had gaps. */
+  gapMs?: number;
+  /** Median TTFT of short-prompt requests (ms). */
+  ttftMs?: number;
+  /** Prompt tokens per second of prefill (median over requests with a reported prompt size). */
+  prefillTps?: number;
+  /** Code points per token learned from usage. */
+  charsPerToken?: number;
+  /** One line: where the figures come from. */
+  source: string;
+}
+
+/**
+ * The pace from recent observations, or undefined before the first one. perTokenMs is the slower of the median and the
+ * latest request, so a server that just slowed down (a neighbour started) is not given a deadline sized for before.
+ */
+export function paceOf(obs: readonly PaceObservation[]): Pace | undefined {
+  // Per-token time from requests with some tokens and a short prompt (a long prefill is not a decode pace).
+  const decoding = obs.filter((o) => o.tokens >= MIN_DECODE_TOKENS);
+  const short = decoding.filter((o) => o.promptTokens === undefined || o.promptTokens <= SHORT_PROMPT_TOKENS);
+  const use = short.length ? short : decoding;
+  if (!use.length) return undefined;
+  const per = use.map((o) => o.e2eMs / o.tokens);
+  const perTokenMs = Math.max(median(per)!, per[per.length - 1]!);
+  const prefill = obs.filter((o) => o.promptTokens !== undefined && o.promptTokens >= 64 && o.ttftMs !== undefined && o.ttftMs > 0)
+    .map((o) => o.promptTokens! / (o.ttftMs! / 1000));
+  const sources = [...new Set(use.map((o) => o.tokenSource))].join('/');
+  return {
+    samples: use.length,
+    perTokenMs,
+    wallTps: 1000 / perTokenMs,
+    gapMs: median(use.map((o) => o.gapMs)),
+    ttftMs: median(short.map((o) => o.ttftMs)),
+    prefillTps: median(prefill),
+    charsPerToken: median(obs.map((o) => o.charsPerToken)),
+    source: `${use.length} recent request${use.length === 1 ? '' : 's'}, tokens from ${sources}`,
+  };
+}
+
+/** "3.1 tok/s (wall, 5 recent requests, tokens from usage)": the speed as messages name it. */
+export function describePace(p: Pace | undefined): string {
+  if (!p) return 'no speed measured yet';
+  const tps = p.wallTps >= 100 ? p.wallTps.toFixed(0) : p.wallTps.toFixed(1);
+  return `${tps} tok/s (wall time per token over ${p.source})`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Sizing: pure, so the budgets of the speed matrix can be checked without a server.
+
+export interface TokenSizing {
+  /** Wall time per token (ms), from the pace. */
+  perTokenMs: number;
+  /** How long the generation should take, to be measurable (ms). */
+  targetMs: number;
+  /** Fewest tokens the check's statistics need. */
+  min: number;
+  /** Most tokens (window, server limits, what the check can use). */
+  max: number;
+}
+
+/** Tokens so that one generation lasts about targetMs at this pace, within [min, max]. */
+export function tokensFor(s: TokenSizing): number {
+  const n = Math.round(s.targetMs / Math.max(1e-3, s.perTokenMs));
+  return Math.max(s.min, Math.min(s.max, n));
+}
+
+/** Expected wall time (ms) of `requests` sequential requests of `tokens` tokens at this pace (TTFT included). */
+export function expectedMs(p: Pick<Pace, 'perTokenMs' | 'ttftMs'>, tokens: number, requests = 1): number {
+  return requests * ((p.ttftMs ?? 0) + tokens * p.perTokenMs);
+}
+
+/**
+ * The most repetitions (between min and max) of a unit of work costing unitMs that fit in budgetMs; 0 when even
+ * `min` does not fit (the caller reports that as inconclusive, naming the speed).
+ */
+export function repetitionsFor(unitMs: number, budgetMs: number, min: number, max: number): number {
+  const fit = Math.floor(budgetMs / Math.max(1e-3, unitMs));
+  if (fit < min) return 0;
+  return Math.min(max, fit);
+}

@@ -1,0 +1,97 @@
+// One shared recording cache with one abort policy (style.md "Mend when you touch it"): several checks of a family
+// read the same recorded exchanges (the sse streams, the long streams of `stream`, the metrics sample, the cycles
+// run), recorded once per run and server.
+//
+// The policy, the same for every family:
+//  - The recording runs under the signal of the check that asked first, with our client's lateness sampled while it
+//    runs (the stall allowance of every check that reads it: lib/client-lag.ts).
+//  - A recording our side cut short (that check's bound ran out, our total deadline: lib/deadlines.ts `endedByUs`) is
+//    no evidence about the server. It is returned marked `incomplete`, with the reason and the measured speed, so a
+//    reader grades it inconclusive (never fail, never error); it is dropped from the cache, so the next check records
+//    it again, once, under its own bound.
+//  - A recording that threw (our harness, an unreachable server) is dropped too, and the error goes to the caller.
+import type { CheckContext } from './check.ts';
+import type { Recording, Verdict } from './types.ts';
+import { startLagSampler, type ClientLag } from './client-lag.ts';
+import { budgetText, endingOf } from './deadlines.ts';
+import { inconclusive } from './messages.ts';
+import { observations, paceKey, paceOf, type Pace } from './pace.ts';
+
+export interface SharedRecording<T> {
+  value: T;
+  /** Our client's event-loop lateness while the recording ran. */
+  lag: ClientLag;
+  /** Set when our side ended one of its requests while the server was still working: no evidence either way. */
+  incomplete?: string;
+  /** The server's pace when the recording finished (what messages name). */
+  pace?: Pace;
+  /** Wall time of the recording (ms). */
+  ms: number;
+  /** The check that recorded it. */
+  recordedBy: string;
+}
+
+const cache = new Map<string, Promise<SharedRecording<unknown>>>();
+
+function keyOf(ctx: CheckContext, name: string): string {
+  return `${name}|${ctx.runId}|${ctx.baseUrl}|${ctx.profile.id}|${ctx.profile.model}`;
+}
+
+async function run<T>(ctx: CheckContext, record: () => Promise<T>, recordingsOf: (t: T) => ReadonlyArray<Recording | undefined>): Promise<SharedRecording<T>> {
+  const sampler = startLagSampler();
+  const t0 = performance.now();
+  try {
+    const value = await record();
+    const cut = recordingsOf(value).map((r, i) => (r ? { i, e: endingOf(r) } : undefined)).find((x) => x?.e.by === 'us' && x.e.kind === 'budget');
+    const pace = paceOf(observations(paceKey(ctx.baseUrl, ctx.profile.model)));
+    return {
+      value,
+      lag: sampler.stop(),
+      pace,
+      ms: performance.now() - t0,
+      recordedBy: ctx.check.id,
+      ...(cut && cut.e.by === 'us' ? { incomplete: `request ${cut.i + 1} of the shared recording was cut short by our side (${cut.e.detail})` } : {}),
+    };
+  } finally {
+    sampler.stop();
+  }
+}
+
+/**
+ * The recording `name` for this run and server: recorded once, shared by every check that asks. `recordingsOf` lists
+ * the raw recordings inside the value, so the policy can tell a recording our side cut short.
+ */
+export async function shared<T>(ctx: CheckContext, name: string, record: () => Promise<T>, recordingsOf: (t: T) => ReadonlyArray<Recording | undefined>): Promise<SharedRecording<T>> {
+  const key = keyOf(ctx, name);
+  let retried = false;
+  for (;;) {
+    let p = cache.get(key) as Promise<SharedRecording<T>> | undefined;
+    const mine = !p;
+    if (!p) {
+      p = run(ctx, record, recordingsOf);
+      cache.set(key, p);
+    }
+    let r: SharedRecording<T>;
+    try {
+      r = await p;
+    } catch (e) {
+      if (cache.get(key) === p) cache.delete(key);
+      throw e;
+    }
+    if (!r.incomplete) return r;
+    if (cache.get(key) === p) cache.delete(key);
+    // Someone else's cut-short recording: record it again once under this check's own bound.
+    if (mine || retried || ctx.signal.aborted) return r;
+    retried = true;
+  }
+}
+
+/** The inconclusive verdict for a reader of an incomplete shared recording (our budget, never the server's fault). */
+export function incompleteVerdict(r: SharedRecording<unknown>, what: string): Verdict {
+  return inconclusive(budgetText(what, r.pace, r.incomplete));
+}
+
+/** Forget every shared recording (tests). */
+export function resetShared(): void {
+  cache.clear();
+}
