@@ -171,6 +171,8 @@ function observeExchange(key: string, x: Exchange): void {
     ttftMs: m.ttftMs,
     promptTokens: usage?.prompt_tokens,
     gapMs: median(m.itlMs),
+    tokenEvents: x.events.tokens.length,
+    tokenReads: new Set(x.events.tokens.map((t) => t.t)).size,
     charsPerToken: usage?.completion_tokens && chars > 0 ? chars / usage.completion_tokens : undefined,
   });
 }
@@ -178,6 +180,25 @@ function observeExchange(key: string, x: Exchange): void {
 /** The pace this run has measured for the context's server (undefined before its first streamed answer). */
 export function paceFor(ctx: CheckContext): Pace | undefined {
   return paceOf(observations(paceKey(ctx.baseUrl, ctx.profile.model)));
+}
+
+/** Tokens of the quick speed probe: a few seconds at 3 tok/s, enough for a per-token time. */
+export const PROBE_TOKENS = 12;
+
+/**
+ * The pace of the context's server: what this run measured so far, or one short probe stream when nothing was
+ * measured yet (a check run alone with -t). Undefined when the probe got no answer (the check's own requests will
+ * show why).
+ */
+export async function measurePace(ctx: CheckContext): Promise<Pace | undefined> {
+  const known = paceFor(ctx);
+  if (known) return known;
+  ctx.log(`measuring the server's speed first: one stream of ${PROBE_TOKENS} tokens`);
+  await chat(ctx, generationBody(ctx, 'openai-chat', {
+    prompt: uniquePrompt(ctx, 'Count from one to twenty in words.'), maxTokens: PROBE_TOKENS, stream: true, exactLength: true,
+    extra: { stream_options: { include_usage: true } },
+  }));
+  return paceFor(ctx);
 }
 
 export function decodeExchange(flavour: ApiFlavour, rec: Recording, stream: boolean, charsPerToken?: number): Exchange {

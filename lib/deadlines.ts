@@ -47,8 +47,10 @@ export function expectedTtftMs(pace: Pace | undefined, promptChars = 0): number 
  */
 export function requestDeadlines(base: Deadlines, pace: Pace | undefined, shape: RequestShape, explicit: Partial<Deadlines> = {}): Deadlines {
   const ttft = expectedTtftMs(pace, shape.promptChars);
-  const firstToken = Math.max(base.tokenIdleMs, PREFILL_FACTOR * ttft);
   const duration = ttft + (shape.maxTokens ?? 0) * (pace?.perTokenMs ?? 0);
+  // A server that holds its tokens until the end is silent for the whole generation: that is a burst (the stream
+  // and metrics families judge it), not a stall, so the first-token bound also covers twice the expected duration.
+  const firstToken = Math.max(base.tokenIdleMs, PREFILL_FACTOR * ttft, 2 * duration);
   const d: Deadlines = {
     connectMs: base.connectMs,
     headersMs: Math.max(base.headersMs, PREFILL_FACTOR * ttft),

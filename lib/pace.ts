@@ -20,6 +20,9 @@ export interface PaceObservation {
   promptTokens?: number;
   /** Median gap between token-bearing events (ms). */
   gapMs?: number;
+  /** Token-bearing events, and how many distinct reads carried them (a flushed stream: one or two). */
+  tokenEvents?: number;
+  tokenReads?: number;
   /** Code points of generated text per completion token, where usage gave the count. */
   charsPerToken?: number;
 }
@@ -63,6 +66,9 @@ export interface Pace {
   perTokenMs: number;
   /** The same as a rate (tok/s): the speed messages name. */
   wallTps: number;
+  /** Median decode time per token after the first ((e2e − TTFT) / (tokens − 1), ms): what sizes a decode's length.
+   *  About 0 for a server that flushes its stream at the end, whose perTokenMs still tells the truth. */
+  tpotMs?: number;
   /** Median gap between token-bearing events (ms), when streams had gaps. */
   gapMs?: number;
   /** Median TTFT of short-prompt requests (ms). */
@@ -94,12 +100,21 @@ export function paceOf(obs: readonly PaceObservation[]): Pace | undefined {
     samples: use.length,
     perTokenMs,
     wallTps: 1000 / perTokenMs,
+    // TPOT only from streams whose tokens came spread over reads: a flushed stream's (e2e − TTFT) is ~0.
+    tpotMs: median(use.filter((o) => o.ttftMs !== undefined && o.tokens >= 2 && spread(o)).map((o) => (o.e2eMs - o.ttftMs!) / (o.tokens - 1))),
     gapMs: median(use.map((o) => o.gapMs)),
-    ttftMs: median(short.map((o) => o.ttftMs)),
+    // TTFT of streamed answers only: a flushed stream's "TTFT" is its whole duration.
+    ttftMs: median(short.filter(spread).map((o) => o.ttftMs)),
     prefillTps: median(prefill),
     charsPerToken: median(obs.map((o) => o.charsPerToken)),
     source: `${use.length} recent request${use.length === 1 ? '' : 's'}, tokens from ${sources}`,
   };
+}
+
+/** Tokens came in many reads (at least a fifth as many reads as events, and 3): a stream, not a flush. */
+function spread(o: PaceObservation): boolean {
+  if (o.tokenReads === undefined || o.tokenEvents === undefined) return true;
+  return o.tokenReads >= Math.max(3, 0.2 * o.tokenEvents);
 }
 
 /** "3.1 tok/s (wall, 5 recent requests, tokens from usage)": the speed as messages name it. */
@@ -107,6 +122,17 @@ export function describePace(p: Pace | undefined): string {
   if (!p) return 'no speed measured yet';
   const tps = p.wallTps >= 100 ? p.wallTps.toFixed(0) : p.wallTps.toFixed(1);
   return `${tps} tok/s (wall time per token over ${p.source})`;
+}
+
+/** Decode time per token for sizing a generation's length: TPOT of streamed answers, else the wall time per token
+ *  (a server that flushes at the end: its wall time is the truth). */
+export function decodeMsPerToken(p: Pick<Pace, 'perTokenMs' | 'tpotMs'>): number {
+  return p.tpotMs !== undefined && p.tpotMs > 1e-3 ? p.tpotMs : p.perTokenMs;
+}
+
+/** "sized from the measured speed (3.1 tok/s …)": how a check says what it sized its work from. */
+export function sizedFrom(p: Pace | undefined): string {
+  return p ? `sized from the measured speed, ${describePace(p)}` : 'default size (no speed measured)';
 }
 
 // ---------------------------------------------------------------------------------------------------------------
