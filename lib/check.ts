@@ -157,7 +157,8 @@ export function grade(check: CheckDef, v: Verdict, profile: Profile, strict: boo
     message = `SHOULD not met (fails under CONFORMANCE_STRICT=1): ${message}`;
   }
   if (v.outcome === 'fail' && check.level === 'INFO') outcome = 'warn';
-  if (v.outcome === 'warn' && strict && check.level !== 'INFO' && !isInconclusive(v.message)) outcome = 'fail';
+  // Strict mode never touches `inconclusive`: it is no evidence against the server.
+  if (v.outcome === 'warn' && strict && check.level !== 'INFO') outcome = 'fail';
   const known = profile.knownIssues?.find((k) => k.check === check.id);
   if (known) {
     if (outcome === 'fail' || outcome === 'warn') {
@@ -169,11 +170,6 @@ export function grade(check: CheckDef, v: Verdict, profile: Profile, strict: boo
     }
   }
   return { outcome, message, raw: v.outcome };
-}
-
-/** Inconclusive results are warnings even in strict mode: they are no evidence against the server. */
-export function isInconclusive(message: string): boolean {
-  return /^inconclusive\b/i.test(message);
 }
 
 /** Run one check with its timeout and an event-loop delay monitor. Harness exceptions propagate. */

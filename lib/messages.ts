@@ -33,9 +33,9 @@ export function fail(f: FailureText, metrics?: Verdict['metrics'], evidence?: Ve
 export function warn(message: string, metrics?: Verdict['metrics'], evidence?: Verdict['evidence']): Verdict {
   return { outcome: 'warn', message, metrics, evidence };
 }
-/** Not enough evidence either way: a warning that strict mode does not turn into a failure. */
+/** Not enough evidence either way (design.md "Grading"): an outcome of its own, never a warn, never failed by strict mode. */
 export function inconclusive(why: string, metrics?: Verdict['metrics'], evidence?: Verdict['evidence']): Verdict {
-  return { outcome: 'warn', message: `inconclusive: ${why}`, metrics, evidence };
+  return { outcome: 'inconclusive', message: why, metrics, evidence };
 }
 export function skip(why: string): Verdict {
   return { outcome: 'skip', message: why };

@@ -198,7 +198,7 @@ export function gradeTtftStable(input: TrendInput): Verdict {
  * shared machine recovers, and the longer series no longer shows a slope and a drop together.
  */
 export function cyclesUndecided(input: { cycles: readonly CycleSample[]; slowdown: TrendThresholds; ttft: TrendThresholds }): boolean {
-  const open = (v: Verdict) => v.outcome === 'fail' || (v.outcome === 'warn' && !/^inconclusive/.test(v.message));
+  const open = (v: Verdict) => v.outcome === 'fail' || v.outcome === 'warn';
   return open(gradeNoSlowdown({ cycles: input.cycles, thresholds: input.slowdown })) || open(gradeTtftStable({ cycles: input.cycles, thresholds: input.ttft }));
 }
 

@@ -59,9 +59,13 @@ export interface Profile {
 
 export type Level = 'MUST' | 'SHOULD' | 'INFO';
 /** What a check's own run returns. Level and known issues are applied afterwards by grade(). */
-export type RawOutcome = 'pass' | 'fail' | 'warn' | 'skip';
+export type RawOutcome = 'pass' | 'fail' | 'warn' | 'inconclusive' | 'skip';
 /** The closed vocabulary of results (design.md "Grading"). */
-export type Outcome = 'pass' | 'fail' | 'warn' | 'skip' | 'known' | 'known-passing' | 'error';
+/**
+ * `inconclusive`: the evidence could not decide (too short, our own client starved, our budget ran out while the server
+ * was still working). An outcome of its own: never folded into warn, never turned into a failure by strict mode.
+ */
+export type Outcome = 'pass' | 'fail' | 'warn' | 'inconclusive' | 'skip' | 'known' | 'known-passing' | 'error';
 
 /** Capabilities a check may require; a profile lacking one skips the check with the reason. */
 export type Capability =

@@ -86,7 +86,7 @@ const DEFAULTS: Required<CompareOptions> = { tolerance: 0.3, minEffect: 0.2, min
 // ---------------------------------------------------------------------------------------------------------
 // Outcomes
 
-/** Badness of an outcome; skip is outside the order (not measured). */
+/** Badness of an outcome; skip and inconclusive are outside the order (no verdict, so neither better nor worse). */
 function rank(o: Outcome): number | undefined {
   switch (o) {
     case 'pass':
@@ -103,8 +103,6 @@ function rank(o: Outcome): number | undefined {
   }
 }
 
-const INCONCLUSIVE = /^(SHOULD not met[^:]*:\s*)?(known issue \([^)]*\):\s*)?inconclusive\b/i;
-
 export function outcomeChange(o: CheckResult | undefined, n: CheckResult | undefined): OutcomeChange | undefined {
   if (!o && !n) return undefined;
   const id = (n ?? o)!.id;
@@ -117,7 +115,7 @@ export function outcomeChange(o: CheckResult | undefined, n: CheckResult | undef
   const rn = rank(n.outcome);
   let kind: ChangeKind = 'changed';
   if (ro !== undefined && rn !== undefined) {
-    if (rn > ro) kind = n.outcome === 'warn' && INCONCLUSIVE.test(n.message) ? 'changed' : 'regression';
+    if (rn > ro) kind = 'regression';
     else if (rn < ro) kind = 'improvement';
   }
   return { id, title, level, from: o.outcome, to: n.outcome, kind, message: firstLine(n.message) };
@@ -343,7 +341,7 @@ export function compareResults(oldInput: ResultsFile | unknown, newInput: Result
       `a figure with its own interval ({ estimate, low, high }) moved when the two intervals do not overlap; ` +
       `without either, when it changed by more than ±${Math.round(opt.tolerance * 100)}%; a duration must also move by ≥ ${opt.minDeltaMs} ms. Curves are not compared point by point; figures about our own client (loop delay) and configuration are not compared; ` +
       `extremes and derived figures (min, max, p99, slopes, shares, limits) are listed as changed but never gate. ` +
-      `Regressions: an outcome that got worse (pass → warn/fail/error, warn → fail; an inconclusive warn excepted), or a figure that moved the bad way (tok/s down, ms up).`,
+      `Regressions: an outcome that got worse (pass → warn/fail/error, warn → fail; inconclusive is neither), or a figure that moved the bad way (tok/s down, ms up).`,
   );
   for (const m of metricChangesAll) if (!gated(m.metric) && m.kind !== 'changed') m.kind = 'changed';
   const order = { regression: 0, improvement: 1, changed: 2 } as const;

@@ -32,7 +32,7 @@ document.querySelectorAll('#matrix td[data-o] details').forEach(function(d){var 
 var cb=document.getElementById('only-problems');cb.addEventListener('change',function(){document.querySelectorAll('#matrix tr[data-all-pass]').forEach(function(r){r.hidden=cb.checked;});});})();`;
 
 const CSS = `
-:root{--pass:#1a7f37;--fail:#cf222e;--warn:#9a6700;--skip:#6e7781;--known:#8250df;--error:#bc4c00;--bg:#fff;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0}
+:root{--pass:#1a7f37;--fail:#cf222e;--warn:#9a6700;--inconclusive:#0969da;--skip:#6e7781;--known:#8250df;--error:#bc4c00;--bg:#fff;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0}
 *{box-sizing:border-box}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);margin:0 auto;padding:16px 24px 48px;max-width:1600px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
@@ -43,7 +43,7 @@ thead th{background:#f6f8fa;position:sticky;top:0;z-index:1}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .scroll{overflow-x:auto}
 .badge{display:inline-block;padding:0 6px;border-radius:10px;font-size:12px;font-weight:600;color:#fff;white-space:nowrap}
-.b-pass{background:var(--pass)}.b-fail{background:var(--fail)}.b-warn{background:var(--warn)}.b-skip{background:var(--skip)}
+.b-pass{background:var(--pass)}.b-fail{background:var(--fail)}.b-warn{background:var(--warn)}.b-inconclusive{background:var(--inconclusive)}.b-skip{background:var(--skip)}
 .b-known{background:var(--known)}.b-known-passing{background:var(--known);outline:2px solid var(--pass)}.b-error{background:var(--error)}.b-na{background:#afb8c1}
 .phantom{display:inline-block;margin-left:4px;padding:0 5px;border-radius:3px;background:var(--fail);color:#fff;font-size:11px;font-weight:700;letter-spacing:.03em}
 .lvl{font-size:11px;color:var(--muted);white-space:nowrap}
@@ -82,7 +82,7 @@ export function renderHtml(files: readonly (ResultsFile | unknown)[], opts: Html
     plotsSection(columns),
     matrixSection(columns, rows),
     `<footer class="muted small"><p>Every figure here is read from the results files named above and can be recomputed from them. ` +
-      `Outcomes: pass, fail, warn (a SHOULD not met or an inconclusive measurement), skip (capability not declared), known (expected failure listed in the profile), known-passing (a known issue that now passes: update the profile), error (the suite's own problem, never the server's). n/a: not measured or not in that run.</p></footer>`,
+      `Outcomes: pass, fail, warn (a SHOULD not met, or borderline evidence), inconclusive (the evidence could not decide: too short, our client starved, our budget ran out while the server was still working), skip (capability not declared), known (expected failure listed in the profile), known-passing (a known issue that now passes: update the profile), error (the suite's own problem, never the server's). n/a: not measured or not in that run.</p></footer>`,
   ].join('\n');
 
   return [

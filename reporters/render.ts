@@ -61,19 +61,19 @@ export function toColumns(files: readonly ResultsFile[]): Column[] {
 
 export interface Tally {
   total: number;
-  /** Not skipped. */
+  /** Neither skipped nor inconclusive: checks that reached a verdict. */
   graded: number;
   /** pass + known-passing. */
   passed: number;
   counts: Record<Outcome, number>;
 }
 
-export const OUTCOMES: readonly Outcome[] = ['pass', 'fail', 'warn', 'skip', 'known', 'known-passing', 'error'];
+export const OUTCOMES: readonly Outcome[] = ['pass', 'fail', 'warn', 'inconclusive', 'skip', 'known', 'known-passing', 'error'];
 
 export function tally(checks: readonly CheckResult[]): Tally {
   const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const c of checks) counts[c.outcome] = (counts[c.outcome] ?? 0) + 1;
-  return { total: checks.length, graded: checks.length - counts.skip, passed: counts.pass + counts['known-passing'], counts };
+  return { total: checks.length, graded: checks.length - counts.skip - counts.inconclusive, passed: counts.pass + counts['known-passing'], counts };
 }
 
 /** The run gate: any fail or error. */
@@ -205,12 +205,12 @@ function tokensCell(r: WorkloadRow): string {
 }
 
 const OUTCOME_TEXT: Record<Outcome, string> = {
-  pass: 'PASS', fail: 'FAIL', warn: 'WARN', skip: 'SKIP', known: 'KNOWN', 'known-passing': 'KNOWN-PASSING', error: 'ERROR',
+  pass: 'PASS', fail: 'FAIL', warn: 'WARN', inconclusive: 'INCONCLUSIVE', skip: 'SKIP', known: 'KNOWN', 'known-passing': 'KNOWN-PASSING', error: 'ERROR',
 };
 const OUTCOME_MD: Record<Outcome, string> = {
-  pass: '✅ pass', fail: '❌ **fail**', warn: '⚠️ warn', skip: '⏭️ skip', known: '🔶 known', 'known-passing': '🎉 **known, now passing**', error: '💥 **error**',
+  pass: '✅ pass', fail: '❌ **fail**', warn: '⚠️ warn', inconclusive: '❔ inconclusive', skip: '⏭️ skip', known: '🔶 known', 'known-passing': '🎉 **known, now passing**', error: '💥 **error**',
 };
-const ANSI: Partial<Record<Outcome, string>> = { pass: '32', fail: '31', warn: '33', skip: '90', known: '35', 'known-passing': '1;36', error: '1;31' };
+const ANSI: Partial<Record<Outcome, string>> = { pass: '32', fail: '31', warn: '33', inconclusive: '36', skip: '90', known: '35', 'known-passing': '1;36', error: '1;31' };
 
 function firstLine(s: string, max: number): string {
   const line = (s.split('\n')[0] ?? '').trim();
@@ -236,7 +236,7 @@ function serverLine(h: ResultsHeader): string {
 
 function tallyLine(t: Tally): string {
   const c = t.counts;
-  return `${t.passed}/${t.graded} passed · ${c.fail} fail · ${c.error} error · ${c.warn} warn · ${c.known} known · ${c['known-passing']} known-passing · ${c.skip} skip`;
+  return `${t.passed}/${t.graded} passed · ${c.fail} fail · ${c.error} error · ${c.warn} warn · ${c.inconclusive} inconclusive · ${c.known} known · ${c['known-passing']} known-passing · ${c.skip} skip`;
 }
 
 // ------------------------------------------------------------------------------------------------------------
@@ -341,14 +341,14 @@ function mdOne(col: Column): string {
   out.push('');
   out.push(`${mdEscape(serverLine(col.header))} · suite ${col.header.suite.version} · ${col.header.date} · tier ${col.header.tier}${col.header.strict ? ' · strict' : ''}${col.finished ? '' : ' · **interrupted: partial results**'}`);
   out.push('');
-  out.push(`**${t.passed}/${t.graded} passed** · ${t.counts.fail} fail · ${t.counts.error} error · ${t.counts.warn} warn · ${t.counts.known} known · ${t.counts['known-passing']} known-passing · ${t.counts.skip} skip`);
+  out.push(`**${t.passed}/${t.graded} passed** · ${t.counts.fail} fail · ${t.counts.error} error · ${t.counts.warn} warn · ${t.counts.inconclusive} inconclusive · ${t.counts.known} known · ${t.counts['known-passing']} known-passing · ${t.counts.skip} skip`);
   for (const c of knownPassing(col)) {
     out.push('');
     out.push(`> [!IMPORTANT]\n> **Known issue now passes: \`${c.id}\`** — remove it from \`knownIssues\` of profile \`${mdEscape(col.project)}\` in servers.json.`);
   }
   out.push('');
   // Problems first, then the rest, each in run order.
-  const rank = (o: Outcome) => ['error', 'fail', 'known-passing', 'warn', 'known', 'pass', 'skip'].indexOf(o);
+  const rank = (o: Outcome) => ['error', 'fail', 'known-passing', 'warn', 'inconclusive', 'known', 'pass', 'skip'].indexOf(o);
   const sorted = [...col.checks].sort((a, b) => rank(a.outcome) - rank(b.outcome));
   out.push('| outcome | level | check | message |');
   out.push('|---|---|---|---|');

@@ -587,7 +587,7 @@ export function runScenario(s: Scenario, trials: number, seed: number): Tally & 
   for (let i = 0; i < trials; i++) {
     const v = s.trial(rng);
     if (v.outcome === 'fail') t.fail++;
-    else if (v.outcome === 'warn' && /^inconclusive/.test(v.message)) t.inconclusive++;
+    else if (v.outcome === 'inconclusive') t.inconclusive++;
     else if (v.outcome === 'warn') t.warn++;
     else t.pass++;
   }

@@ -10,7 +10,7 @@ import type { CheckContext, CheckDef, Threshold, Tier } from '../lib/check.ts';
 import { chat, describeExchange, generationBody, uniquePrompt, type Exchange } from '../lib/api.ts';
 import { filler } from '../lib/prompts.ts';
 import { processTreeRssKiB } from '../lib/lifecycle.ts';
-import { fail, fmt } from '../lib/messages.ts';
+import { fail, fmt, inconclusive } from '../lib/messages.ts';
 import type { Evidence, Verdict } from '../lib/types.ts';
 import {
   cyclesUndecided, gradeMemory, gradeNoSlowdown, gradeNoStalls, gradeTtftStable, type CycleSample, type LoopDelay, type RssSample, type StallRequest,
@@ -287,7 +287,7 @@ export const checks: CheckDef[] = [
       const run = await cyclesRun(ctx);
       const broken = brokenRequests(run);
       if (broken) return broken;
-      if (run.rssUnavailable) return withRun({ outcome: 'warn', message: `inconclusive: no RSS samples (${run.rssUnavailable})` }, run);
+      if (run.rssUnavailable) return withRun(inconclusive(`no RSS samples (${run.rssUnavailable})`), run);
       return withRun(gradeMemory({
         samples: run.rss,
         thresholds: { minGrowthKiB: ctx.threshold('minGrowthKiB'), minLeakKiBPerRequest: ctx.threshold('minLeakKiBPerRequest'), alpha: ctx.threshold('alpha'), minSamples: ctx.threshold('minSamples') },

@@ -22,13 +22,14 @@ function file(checks: Partial<CheckResult>[], project = 'p'): ResultsFile {
 }
 
 describe('outcome changes', () => {
-  test('worse outcomes are regressions, better ones improvements, skips and inconclusive warns neither', () => {
+  test('worse outcomes are regressions, better ones improvements, skips and inconclusive neither', () => {
     const c = (outcome: CheckResult['outcome'], message = '') => ({ id: 'a.b', title: 't', family: 'a', level: 'MUST', outcome, message, rationale: '', reference: '' }) as CheckResult;
     expect(outcomeChange(c('pass'), c('fail'))?.kind).toBe('regression');
     expect(outcomeChange(c('pass'), c('error'))?.kind).toBe('regression');
     expect(outcomeChange(c('warn'), c('fail'))?.kind).toBe('regression');
     expect(outcomeChange(c('pass'), c('warn', 'SHOULD not met (fails under CONFORMANCE_STRICT=1): x'))?.kind).toBe('regression');
-    expect(outcomeChange(c('pass'), c('warn', 'inconclusive: client starved'))?.kind).toBe('changed');
+    expect(outcomeChange(c('pass'), c('inconclusive', 'client starved'))?.kind).toBe('changed');
+    expect(outcomeChange(c('pass'), c('warn', 'inconclusive: a warn is a warn whatever its text'))?.kind).toBe('regression');
     expect(outcomeChange(c('fail'), c('pass'))?.kind).toBe('improvement');
     expect(outcomeChange(c('known'), c('known-passing'))?.kind).toBe('improvement');
     expect(outcomeChange(c('pass'), c('skip'))?.kind).toBe('changed');

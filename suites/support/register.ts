@@ -100,6 +100,11 @@ export function registerChecks(family: string, checks: CheckDef[]): void {
           t.skip(meta.message);
           return;
         }
+        // No verdict either way: Vitest (and so JUnit) shows it as skipped, with the reason.
+        if (graded.outcome === 'inconclusive') {
+          t.skip(`INCONCLUSIVE: ${meta.message}`);
+          return;
+        }
         if (graded.outcome !== 'pass') await t.annotate(`${graded.outcome.toUpperCase()}: ${meta.message}`, graded.outcome === 'warn' ? 'warning' : 'notice');
       });
     }
