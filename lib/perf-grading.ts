@@ -490,20 +490,23 @@ export interface StarvationStream {
 }
 
 /**
- * A stream whose tokens all arrived at once (under 0.5 ms per token event): its "last token" marks when the server
- * flushed, not when it finished generating, so it is no evidence of serialisation (stream.spread judges bursts).
+ * A stream whose tokens all arrived at once: three times faster than the server generates them (`referenceTps`, the
+ * decode rate measured on this server's single streams), or under 0.5 ms per token event when that is unknown. Its
+ * "last token" marks when the server flushed, not when it finished generating, so it is no evidence of serialisation
+ * (stream.spread judges bursts).
  */
-export function arrivedInBurst(s: StarvationStream): boolean {
+export function arrivedInBurst(s: StarvationStream, referenceTps?: number): boolean {
   if (s.firstTokenAbs === undefined || s.lastTokenAbs === undefined || s.tokens < 4) return false;
-  return s.lastTokenAbs - s.firstTokenAbs < 0.5 * s.tokens;
+  const msPerToken = referenceTps !== undefined && referenceTps > 0 ? 1000 / (3 * referenceTps) : 0.5;
+  return s.lastTokenAbs - s.firstTokenAbs < msPerToken * s.tokens;
 }
 
 /** Pairs (a, b) where stream b's first token came only after stream a's last: b waited for a to finish. */
-export function serialisedPairs(streams: readonly StarvationStream[]): Array<{ a: number; b: number; waitedMs: number }> {
+export function serialisedPairs(streams: readonly StarvationStream[], referenceTps?: number): Array<{ a: number; b: number; waitedMs: number }> {
   const out: Array<{ a: number; b: number; waitedMs: number }> = [];
   streams.forEach((a, i) => {
     streams.forEach((b, j) => {
-      if (i === j || a.lastTokenAbs === undefined || b.firstTokenAbs === undefined || arrivedInBurst(a)) return;
+      if (i === j || a.lastTokenAbs === undefined || b.firstTokenAbs === undefined || arrivedInBurst(a, referenceTps)) return;
       if (b.firstTokenAbs > a.lastTokenAbs) out.push({ a: i, b: j, waitedMs: b.firstTokenAbs - a.lastTokenAbs });
     });
   });
@@ -515,13 +518,13 @@ export function serialisedPairs(streams: readonly StarvationStream[]): Array<{ a
  * some stream's first token came only after another stream's last. Fail when every repetition (at least 2) is
  * serialised, warn when some are; 429/503 with Retry-After is a warning with the reason; other errors fail.
  */
-export function gradeNoStarvation(input: { reps: ReadonlyArray<readonly StarvationStream[]>; slots: number; loop?: LoopDelay; thresholds: { minReps: number; starvedLoopP99Ms: number } }): Verdict {
+export function gradeNoStarvation(input: { reps: ReadonlyArray<readonly StarvationStream[]>; slots: number; loop?: LoopDelay; referenceTps?: number; thresholds: { minReps: number; starvedLoopP99Ms: number } }): Verdict {
   const th = input.thresholds;
   const n = input.reps[0]?.length ?? 0;
   const perRep = input.reps.map((streams) => {
     const t0 = Math.min(...streams.map((s) => s.firstTokenAbs ?? Infinity));
     return {
-      pairs: serialisedPairs(streams),
+      pairs: serialisedPairs(streams, input.referenceTps),
       streams: streams.map((s, i) => ({
         stream: i + 1,
         status: s.status,
@@ -548,7 +551,7 @@ export function gradeNoStarvation(input: { reps: ReadonlyArray<readonly Starvati
   const why = starved(input.loop, th.starvedLoopP99Ms);
   if (why) return inconclusive(why, metrics);
   if (input.reps.length < th.minReps) return inconclusive(`only ${input.reps.length} repetition(s) (need ${th.minReps})`, metrics);
-  const bursts = all.filter(({ s }) => arrivedInBurst(s));
+  const bursts = all.filter(({ s }) => arrivedInBurst(s, input.referenceTps));
   if (bursts.length === all.length)
     return inconclusive(`every stream's tokens arrived in one burst (${bursts.length} of ${all.length}), so arrival order says nothing about serialisation; stream.spread and metrics.gen-tps-plausible judge the bursts`, metrics);
   const serialisedReps = perRep.filter((r) => r.pairs.length > 0);

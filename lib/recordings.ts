@@ -8,7 +8,7 @@
 //  - A recording our side cut short (that check's bound ran out, our total deadline: lib/deadlines.ts `endedByUs`) is
 //    no evidence about the server. It is returned marked `incomplete`, with the reason and the measured speed, so a
 //    reader grades it inconclusive (never fail, never error); it is dropped from the cache, so the next check records
-//    it again, once, under its own bound.
+//    it again, once, under its own bound (a second cut-short recording stays: no check pays the bound a third time).
 //  - A recording that threw (our harness, an unreachable server) is dropped too, and the error goes to the caller.
 import type { CheckContext } from './check.ts';
 import type { Recording, Verdict } from './types.ts';
@@ -79,12 +79,16 @@ export async function shared<T>(ctx: CheckContext, name: string, record: () => P
       throw e;
     }
     if (!r.incomplete) return r;
-    if (cache.get(key) === p) cache.delete(key);
-    // Someone else's cut-short recording: record it again once under this check's own bound.
-    if (mine || retried || ctx.signal.aborted) return r;
+    // A cut-short recording is recorded again once, by the next check that asks, under its own bound; after that
+    // it stays (every later reader is inconclusive at once instead of paying the bound again).
+    if (!retriedKeys.has(key) && cache.get(key) === p) cache.delete(key);
+    if (mine || retried || ctx.signal.aborted || retriedKeys.has(key)) return r;
+    retriedKeys.add(key);
     retried = true;
   }
 }
+
+const retriedKeys = new Set<string>();
 
 /** The inconclusive verdict for a reader of an incomplete shared recording (our budget, never the server's fault). */
 export function incompleteVerdict(r: SharedRecording<unknown>, what: string): Verdict {
@@ -94,4 +98,5 @@ export function incompleteVerdict(r: SharedRecording<unknown>, what: string): Ve
 /** Forget every shared recording (tests). */
 export function resetShared(): void {
   cache.clear();
+  retriedKeys.clear();
 }

@@ -273,7 +273,7 @@ export async function calibrationRuns(runs: number, opts: { burners: number; log
       // The memoized cycles run of this run id: the raw exchanges behind the four cycles verdicts.
       const mon = loopMonitor();
       const ctx = makeContext(cycleChecks[0] as CheckDef, o, new AbortController().signal, mon.read);
-      const cr = await cyclesRun(ctx);
+      const cr = (await cyclesRun(ctx)).value;
       mon.stop();
       const measured = cr.requests.filter((q) => q.cycle > 0);
       raw.cyclesRuns.push({

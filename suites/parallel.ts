@@ -6,7 +6,9 @@
 // Timing verdicts are the pure functions of lib/perf-grading.ts; scripts/simulate-false-failures.ts measures their
 // false-failure and detection rates.
 import type { CheckContext, CheckDef, Threshold } from '../lib/check.ts';
-import { chat, describeExchange, generationBody, uniquePrompt, type Exchange } from '../lib/api.ts';
+import { chat, describeExchange, generationBody, measurePace, paceFor, uniquePrompt, type Exchange } from '../lib/api.ts';
+import { decodeMsPerToken, describePace, expectedMs, sizedFrom, tokensFor, type Pace } from '../lib/pace.ts';
+import { budgetText, endedByUs } from '../lib/deadlines.ts';
 import { releaseTogether } from '../lib/barrier.ts';
 import { aggregateWallTps, type TimedRequest } from '../lib/metrics.ts';
 import { fail, fmt, inconclusive } from '../lib/messages.ts';
@@ -34,6 +36,25 @@ const ARM_MS = 20;
 export function speedupWorkload(tier: 'quick' | 'full'): { reps: number; maxReps: number; tokens: number } {
   return tier === 'full' ? { reps: 9, maxReps: 31, tokens: 128 } : { reps: 5, maxReps: 21, tokens: 48 };
 }
+
+/**
+ * Tokens per request of each parallel check, sized from the measured speed (lib/pace.ts): a request decodes for about
+ * `requestMs`, so timer jitter stays small beside it at 5000 tok/s and a 3 tok/s server fits the check's bound.
+ */
+const SIZING = {
+  speedup: { quick: { requestMs: 500, min: 12, max: 512 }, full: { requestMs: 1000, min: 24, max: 1024 } },
+  short: { quick: { requestMs: 250, min: 8, max: 256 }, full: { requestMs: 500, min: 16, max: 512 } },
+};
+
+function sized(ctx: CheckContext, pace: Pace | undefined, which: keyof typeof SIZING, fallback: number): number {
+  if (!pace) return fallback;
+  const z = SIZING[which][ctx.tier];
+  return tokensFor({ perTokenMs: decodeMsPerToken(pace), targetMs: z.requestMs, min: z.min, max: z.max });
+}
+
+/** Share of a check's bound its measurements may spend (the rest: grading, grace, a slower server than measured). */
+const BUDGET_SHARE = 0.6;
+const budgetOf = (ctx: CheckContext) => BUDGET_SHARE * (ctx.check.timeoutMs ?? 60_000);
 
 const ok = (x: Exchange) => x.rec.status === 200 && !x.rec.failure && (x.events?.tokens.length ?? 0) > 0;
 const rejected = (x: Exchange) => x.rec.status === 429 || x.rec.status === 503;
@@ -92,21 +113,37 @@ export const checks: CheckDef[] = [
     },
     async run(ctx) {
       const w = speedupWorkload(ctx.tier);
-      ctx.log(`warm-up, then ${w.reps} × (1 request alone, 2 released together) of ${w.tokens} tokens, up to ${w.maxReps} while a slowdown is not yet clear (≈ ${fmt((w.reps * 2 + 1) * (w.tokens * 0.009 + 0.04), 1)} s on the reference server)`);
+      const t0 = performance.now();
+      const pace = await measurePace(ctx);
+      w.tokens = sized(ctx, pace, 'speedup', w.tokens);
+      const sizing = `${sizedFrom(pace)}: ${w.tokens} tokens per request`;
+      // One repetition: a single request, then a pair (about 2 single requests' time where the server batches).
+      const repMs = () => { const p = paceFor(ctx); return p ? expectedMs(p, w.tokens, 3) : 0; };
+      ctx.log(`warm-up, then ${w.reps} × (1 request alone, 2 released together) of ${w.tokens} tokens (${sizing}), up to ${w.maxReps} while a slowdown is not yet clear (≈ ${fmt((repMs() * w.reps) / 1000, 1)} s)`);
       const warm = await chat(ctx, streamBody(ctx, w.tokens));
+      if (endedByUs(warm.rec)) return inconclusive(budgetText('the warm-up request finished', paceFor(ctx), describeExchange(warm)), { tokens: w.tokens, sizing });
       if (!ok(warm)) return failedRequest('A plain streamed request MUST be served.', [{ label: 'warm-up', x: warm }]);
       const singles: Exchange[] = [];
       const pairs: Exchange[][] = [];
       const thresholds = { failBelow: ctx.threshold('failBelow'), warnBelow: ctx.threshold('warnBelow'), alpha: ctx.threshold('alpha'), minReps: ctx.threshold('minReps'), starvedLoopP99Ms: ctx.threshold('starvedLoopP99Ms') };
       const measured = () => ({ singleTps: singles.map((x) => x.metrics?.wallTps), aggregateTps: pairs.map((p) => aggregateWallTps(p.map(timed))), thresholds });
+      let short: string | undefined;
       for (let r = 0; r < w.maxReps && !ctx.signal.aborted; r++) {
         // Sequential rule (pure, simulated): past the first block, go on only while a slowdown is not yet clear.
         if (r >= w.reps && (r - w.reps) % 2 === 0 && !speedupUndecided(measured())) break;
+        // Our budget: a repetition that would not fit is not started (re-estimated from the pace just measured).
+        const left = budgetOf(ctx) - (performance.now() - t0);
+        if (r > 0 && repMs() > left) {
+          short = `${r} repetition(s) measured: the next (~${Math.round(repMs())} ms at ${describePace(paceFor(ctx))}) would not fit the ${Math.round(Math.max(0, left))} ms left of the check's budget`;
+          break;
+        }
         singles.push(await chat(ctx, streamBody(ctx, w.tokens)));
         pairs.push(await together(ctx, 2, w.tokens));
         if (r === w.reps) ctx.log(`slowdown not yet clear after ${w.reps} repetitions: measuring more (up to ${w.maxReps})`);
       }
       const loop = ctx.loopDelay();
+      const ours = [...singles, ...pairs.flat()].find((x) => endedByUs(x.rec));
+      if (ours) return inconclusive(budgetText('the repetitions finished', paceFor(ctx), describeExchange(ours)), { tokens: w.tokens, sizing });
       const badSingles = singles.map((x, i) => ({ label: `single ${i + 1}`, x })).filter(({ x }) => !ok(x));
       if (badSingles.length) return failedRequest('A plain streamed request MUST be served.', badSingles);
       const pairItems = pairs.flatMap((p, i) => p.map((x, j) => ({ label: `pair ${i + 1}, request ${j + 1}`, x })));
@@ -116,8 +153,10 @@ export const checks: CheckDef[] = [
       }
       const badPairs = pairItems.filter(({ x }) => !ok(x));
       if (badPairs.length) return failedRequest('Two concurrent streamed requests MUST both be served.', badPairs);
+      if (singles.length < ctx.threshold('minReps') && short) return inconclusive(`${short}; the speedup needs ${ctx.threshold('minReps')} (${sizing})`, { tokens: w.tokens, sizing });
       const v = gradeSpeedup({ ...measured(), slots: ctx.profile.slots, loop });
-      return { ...v, evidence: [evidenceOf('single 1', singles[0]), ...pairs[0].map((x, j) => evidenceOf(`pair 1, request ${j + 1}`, x))] };
+      const note = ` (${sizing}${short ? `; ${short}` : ''})`;
+      return { ...v, message: v.message + note, metrics: { ...v.metrics, tokens: w.tokens, sizing }, evidence: [evidenceOf('single 1', singles[0]), ...pairs[0].map((x, j) => evidenceOf(`pair 1, request ${j + 1}`, x))] };
     },
   },
   {
@@ -140,8 +179,10 @@ export const checks: CheckDef[] = [
       for (let c = 1; c <= cap; c *= 2) concurrency.push(c);
       if (concurrency[concurrency.length - 1] !== cap) concurrency.push(cap);
       const reps = full ? 3 : 2;
-      const tokens = full ? 64 : 24;
-      ctx.log(`concurrency ${concurrency.join(', ')} × ${reps} repetitions of ${tokens} tokens`);
+      const pace = await measurePace(ctx);
+      const tokens = sized(ctx, pace, 'short', full ? 64 : 24);
+      const sizing = `${sizedFrom(pace)}: ${tokens} tokens per stream`;
+      ctx.log(`concurrency ${concurrency.join(', ')} × ${reps} repetitions of ${tokens} tokens (${sizing})`);
       const levels: ScalingLevel[] = [];
       const errors: string[] = [];
       const ev: Evidence[] = [];
@@ -167,8 +208,8 @@ export const checks: CheckDef[] = [
         loop: ctx.loopDelay(),
         thresholds: { warnBelow: ctx.threshold('warnBelow'), saturationGain: ctx.threshold('saturationGain'), starvedLoopP99Ms: ctx.threshold('starvedLoopP99Ms') },
       });
-      const note = errors.length ? ` (${errors.length} stream(s) not served: ${errors.slice(0, 3).join('; ')}${errors.length > 3 ? '; …' : ''})` : '';
-      return { ...v, message: v.message + note, metrics: { ...v.metrics, errors }, evidence: ev };
+      const note = `${errors.length ? ` (${errors.length} stream(s) not served: ${errors.slice(0, 3).join('; ')}${errors.length > 3 ? '; …' : ''})` : ''} (${sizing})`;
+      return { ...v, message: v.message + note, metrics: { ...v.metrics, errors, tokens, sizing }, evidence: ev };
     },
   },
   {
@@ -188,8 +229,10 @@ export const checks: CheckDef[] = [
       const full = ctx.tier === 'full';
       const n = Math.min(ctx.profile.slots, full ? 2 * ctx.threshold('maxStreams') : ctx.threshold('maxStreams'));
       const reps = full ? 3 : 2;
-      const tokens = full ? 48 : 24;
-      ctx.log(`${reps} × ${n} streams of ${tokens} tokens released together`);
+      const pace = await measurePace(ctx);
+      const tokens = sized(ctx, pace, 'short', full ? 48 : 24);
+      const sizing = `${sizedFrom(pace)}: ${tokens} tokens per stream`;
+      ctx.log(`${reps} × ${n} streams of ${tokens} tokens released together (${sizing})`);
       const recs: Exchange[][] = [];
       for (let r = 0; r < reps && !ctx.signal.aborted; r++) recs.push(await together(ctx, n, tokens));
       const toStream = (x: Exchange): StarvationStream => {
@@ -203,13 +246,19 @@ export const checks: CheckDef[] = [
           tokens: toks.length,
         };
       };
+      const ours = recs.flat().find((x) => endedByUs(x.rec));
+      if (ours) return inconclusive(budgetText('the concurrent streams finished', paceFor(ctx), describeExchange(ours)), { tokens, sizing });
+      // Bursts are judged against this server's own single-stream decode rate (lib/pace.ts), not a fixed gap.
+      const p = paceFor(ctx);
+      const referenceTps = p ? 1000 / decodeMsPerToken(p) : undefined;
       const v = gradeNoStarvation({
         reps: recs.map((xs) => xs.map(toStream)),
         slots: ctx.profile.slots,
         loop: ctx.loopDelay(),
+        referenceTps,
         thresholds: { minReps: ctx.threshold('minReps'), starvedLoopP99Ms: ctx.threshold('starvedLoopP99Ms') },
       });
-      return { ...v, evidence: recs[0]?.map((x, i) => evidenceOf(`repetition 1, stream ${i + 1}`, x)) };
+      return { ...v, message: `${v.message} (${sizing})`, metrics: { ...v.metrics, tokens, sizing, referenceTps }, evidence: recs[0]?.map((x, i) => evidenceOf(`repetition 1, stream ${i + 1}`, x)) };
     },
   },
   {
