@@ -100,21 +100,27 @@ export function paceOf(obs: readonly PaceObservation[]): Pace | undefined {
     samples: use.length,
     perTokenMs,
     wallTps: 1000 / perTokenMs,
-    // TPOT only from streams whose tokens came spread over reads: a flushed stream's (e2e − TTFT) is ~0.
-    tpotMs: median(use.filter((o) => o.ttftMs !== undefined && o.tokens >= 2 && spread(o)).map((o) => (o.e2eMs - o.ttftMs!) / (o.tokens - 1))),
+    // TPOT only where it is a decode rate at all: a flushed stream's (e2e − TTFT) is ~0 (faster than any server).
+    tpotMs: median(use.filter(decoded).map(tpotOf)),
     gapMs: median(use.map((o) => o.gapMs)),
     // TTFT of streamed answers only: a flushed stream's "TTFT" is its whole duration.
-    ttftMs: median(short.filter(spread).map((o) => o.ttftMs)),
+    ttftMs: median(short.filter(decoded).map((o) => o.ttftMs)),
     prefillTps: median(prefill),
     charsPerToken: median(obs.map((o) => o.charsPerToken)),
     source: `${use.length} recent request${use.length === 1 ? '' : 's'}, tokens from ${sources}`,
   };
 }
 
-/** Tokens came in many reads (at least a fifth as many reads as events, and 3): a stream, not a flush. */
-function spread(o: PaceObservation): boolean {
-  if (o.tokenReads === undefined || o.tokenEvents === undefined) return true;
-  return o.tokenReads >= Math.max(3, 0.2 * o.tokenEvents);
+/** The fastest decode any server reaches (tok/s): 4x the top of the range the suite supports (5000 tok/s). */
+export const FASTEST_PLAUSIBLE_TPS = 20_000;
+
+function tpotOf(o: PaceObservation): number {
+  return (o.e2eMs - (o.ttftMs ?? o.e2eMs)) / Math.max(1, o.tokens - 1);
+}
+
+/** The tokens came at a decode rate (TPOT no faster than any server can decode): a stream, not a flush. */
+function decoded(o: PaceObservation): boolean {
+  return o.ttftMs !== undefined && o.tokens >= 2 && tpotOf(o) >= 1000 / FASTEST_PLAUSIBLE_TPS;
 }
 
 /** "3.1 tok/s (wall, 5 recent requests, tokens from usage)": the speed as messages name it. */
@@ -127,7 +133,7 @@ export function describePace(p: Pace | undefined): string {
 /** Decode time per token for sizing a generation's length: TPOT of streamed answers, else the wall time per token
  *  (a server that flushes at the end: its wall time is the truth). */
 export function decodeMsPerToken(p: Pick<Pace, 'perTokenMs' | 'tpotMs'>): number {
-  return p.tpotMs !== undefined && p.tpotMs > 1e-3 ? p.tpotMs : p.perTokenMs;
+  return p.tpotMs !== undefined ? p.tpotMs : p.perTokenMs;
 }
 
 /** "sized from the measured speed (3.1 tok/s …)": how a check says what it sized its work from. */

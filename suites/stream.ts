@@ -213,15 +213,19 @@ async function within(p: Promise<boolean>, ms: number, signal: AbortSignal): Pro
   return r;
 }
 
+/** The stream's own cadence: mean gap between its token events (a median is 0 where reads merge events, fast servers). */
 function itlOf(times: number[]): number | undefined {
-  const gaps: number[] = [];
-  for (let i = 1; i < times.length; i++) gaps.push(times[i]! - times[i - 1]!);
-  return median(gaps);
+  return times.length > 1 ? (times[times.length - 1]! - times[0]!) / (times.length - 1) : undefined;
 }
+
+/** The orphan keeps generating for about this long after the abort unless cancelled (sized from the measured speed). */
+const ORPHAN_MS = 6_000;
 
 function orphanTokens(ctx: CheckContext): number {
   const window = ctx.server.contextWindow?.value;
-  return Math.max(64, Math.min(ORPHAN_TOKENS, window !== undefined ? window - 256 : ORPHAN_TOKENS));
+  const pace = paceFor(ctx);
+  const want = pace ? Math.round(ORPHAN_MS / decodeMsPerToken(pace)) : ORPHAN_TOKENS;
+  return Math.max(64, Math.min(want, window !== undefined ? window - 256 : 4096));
 }
 
 /** How long a stream may take to produce its first tokens before the check gives up on it. */
