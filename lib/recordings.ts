@@ -81,9 +81,12 @@ export async function shared<T>(ctx: CheckContext, name: string, record: () => P
     if (!r.incomplete) return r;
     // A cut-short recording is recorded again once, by the next check that asks, under its own bound; after that
     // it stays (every later reader is inconclusive at once instead of paying the bound again).
-    if (!retriedKeys.has(key) && cache.get(key) === p) cache.delete(key);
-    if (mine || retried || ctx.signal.aborted || retriedKeys.has(key)) return r;
-    retriedKeys.add(key);
+    const again = !retriedKeys.has(key);
+    if (again && cache.get(key) === p) {
+      cache.delete(key);
+      retriedKeys.add(key);
+    }
+    if (mine || retried || !again || ctx.signal.aborted) return r;
     retried = true;
   }
 }

@@ -31,6 +31,11 @@ import {
 } from '../lib/perf-grading.ts';
 import { checks as cycleChecks, cyclesRun, cyclesWorkload, trendThresholds } from '../suites/cycles.ts';
 import { checks as parallelChecks, speedupWorkload } from '../suites/parallel.ts';
+import { checks as contextChecks } from '../suites/context.ts';
+import { gradePrefillScaling, scalingLengths } from '../lib/context-grading.ts';
+import { FAULTS } from '../fixtures/reference-server/faults.ts';
+import { DEFAULTS } from '../fixtures/reference-server/server.ts';
+import type { PrefillContext } from '../fixtures/reference-server/scheduler.ts';
 import { startReference } from '../test/support/reference.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -414,6 +419,33 @@ function cyclesStep(f: Fit): { stepMs: number; T: number; e2eClean: number } {
   return { T, e2eClean, stepMs: Math.max(1, (e2eClean - f.nominal.ttftMs) / (T - 1)) };
 }
 
+interface PrefillModel { prefillMsPerToken?: number; prefillQuadraticMs?: number; stepMs?: number; window?: number; fault?: string; faultArgs?: Record<string, string> }
+const TINY_LLAMA: PrefillModel = { prefillMsPerToken: 0.063, prefillQuadraticMs: 1.33e-4, stepMs: 1.5, window: 16_384 };
+const QUADRATIC_PROOF: PrefillModel = { prefillMsPerToken: 0.005, stepMs: 0.5, window: 1_048_576, fault: 'context-quadratic-prefill', faultArgs: { factor: '15' } };
+const prefillCheck = contextChecks.find((c) => c.id === 'context.prefill-scaling')!;
+
+/** Prefill of an n-token prompt as the reference scheduler spends it: chunk by chunk, each through the fault's hook. */
+export function referencePrefillMs(n: number, o: PrefillModel): number {
+  const perToken = o.prefillMsPerToken ?? DEFAULTS.prefillMsPerToken;
+  const quad = o.prefillQuadraticMs ?? DEFAULTS.prefillQuadraticMs;
+  const def = o.fault ? FAULTS.get(o.fault) : undefined;
+  const args = { num: (k: string) => Number(o.faultArgs?.[k] ?? def?.args?.[k]), str: (k: string) => String(o.faultArgs?.[k] ?? def?.args?.[k]) };
+  const hook = def?.create(args).prefillMs;
+  let total = 0;
+  for (let position = 0; position < n;) {
+    const tokens = Math.min(DEFAULTS.prefillChunk, n - position);
+    const ctx: PrefillContext = { tokens, position, total: n, linearMs: perToken * tokens, quadraticMs: quad * ((position + tokens) ** 2 - position ** 2) };
+    total += hook ? hook(ctx.linearMs + ctx.quadraticMs, ctx) : ctx.linearMs + ctx.quadraticMs;
+    position += tokens;
+  }
+  return total;
+}
+
+/** A TimingGrade of lib/context-grading.ts as the verdict the check returns (outcome and reason). */
+function gradeVerdict(g: { outcome: string; reason: string }): Verdict {
+  return { outcome: g.outcome as Verdict['outcome'], message: g.reason };
+}
+
 export function scenarios(f: Fit): Record<string, Scenario[]> {
   const loop: LoopDelay = { p99Ms: f.nominal.loopP99Ms, maxMs: f.nominal.loopP99Ms };
   const { stepMs, T } = cyclesStep(f);
@@ -557,7 +589,31 @@ export function scenarios(f: Fit): Record<string, Scenario[]> {
       ...all3((r, s) => simStarvation(r, s, false)),
       fault('perf-serialise', (r) => simStarvation(r, 1, true)),
     ],
+    'context.prefill-scaling': [
+      ...all3((r, s) => simPrefill(r, s, {})),
+      correct('real attention cost: llama.cpp tiny model\'s curve, 16384-token window (must not fail)', 1, (r) => simPrefill(r, 1, TINY_LLAMA)),
+      correct('real attention cost, jitter scale x4', 4, (r) => simPrefill(r, 4, TINY_LLAMA)),
+      fault('context-quadratic-prefill as its proof runs it (x15, 1048576-token window)', (r) => simPrefill(r, 1, QUADRATIC_PROOF)),
+      fault('context-quadratic-prefill default (x250) on a 65536-token window', (r) => simPrefill(r, 1, { fault: 'context-quadratic-prefill', window: 65_536 })),
+    ],
   };
+  // The prefill-scaling workload of the quick tier, timed by the reference server's own chunked-prefill formula and,
+  // for the fault, the fault's own prefillMs hook (fixtures/reference-server/faults), so the two cannot drift.
+  function simPrefill(rng: Rng, stress: number, o: PrefillModel): Verdict {
+    const window = o.window ?? DEFAULTS.contextWindow;
+    const top = Math.min(4096, Math.max(1, Math.min(Math.round(window * 0.9), window - 1 - Math.max(8, Math.round(window * 0.02)))));
+    const upper = scalingLengths(top, th(prefillCheck, 'upperPointsQuick'), 4);
+    const lengths = [Math.round(top / 16), Math.round(top / 8), ...upper];
+    const reps = th(prefillCheck, 'repetitionsQuick');
+    const points = lengths.map((tokens) => ({ tokens, ttftMs: Array.from({ length: reps }, () => {
+      const clean = f.nominal.ttftMs + referencePrefillMs(tokens, o) + (o.stepMs ?? DEFAULTS.decodeStepMs);
+      return clean * inflate(rng.tail(f.jitter.single, stress)) + rng.tail(f.jitter.ttft, stress);
+    }) }));
+    return gradeVerdict(gradePrefillScaling(points, {
+      failLowBound: th(prefillCheck, 'failLowBound'), warnSlope: th(prefillCheck, 'warnSlope'), fitPoints: upper.length, minPoints: th(prefillCheck, 'minPoints'),
+      minSpreadMs: th(prefillCheck, 'minSpreadMs'), windowTokens: window, windowPrefillMaxS: th(prefillCheck, 'windowPrefillMaxS'), excessFactor: th(prefillCheck, 'excessFactor'),
+    }));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
