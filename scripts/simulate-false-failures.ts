@@ -11,7 +11,7 @@
 //    adds the raw calibration runs kept in earlier reports to this run's before fitting (more load conditions, more
 //    tail); `--calibration-runs 0 --pool FILE` refits from stored runs alone.
 // 2. Simulation: for every timing check, 10,000 seeded trials of the check's quick-tier workload built from the fitted
-//    nominal figures plus sampled jitter, graded by exactly the pure functions of lib/perf-grading.ts (and the same
+//    nominal figures plus sampled jitter, graded by exactly the pure functions of lib/cycles-grading.ts, lib/parallel-grading.ts, lib/context-grading.ts (and the same
 //    sequential-sampling rule for parallel.speedup-2). Scenarios: the correct server (fitted jitter, and the fitted
 //    scales doubled as a stress margin) and each fault of the reference server, modelled from its definition.
 // 3. Report: false-failure rate per check (with a 95 % upper bound) against the target of 1 in 10,000, detection rate
@@ -26,9 +26,9 @@ import { startBurner, type Burner } from '../lib/cpu-burner.ts';
 import { median, mulberry32, quantile, theilSen } from '../lib/stats.ts';
 import type { Verdict } from '../lib/types.ts';
 import {
-  cyclesUndecided, gradeMemory, gradeNoSlowdown, gradeNoStalls, gradeNoStarvation, gradeScaling, gradeSpeedup, gradeTtftStable, speedupUndecided,
-  type CycleSample, type LoopDelay, type RssSample, type ScalingLevel, type StallRequest, type StarvationStream,
-} from '../lib/perf-grading.ts';
+  cyclesUndecided, gradeMemory, gradeNoSlowdown, gradeNoStalls, gradeTtftStable, type CycleSample, type LoopDelay, type RssSample, type StallRequest,
+} from '../lib/cycles-grading.ts';
+import { gradeNoStarvation, gradeScaling, gradeSpeedup, speedupUndecided, type ScalingLevel, type StarvationStream } from '../lib/parallel-grading.ts';
 import { checks as cycleChecks, cyclesRun, cyclesWorkload, trendThresholds } from '../suites/cycles.ts';
 import { checks as parallelChecks, speedupWorkload } from '../suites/parallel.ts';
 import { checks as contextChecks } from '../suites/context.ts';

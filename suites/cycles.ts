@@ -4,7 +4,7 @@
 // One recorded run is shared by the four checks (memoized per run id): a warm-up cycle (dropped: model load and
 // kernel compilation make it slow), then K cycles of R streamed requests of T tokens each, every prompt fresh text.
 // Quick tier: K = 6, R = 3, T = 24 (about 5 s on the reference server); full tier: K = 8, R = 4, T = 64.
-// The verdicts are the pure functions of lib/perf-grading.ts (their false-failure rates are simulated by
+// The verdicts are the pure functions of lib/cycles-grading.ts (their false-failure rates are simulated by
 // scripts/simulate-false-failures.ts).
 import type { CheckContext, CheckDef, Threshold, Tier } from '../lib/check.ts';
 import { chat, describeExchange, generationBody, uniquePrompt, type Exchange } from '../lib/api.ts';
@@ -17,7 +17,7 @@ import type { Evidence, Verdict } from '../lib/types.ts';
 import {
   cyclesUndecided, gradeMemory, gradeNoSlowdown, gradeNoStalls, gradeTtftStable, type CycleSample, type LoopDelay, type RssSample, type StallRequest,
   type TrendThresholds,
-} from '../lib/perf-grading.ts';
+} from '../lib/cycles-grading.ts';
 import { shared, incompleteVerdict, type SharedRecording } from '../lib/recordings.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 

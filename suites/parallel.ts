@@ -3,7 +3,7 @@
 // (mlx-omni-server 0.85x); one that serialises makes stream B wait for stream A's last token; one that mixes
 // batched sequences sends a user someone else's tokens. Seed 000 (run_double_batch) and seed 004 (32-parallel table).
 //
-// Timing verdicts are the pure functions of lib/perf-grading.ts; scripts/simulate-false-failures.ts measures their
+// Timing verdicts are the pure functions of lib/parallel-grading.ts; scripts/simulate-false-failures.ts measures their
 // false-failure and detection rates.
 import type { CheckContext, CheckDef, Threshold } from '../lib/check.ts';
 import { chat, describeExchange, generationBody, measurePace, paceFor, uniquePrompt, type Exchange } from '../lib/api.ts';
@@ -14,9 +14,8 @@ import { aggregateWallTps, type TimedRequest } from '../lib/metrics.ts';
 import { fail, fmt, inconclusive } from '../lib/messages.ts';
 import { filler } from '../lib/prompts.ts';
 import type { Evidence, Verdict } from '../lib/types.ts';
-import {
-  gradeIsolation, gradeNoStarvation, gradeScaling, gradeSpeedup, speedupUndecided, type IsolationStream, type ScalingLevel, type ScalingRep, type StarvationStream,
-} from '../lib/perf-grading.ts';
+import { gradeNoStarvation, gradeScaling, gradeSpeedup, speedupUndecided, type ScalingLevel, type ScalingRep, type StarvationStream } from '../lib/parallel-grading.ts';
+import { gradeIsolation, type IsolationStream } from '../lib/isolation-grading.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
 function streamBody(ctx: CheckContext, tokens: number, prompt?: string): Record<string, unknown> {
