@@ -123,16 +123,25 @@ async function recordOnce(opts: RequestOptions): Promise<Recording> {
   let idleTimer: NodeJS.Timeout | undefined;
   let idleMs = d.tokenIdleMs;
   let idleWhy = 'token-inactivity deadline';
+  let lastProgress = 0;
   // The caller may re-size the bound as the stream shows its own pace (lib/deadlines.ts: a stall is silence far
-  // longer than the stream's own token gap).
+  // longer than the stream's own token gap). One timer per request, re-armed only when it fires early: a stream of
+  // thousands of tokens per second must not churn a timer per token.
+  const checkIdle = () => {
+    const silent = performance.now() - lastProgress;
+    if (silent >= idleMs) fail('token-idle', `no token-bearing event for ${Math.round(idleMs)} ms (${idleWhy}; pings and comments do not count)`);
+    else idleTimer = setTimeout(checkIdle, idleMs - silent);
+  };
   const armIdle = (nextMs?: number, why?: string) => {
     if (!opts.tokenProgress) return;
-    if (nextMs !== undefined && nextMs > 0) { idleMs = nextMs; idleWhy = why ?? idleWhy; }
-    if (idleTimer) clearTimeout(idleTimer);
-    idleTimer = setTimeout(
-      () => fail('token-idle', `no token-bearing event for ${Math.round(idleMs)} ms (${idleWhy}; pings and comments do not count)`),
-      idleMs,
-    );
+    if (nextMs !== undefined && nextMs > 0) {
+      // A shorter bound (the first token's prefill allowance giving way to the stream's gap) needs an earlier timer.
+      if (nextMs < idleMs && idleTimer) { clearTimeout(idleTimer); idleTimer = undefined; }
+      idleMs = nextMs;
+      idleWhy = why ?? idleWhy;
+    }
+    lastProgress = performance.now();
+    idleTimer ??= setTimeout(checkIdle, idleMs);
   };
 
   const rec: Recording = {
