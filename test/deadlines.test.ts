@@ -7,8 +7,8 @@ import { decodeMsPerToken, describePace, expectedMs, observe, observations, pace
 import { clientAllowanceMs, setLagBaseline, startLagSampler } from '../lib/client-lag.ts';
 import { tokenCountOf, requestMetrics } from '../lib/metrics.ts';
 import { shared, resetShared } from '../lib/recordings.ts';
-import type { CheckContext } from '../lib/check.ts';
-import type { Deadlines, Recording } from '../lib/types.ts';
+import { runCheck, type CheckContext } from '../lib/check.ts';
+import type { Deadlines, Profile, Recording } from '../lib/types.ts';
 
 const BASE: Deadlines = { connectMs: 2_000, headersMs: 15_000, tokenIdleMs: 5_000, totalMs: 30_000 };
 const obs = (tokens: number, e2eMs: number, ttftMs: number, extra: Partial<PaceObservation> = {}): PaceObservation => ({ at: 0, tokens, tokenSource: 'usage', e2eMs, ttftMs, ...extra });
@@ -173,5 +173,22 @@ describe('the shared recording cache', () => {
     expect(n).toBe(2);
     expect(g.incomplete).toBeUndefined();
     resetShared();
+  });
+});
+
+describe('a check\'s own bound', () => {
+  const profile: Profile = { id: 'p', baseUrl: 'http://127.0.0.1:9', model: 'm', apis: ['openai-chat'], readiness: { kind: 'completion' }, startTimeoutMs: 1000, slots: 1, deterministic: false, context: { discovery: 'none' } };
+  const server = { baseUrl: 'http://127.0.0.1:9', identity: {} };
+  const def = (run: (ctx: CheckContext) => Promise<import('../lib/types.ts').Verdict>) => ({ id: 'x.bound', title: 't', level: 'MUST' as const, rationale: 'r', reference: 'r', requires: [], timeoutMs: 50, run });
+
+  test('a check that grades what it has when told its bound ran out keeps its verdict', async () => {
+    const { verdict } = await runCheck(def((ctx) => new Promise((resolve) => ctx.signal.addEventListener('abort', () => resolve({ outcome: 'inconclusive', message: 'cut short, graded by the check' })))), { profile: { ...profile }, server, log: () => undefined });
+    expect(verdict).toMatchObject({ outcome: 'inconclusive', message: 'cut short, graded by the check' });
+  });
+
+  test('a check that cannot answer after its bound is inconclusive, naming the bound: never an error, never a fail', async () => {
+    const { verdict } = await runCheck(def(() => new Promise(() => undefined)), { profile: { ...profile }, server, log: () => undefined });
+    expect(verdict.outcome).toBe('inconclusive');
+    expect(verdict.message).toMatch(/our time budget ran out before x\.bound finished \(its bound of 0\.1 s/);
   });
 });
