@@ -7,7 +7,7 @@ import { loadServers, envProfile } from './lib/profile.ts';
 import type { Profile } from './lib/types.ts';
 
 /** Families in run order: cheap protocol checks first, the heavy and disruptive ones last. */
-export const FAMILY_ORDER = ['setup', 'api', 'sse', 'completions', 'anthropic', 'ollama', 'stream', 'metrics', 'errors', 'parallel', 'cycles', 'context', 'api-last'];
+export const FAMILY_ORDER = ['setup', 'api', 'sse', 'completions', 'anthropic', 'ollama', 'clients', 'stream', 'metrics', 'errors', 'parallel', 'cycles', 'context', 'api-last'];
 
 class FamilySequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {

@@ -44,6 +44,8 @@ export interface RequestOptions {
   deadlines?: Partial<Deadlines>;
   /** Caller's abort (e.g. cancel after N tokens). */
   signal?: AbortSignal;
+  /** Called once when the status and headers have arrived, before the body (e.g. to hand a Response to a client). */
+  onHeaders?: (status: number, headers: Record<string, string>) => void;
   /** Called synchronously for every body read (after its timestamp is taken). */
   onRead?: (t: number, bytes: Uint8Array, control: StreamControl) => void;
   /**
@@ -181,6 +183,7 @@ async function recordOnce(opts: RequestOptions): Promise<Recording> {
     clearTimeout(headersTimer);
     rec.status = res.statusCode;
     for (const [k, v] of Object.entries(res.headers)) rec.headers[k] = Array.isArray(v) ? v.join(', ') : String(v ?? '');
+    opts.onHeaders?.(res.statusCode, rec.headers);
     armIdle();
     for await (const chunk of res.body) {
       const t = performance.now() - t0; // timestamp first, before any parsing

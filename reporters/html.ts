@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { CheckResult, ResultsFile } from './results-types.ts';
 import { esc, fmtNum } from './html-escape.ts';
 import { plotSvg, type PlotSeries } from './svg-plot.ts';
+import { clientMatrixHtml } from './clients-matrix.ts';
 import {
   checkRows, columnPhantom, columnsOf, curvePoints, CURVE_SOURCES, FIGURES, hardwareOf, headlineFigure, normaliseResults, outcomeCounts,
   OUTCOMES, workloadsOf, type Column, type CurveSpec, type FigureName, type Phantom, type Workload,
@@ -80,6 +81,7 @@ export function renderHtml(files: readonly (ResultsFile | unknown)[], opts: Html
     sideBySideSection(columns),
     workloadSection(columns, rows),
     plotsSection(columns),
+    clientMatrixHtml(columns.map((c) => ({ label: c.label, checks: c.checks.values() })), outcomeBadge),
     matrixSection(columns, rows),
     `<footer class="muted small"><p>Every figure here is read from the results files named above and can be recomputed from them. ` +
       `Outcomes: pass, fail, warn (a SHOULD not met, or borderline evidence), inconclusive (the evidence could not decide: too short, our client starved, our budget ran out while the server was still working), skip (capability not declared), known (expected failure listed in the profile), known-passing (a known issue that now passes: update the profile), error (the suite's own problem, never the server's). n/a: not measured or not in that run.</p></footer>`,

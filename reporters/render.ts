@@ -5,6 +5,7 @@ import type { Outcome } from '../lib/types.ts';
 import type { WorkloadFigures } from '../lib/workload.ts';
 import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/phantom.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
+import { clientMatrixLines } from './clients-matrix.ts';
 
 // ------------------------------------------------------------------------------------------------------------
 // Columns: one per (project, machine); shards and repeated files of the same pair merge into one.
@@ -322,9 +323,10 @@ export function orderedIds(cols: readonly Column[]): string[] {
 export function renderConsole(cols: readonly Column[], o: ConsoleOptions = {}): string {
   if (cols.length === 0) return 'conformance: no results';
   const body = cols.length === 1 ? consoleOne(cols[0], o) : consoleMatrix(cols, o);
+  const clients = clientMatrixLines(cols, textTable, o.messageWidth ?? 90);
   const banner = knownPassingBanner(cols, o.color ?? false);
   const gate = gateFailed(cols) ? 'GATE: FAILED (a check failed or errored)' : 'GATE: passed (no fail, no error)';
-  return [...banner, ...(banner.length ? [''] : []), body, '', ...banner, gate].join('\n');
+  return [...banner, ...(banner.length ? [''] : []), body, ...(clients.length ? ['', ...clients] : []), '', ...banner, gate].join('\n');
 }
 
 // ------------------------------------------------------------------------------------------------------------

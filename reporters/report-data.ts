@@ -6,7 +6,7 @@ import type { Level, Outcome } from '../lib/types.ts';
 import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/phantom.ts';
 
 /** Families in run order (mirrors FAMILY_ORDER in vitest.config.ts, which cannot be imported without side effects). */
-export const FAMILY_ORDER = ['setup', 'api', 'sse', 'completions', 'anthropic', 'ollama', 'stream', 'metrics', 'errors', 'parallel', 'cycles', 'context', 'api-last'];
+export const FAMILY_ORDER = ['setup', 'api', 'sse', 'completions', 'anthropic', 'ollama', 'clients', 'stream', 'metrics', 'errors', 'parallel', 'cycles', 'context', 'api-last'];
 
 const OUTCOMES: readonly Outcome[] = ['pass', 'fail', 'warn', 'inconclusive', 'skip', 'known', 'known-passing', 'error'];
 const LEVELS: readonly Level[] = ['MUST', 'SHOULD', 'INFO'];

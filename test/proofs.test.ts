@@ -18,10 +18,13 @@ function serverFor(p: Proof): Promise<ReferenceHandle> {
   }
   return s;
 }
-async function release(p: Proof): Promise<void> {
-  // Faulty servers are used once per proof group; stop them so leaks/hangs cannot affect later proofs.
+async function release(p: Proof, next: Proof | undefined): Promise<void> {
+  // Faulty servers are used once per proof group; stop them so leaks/hangs cannot affect later proofs
+  // (unless both proofs declare they leave the server as they found it, and use the same flags).
   if (!p.faults?.length && !p.serverArgs?.length) return;
-  const key = JSON.stringify([...(p.faults ?? []).flatMap((f) => ['--fault', f]), ...(p.serverArgs ?? [])]);
+  const flags = (x: Proof) => JSON.stringify([...(x.faults ?? []).flatMap((f) => ['--fault', f]), ...(x.serverArgs ?? [])]);
+  if (p.shareServer && next?.shareServer && flags(next) === flags(p)) return;
+  const key = flags(p);
   const s = servers.get(key);
   servers.delete(key);
   if (s) await (await s).stop();
@@ -32,7 +35,7 @@ afterAll(async () => {
 
 for (const [family, mod] of Object.entries(families)) {
   describe(`proofs: ${family}`, () => {
-    for (const proof of mod.proofs) {
+    for (const [i, proof] of mod.proofs.entries()) {
       const check = mod.checks.find((c) => c.id === proof.check);
       const label = proof.faults?.length ? `${proof.check} ${proof.expect.toUpperCase()}s with --fault ${proof.faults.join(',')}` : `${proof.check} ${proof.expect}es on the correct server`;
       test(label + (proof.serverArgs?.length ? ` (${proof.serverArgs.join(' ')})` : ''), { timeout: (check?.timeoutMs ?? 60_000) + 30_000 }, async () => {
@@ -48,7 +51,7 @@ for (const [family, mod] of Object.entries(families)) {
             else expect(graded.message).toMatch(m);
           }
         } finally {
-          await release(proof);
+          await release(proof, mod.proofs[i + 1]);
         }
       });
     }

@@ -18,6 +18,8 @@ export interface Proof {
   /** Environment for the check (e.g. CONFORMANCE_TIER). */
   tier?: 'quick' | 'full';
   note?: string;
+  /** The proof leaves the server's state as it found it: the next proof with the same flags may reuse the server. */
+  shareServer?: boolean;
 }
 
 export function passProof(check: string, extra: Partial<Proof> = {}): Proof {
