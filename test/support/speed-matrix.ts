@@ -11,7 +11,7 @@ import type { Proof } from '../../suites/support/proof.ts';
 import { startReference } from './reference.ts';
 
 /** Families in run order (vitest.config.ts FAMILY_ORDER), without the setup pseudo-family. */
-export const MATRIX_FAMILIES = ['api', 'sse', 'completions', 'anthropic', 'ollama', 'stream', 'metrics', 'errors', 'parallel', 'cycles', 'context', 'api-last'];
+export const MATRIX_FAMILIES = ['api', 'sse', 'completions', 'anthropic', 'ollama', 'clients', 'stream', 'metrics', 'errors', 'parallel', 'cycles', 'context', 'api-last'];
 /** The families whose checks time the server. */
 export const TIMING_FAMILIES = ['stream', 'metrics', 'parallel', 'cycles'];
 
