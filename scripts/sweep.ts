@@ -9,8 +9,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { startBurner, type Burner } from '../lib/cpu-burner.ts';
 import { ROOT } from '../lib/profile.ts';
+import { FAMILY_ORDER } from '../vitest.config.ts';
 import {
-  MATRIX_FAMILIES, MATRIX_FAULTS, faultProofs, runCatalogue, runFaultProof, speedArgs, speedProfile, type CatalogueRun, type FaultRow,
+  MATRIX_FAULTS, faultProofs, runCatalogue, runFaultProof, speedArgs, speedProfile, type CatalogueRun, type FaultRow,
 } from '../test/support/speed-matrix.ts';
 
 function args(argv: string[]) {
@@ -21,7 +22,7 @@ function args(argv: string[]) {
     faultSpeeds: list('--fault-speeds', '5,3000').map(Number),
     faults: list('--faults', Object.keys(MATRIX_FAULTS).join(',')),
     change: !argv.includes('--no-change'),
-    families: get('--families') ? list('--families', '') : MATRIX_FAMILIES,
+    families: get('--families') ? list('--families', '') : FAMILY_ORDER.filter((f) => f !== 'setup'),
     burner: argv.includes('--burner'),
     out: get('--out') ?? resolve(ROOT, 'reports', 'sweep.json'),
   };

@@ -10,8 +10,6 @@ import type { Outcome, Profile } from '../../lib/types.ts';
 import type { Proof } from '../../suites/support/proof.ts';
 import { startReference } from './reference.ts';
 
-/** Families in run order (vitest.config.ts FAMILY_ORDER), without the setup pseudo-family. */
-export const MATRIX_FAMILIES = ['api', 'sse', 'completions', 'anthropic', 'ollama', 'clients', 'stream', 'metrics', 'errors', 'parallel', 'cycles', 'context', 'api-last'];
 /** The families whose checks time the server. */
 export const TIMING_FAMILIES = ['stream', 'metrics', 'parallel', 'cycles'];
 
@@ -51,14 +49,14 @@ export interface CatalogueRun {
 
 const count = (rows: CheckRow[]) => rows.reduce<Record<string, number>>((c, r) => ({ ...c, [r.outcome]: (c[r.outcome] ?? 0) + 1 }), {});
 
-/** Run the catalogue (or some families / checks of it) against one reference server started with `args`. */
-export async function runCatalogue(label: string, args: string[], o: { families?: string[]; only?: string[]; profile?: Partial<Profile>; tier?: 'quick' | 'full'; log?: (line: string) => void } = {}): Promise<CatalogueRun> {
+/** Run families (in the order given: vitest.config.ts FAMILY_ORDER for the whole catalogue), or some checks of them, against one reference server started with `args`. */
+export async function runCatalogue(label: string, args: string[], o: { families: string[]; only?: string[]; profile?: Partial<Profile>; tier?: 'quick' | 'full'; log?: (line: string) => void } = {}): Promise<CatalogueRun> {
   const ref = await startReference(args, o.profile);
   const runId = randomBytes(4).toString('hex');
   const rows: CheckRow[] = [];
   const t0 = performance.now();
   try {
-    for (const family of o.families ?? MATRIX_FAMILIES) {
+    for (const family of o.families) {
       const mod = await loadFamily(family);
       for (const check of mod.checks) {
         if (o.only && !o.only.includes(check.id)) continue;
