@@ -50,7 +50,7 @@ export interface CatalogueRun {
 const count = (rows: CheckRow[]) => rows.reduce<Record<string, number>>((c, r) => ({ ...c, [r.outcome]: (c[r.outcome] ?? 0) + 1 }), {});
 
 /** Run families (in the order given: vitest.config.ts FAMILY_ORDER for the whole catalogue), or some checks of them, against one reference server started with `args`. */
-export async function runCatalogue(label: string, args: string[], o: { families: string[]; only?: string[]; profile?: Partial<Profile>; tier?: 'quick' | 'full'; log?: (line: string) => void } = {}): Promise<CatalogueRun> {
+export async function runCatalogue(label: string, args: string[], o: { families: string[]; only?: string[]; profile?: Partial<Profile>; tier?: 'quick' | 'full'; log?: (line: string) => void }): Promise<CatalogueRun> {
   const ref = await startReference(args, o.profile);
   const runId = randomBytes(4).toString('hex');
   const rows: CheckRow[] = [];
