@@ -53,7 +53,8 @@ export function requestDeadlines(base: Deadlines, pace: Pace | undefined, shape:
   const firstToken = Math.max(base.tokenIdleMs, PREFILL_FACTOR * ttft, 2 * duration);
   const d: Deadlines = {
     connectMs: base.connectMs,
-    headersMs: Math.max(base.headersMs, PREFILL_FACTOR * ttft),
+    // Headers too may wait for the whole answer (a server that holds everything until the end: a burst, judged as one).
+    headersMs: Math.max(base.headersMs, PREFILL_FACTOR * ttft, 2 * duration),
     tokenIdleMs: firstToken,
     totalMs: Math.max(base.totalMs, BUDGET_FACTOR * duration, firstToken + BUDGET_FACTOR * duration),
   };

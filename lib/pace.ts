@@ -153,12 +153,25 @@ export interface TokenSizing {
   min: number;
   /** Most tokens (window, server limits, what the check can use). */
   max: number;
+  /**
+   * The wall time one request may take at most (its share of the check's budget), with the pace's wall time per token:
+   * a TPOT that looks far faster than the wall time (a flush split over a few reads, a long prefill) must not size a
+   * request the budget cannot pay for.
+   */
+  wallCapMs?: number;
+  wallMsPerToken?: number;
 }
 
-/** Tokens so that one generation lasts about targetMs at this pace, within [min, max]. */
+/** Tokens so that one generation lasts about targetMs at this pace, within [min, max] and the wall-time cap. */
 export function tokensFor(s: TokenSizing): number {
-  const n = Math.round(s.targetMs / Math.max(1e-3, s.perTokenMs));
+  let n = Math.round(s.targetMs / Math.max(1e-3, s.perTokenMs));
+  if (s.wallCapMs !== undefined && s.wallMsPerToken !== undefined && s.wallMsPerToken > 0) n = Math.min(n, Math.floor(s.wallCapMs / s.wallMsPerToken));
   return Math.max(s.min, Math.min(s.max, n));
+}
+
+/** tokensFor with this pace's per-token times: TPOT sizes the decode, the wall time caps it (see wallCapMs). */
+export function tokensAt(p: Pace, o: { targetMs: number; min: number; max: number; wallCapMs: number }): number {
+  return tokensFor({ perTokenMs: decodeMsPerToken(p), wallMsPerToken: p.perTokenMs, ...o });
 }
 
 /** Expected wall time (ms) of `requests` sequential requests of `tokens` tokens at this pace (TTFT included). */

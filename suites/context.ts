@@ -12,7 +12,7 @@ import type { CheckContext, CheckDef } from '../lib/check.ts';
 import type { Evidence } from '../lib/types.ts';
 import { chat, generationBody, uniquePrompt, describeExchange, measurePace, paceFor, type Exchange } from '../lib/api.ts';
 import { budgetText, endedByUs } from '../lib/deadlines.ts';
-import { decodeMsPerToken, sizedFrom, tokensFor } from '../lib/pace.ts';
+import { sizedFrom, tokensAt } from '../lib/pace.ts';
 import { bodyText } from '../lib/client.ts';
 import { escapeBytes } from '../lib/sse.ts';
 import { promptOfTokens, calibrate } from '../lib/prompts.ts';
@@ -519,7 +519,7 @@ export const checks: CheckDef[] = [
       const reps = ctx.threshold('repetitions');
       const pace = await measurePace(ctx);
       const maxTokens = pace
-        ? tokensFor({ perTokenMs: decodeMsPerToken(pace), targetMs: ctx.threshold('requestMs'), min: 8, max: Math.min(1024, window ? Math.floor(window / 2) : 1024) })
+        ? tokensAt(pace, { targetMs: ctx.threshold('requestMs'), min: 8, max: Math.min(1024, window ? Math.floor(window / 2) : 1024), wallCapMs: 5_000 })
         : ctx.threshold('maxTokens');
       const sizing = `${sizedFrom(pace)}: ${maxTokens} tokens per normal request`;
       const ev: Evidence[] = [];

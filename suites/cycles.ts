@@ -11,7 +11,7 @@ import { chat, describeExchange, generationBody, uniquePrompt, type Exchange } f
 import { filler } from '../lib/prompts.ts';
 import { processTreeRssKiB } from '../lib/lifecycle.ts';
 import { measurePace } from '../lib/api.ts';
-import { decodeMsPerToken, expectedMs, sizedFrom, tokensFor, type Pace } from '../lib/pace.ts';
+import { expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/pace.ts';
 import { fail, fmt, inconclusive } from '../lib/messages.ts';
 import type { Evidence, Verdict } from '../lib/types.ts';
 import {
@@ -104,7 +104,8 @@ export const CYCLE_SIZING = {
 export function cycleTokens(tier: Tier, pace: Pace | undefined, fallback: number): number {
   if (!pace) return fallback;
   const z = CYCLE_SIZING[tier];
-  return tokensFor({ perTokenMs: decodeMsPerToken(pace), targetMs: z.requestMs, min: z.min, max: z.max });
+  // A request's share of the run's budget (60 % of the bound over warm-up + K cycles of R requests) caps it.
+  return tokensAt(pace, { targetMs: z.requestMs, min: z.min, max: z.max, wallCapMs: (0.6 * TIMEOUT) / 21 });
 }
 
 async function recordCycles(ctx: CheckContext): Promise<CyclesRun> {

@@ -6,7 +6,7 @@
 import type { CheckContext, CheckDef } from '../lib/check.ts';
 import type { Evidence, Verdict } from '../lib/types.ts';
 import { chat, generationBody, uniquePrompt, describeExchange, measurePace, type Exchange } from '../lib/api.ts';
-import { decodeMsPerToken, expectedMs, sizedFrom, tokensFor, type Pace } from '../lib/pace.ts';
+import { expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/pace.ts';
 import { shared, incompleteVerdict, type SharedRecording } from '../lib/recordings.ts';
 import { clientAllowanceMs } from '../lib/client-lag.ts';
 import { serverDecode } from '../lib/server-timings.ts';
@@ -58,7 +58,7 @@ function lengths(ctx: CheckContext, pace: Pace | undefined): { long: number; sho
   const window = ctx.server.contextWindow?.value;
   const max = Math.max(SAMPLE.minTokens, Math.min(SAMPLE.maxTokens, window !== undefined ? window - 256 : Infinity));
   const long = pace
-    ? tokensFor({ perTokenMs: decodeMsPerToken(pace), targetMs: Math.max(SAMPLE.decodeMs, 10 * (pace.ttftMs ?? 0)), min: SAMPLE.minTokens, max })
+    ? tokensAt(pace, { targetMs: Math.max(SAMPLE.decodeMs, 10 * (pace.ttftMs ?? 0)), min: SAMPLE.minTokens, max, wallCapMs: (SAMPLE.budgetShare * METRICS_TIMEOUT_MS) / 2.25 })
     : 48;
   return { long, short: Math.max(PHANTOM_THRESHOLDS.minTokenEvents.value + 4, Math.round(long / 4)) };
 }

@@ -7,7 +7,7 @@
 // false-failure and detection rates.
 import type { CheckContext, CheckDef, Threshold } from '../lib/check.ts';
 import { chat, describeExchange, generationBody, measurePace, paceFor, uniquePrompt, type Exchange } from '../lib/api.ts';
-import { decodeMsPerToken, describePace, expectedMs, sizedFrom, tokensFor, type Pace } from '../lib/pace.ts';
+import { decodeMsPerToken, describePace, expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/pace.ts';
 import { budgetText, endedByUs } from '../lib/deadlines.ts';
 import { releaseTogether } from '../lib/barrier.ts';
 import { aggregateWallTps, type TimedRequest } from '../lib/metrics.ts';
@@ -41,14 +41,15 @@ export function speedupWorkload(tier: 'quick' | 'full'): { reps: number; maxReps
  * `requestMs`, so timer jitter stays small beside it at 5000 tok/s and a 3 tok/s server fits the check's bound.
  */
 const SIZING = {
-  speedup: { quick: { requestMs: 500, min: 12, max: 512 }, full: { requestMs: 1000, min: 24, max: 1024 } },
-  short: { quick: { requestMs: 250, min: 8, max: 256 }, full: { requestMs: 500, min: 16, max: 512 } },
+  // wallCapMs: a request's share of the check's budget (speedup: 5 repetitions of 3 requests' time; the others fewer).
+  speedup: { quick: { requestMs: 500, min: 12, max: 512, wallCapMs: 6_000 }, full: { requestMs: 1000, min: 24, max: 1024, wallCapMs: 6_000 } },
+  short: { quick: { requestMs: 250, min: 8, max: 256, wallCapMs: 8_000 }, full: { requestMs: 500, min: 16, max: 512, wallCapMs: 8_000 } },
 };
 
 function sized(ctx: CheckContext, pace: Pace | undefined, which: keyof typeof SIZING, fallback: number): number {
   if (!pace) return fallback;
   const z = SIZING[which][ctx.tier];
-  return tokensFor({ perTokenMs: decodeMsPerToken(pace), targetMs: z.requestMs, min: z.min, max: z.max });
+  return tokensAt(pace, { targetMs: z.requestMs, min: z.min, max: z.max, wallCapMs: z.wallCapMs });
 }
 
 /** Share of a check's bound its measurements may spend (the rest: grading, grace, a slower server than measured). */

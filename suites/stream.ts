@@ -13,7 +13,7 @@ import { escapeBytes } from '../lib/sse.ts';
 import { bodyText } from '../lib/client.ts';
 import { fail, fmt, inconclusive, pass, warn } from '../lib/messages.ts';
 import { measurePace, paceFor } from '../lib/api.ts';
-import { decodeMsPerToken, describePace, expectedMs, sizedFrom, tokensFor, type Pace } from '../lib/pace.ts';
+import { decodeMsPerToken, describePace, expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/pace.ts';
 import { clientAllowanceMs } from '../lib/client-lag.ts';
 import { budgetText, endedByUs } from '../lib/deadlines.ts';
 import { shared, incompleteVerdict, type SharedRecording } from '../lib/recordings.ts';
@@ -76,7 +76,7 @@ function longSizing(ctx: CheckContext, pace: Pace | undefined): { tokens: number
   const max = Math.max(min, Math.min(ctx.threshold('maxTokens'), window !== undefined ? window - 256 : Infinity));
   if (!pace) return { tokens: Math.max(min, Math.min(max, 128)) };
   const targetMs = Math.max(ctx.threshold('decodeMs'), 10 * (pace.ttftMs ?? 0));
-  const tokens = tokensFor({ perTokenMs: decodeMsPerToken(pace), targetMs, min, max });
+  const tokens = tokensAt(pace, { targetMs, min, max, wallCapMs: (LONG_BUDGET_SHARE * LONG_TIMEOUT_MS) / LONG_REPS });
   return { tokens };
 }
 
