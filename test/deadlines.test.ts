@@ -28,7 +28,7 @@ describe('the stall rule and request deadlines', () => {
     const d = requestDeadlines(BASE, slow, { maxTokens: 32, promptChars: 300 });
     expect(d.totalMs).toBeGreaterThanOrEqual(BUDGET_FACTOR * 10_000);
     expect(d.tokenIdleMs).toBeGreaterThanOrEqual(2 * 10_000); // a flush of the whole answer is no stall
-    expect(d.headersMs).toBe(BASE.headersMs);
+    expect(d.headersMs).toBeGreaterThanOrEqual(2 * 10_000); // a server holding even its headers until the end is a burst
     // A 40,000-character prompt at the assumed 200 tok/s of prefill: ~67 s expected, the first token may take 10x.
     const long = requestDeadlines(BASE, undefined, { maxTokens: 1, promptChars: 40_000 });
     expect(long.headersMs).toBeGreaterThanOrEqual(PREFILL_FACTOR * 60_000);
