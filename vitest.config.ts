@@ -5,9 +5,14 @@ import type { TestProjectInlineConfiguration } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { loadServers, envProfile } from './lib/profile.ts';
 import type { Profile } from './lib/types.ts';
+import { runDeadlineFromEnv } from './lib/run-deadline.ts';
 
-/** Families in run order: cheap protocol checks first, the heavy and disruptive ones last. */
-export const FAMILY_ORDER = ['setup', 'api', 'sse', 'completions', 'anthropic', 'ollama', 'clients', 'stream', 'metrics', 'errors', 'parallel', 'cycles', 'context', 'api-last'];
+/**
+ * Families in run order: cheap protocol checks first, then the heavy ones; destructive checks (fuzzing, absurd values,
+ * over-long prompts, another model) after every check that only observes, so one bad input cannot cost the
+ * performance verdicts (context runs its observing checks before its destructive ones; lint: test/registry.test.ts).
+ */
+export const FAMILY_ORDER = ['setup', 'api', 'sse', 'completions', 'anthropic', 'ollama', 'clients', 'tools', 'structured', 'stream', 'metrics', 'parallel', 'cycles', 'context', 'errors', 'api-last'];
 
 class FamilySequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -30,6 +35,8 @@ function requestedProjects(argv: string[]): string[] {
   return out;
 }
 
+// A bad CONFORMANCE_DEADLINE_S stops the run here, with its message, before any server is started.
+runDeadlineFromEnv(process.env, Date.now());
 const requested = requestedProjects(process.argv);
 const profiles: Profile[] = loadServers();
 if (requested.includes('env')) {
@@ -52,7 +59,7 @@ function serverProject(profile: Profile): TestProjectInlineConfiguration {
       name: profile.id,
       include: ['suites/**/*.test.ts'],
       globalSetup: ['./suites/support/global-setup.ts'],
-      provide: { profile },
+      provide: { profile, familyOrder: FAMILY_ORDER },
       // Checks talk to one server and time it: never two files at once.
       fileParallelism: false,
       maxConcurrency: 1,
@@ -66,7 +73,7 @@ export default defineConfig({
   test: {
     // The sequencer is a root option (Vitest ignores it per project); self-test files sort after their names.
     sequence: { sequencer: FamilySequencer },
-    reporters: ['default', './reporters/results.ts', './reporters/console.ts', './reporters/summary.ts', './reporters/badges.ts', ['junit', { outputFile: `${process.env.CONFORMANCE_REPORTS_DIR ?? 'reports'}/junit.xml` }]],
+    reporters: ['default', './reporters/results.ts', './reporters/console.ts', './reporters/summary.ts', './reporters/badges.ts', './reporters/html-run.ts', ['junit', { outputFile: `${process.env.CONFORMANCE_REPORTS_DIR ?? 'reports'}/junit.xml` }]],
     projects: [
       {
         test: {

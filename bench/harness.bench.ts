@@ -1,24 +1,15 @@
-// Benchmarks of the instrument: decoding must never be what limits a measurement, and the barrier
-// must release N requests within a small spread.
+// Benchmarks of the instrument (Vitest bench): decoding must never be what limits a measurement, and the barrier
+// must release N requests within a small spread. bench/fidelity.ts (run after these by `npm run bench`) measures
+// the timestamps' fidelity end to end.
 import { bench, describe } from 'vitest';
-import { decodeSse } from '../lib/sse.ts';
-import { openaiChatEvents } from '../lib/stream-events.ts';
-import { requestMetrics } from '../lib/metrics.ts';
 import { releaseTogether } from '../lib/barrier.ts';
-import type { BodyRead } from '../lib/types.ts';
+import { processStream, streamReads } from './throughput.ts';
 
-const enc = new TextEncoder();
-const reads: BodyRead[] = [];
-for (let i = 0; i < 512; i++) {
-  const json = JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: ` tok${i} café` }, finish_reason: null }] });
-  reads.push({ t: i * 8, bytes: enc.encode(`data: ${json}\n\n`) });
-}
-reads.push({ t: 4100, bytes: enc.encode('data: [DONE]\n\n') });
-
-describe('decoding a 512-token stream', () => {
-  bench('decodeSse + openaiChatEvents + requestMetrics', () => {
-    const ev = openaiChatEvents(decodeSse(reads));
-    requestMetrics({ tEnd: 4100, tokens: ev.tokens });
+// The per-event figures with their target (events/s per core, CPU time) are printed by bench/throughput.ts.
+const reads = streamReads(512);
+describe('recording and decoding a 512-token stream (live path: recorder, SSE, JSON, adapter, metrics)', () => {
+  bench('processStream(512 events)', () => {
+    processStream(reads);
   });
 });
 

@@ -1,13 +1,13 @@
 // Requests in each API flavour, recorded raw and decoded: what checks call.
 // A generation request is built from the profile (model, extraBody, forced length) and starts with
 // text unique to the request and the run, so no prefix cache can make a repeat faster.
-import { createParser } from 'eventsource-parser';
 import type { CheckContext } from './check.ts';
 import type { ApiFlavour, Recording } from './types.ts';
-import { record, bodyJson, type StreamControl } from './client.ts';
-import { decodeSse, decodeNdjson, type SseDecoded } from './sse.ts';
-import { openaiChatEvents, openaiCompletionEvents, anthropicEvents, ollamaEvents, type StreamEvents } from './stream-events.ts';
+import { record, bodyJson, MAX_RECORDED_BYTES } from './client.ts';
+import { NdjsonStreamDecoder, SseStreamDecoder, type SseDecoded } from './sse.ts';
+import { anthropicAdapter, ollamaAdapter, openaiChatAdapter, openaiCompletionAdapter, type SseAdapter, type StreamEvents } from './stream-events.ts';
 import { requestMetrics, type RequestMetrics } from './metrics.ts';
+import { streamGuards } from './stream-guards.ts';
 import { median } from './stats.ts';
 import { observe, observations, paceKey, paceOf, type Pace } from './pace.ts';
 import { requestDeadlines, stallLimitMs, STALL_FACTOR } from './deadlines.ts';
@@ -40,60 +40,90 @@ const PATHS: Record<ApiFlavour, string> = {
   'ollama-native': '/api/chat',
 };
 
-/** Does one decoded event carry generated text? (Live progress; the full adapters decide afterwards.) */
-function liveTokenText(flavour: ApiFlavour, data: string): boolean {
-  if (flavour === 'openai-chat' || flavour === 'openai-completions') {
-    if (data === '[DONE]') return false;
-    try {
-      const j = JSON.parse(data) as { choices?: Array<{ text?: unknown; delta?: Record<string, unknown> }> };
-      return (j.choices ?? []).some((c) => {
-        const d = c?.delta ?? {};
-        return [c?.text, d.content, d.reasoning_content, d.reasoning, d.thinking].some((v) => typeof v === 'string' && v.length > 0);
-      });
-    } catch {
-      return false;
-    }
-  }
-  try {
-    const j = JSON.parse(data) as { delta?: { text?: unknown; thinking?: unknown }; message?: { content?: unknown; thinking?: unknown } };
-    if (flavour === 'anthropic-messages') return [j.delta?.text, j.delta?.thinking].some((v) => typeof v === 'string' && v.length > 0);
-    return [j.message?.content, j.message?.thinking].some((v) => typeof v === 'string' && v.length > 0);
-  } catch {
-    return false;
-  }
+type StreamMode = 'sse' | 'ndjson';
+
+/** How a finished response is decoded: an SSE or NDJSON stream (a 200 answer to a streaming request), else a JSON body. */
+function streamMode(flavour: ApiFlavour, rec: Recording, stream: boolean): StreamMode | undefined {
+  if (!stream || rec.status !== 200) return undefined;
+  if (flavour === 'ollama-native') return 'ndjson';
+  return 'sse'; // the request asked for a stream: decoded as SSE whatever the content type says (sse checks judge that)
 }
 
-function liveDetector(flavour: ApiFlavour, opts: SendOptions, stallFloorMs: number | undefined) {
-  let count = 0;
-  let firstT: number | undefined;
-  const dec = new TextDecoder();
-  let onCount: (() => void) | undefined;
-  let lineBuf = '';
-  const stallWhy = `stall rule: silence over ${STALL_FACTOR}x the stream's own mean token gap, at least ${stallFloorMs} ms`;
-  const sseParser = createParser({
-    onEvent: (e) => {
-      if (liveTokenText(flavour, e.data)) onCount?.();
-    },
-  });
-  return (t: number, bytes: Uint8Array, control: StreamControl) => {
-    onCount = () => {
-      count++;
-      firstT ??= t;
-      // The stall rule (lib/deadlines.ts): once the stream shows its own gap, silence is judged against it.
-      const gap = count > 1 ? (t - firstT) / (count - 1) : undefined;
-      if (stallFloorMs === undefined) control.progress();
-      else control.progress(stallLimitMs(stallFloorMs, gap), stallWhy);
-      opts.onToken?.(t, count);
-      if (opts.stopAfterTokens !== undefined && count >= opts.stopAfterTokens) control.abort(`stopped after ${count} token events (by the check)`);
-    };
-    const text = dec.decode(bytes, { stream: true });
+function sseAdapterFor(flavour: ApiFlavour): SseAdapter {
+  return flavour === 'openai-chat' ? openaiChatAdapter() : flavour === 'openai-completions' ? openaiCompletionAdapter() : anthropicAdapter();
+}
+
+/**
+ * Decodes a stream once, as it is read: UTF-8, SSE (or NDJSON), one JSON.parse per event, the flavour's token stream.
+ * Token-bearing events drive the live controls (token-inactivity deadline, onToken, stopAfterTokens). At the end the
+ * same Exchange as decodeExchange() over the recording — except that a stream longer than the recorder's byte cap is
+ * still decoded to its end (its events, text and chunks are kept only as far as its bytes are).
+ */
+export class StreamDecode {
+  private readonly sse?: SseStreamDecoder;
+  private readonly nd?: NdjsonStreamDecoder;
+  private readonly adapter: { readonly out: StreamEvents };
+  private count = 0;
+
+  constructor(private readonly flavour: ApiFlavour, retainBytes: number) {
     if (flavour === 'ollama-native') {
-      lineBuf += text;
-      const lines = lineBuf.split('\n');
-      lineBuf = lines.pop() ?? '';
-      for (const l of lines) if (l.trim() && liveTokenText(flavour, l)) onCount();
-    } else sseParser.feed(text);
-  };
+      const nd = new NdjsonStreamDecoder({ retainBytes });
+      const a = ollamaAdapter();
+      nd.onLine = (l) => a.line(l, nd.retaining);
+      this.nd = nd;
+      this.adapter = a;
+    } else {
+      const sse = new SseStreamDecoder({ retainBytes });
+      const a = sseAdapterFor(flavour);
+      sse.onEvent = (ev) => a.event(ev, sse.retaining);
+      this.sse = sse;
+      this.adapter = a;
+    }
+  }
+
+  /** One body read; returns the number of token-bearing events it completed. */
+  push(t: number, bytes: Uint8Array): number {
+    const before = this.adapter.out.tokens.length;
+    if (this.sse) this.sse.push(t, bytes);
+    else this.nd!.push(t, bytes);
+    return this.adapter.out.tokens.length - before;
+  }
+
+  /**
+   * For SendOptions: progress, onToken and stopAfterTokens on every token-bearing event. With `stallFloorMs`, the
+   * token-inactivity bound follows the stall rule (lib/deadlines.ts): once the stream shows its own mean gap, silence
+   * is judged against it, never below the floor.
+   */
+  reader(opts: SendOptions, stallFloorMs?: number) {
+    let firstT: number | undefined;
+    const why = `stall rule: silence over ${STALL_FACTOR}x the stream's own mean token gap, at least ${stallFloorMs} ms`;
+    return (t: number, bytes: Uint8Array, control: { progress(nextIdleMs?: number, why?: string): void; abort(r?: string): void }) => {
+      const n = this.push(t, bytes);
+      for (let i = 0; i < n; i++) {
+        const count = ++this.count;
+        firstT ??= t;
+        if (stallFloorMs === undefined) control.progress();
+        else control.progress(stallLimitMs(stallFloorMs, count > 1 ? (t - firstT) / (count - 1) : undefined), why);
+        opts.onToken?.(t, count);
+        if (opts.stopAfterTokens !== undefined && count >= opts.stopAfterTokens) control.abort(`stopped after ${count} token events (by the check)`);
+      }
+    };
+  }
+
+  finish(rec: Recording, stream: boolean, charsPerToken?: number): Exchange {
+    const mode = streamMode(this.flavour, rec, stream);
+    if (mode === undefined) {
+      // A body whose transfer failed is no answer, even when the bytes that came parse (a Content-Length longer than the body).
+      if (rec.failure && rec.failure.kind !== 'aborted') return { rec, jsonError: `the response did not complete (${rec.failure.kind}: ${rec.failure.message})` };
+      const { json, error } = bodyJson(rec);
+      return { rec, json, jsonError: error };
+    }
+    // End of input first: it may complete a last line (NDJSON without a final newline) before the figures are taken.
+    const sse = mode === 'sse' ? this.sse!.end() : (this.nd!.end(), undefined);
+    const events = this.adapter.out;
+    const metrics = requestMetrics({ tEnd: rec.tEnd, tokens: events.tokens, usageCompletionTokens: events.usage?.completion_tokens, charsPerToken });
+    return sse ? { rec, sse, events, metrics } : { rec, events, metrics };
+  }
 }
 
 /** The request body for a generation: model, profile extras, forced length when asked. */
@@ -120,7 +150,7 @@ export function uniquePrompt(ctx: CheckContext, body: string): string {
   return `[request ${ctx.nonce()}] ${body}`;
 }
 
-/** Send a request in a flavour, record it raw, decode the stream, compute metrics. */
+/** Send a request in a flavour, record it raw, decode the stream as it arrives, compute metrics. */
 export async function send(ctx: CheckContext, flavour: ApiFlavour, body: unknown, opts: SendOptions = {}): Promise<Exchange> {
   const stream = typeof body === 'object' && body !== null && (body as { stream?: unknown }).stream !== false &&
     ((body as { stream?: unknown }).stream === true || flavour === 'ollama-native');
@@ -132,6 +162,11 @@ export async function send(ctx: CheckContext, flavour: ApiFlavour, body: unknown
   const pace = paceOf(observations(key));
   // Deadlines sized from the pace (the profile's are floors); a caller's explicit deadlines are kept as given.
   const deadlines = requestDeadlines(ctx.deadlines, pace, shapeOf(flavour, body), opts.deadlines);
+  const decode = stream ? new StreamDecode(flavour, MAX_RECORDED_BYTES) : undefined;
+  // Cut a stream that runs away (far past max_tokens) or sends one endless line: the server's failure, bounded.
+  const guards = streamGuards(body);
+  const detectorOpts: SendOptions = { ...opts, onToken: (t, n) => { guards.onToken(n); opts.onToken?.(t, n); } };
+  const stallFloorMs = opts.deadlines?.tokenIdleMs === undefined ? ctx.deadlines.tokenIdleMs : undefined;
   const rec = await record({
     url: `${ctx.baseUrl}${PATHS[flavour]}`,
     method: 'POST',
@@ -140,10 +175,11 @@ export async function send(ctx: CheckContext, flavour: ApiFlavour, body: unknown
     deadlines,
     signal,
     tokenProgress: stream,
-    onRead: stream ? liveDetector(flavour, opts, opts.deadlines?.tokenIdleMs === undefined ? ctx.deadlines.tokenIdleMs : undefined) : undefined,
+    onRead: decode ? guards.wrap(decode.reader(detectorOpts, stallFloorMs)) : undefined,
     secrets: ctx.secrets,
+    maxBytes: MAX_RECORDED_BYTES,
   });
-  const x = decodeExchange(flavour, rec, stream, pace?.charsPerToken);
+  const x = decode ? decode.finish(rec, stream, pace?.charsPerToken) : decodeExchange(flavour, rec, stream, pace?.charsPerToken);
   observeExchange(key, x);
   return x;
 }
@@ -201,23 +237,11 @@ export async function measurePace(ctx: CheckContext): Promise<Pace | undefined> 
   return paceFor(ctx);
 }
 
+/** Decode a finished recording (the same decoding send() does live). */
 export function decodeExchange(flavour: ApiFlavour, rec: Recording, stream: boolean, charsPerToken?: number): Exchange {
-  const ct = rec.headers['content-type'] ?? '';
-  const looksSse = ct.includes('text/event-stream') || (stream && flavour !== 'ollama-native');
-  if (stream && rec.status === 200 && looksSse && flavour !== 'ollama-native') {
-    const sse = decodeSse(rec.reads);
-    const events =
-      flavour === 'openai-chat' ? openaiChatEvents(sse) : flavour === 'openai-completions' ? openaiCompletionEvents(sse) : anthropicEvents(sse);
-    const metrics = requestMetrics({ tEnd: rec.tEnd, tokens: events.tokens, usageCompletionTokens: events.usage?.completion_tokens, charsPerToken });
-    return { rec, sse, events, metrics };
-  }
-  if (stream && rec.status === 200 && flavour === 'ollama-native') {
-    const events = ollamaEvents(decodeNdjson(rec.reads));
-    const metrics = requestMetrics({ tEnd: rec.tEnd, tokens: events.tokens, usageCompletionTokens: events.usage?.completion_tokens, charsPerToken });
-    return { rec, events, metrics };
-  }
-  const { json, error } = bodyJson(rec);
-  return { rec, json, jsonError: error };
+  const d = new StreamDecode(flavour, Infinity);
+  if (streamMode(flavour, rec, stream)) for (const r of rec.reads) d.push(r.t, r.bytes);
+  return d.finish(rec, stream, charsPerToken);
 }
 
 export function chat(ctx: CheckContext, body: unknown, opts?: SendOptions): Promise<Exchange> {

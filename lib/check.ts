@@ -6,6 +6,7 @@ import type { Capability, Deadlines, Level, Outcome, Profile, ServerInfo, Verdic
 import { DEFAULT_DEADLINES } from './client.ts';
 import { apiKeyOf } from './profile.ts';
 import { registerSecret, redact, stripUrlCredentials } from './secrets.ts';
+import { clientLag, type ClientLag, type FidelityPreflight } from './fidelity.ts';
 import { inconclusive } from './messages.ts';
 import { budgetText } from './deadlines.ts';
 import { observations, paceKey, paceOf } from './pace.ts';
@@ -34,6 +35,11 @@ export interface CheckDef {
   thresholds?: Record<string, Threshold>;
   /** Upper bound for the whole check (the runner enforces it). */
   timeoutMs?: number;
+  /**
+   * Sends what may break a server (fuzzed or absurd requests, over-long prompts, requests that evict the model):
+   * runs after every check that only observes (suites/support/register.ts runOrder, lint in test/registry.test.ts).
+   */
+  destructive?: boolean;
   run(ctx: CheckContext): Promise<Verdict>;
 }
 
@@ -60,6 +66,13 @@ export interface CheckContext {
   log(message: string): void;
   /** Event-loop delay seen so far in this check (ms): a starved client cannot grade timing. */
   loopDelay(): { p99Ms: number; maxMs: number };
+  /**
+   * How late our own timestamps may be so far in this check: the larger of its event-loop delay and the lag the run's
+   * fidelity preflight measured (lib/fidelity.ts clientLag). A timing verdict this lag could explain is inconclusive.
+   * `recording`: our lateness while a shared recording this check reads was made (lib/recordings.ts, 1 ms sampling):
+   * used instead of the check's own coarse monitor.
+   */
+  clientLag(recording?: { p99Ms: number; maxMs: number }): ClientLag;
   signal: AbortSignal;
 }
 
@@ -71,6 +84,10 @@ export interface ContextOptions {
   runId?: string;
   log?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** The run's fidelity preflight, when it ran. */
+  preflight?: FidelityPreflight;
+  /** Epoch ms of the run deadline: the check is cut there (RunDeadlineReached). */
+  deadlineAt?: number;
 }
 
 let nonceCounter = 0;
@@ -108,6 +125,9 @@ export function makeContext(check: CheckDef, o: ContextOptions, signal: AbortSig
     },
     log: (m) => (o.log ?? console.log)(redact(`[${check.id}] ${m}`, secrets)),
     loopDelay,
+    // A shared recording's lateness, sampled at 1 ms while it was made (lib/recordings.ts), is the evidence for what it
+    // recorded; the check's own monitor samples every 10 ms and so never reads below ~10 ms (lib/client-lag.ts).
+    clientLag: (recording) => clientLag(recording ?? loopDelay(), o.preflight),
     signal,
   };
 }
@@ -116,6 +136,7 @@ export function makeContext(check: CheckDef, o: ContextOptions, signal: AbortSig
 export function skipReason(check: CheckDef, profile: Profile, server: ServerInfo, tier: Tier): string | undefined {
   if (check.tier === 'full' && tier !== 'full') return `full tier only (CONFORMANCE_TIER=full)`;
   for (const cap of check.requires) {
+    if ((cap === 'tools' || cap === 'structured-output') && profile.capabilities?.[cap] === false) return `profile "${profile.id}" declares capability "${cap}" false ("capabilities")`;
     const missing =
       (cap === 'deterministic' && !profile.deterministic) ||
       (cap === 'started' && server.startedPid === undefined) ||
@@ -179,18 +200,30 @@ export async function runCheck(check: CheckDef, o: ContextOptions): Promise<{ ve
   // An empty histogram (a check shorter than one 10 ms sample, e.g. reading a shared recording) reports 0, not noise.
   const loop = () => (h.count === 0 ? { p99Ms: 0, maxMs: 0 } : { p99Ms: h.percentile(99) / 1e6, maxMs: h.max / 1e6 });
   const ac = new AbortController();
-  const limit = check.timeoutMs ?? 60_000;
+  const own = check.timeoutMs ?? 60_000;
+  const left = o.deadlineAt === undefined ? Infinity : Math.max(0, o.deadlineAt - Date.now());
+  const limit = Math.min(own, left);
   const t0 = performance.now();
   let timer: NodeJS.Timeout | undefined;
   try {
     const ctx = makeContext(check, o, ac.signal, loop);
-    const running = check.run(ctx);
-    // Our bound running out is ours (lib/deadlines.ts): the check is told (its requests end `aborted`) and gets a
-    // moment to grade what it has; if it cannot, the verdict is inconclusive, naming the server's measured speed.
+    // A check the server's answers make impossible to measure is inconclusive, never a harness error.
+    const running = check.run(ctx).catch((e: unknown) => {
+      if (e instanceof NotMeasurable) return inconclusive(e.message);
+      throw e;
+    });
     const verdict = await Promise.race([
       running,
-      new Promise<Verdict>((resolve) => {
+      new Promise<Verdict>((resolve, reject) => {
         timer = setTimeout(() => {
+          if (limit < own) {
+            ac.abort();
+            reject(new RunDeadlineReached(`check ${check.id} cut by the run deadline after ${Math.round(limit / 1000)} s`));
+            return;
+          }
+          // The check's own bound running out is ours too (lib/deadlines.ts): the check is told (its requests end
+          // `aborted`) and gets a moment to grade what it has; if it cannot, the verdict is inconclusive, naming the
+          // server's measured speed — never a fail, never an error.
           ac.abort(new Error(`the check's ${limit} ms bound ran out`));
           timer = setTimeout(() => resolve(inconclusive(budgetText(`${check.id} finished`, paceOf(observations(paceKey(ctx.baseUrl, ctx.profile.model))), `its bound of ${fmtSeconds(limit)}`))), BOUND_GRACE_MS);
         }, limit);
@@ -207,3 +240,9 @@ export async function runCheck(check: CheckDef, o: ContextOptions): Promise<{ ve
 /** How long a check whose bound ran out may take to grade what it measured before the runner answers for it. */
 const BOUND_GRACE_MS = 3_000;
 const fmtSeconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+
+export class CheckTimeout extends Error {}
+/** Thrown where the server's answers leave nothing to measure (no usage to calibrate prompts with, …). */
+export class NotMeasurable extends Error {}
+/** The run's deadline (CONFORMANCE_DEADLINE_S) cut the check: our budget, never the server's failure. */
+export class RunDeadlineReached extends Error {}

@@ -3,6 +3,7 @@
 import { Agent, request as undiciRequest, errors as undiciErrors } from 'undici';
 import type { Deadlines, Recording, RequestFailure } from './types.ts';
 import { redact } from './secrets.ts';
+import { CAPS, chargeRun, chunkDecoder, journalStart, recordingCaps, withSocketUse } from './transport.ts';
 
 export const DEFAULT_DEADLINES: Deadlines = {
   connectMs: 5_000,
@@ -12,11 +13,11 @@ export const DEFAULT_DEADLINES: Deadlines = {
 };
 
 /** Raw bytes kept per recording; enough for every framing check, small enough for results files. */
-export const MAX_RECORDED_BYTES = 1 << 20;
+export const MAX_RECORDED_BYTES = CAPS.recordedBytesPerStream;
 
 let sharedAgent: Agent | undefined;
-function agent(connectMs: number): Agent {
-  sharedAgent ??= new Agent({
+function newAgent(connectMs: number): Agent {
+  return new Agent({
     connections: null,
     pipelining: 1,
     keepAliveTimeout: 4_000,
@@ -25,6 +26,9 @@ function agent(connectMs: number): Agent {
     bodyTimeout: 0,
     connect: { timeout: connectMs },
   });
+}
+function agent(connectMs: number): Agent {
+  sharedAgent ??= newAgent(connectMs);
   return sharedAgent;
 }
 
@@ -63,6 +67,8 @@ export interface StreamControl {
   progress(nextIdleMs?: number, why?: string): void;
   /** Stop reading: closes the connection (the server sees a disconnect). */
   abort(reason?: string): void;
+  /** Stop reading because the server sent too much (past a cap, past max_tokens): graded as the server's failure. */
+  overflow(reason: string): void;
 }
 
 class Deadline extends Error {
@@ -83,9 +89,13 @@ function classify(err: unknown, signalReason: unknown): { kind: RequestFailure; 
   return { kind: 'reset', message: msg };
 }
 
-/** A reset on a socket the pool had reused: retried once on a fresh connection, never graded. */
+/**
+ * A reset before any response on a socket that had carried an earlier request (the keep-alive race: the server
+ * closed it idle just as we reused it). Only this is retried, once, on a fresh connection; a reset on a fresh
+ * connection is the server's own doing and is graded.
+ */
 function isReusedSocketReset(rec: Recording): boolean {
-  return rec.failure?.kind === 'reset' && rec.status === undefined && rec.reads.length === 0 && rec.tEnd < 1_000;
+  return rec.failure?.kind === 'reset' && rec.status === undefined && rec.socketReused === true;
 }
 
 /**
@@ -95,13 +105,21 @@ function isReusedSocketReset(rec: Recording): boolean {
 export async function record(opts: RequestOptions): Promise<Recording> {
   const first = await recordOnce(opts);
   if (!isReusedSocketReset(first)) return first;
-  await resetConnections();
-  return recordOnce(opts);
+  // A dispatcher of its own guarantees a fresh connection without closing sockets other requests are using.
+  const fresh = newAgent(opts.deadlines?.connectMs ?? DEFAULT_DEADLINES.connectMs);
+  try {
+    const second = await recordOnce(opts, fresh);
+    second.retriedAfter = first.failure!.message;
+    return second;
+  } finally {
+    void fresh.close().catch(() => undefined);
+  }
 }
 
-async function recordOnce(opts: RequestOptions): Promise<Recording> {
+async function recordOnce(opts: RequestOptions, dispatcher?: Agent): Promise<Recording> {
   const d: Deadlines = { ...DEFAULT_DEADLINES, ...opts.deadlines };
-  const maxBytes = opts.maxBytes ?? MAX_RECORDED_BYTES;
+  const caps = recordingCaps(opts.maxBytes);
+  const maxBytes = caps.bytes;
   const method = opts.method ?? (opts.body === undefined ? 'GET' : 'POST');
   const headers: Record<string, string> = { ...opts.headers };
   let payload: string | Uint8Array | undefined;
@@ -125,25 +143,21 @@ async function recordOnce(opts: RequestOptions): Promise<Recording> {
   let idleTimer: NodeJS.Timeout | undefined;
   let idleMs = d.tokenIdleMs;
   let idleWhy = 'token-inactivity deadline';
-  let lastProgress = 0;
   // The caller may re-size the bound as the stream shows its own pace (lib/deadlines.ts: a stall is silence far
-  // longer than the stream's own token gap). One timer per request, re-armed only when it fires early: a stream of
-  // thousands of tokens per second must not churn a timer per token.
-  const checkIdle = () => {
-    const silent = performance.now() - lastProgress;
-    if (silent >= idleMs) fail('token-idle', `no token-bearing event for ${Math.round(idleMs)} ms (${idleWhy}; pings and comments do not count)`);
-    else idleTimer = setTimeout(checkIdle, idleMs - silent);
-  };
+  // longer than the stream's own token gap). The timer is re-armed in place on every token event (this runs thousands
+  // of times a second on a fast server); it is re-created only when the bound changes by more than a tenth.
   const armIdle = (nextMs?: number, why?: string) => {
     if (!opts.tokenProgress) return;
-    if (nextMs !== undefined && nextMs > 0) {
-      // A shorter bound (the first token's prefill allowance giving way to the stream's gap) needs an earlier timer.
-      if (nextMs < idleMs && idleTimer) { clearTimeout(idleTimer); idleTimer = undefined; }
+    if (nextMs !== undefined && nextMs > 0 && Math.abs(nextMs - idleMs) > 0.1 * idleMs) {
       idleMs = nextMs;
       idleWhy = why ?? idleWhy;
+      if (idleTimer) { clearTimeout(idleTimer); idleTimer = undefined; }
     }
-    lastProgress = performance.now();
-    idleTimer ??= setTimeout(checkIdle, idleMs);
+    if (idleTimer) { idleTimer.refresh(); return; }
+    idleTimer = setTimeout(
+      () => fail('token-idle', `no token-bearing event for ${Math.round(idleMs)} ms (${idleWhy}; pings and comments do not count)`),
+      idleMs,
+    );
   };
 
   const rec: Recording = {
@@ -159,55 +173,88 @@ async function recordOnce(opts: RequestOptions): Promise<Recording> {
   };
   const parts: Uint8Array[] = [];
   let kept = 0;
+  let wire = 0;
+  const entry = journalStart({ method, url: rec.url, body: rec.requestBody?.slice(0, 2_000), tStart: Date.now() });
   const control: StreamControl = {
     progress: armIdle,
     abort: (reason) => {
       if (!ac.signal.aborted) ac.abort(new Deadline('aborted', reason ?? 'aborted by check'));
     },
+    overflow: (reason) => fail('overflow', reason),
   };
 
   const t0 = performance.now();
   rec.t0Abs = t0;
   timers.push(setTimeout(() => fail('headers-timeout', `no response headers within ${d.headersMs} ms`), d.headersMs));
   const headersTimer = timers[timers.length - 1];
+  const keep = (t: number, bytes: Uint8Array) => {
+    if (rec.reads.length < caps.reads) rec.reads.push({ t, bytes: kept < maxBytes ? bytes : new Uint8Array(0) });
+    else rec.truncated = true;
+    if (kept < maxBytes) {
+      const room = maxBytes - kept;
+      parts.push(bytes.length <= room ? bytes : bytes.subarray(0, room));
+      kept += Math.min(bytes.length, room);
+      if (bytes.length > room) rec.truncated = true;
+    } else rec.truncated = true;
+    opts.onRead?.(t, bytes, control);
+  };
   try {
-    const res = await undiciRequest(opts.url, {
-      method,
-      headers,
-      body: payload,
-      dispatcher: agent(d.connectMs),
-      signal: ac.signal,
-      maxRedirections: 0, // never follow redirects: the Authorization header must not travel to another origin
-    } as Parameters<typeof undiciRequest>[1]);
-    rec.tHeaders = performance.now() - t0;
-    clearTimeout(headersTimer);
-    rec.status = res.statusCode;
-    for (const [k, v] of Object.entries(res.headers)) rec.headers[k] = Array.isArray(v) ? v.join(', ') : String(v ?? '');
-    opts.onHeaders?.(res.statusCode, rec.headers);
-    armIdle();
-    for await (const chunk of res.body) {
-      const t = performance.now() - t0; // timestamp first, before any parsing
-      const bytes = chunk as Uint8Array;
-      rec.reads.push({ t, bytes: kept < maxBytes ? bytes : new Uint8Array(0) });
-      if (kept < maxBytes) {
-        const room = maxBytes - kept;
-        parts.push(bytes.length <= room ? bytes : bytes.subarray(0, room));
-        kept += Math.min(bytes.length, room);
-        if (bytes.length > room) rec.truncated = true;
-      } else rec.truncated = true;
-      opts.onRead?.(t, bytes, control);
-      if (ac.signal.aborted) break;
+    // Redirects are never followed (undici's request() has no redirect handling unless an interceptor adds it):
+    // the Authorization header must not travel to another origin; checks see the 3xx itself.
+    const { result, use } = withSocketUse(() => undiciRequest(opts.url, { method, headers, body: payload, dispatcher: dispatcher ?? agent(d.connectMs), signal: ac.signal }));
+    const socketUse = use;
+    try {
+      const res = await result;
+      rec.tHeaders = performance.now() - t0;
+      clearTimeout(headersTimer);
+      rec.status = res.statusCode;
+      for (const [k, v] of Object.entries(res.headers)) rec.headers[k] = Array.isArray(v) ? v.join(', ') : String(v ?? '');
+      opts.onHeaders?.(res.statusCode, rec.headers);
+      // undici's request() hands over the wire bytes: a compressed stream is decoded here, each read keeping its time.
+      const decoder = chunkDecoder(rec.headers['content-encoding']);
+      armIdle();
+      let t = 0;
+      for await (const chunk of res.body) {
+        t = performance.now() - t0; // timestamp first, before any parsing
+        const bytes = chunk as Uint8Array;
+        wire += bytes.length;
+        keep(t, decoder ? await decoder.push(bytes) : bytes);
+        if (!ac.signal.aborted && wire > CAPS.readBytesPerStream) control.overflow(`the response went on past ${CAPS.readBytesPerStream / 2 ** 20} MiB without ending (read cap per stream)`);
+        if (ac.signal.aborted) break;
+      }
+      if (decoder && !ac.signal.aborted) {
+        const tail = await decoder.end();
+        if (tail.length) keep(t, tail);
+      }
+      if (decoder?.error && !ac.signal.aborted) fail('reset', `the body could not be decoded: ${decoder.error}`);
+      if (ac.signal.aborted) rec.failure = classify(ac.signal.reason, ac.signal.reason);
+    } finally {
+      rec.socketReused = socketUse.reused;
     }
-    if (ac.signal.aborted) rec.failure = classify(ac.signal.reason, ac.signal.reason);
   } catch (err) {
     rec.failure = classify(err, ac.signal.aborted ? ac.signal.reason : undefined);
+    if (rec.failure.kind === 'reset' && rec.status === undefined && rec.socketReused !== true)
+      rec.failure.message += ' — on a fresh connection: the server reset it before answering (not retried; only a reset on a reused keep-alive socket is)';
   } finally {
     rec.tEnd = performance.now() - t0;
     for (const t of timers) clearTimeout(t);
     if (idleTimer) clearTimeout(idleTimer);
     opts.signal?.removeEventListener('abort', onCallerAbort);
   }
+  rec.wireBytes = wire;
+  // A deadline that cut a response mid-body says how much came (one byte a second reads differently from nothing).
+  if (rec.failure && rec.status !== undefined && /timeout|token-idle/.test(rec.failure.kind)) {
+    const last = rec.reads.at(-1)?.t;
+    rec.failure.message += ` (${wire} bytes in ${rec.reads.length} reads had arrived${last !== undefined ? `, the last ${Math.round(rec.tEnd - last)} ms before the cut` : ''})`;
+  }
+  const declared = Number(rec.headers['content-length']);
+  if (rec.failure && rec.status !== undefined && Number.isFinite(declared) && declared > wire && !rec.headers['content-encoding'])
+    rec.failure.message += ` (the body ended after ${wire} of the ${declared} bytes its Content-Length announced)`;
   rec.body = concat(parts, kept);
+  chargeRun(kept, rec.reads.length);
+  entry.tEnd = Date.now();
+  entry.status = rec.status;
+  if (rec.failure) entry.failure = `${rec.failure.kind}: ${rec.failure.message}`;
   return rec;
 }
 
@@ -232,6 +279,11 @@ export function bodyJson(rec: Recording): { json?: unknown; error?: string } {
   try {
     return { json: JSON.parse(text) };
   } catch (e) {
-    return { error: `not JSON: ${(e as Error).message}` };
+    // A body cut at exactly its announced length: the Content-Length was shorter than the body the server meant.
+    const declared = Number(rec.headers['content-length']);
+    const truncated = /Unterminated|Unexpected end|end of JSON/i.test((e as Error).message);
+    if (rec.truncated) return { error: `not JSON within the first ${rec.body.length} bytes kept of a ${rec.wireBytes ?? '?'}-byte body (record cap per stream): ${(e as Error).message}` };
+    const cut = truncated && Number.isFinite(declared) && declared === (rec.wireBytes ?? rec.body.length) ? ` (the body stops at the ${declared} bytes its Content-Length announced)` : '';
+    return { error: `not JSON: ${(e as Error).message}${cut}` };
   }
 }

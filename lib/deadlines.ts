@@ -70,7 +70,8 @@ export type Ending =
   | { by: 'us'; kind: 'unreachable'; detail: string };
 
 /**
- * Classify a recording's end: complete, stalled (token-idle, headers-timeout: the server's), broken (reset), our
+ * Classify a recording's end: complete, stalled (token-idle, headers-timeout: the server's), broken (reset, overflow:
+ * too much sent), our
  * budget (total deadline, or aborted by the check or by the check's time bound), unreachable (connect: setup).
  */
 export function endingOf(rec: Pick<Recording, 'failure' | 'status' | 'tEnd'>): Ending {
@@ -81,6 +82,7 @@ export function endingOf(rec: Pick<Recording, 'failure' | 'status' | 'tEnd'>): E
     case 'headers-timeout':
       return { by: 'server', kind: 'stalled', detail: f.message };
     case 'reset':
+    case 'overflow':
       return { by: 'server', kind: 'broken', detail: f.message };
     case 'connect':
       return { by: 'us', kind: 'unreachable', detail: f.message };

@@ -72,7 +72,7 @@ export interface StreamTiming {
   e2eMs: number;
   /** Completion tokens (usage, else estimated from the text); events may carry several tokens. */
   completionTokens?: number;
-  /** Longest stall of our own client during the request (ms): lib/client-lag.ts clientAllowanceMs. */
+  /** How late our client's timestamps may have been during the request (ms: measured event-loop stall, preflight lag): lib/client-lag.ts clientAllowanceMs. */
   clientStallMs?: number;
   /**
    * The fastest rate this stream's tokens can have been generated at (tok/s): the server-reported decode rate, the
@@ -239,7 +239,7 @@ export function assessStream(s: StreamTiming, th: Partial<PhantomThresholds> = {
     return {
       phantom: false,
       causes,
-      inconclusive: `our client's event loop stalled up to ${ms(stall)}; ${maxGroup} token events take at least ${ms(spanOf(maxGroup))} to generate at ${tps(ref)} (${refSource}), so the stall (x${STALL_RATE_MARGIN} for the rate's error) could have merged them`,
+      inconclusive: `our client lagged up to ${ms(stall)} (measured event-loop stall or preflight arrival lag); ${maxGroup} token events take at least ${ms(spanOf(maxGroup))} to generate at ${tps(ref)} (${refSource}), so the stall (x${STALL_RATE_MARGIN} for the rate's error) could have merged them`,
       figures,
     };
   }

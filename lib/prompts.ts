@@ -2,7 +2,7 @@
 // (tokenizers and chat templates differ), each starting with text unique to the request and the run.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { CheckContext } from './check.ts';
+import { NotMeasurable, type CheckContext } from './check.ts';
 import { ROOT } from './profile.ts';
 import { chat, generationBody, describeExchange } from './api.ts';
 
@@ -28,7 +28,8 @@ const INSTRUCTION = 'Read the notes below, then continue writing in the same sty
 async function promptTokens(ctx: CheckContext, words: number): Promise<number> {
   const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt: `[request ${ctx.nonce()}] ${INSTRUCTION}\n${filler(words)}`, maxTokens: 1, stream: false }));
   const n = (x.json as { usage?: { prompt_tokens?: unknown } } | undefined)?.usage?.prompt_tokens;
-  if (x.rec.status !== 200 || typeof n !== 'number') throw new Error(`prompt calibration failed: ${describeExchange(x)}; usage.prompt_tokens=${JSON.stringify(n)}`);
+  if (x.rec.status !== 200 || typeof n !== 'number')
+    throw new NotMeasurable(`cannot build prompts of a known length: prompt calibration failed: ${describeExchange(x)}; usage.prompt_tokens=${JSON.stringify(n)}${x.jsonError ? ` (${x.jsonError.slice(0, 200)})` : ''}`);
   return n;
 }
 

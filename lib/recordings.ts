@@ -10,7 +10,7 @@
 //    reader grades it inconclusive (never fail, never error); it is dropped from the cache, so the next check records
 //    it again, once, under its own bound (a second cut-short recording stays: no check pays the bound a third time).
 //  - A recording that threw (our harness, an unreachable server) is dropped too, and the error goes to the caller.
-import type { CheckContext } from './check.ts';
+import { NotMeasurable, type CheckContext } from './check.ts';
 import type { Recording, Verdict } from './types.ts';
 import { startLagSampler, type ClientLag } from './client-lag.ts';
 import { budgetText, endingOf } from './deadlines.ts';
@@ -96,6 +96,16 @@ const retriedKeys = new Set<string>();
 /** The inconclusive verdict for a reader of an incomplete shared recording (our budget, never the server's fault). */
 export function incompleteVerdict(r: SharedRecording<unknown>, what: string): Verdict {
   return inconclusive(budgetText(what, r.pace, r.incomplete));
+}
+
+/**
+ * The shared value itself, for families that read one exchange: an incomplete recording throws NotMeasurable, which
+ * the runner grades inconclusive with the reason and the measured speed (never the server's failure).
+ */
+export async function sharedValue<T>(ctx: CheckContext, name: string, record: () => Promise<T>, recordingsOf: (t: T) => ReadonlyArray<Recording | undefined>): Promise<T> {
+  const r = await shared(ctx, name, record, recordingsOf);
+  if (r.incomplete) throw new NotMeasurable(incompleteVerdict(r, `the shared ${name} request was recorded`).message);
+  return r.value;
 }
 
 /** Forget every shared recording (tests). */

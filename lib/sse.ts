@@ -24,15 +24,6 @@ export interface SseDecoded {
   bom: boolean;
 }
 
-function concatBytes(reads: readonly BodyRead[]): Uint8Array {
-  let len = 0;
-  for (const r of reads) len += r.bytes.length;
-  const out = new Uint8Array(len);
-  let off = 0;
-  for (const r of reads) { out.set(r.bytes, off); off += r.bytes.length; }
-  return out;
-}
-
 /** True when the bytes are not valid UTF-8. A separate fatal decoder: the streaming one must stay lenient. */
 export function isInvalidUtf8(bytes: Uint8Array): boolean {
   try {
@@ -43,13 +34,99 @@ export function isInvalidUtf8(bytes: Uint8Array): boolean {
   }
 }
 
-function startsWithBom(bytes: Uint8Array): boolean {
-  return bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+/**
+ * The checks' facts about a body's bytes, gathered read by read without keeping the bytes: a leading BOM, and
+ * whether it is valid UTF-8. A lenient decoder turns every invalid sequence into at least one U+FFFD and each literal
+ * U+FFFD (EF BF BD, whose lead byte is never a continuation byte, so no invalid prefix can swallow it) into exactly
+ * one; the bytes are valid iff the decoded text holds no more U+FFFD than the bytes hold literal EF BF BD.
+ */
+class Utf8Facts {
+  private head: number[] = [];
+  private replacements = 0;
+  private literals = 0;
+  /** Bytes of EF BF BD matched at the end of what was seen so far (0–2): a literal split across reads. */
+  private carry = 0;
+
+  bytes(b: Uint8Array): void {
+    for (let i = 0; this.head.length < 3 && i < b.length; i++) this.head.push(b[i]!);
+    let i = 0;
+    let m = this.carry;
+    while (m > 0 && i < b.length) {
+      if (b[i] !== (m === 1 ? 0xbf : 0xbd)) { m = 0; break; }
+      i++;
+      if (++m === 3) { this.literals++; m = 0; }
+    }
+    if (i === b.length) { this.carry = m; return; }
+    for (let j = b.indexOf(0xef, i); j !== -1; j = b.indexOf(0xef, j + 1)) if (b[j + 1] === 0xbf && b[j + 2] === 0xbd) this.literals++;
+    const n = b.length;
+    this.carry = b[n - 1] === 0xef ? 1 : n >= 2 && b[n - 2] === 0xef && b[n - 1] === 0xbf ? 2 : 0;
+  }
+
+  text(s: string): void {
+    for (let i = s.indexOf('\uFFFD'); i !== -1; i = s.indexOf('\uFFFD', i + 1)) this.replacements++;
+  }
+
+  get bom(): boolean { return this.head.length === 3 && this.head[0] === 0xef && this.head[1] === 0xbb && this.head[2] === 0xbf; }
+  get invalid(): boolean { return this.replacements > this.literals; }
+}
+
+export interface StreamDecoderOptions {
+  /**
+   * Keep text, events, comments and errors only for reads that start within this many body bytes (the recorder's
+   * byte cap: a long stream is still decoded to its end, its raw material kept only as far as its bytes are).
+   */
+  retainBytes?: number;
 }
 
 /**
- * Decode an SSE body read by read. One TextDecoder in stream mode, so a multibyte character split across
- * reads decodes intact (decoding each read on its own turns "é" into "��").
+ * A body decoded as it is read: UTF-8 in stream mode (a multibyte character split across reads decodes intact;
+ * decoding each read on its own turns "é" into "��"), the UTF-8 facts, and the decoded text kept while the reads are
+ * within retainBytes. Subclasses parse the text.
+ */
+abstract class TextStreamDecoder {
+  /** Time of the read being decoded. */
+  protected t = 0;
+  protected retain = true;
+  protected text = '';
+  protected readonly facts = new Utf8Facts();
+  private pushed = 0;
+  private readonly decoder = new TextDecoder('utf-8', { fatal: false });
+  private readonly retainBytes: number;
+
+  constructor(o: StreamDecoderOptions = {}) {
+    this.retainBytes = o.retainBytes ?? Infinity;
+  }
+
+  /** True while reads are still within retainBytes (what has been decoded is all kept). */
+  get retaining(): boolean { return this.retain; }
+
+  push(t: number, bytes: Uint8Array): void {
+    this.t = t;
+    this.retain = this.pushed < this.retainBytes;
+    this.pushed += bytes.length;
+    this.facts.bytes(bytes);
+    this.take(this.decoder.decode(bytes, { stream: true }));
+  }
+
+  /** At EOF: an incomplete multibyte sequence becomes U+FFFD (and invalidUtf8 says so). */
+  protected flush(): void {
+    this.take(this.decoder.decode());
+  }
+
+  protected abstract parse(s: string): void;
+
+  private take(s: string): void {
+    if (s === '') return;
+    this.facts.text(s);
+    if (this.retain) this.text += s;
+    this.parse(s);
+  }
+}
+
+/**
+ * Decode an SSE body read by read, as it arrives: `push` each read, `end` at EOF. `onEvent` (and `onComment`) see
+ * every event when it is dispatched, retained or not. decodeSse() is this over recorded reads. Parsing is
+ * eventsource-parser 3.1.1.
  *
  * Bare-CR handling: eventsource-parser holds back a chunk-final "\r" until it sees whether "\n" follows, so an
  * event terminated by CR at the end of a read would only be dispatched at the next read (wrong timestamp), or
@@ -58,52 +135,52 @@ function startsWithBom(bytes: Uint8Array): boolean {
  * "\n" that starts the next chunk (it was the second half of that CRLF). The line structure is unchanged.
  * An event not terminated by a blank line at EOF is dropped, as the spec requires.
  */
-export function decodeSse(reads: readonly BodyRead[]): SseDecoded {
-  const events: SseEvent[] = [];
-  const comments: SseComment[] = [];
-  const parseErrors: SseParseError[] = [];
-  let t = reads[0]?.t ?? 0;
-  const parser = createParser({
+export class SseStreamDecoder extends TextStreamDecoder {
+  readonly events: SseEvent[] = [];
+  readonly comments: SseComment[] = [];
+  readonly parseErrors: SseParseError[] = [];
+  onEvent?: (ev: SseEvent) => void;
+  private pendingCr = false;
+  private readonly parser = createParser({
     onEvent: (e) => {
-      const ev: SseEvent = { t, data: e.data };
+      const ev: SseEvent = { t: this.t, data: e.data };
       if (e.event !== undefined) ev.event = e.event;
       if (e.id !== undefined) ev.id = e.id;
-      events.push(ev);
+      if (this.retain) this.events.push(ev);
+      this.onEvent?.(ev);
     },
-    onComment: (c) => comments.push({ t, text: c }),
+    onComment: (c) => { if (this.retain) this.comments.push({ t: this.t, text: c }); },
     onError: (err) => {
-      const pe: SseParseError = { t, type: err.type, message: err.message };
+      if (!this.retain) return;
+      const pe: SseParseError = { t: this.t, type: err.type, message: err.message };
       if (err.field !== undefined) pe.field = err.field;
       if (err.line !== undefined) pe.line = err.line;
-      parseErrors.push(pe);
+      this.parseErrors.push(pe);
     },
   });
 
-  const decoder = new TextDecoder('utf-8', { fatal: false });
-  let text = '';
-  let pendingCr = false;
-  const feed = (s: string): void => {
-    if (s === '') return;
-    text += s;
-    let f = s;
-    if (pendingCr && f.startsWith('\n')) f = f.slice(1);
-    pendingCr = false;
-    if (f.endsWith('\r')) {
-      f += '\n';
-      pendingCr = true;
-    }
-    if (f !== '') parser.feed(f);
-  };
-
-  for (const r of reads) {
-    t = r.t;
-    feed(decoder.decode(r.bytes, { stream: true }));
+  end(): SseDecoded {
+    this.flush();
+    return { events: this.events, comments: this.comments, parseErrors: this.parseErrors, text: this.text, invalidUtf8: this.facts.invalid, bom: this.facts.bom };
   }
-  // Flush: an incomplete multibyte sequence at EOF becomes U+FFFD (and invalidUtf8 below says so).
-  feed(decoder.decode());
 
-  const all = concatBytes(reads);
-  return { events, comments, parseErrors, text, invalidUtf8: isInvalidUtf8(all), bom: startsWithBom(all) };
+  protected parse(s: string): void {
+    let f = s;
+    if (this.pendingCr && f.charCodeAt(0) === 10) f = f.slice(1);
+    this.pendingCr = false;
+    if (f.charCodeAt(f.length - 1) === 13) {
+      f += '\n';
+      this.pendingCr = true;
+    }
+    if (f !== '') this.parser.feed(f);
+  }
+}
+
+/** Decode a recorded SSE body: every event carries the time of the read that completed it. */
+export function decodeSse(reads: readonly BodyRead[]): SseDecoded {
+  const d = new SseStreamDecoder();
+  for (const r of reads) d.push(r.t, r.bytes);
+  return d.end();
 }
 
 export interface NdjsonLine {
@@ -123,43 +200,49 @@ export interface NdjsonDecoded {
   blankLines: number;
 }
 
-/** Decode newline-delimited JSON (Ollama's native stream). A trailing "\r" on a line is tolerated. */
-export function decodeNdjson(reads: readonly BodyRead[]): NdjsonDecoded {
-  const lines: NdjsonLine[] = [];
-  let blankLines = 0;
-  const push = (t: number, raw: string, terminated: boolean): void => {
+/** Newline-delimited JSON (Ollama's native stream), read by read; `onLine` sees every line. A trailing "\r" is tolerated. */
+export class NdjsonStreamDecoder extends TextStreamDecoder {
+  readonly lines: NdjsonLine[] = [];
+  onLine?: (line: NdjsonLine) => void;
+  private blankLines = 0;
+  private buf = '';
+
+  end(): NdjsonDecoded {
+    this.flush();
+    if (this.buf !== '') this.line(this.buf, false);
+    this.buf = '';
+    return { lines: this.lines, text: this.text, invalidUtf8: this.facts.invalid, blankLines: this.blankLines };
+  }
+
+  protected parse(s: string): void {
+    this.buf += s;
+    let nl = this.buf.indexOf('\n');
+    while (nl !== -1) {
+      this.line(this.buf.slice(0, nl), true);
+      this.buf = this.buf.slice(nl + 1);
+      nl = this.buf.indexOf('\n');
+    }
+  }
+
+  private line(raw: string, terminated: boolean): void {
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    if (line.trim() === '') { blankLines++; return; }
-    const entry: NdjsonLine = { t, text: line, terminated };
+    if (line.trim() === '') { this.blankLines++; return; }
+    const entry: NdjsonLine = { t: this.t, text: line, terminated };
     try {
       entry.json = JSON.parse(line);
     } catch (e) {
       entry.jsonError = e instanceof Error ? e.message : String(e);
     }
-    lines.push(entry);
-  };
-
-  const decoder = new TextDecoder('utf-8', { fatal: false });
-  let text = '';
-  let buf = '';
-  let t = reads[0]?.t ?? 0;
-  const take = (s: string): void => {
-    text += s;
-    buf += s;
-    let nl = buf.indexOf('\n');
-    while (nl !== -1) {
-      push(t, buf.slice(0, nl), true);
-      buf = buf.slice(nl + 1);
-      nl = buf.indexOf('\n');
-    }
-  };
-  for (const r of reads) {
-    t = r.t;
-    take(decoder.decode(r.bytes, { stream: true }));
+    if (this.retain) this.lines.push(entry);
+    this.onLine?.(entry);
   }
-  take(decoder.decode());
-  if (buf !== '') push(t, buf, false);
-  return { lines, text, invalidUtf8: isInvalidUtf8(concatBytes(reads)), blankLines };
+}
+
+/** Decode a recorded NDJSON body (Ollama's native stream). */
+export function decodeNdjson(reads: readonly BodyRead[]): NdjsonDecoded {
+  const d = new NdjsonStreamDecoder();
+  for (const r of reads) d.push(r.t, r.bytes);
+  return d.end();
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
 // `reasoning_content`, `reasoning` or `thinking`; extra fields are ignored. Strictness about those differences
 // belongs to the checks, which read the raw facts kept here (chunks, usageEvents, eventsAfterDone, ...).
 
-import type { NdjsonDecoded, SseDecoded } from './sse.ts';
+import type { NdjsonDecoded, NdjsonLine, SseDecoded, SseEvent } from './sse.ts';
 
 /**
  * One token-bearing event: it carries non-empty generated text. Events are not tokens (a server may put several
@@ -80,10 +80,25 @@ function emptyResult(): StreamEvents {
     eventsAfterDone: 0, chunks: [], jsonErrors: [], errors: [] };
 }
 
-function parseJson(out: StreamEvents, t: number, data: string): { ok: true; json: unknown } | { ok: false } {
+/**
+ * A parsed event as `chunks` keeps it: its JSON is parsed again when a check reads it, so the adapter's objects die
+ * with their event and a stream's memory stays proportional to its bytes (and the collector's work with it).
+ */
+class Chunk {
+  private parsed = false;
+  private value: unknown;
+  constructor(readonly t: number, private readonly data: string) {}
+  get json(): unknown {
+    if (!this.parsed) { this.value = JSON.parse(this.data); this.parsed = true; }
+    return this.value;
+  }
+}
+
+/** Parse an event's JSON; `retain` false leaves it out of `chunks` (past the recorder's byte cap). */
+function parseJson(out: StreamEvents, t: number, data: string, retain: boolean): { ok: true; json: unknown } | { ok: false } {
   try {
     const json: unknown = JSON.parse(data);
-    out.chunks.push({ t, json });
+    if (retain) out.chunks.push(new Chunk(t, data));
     return { ok: true, json };
   } catch (e) {
     out.jsonErrors.push({ t, data, message: e instanceof Error ? e.message : String(e) });
@@ -136,32 +151,55 @@ function openaiCommon(out: StreamEvents, t: number, json: Obj): void {
   if (json.error !== undefined && json.error !== null) out.errors.push({ t, json });
 }
 
-function openaiEvents(sse: SseDecoded, perChoice: (choice: Obj) => { content: string; reasoning: string; tool: string }): StreamEvents {
-  const out = emptyResult();
-  for (const ev of sse.events) {
-    if (out.done) { out.eventsAfterDone++; continue; }
-    if (ev.data.trim() === '[DONE]') { out.done = true; out.doneT = ev.t; continue; }
-    const parsed = parseJson(out, ev.t, ev.data);
-    if (!parsed.ok) continue;
-    if (!isObj(parsed.json)) continue;
-    const json = parsed.json;
-    if (ev.event === 'error' && json.error === undefined) out.errors.push({ t: ev.t, json });
-    openaiCommon(out, ev.t, json);
-    let content = '';
-    let reasoning = '';
-    let tool = '';
-    const choices = Array.isArray(json.choices) ? json.choices : [];
-    for (const ch of choices) {
-      if (!isObj(ch)) continue;
-      const got = perChoice(ch);
-      content += got.content;
-      reasoning += got.reasoning;
-      tool += got.tool;
-      if (typeof ch.finish_reason === 'string' && ch.finish_reason !== '') out.finishReasons.push({ t: ev.t, value: ch.finish_reason });
-    }
-    addToken(out, ev.t, content, reasoning, tool);
+type PerChoice = (choice: Obj) => { content: string; reasoning: string; tool: string };
+
+function openaiStep(out: StreamEvents, ev: SseEvent, retain: boolean, perChoice: PerChoice): void {
+  if (out.done) { out.eventsAfterDone++; return; }
+  if (ev.data.trim() === '[DONE]') { out.done = true; out.doneT = ev.t; return; }
+  const parsed = parseJson(out, ev.t, ev.data, retain);
+  if (!parsed.ok) return;
+  if (!isObj(parsed.json)) return;
+  const json = parsed.json;
+  if (ev.event === 'error' && json.error === undefined) out.errors.push({ t: ev.t, json });
+  openaiCommon(out, ev.t, json);
+  let content = '';
+  let reasoning = '';
+  let tool = '';
+  const choices = Array.isArray(json.choices) ? json.choices : [];
+  for (const ch of choices) {
+    if (!isObj(ch)) continue;
+    const got = perChoice(ch);
+    content += got.content;
+    reasoning += got.reasoning;
+    tool += got.tool;
+    if (typeof ch.finish_reason === 'string' && ch.finish_reason !== '') out.finishReasons.push({ t: ev.t, value: ch.finish_reason });
   }
-  return out;
+  addToken(out, ev.t, content, reasoning, tool);
+}
+
+/**
+ * Builds StreamEvents one decoded event at a time: live, as reads arrive (lib/api.ts), or over a decoded body (the
+ * *Events functions below). `retain` false (past the recorder's byte cap) keeps the event's facts — tokens, usage,
+ * finish reasons, errors — but not its parsed JSON in `chunks`, so a long stream's memory stays bounded.
+ */
+export interface SseAdapter {
+  readonly out: StreamEvents;
+  event(ev: SseEvent, retain?: boolean): void;
+}
+
+export interface NdjsonAdapter {
+  readonly out: StreamEvents;
+  line(line: NdjsonLine, retain?: boolean): void;
+}
+
+function openaiAdapter(perChoice: PerChoice): SseAdapter {
+  const out = emptyResult();
+  return { out, event: (ev, retain = true) => openaiStep(out, ev, retain, perChoice) };
+}
+
+function replay(adapter: SseAdapter, sse: SseDecoded): StreamEvents {
+  for (const ev of sse.events) adapter.event(ev);
+  return adapter.out;
 }
 
 /** Reasoning wherever a server puts it: `reasoning_content` (llama.cpp, mlx-*), `reasoning` (vLLM, Ollama), `thinking`. */
@@ -177,17 +215,22 @@ function toolText(o: Obj): string {
   return s;
 }
 
+const chatChoice: PerChoice = (ch) => {
+  const d = isObj(ch.delta) ? ch.delta : {};
+  return { content: str(d.content), reasoning: reasoningOf(d), tool: toolText(d) };
+};
+const completionChoice: PerChoice = (ch) => ({ content: str(ch.text), reasoning: reasoningOf(ch), tool: '' });
+
 /** /v1/chat/completions stream: text in `choices[].delta.content`. */
+export const openaiChatAdapter = (): SseAdapter => openaiAdapter(chatChoice);
 export function openaiChatEvents(sse: SseDecoded): StreamEvents {
-  return openaiEvents(sse, (ch) => {
-    const d = isObj(ch.delta) ? ch.delta : {};
-    return { content: str(d.content), reasoning: reasoningOf(d), tool: toolText(d) };
-  });
+  return replay(openaiChatAdapter(), sse);
 }
 
 /** /v1/completions stream: text in `choices[].text`. */
+export const openaiCompletionAdapter = (): SseAdapter => openaiAdapter(completionChoice);
 export function openaiCompletionEvents(sse: SseDecoded): StreamEvents {
-  return openaiEvents(sse, (ch) => ({ content: str(ch.text), reasoning: reasoningOf(ch), tool: '' }));
+  return replay(openaiCompletionAdapter(), sse);
 }
 
 /**
@@ -195,7 +238,7 @@ export function openaiCompletionEvents(sse: SseDecoded): StreamEvents {
  * input_json_delta), message_delta (stop_reason, cumulative output usage), message_stop (terminator), ping, error.
  * The type is read from the JSON `type` and falls back to the SSE event name.
  */
-export function anthropicEvents(sse: SseDecoded): StreamEvents {
+export function anthropicAdapter(): SseAdapter {
   const out = emptyResult();
   let input: number | undefined;
   let output: number | undefined;
@@ -210,10 +253,10 @@ export function anthropicEvents(sse: SseDecoded): StreamEvents {
     out.usages.push(usage);
     out.usage = usage;
   };
-  for (const ev of sse.events) {
-    if (out.done) { out.eventsAfterDone++; continue; }
-    const parsed = parseJson(out, ev.t, ev.data);
-    if (!parsed.ok || !isObj(parsed.json)) continue;
+  const event = (ev: SseEvent, retain = true): void => {
+    if (out.done) { out.eventsAfterDone++; return; }
+    const parsed = parseJson(out, ev.t, ev.data, retain);
+    if (!parsed.ok || !isObj(parsed.json)) return;
     const json = parsed.json;
     const type = typeof json.type === 'string' ? json.type : ev.event;
     switch (type) {
@@ -249,24 +292,28 @@ export function anthropicEvents(sse: SseDecoded): StreamEvents {
       default:
         break; // ping, content_block_stop, and future event types carry no text
     }
-  }
-  return out;
+  };
+  return { out, event };
+}
+
+export function anthropicEvents(sse: SseDecoded): StreamEvents {
+  return replay(anthropicAdapter(), sse);
 }
 
 /**
  * Ollama native NDJSON (/api/chat: `message.content`, `message.thinking`; /api/generate: `response`, `thinking`).
  * The final `done: true` line has done_reason, prompt_eval_count / eval_count (usage) and durations in ns.
  */
-export function ollamaEvents(nd: NdjsonDecoded): StreamEvents {
+export function ollamaAdapter(): NdjsonAdapter {
   const out = emptyResult();
-  for (const line of nd.lines) {
-    if (out.done) { out.eventsAfterDone++; continue; }
+  const line = (line: NdjsonLine, retain = true): void => {
+    if (out.done) { out.eventsAfterDone++; return; }
     if (line.jsonError !== undefined) {
       out.jsonErrors.push({ t: line.t, data: line.text, message: line.jsonError });
-      continue;
+      return;
     }
-    out.chunks.push({ t: line.t, json: line.json });
-    if (!isObj(line.json)) continue;
+    if (retain) out.chunks.push({ t: line.t, json: line.json });
+    if (!isObj(line.json)) return;
     const json = line.json;
     if (out.model === undefined && typeof json.model === 'string') out.model = json.model;
     if (json.error !== undefined && json.error !== null) out.errors.push({ t: line.t, json });
@@ -293,6 +340,12 @@ export function ollamaEvents(nd: NdjsonDecoded): StreamEvents {
       }
       if (Object.keys(timings).length > 0) out.serverTimings = { source: 'ollama', value: timings, t: line.t };
     }
-  }
-  return out;
+  };
+  return { out, line };
+}
+
+export function ollamaEvents(nd: NdjsonDecoded): StreamEvents {
+  const a = ollamaAdapter();
+  for (const l of nd.lines) a.line(l);
+  return a.out;
 }

@@ -53,6 +53,8 @@ export interface Profile {
   /** Per-check threshold overrides: { "parallel.speedup-2": { "failBelow": 0.8 } }. */
   thresholds?: Record<string, Record<string, number>>;
   knownIssues?: KnownIssue[];
+  /** Optional request features, declared; when absent, one probe request discovers them (lib/feature-probe.ts). */
+  capabilities?: Partial<Record<'tools' | 'structured-output', boolean>>;
   /** What in this profile is an assumption rather than a documented fact. */
   assumptions?: string[];
 }
@@ -74,7 +76,9 @@ export type Capability =
   | 'started'         // the suite started the server itself (process tree visible)
   | 'multi-slot'      // profile declares more than one slot
   | 'hardware'        // memory bandwidth + active bytes per token declared
-  | 'context-window'; // a per-request window is known (declared or discovered)
+  | 'context-window'  // a per-request window is known (declared or discovered)
+  | 'tools'           // tool calls: skipped only when declared false, else discovered by the family's probe
+  | 'structured-output'; // response_format: likewise
 
 export interface Verdict {
   outcome: RawOutcome;
@@ -108,6 +112,8 @@ export interface ServerInfo {
   contextWindow?: { value: number; source: string };
   trainedContext?: { value: number; source: string };
   startedPid?: number;
+  /** Restarts of a server the suite started that stopped answering mid-run (lib/supervisor.ts). */
+  restarts?: Array<{ after: string; request: string; process: string; ok: boolean; detail: string }>;
 }
 
 /** One body read, timestamped before any parsing. */
@@ -123,6 +129,7 @@ export type RequestFailure =
   | 'token-idle'       // no token-bearing event within tokenIdleMs
   | 'total-timeout'
   | 'reset'            // socket reset / closed by the server mid-response
+  | 'overflow'         // the server sent too much: past a read cap, a line cap, or far past max_tokens
   | 'aborted';         // aborted by the caller (e.g. cancel checks)
 
 /** The raw recording of one HTTP exchange: what framing checks read. */
@@ -144,6 +151,12 @@ export interface Recording {
   body: Uint8Array;
   truncated: boolean;
   failure?: { kind: RequestFailure; message: string };
+  /** Bytes as they came over the wire (before content decoding). */
+  wireBytes?: number;
+  /** Whether the request went out on a keep-alive socket that had carried an earlier request. */
+  socketReused?: boolean;
+  /** Set when this is the one retry after a reset on a reused keep-alive socket (the first attempt's error). */
+  retriedAfter?: string;
 }
 
 /** One graded check as recorded: what a test attaches to its task and what results.json keeps. */

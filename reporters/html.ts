@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { CheckResult, ResultsFile } from './results-types.ts';
 import { esc, fmtNum } from './html-escape.ts';
+import { describePreflight } from '../lib/fidelity.ts';
 import { plotSvg, type PlotSeries } from './svg-plot.ts';
 import { clientMatrixHtml } from './clients-matrix.ts';
 import {
@@ -143,6 +144,7 @@ function windowOf(col: Column): string {
 function machineText(col: Column): string {
   const m = col.header.machine;
   const bits = [m.platform !== '?' ? `${m.platform}/${m.arch}` : '', m.cpus ? `${m.cpus} CPUs` : '', m.memGiB ? `${fmtNum(m.memGiB)} GiB` : '', m.node !== '?' ? `node ${m.node}` : ''].filter(Boolean);
+  if (col.header.fidelity) bits.push(describePreflight(col.header.fidelity));
   return bits.join(', ');
 }
 

@@ -4,6 +4,7 @@
 import type { Outcome } from '../lib/types.ts';
 import type { WorkloadFigures } from '../lib/workload.ts';
 import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/phantom.ts';
+import { describePreflight } from '../lib/fidelity.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
 import { clientMatrixLines } from './clients-matrix.ts';
 
@@ -218,6 +219,26 @@ function firstLine(s: string, max: number): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
+/**
+ * Checks as table rows, with each run of 3 or more consecutive `error` checks that share one message (a server that
+ * never answered, or stopped answering) folded into one row: "<message>; 54 checks not run", not 54 ERROR rows.
+ */
+export interface CheckRow { check: CheckResult; id: string; message: string; count: number }
+export function collapseErrors(checks: readonly CheckResult[]): CheckRow[] {
+  const rows: CheckRow[] = [];
+  for (let i = 0; i < checks.length;) {
+    const c = checks[i]!;
+    let j = i + 1;
+    if (c.outcome === 'error') while (j < checks.length && checks[j]!.outcome === 'error' && checks[j]!.message === c.message) j++;
+    const n = j - i;
+    const what = firstLine(c.message, 400).replace(/^setup error: /, '').replace(/\.$/, '');
+    if (n >= 3) rows.push({ check: c, id: n === checks.length ? `all ${n} checks` : `${c.id} … ${checks[j - 1]!.id} (${n} checks)`, message: `${what}; ${n} checks not run`, count: n });
+    else for (let k = i; k < j; k++) rows.push({ check: checks[k]!, id: checks[k]!.id, message: checks[k]!.message, count: 1 });
+    i = j;
+  }
+  return rows;
+}
+
 /** A plain text table; `colour(text, row, col)` may wrap cells after padding (ANSI does not count toward width). */
 export function textTable(head: string[], rows: string[][], colour?: (cell: string, r: number, c: number) => string): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
@@ -264,9 +285,11 @@ function consoleOne(col: Column, o: ConsoleOptions): string {
   const out: string[] = [];
   out.push(`conformance — ${col.label}: ${serverLine(col.header)}`);
   out.push(`suite ${col.header.suite.version} · ${col.header.date} · tier ${col.header.tier}${col.header.strict ? ' · strict' : ''}${col.finished ? '' : ' · INTERRUPTED (partial results)'}${col.files > 1 ? ` · ${col.files} files merged` : ''}`);
+  if (col.header.fidelity) out.push(describePreflight(col.header.fidelity));
   out.push('');
-  const rows = col.checks.map((c) => [OUTCOME_TEXT[c.outcome], c.level, c.id, firstLine(c.message, width)]);
-  out.push(textTable(['outcome', 'level', 'check', 'message'], rows, color ? (cell, r, i) => (i === 0 ? `\x1b[${ANSI[col.checks[r].outcome] ?? '0'}m${cell}\x1b[0m` : cell) : undefined));
+  const shown = collapseErrors(col.checks);
+  const rows = shown.map((r) => [OUTCOME_TEXT[r.check.outcome], r.count > 1 ? '' : r.check.level, r.id, r.count > 1 ? r.message : firstLine(r.message, width)]);
+  out.push(textTable(['outcome', 'level', 'check', 'message'], rows, color ? (cell, r, i) => (i === 0 ? `\x1b[${ANSI[shown[r]!.check.outcome] ?? '0'}m${cell}\x1b[0m` : cell) : undefined));
   out.push('');
   out.push(tallyLine(t));
   const wl = workloadRows(col);
@@ -342,6 +365,7 @@ function mdOne(col: Column): string {
   out.push(`## LLM server conformance: ${mdEscape(col.label)}`);
   out.push('');
   out.push(`${mdEscape(serverLine(col.header))} · suite ${col.header.suite.version} · ${col.header.date} · tier ${col.header.tier}${col.header.strict ? ' · strict' : ''}${col.finished ? '' : ' · **interrupted: partial results**'}`);
+  if (col.header.fidelity) out.push('', mdEscape(describePreflight(col.header.fidelity)));
   out.push('');
   out.push(`**${t.passed}/${t.graded} passed** · ${t.counts.fail} fail · ${t.counts.error} error · ${t.counts.warn} warn · ${t.counts.inconclusive} inconclusive · ${t.counts.known} known · ${t.counts['known-passing']} known-passing · ${t.counts.skip} skip`);
   for (const c of knownPassing(col)) {
@@ -354,7 +378,7 @@ function mdOne(col: Column): string {
   const sorted = [...col.checks].sort((a, b) => rank(a.outcome) - rank(b.outcome));
   out.push('| outcome | level | check | message |');
   out.push('|---|---|---|---|');
-  for (const c of sorted) out.push(`| ${OUTCOME_MD[c.outcome]} | ${c.level} | \`${c.id}\` | ${mdEscape(firstLine(c.message, 300))} |`);
+  for (const r of collapseErrors(sorted)) out.push(`| ${OUTCOME_MD[r.check.outcome]} | ${r.count > 1 ? '' : r.check.level} | \`${r.id}\` | ${mdEscape(firstLine(r.message, r.count > 1 ? 500 : 300))} |`);
   const wl = workloadRows(col);
   if (wl.length) {
     out.push('');
@@ -374,13 +398,13 @@ function mdOne(col: Column): string {
     out.push('');
     for (const g of groupPhantoms(ph)) out.push(`- **PHANTOM** ${g.checks.map((c) => `\`${c}\``).join(', ')} (${mdEscape(g.label)}): ${mdEscape(firstLine(g.detail, 300))}`);
   }
-  const failing = sorted.filter((c) => c.outcome === 'fail' || c.outcome === 'error');
+  const failing = collapseErrors(sorted.filter((c) => c.outcome === 'fail' || c.outcome === 'error'));
   if (failing.length) {
     out.push('');
     out.push('### Failures');
-    for (const c of failing) {
+    for (const { check: c, id, count } of failing) {
       out.push('');
-      out.push(`<details><summary><code>${c.id}</code> (${c.level}) ${mdEscape(c.title)}</summary>`);
+      out.push(`<details><summary><code>${id}</code> (${c.level}) ${count > 1 ? `${count} checks not run` : mdEscape(c.title)}</summary>`);
       out.push('');
       out.push('```text');
       out.push(c.message.replace(/```/g, "'''"));

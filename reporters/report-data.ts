@@ -3,6 +3,7 @@
 // that is not there is `undefined` and the report shows "n/a". Pure functions only.
 import type { CheckResult, ResultsFile, ResultsHeader } from './results-types.ts';
 import type { Level, Outcome } from '../lib/types.ts';
+import type { FidelityPreflight } from '../lib/fidelity.ts';
 import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/phantom.ts';
 
 /** Families in run order (mirrors FAMILY_ORDER in vitest.config.ts, which cannot be imported without side effects). */
@@ -19,6 +20,25 @@ function str(v: unknown, dflt = ''): string {
 }
 function num(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+function normaliseFidelity(f: Record<string, unknown>): FidelityPreflight {
+  const summary = (v: unknown) => {
+    if (!isObj(v) || ![v.n, v.p50Ms, v.p99Ms, v.maxMs].every((x) => num(x) !== undefined)) return undefined;
+    return { n: num(v.n)!, p50Ms: num(v.p50Ms)!, p99Ms: num(v.p99Ms)!, maxMs: num(v.maxMs)! };
+  };
+  const lag = summary(f.lag);
+  const stepLag = summary(f.stepLag);
+  return {
+    streams: num(f.streams) ?? 0,
+    cadenceMs: num(f.cadenceMs) ?? 0,
+    durationMs: num(f.durationMs) ?? 0,
+    ...(lag ? { lag } : {}),
+    ...(stepLag ? { stepLag } : {}),
+    ...(num(f.cpuUsPerEvent) !== undefined ? { cpuUsPerEvent: num(f.cpuUsPerEvent) } : {}),
+    ...(num(f.clockUncertaintyMs) !== undefined ? { clockUncertaintyMs: num(f.clockUncertaintyMs) } : {}),
+    ...(typeof f.error === 'string' ? { error: f.error } : {}),
+  };
 }
 
 /** A results file as far as it can be read; `source` names it in notes. Never throws. */
@@ -44,6 +64,7 @@ export function normaliseResults(input: unknown): ResultsFile {
     tier: h.tier === 'full' ? 'full' : 'quick',
     strict: h.strict === true,
     ...(typeof h.shard === 'string' ? { shard: h.shard } : {}),
+    ...(isObj(h.fidelity) ? { fidelity: normaliseFidelity(h.fidelity) } : {}),
   };
   const rawChecks: unknown[] = Array.isArray(r.checks) ? r.checks : isObj(r.checks) ? Object.entries(r.checks).map(([id, c]) => ({ id, ...(isObj(c) ? c : {}) })) : [];
   const checks: CheckResult[] = [];

@@ -1,6 +1,7 @@
 // The results file (reports/<project>/results.json): what every report, badge and comparison is built from.
 // Its JSON Schema is fixtures/schemas/results.schema.json; keep the two in step.
 import type { CheckRecord } from '../lib/types.ts';
+import type { FidelityPreflight } from '../lib/fidelity.ts';
 
 export interface ResultsHeader {
   suite: { name: string; version: string };
@@ -15,6 +16,8 @@ export interface ResultsHeader {
   tier: 'quick' | 'full';
   strict: boolean;
   shard?: string;
+  /** The run's fidelity preflight: our client's own lag on this machine at the start of the run. */
+  fidelity?: FidelityPreflight;
 }
 
 export interface CheckResult extends CheckRecord {

@@ -142,6 +142,8 @@ export function buildHeader(project: TestProject, vitest: Vitest | undefined, st
   };
   const shard = shardOf(vitest);
   if (shard) header.shard = shard;
+  const fidelity = provided.fidelity;
+  if (typeof fidelity === 'object' && fidelity !== null) header.fidelity = fidelity as ResultsHeader['fidelity'];
   return header;
 }
 
@@ -187,6 +189,8 @@ export function checkFromTestCase(tc: TestCase, root: string): CheckResult | und
     if (meta.loopDelay) r.loopDelay = meta.loopDelay;
     return r;
   }
+  // No conformance meta and skipped: never started (left out by -t, or a skipped file): not part of this run's results.
+  if (state === 'skipped') return undefined;
   // No conformance meta: a test that crashed before registering, or a plain test in a server project.
   const m = ID_RE.exec(tc.name);
   const id = m ? `${m[1]}.${m[2]}` : `unregistered.${tc.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60) || 'test'}`;
@@ -195,7 +199,7 @@ export function checkFromTestCase(tc: TestCase, root: string): CheckResult | und
     title: tc.name,
     family: id.split('.')[0],
     level: 'MUST',
-    outcome: state === 'passed' ? 'pass' : state === 'skipped' ? 'skip' : 'error',
+    outcome: state === 'passed' ? 'pass' : 'error',
     message: state === 'failed' ? `error: test without conformance metadata failed: ${firstError(tc) ?? 'no error message'}` : `test without conformance metadata ${state}`,
     rationale: '',
     reference: '',

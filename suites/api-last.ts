@@ -11,6 +11,7 @@ import { passProof, faultProof, type Proof } from './support/proof.ts';
 export const checks: CheckDef[] = [
   {
     id: 'api.unknown-model',
+    destructive: true, // asking for another model may evict the loaded one
     title: 'a request for a model the server does not have gets a 4xx error object',
     level: 'MUST',
     rationale: 'A client with a typo in the model name must learn it from a clear 4xx, not from a 500, a hang, or answers by another model.',

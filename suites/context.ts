@@ -223,6 +223,7 @@ export const checks: CheckDef[] = [
   },
   {
     id: 'context.over-window-400',
+    destructive: true, // over-long prompts may crash or wedge the server
     title: 'a prompt of ≥ 1.25x the window gets HTTP 400 (context exceeded) before prefill and before any SSE bytes',
     level: 'MUST',
     rationale: 'A client must learn at once that the prompt is too long: a 500 is retried, a drop or hang stalls it, truncation silently loses the prompt, an in-stream error arrives after it accepted a 200.',
@@ -310,6 +311,7 @@ export const checks: CheckDef[] = [
   },
   {
     id: 'context.max-accepted',
+    destructive: true, // over-long prompts may crash or wedge the server
     title: 'the largest accepted prompt, found by bisection, beside the advertised window',
     level: 'INFO',
     rationale: 'What a server really accepts is what a client can rely on; an advertised window the server does not honour (either way) misleads every client that sizes prompts by it.',
@@ -492,6 +494,7 @@ export const checks: CheckDef[] = [
   },
   {
     id: 'context.healthy-after',
+    destructive: true, // over-long prompts may crash or wedge the server
     title: 'after long and over-long prompts, a normal request works at normal speed',
     level: 'MUST',
     rationale: 'A server that degrades after one long prompt (a cache never freed, a slot left broken) fails every user after it, long after the prompt that did it.',

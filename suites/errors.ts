@@ -267,6 +267,7 @@ const deadlineThreshold = {
 export const checks: CheckDef[] = [
   {
     id: 'errors.malformed-json',
+    destructive: true, // fuzzed and absurd requests may crash or wedge the server
     title: 'a body that is not JSON gets a 4xx with an error object',
     level: 'MUST',
     rationale: 'A client bug (a truncated or hand-built body) must come back as a clear client error, not a 500, an HTML page or a hang.',
@@ -283,6 +284,7 @@ export const checks: CheckDef[] = [
   },
   {
     id: 'errors.invalid-fields',
+    destructive: true, // fuzzed and absurd requests may crash or wedge the server
     title: 'a request with a field of the wrong type or shape gets a 4xx with an error object',
     level: 'MUST',
     rationale: 'Clients learn what they got wrong from a 4xx naming the field; a server that accepts garbage, crashes on it (5xx) or hangs hides the bug.',
@@ -299,6 +301,7 @@ export const checks: CheckDef[] = [
   },
   {
     id: 'errors.absurd-values',
+    destructive: true, // fuzzed and absurd requests may crash or wedge the server
     title: 'absurd values (negative or huge max_tokens, huge n, out-of-range temperature) get a 4xx or a bounded answer',
     level: 'SHOULD',
     rationale: 'A negative or astronomically large limit is a client bug best reported as a 4xx; clamping it is defensible, but a 5xx, a hang or a crash is not.',
@@ -328,6 +331,7 @@ export const checks: CheckDef[] = [
   },
   {
     id: 'errors.survives',
+    destructive: true, // fuzzed and absurd requests may crash or wedge the server
     title: 'after a campaign of bad requests the server still answers normal ones',
     level: 'MUST',
     rationale: 'One bad client must not take the service down for everyone (a crash, a wedged worker, a leaked slot).',

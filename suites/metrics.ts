@@ -178,7 +178,8 @@ async function judgeable(ctx: CheckContext): Promise<{ s: Sample; stallMs: numbe
   if (r.incomplete) return { verdict: incompleteVerdict(r, 'the metrics sample was recorded') };
   const bad = unusable(r.value);
   if (bad) return { verdict: inconclusive(bad, undefined, evidence(ctx, r.value)) };
-  return { s: r.value, stallMs: clientAllowanceMs(r.lag) };
+  // Our lateness while the sample was recorded (sampled at 1 ms: lib/client-lag.ts), with the run's preflight lag.
+  return { s: r.value, stallMs: ctx.clientLag({ p99Ms: r.lag.p99Ms, maxMs: clientAllowanceMs(r.lag) }).ms };
 }
 
 /** The naive per-stream rate, or what a zero-length window still proves about it. */

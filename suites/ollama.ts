@@ -98,7 +98,7 @@ export function judgeDoneLine(s: NdjsonSample): Verdict {
   const lastLine = s.framing.lines[s.framing.lines.length - 1];
   for (const x of objs) if (x.j.error !== undefined) violations.push(`error line at byte ${x.l.offset}: ${escapeBytes(x.l.text, 160)}`);
   if (dones.length === 0) {
-    violations.unshift(`no line with "done": true; the last line is ${lastLine ? escapeBytes(lastLine.text, 160) : '(none)'}${s.rec.failure ? ` and the response did not end (${s.rec.failure.kind})` : ''}`);
+    violations.unshift(`no line with "done": true; the last line is ${lastLine ? escapeBytes(lastLine.text, 160) : '(none)'}${s.rec.failure ? ` and the response did not end (${s.rec.failure.kind}: ${s.rec.failure.message})` : ''}`);
     bytes = lastLine ? escapeBytes(bytesAt(s.rec.body, lastLine.offset, 240), 240) : undefined;
   } else {
     const d = dones[0]!;

@@ -239,7 +239,7 @@ export function judgeDoneTerminator(samples: readonly Sample[], terminator = '[D
     const doneAt = s.events.findIndex((e) => e.done);
     const last = s.events[s.events.length - 1];
     if (doneAt < 0) {
-      violations.push(`${s.label}: no "data: ${terminator}" event; the last event was ${last ? escapeBytes(last.data, 120) : '(none)'}${s.rec.failure ? ` and the response did not end (${s.rec.failure.kind})` : ''}`);
+      violations.push(`${s.label}: no "data: ${terminator}" event; the last event was ${last ? escapeBytes(last.data, 120) : '(none)'}${s.rec.failure ? ` and the response did not end (${s.rec.failure.kind}: ${s.rec.failure.message})` : ''}`);
       bytes ??= escapeBytes(s.rec.body.subarray(Math.max(0, s.rec.body.length - 240)), 300);
       continue;
     }

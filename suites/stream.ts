@@ -411,12 +411,13 @@ export const checks: CheckDef[] = [
       const u = usable(rec, 'the long streams were recorded');
       if ('verdict' in u) return u.verdict;
       const ls = u.ls;
-      const lag = rec.lag;
       const maxRatio = ctx.threshold('maxRatio');
       const ttfts = u.ok.map((x) => x.metrics?.ttftMs);
       const e2es = u.ok.map((x) => x.rec.tEnd);
       const ci = bootstrapRatioCI(ttfts, e2es, { seed: 1 });
-      const stall = clientAllowanceMs(lag);
+      // Our lateness while the streams were recorded (sampled at 1 ms: lib/client-lag.ts), with the run's preflight lag.
+      const lag = ctx.clientLag({ p99Ms: rec.lag.p99Ms, maxMs: clientAllowanceMs(rec.lag) });
+      const stall = lag.ms;
       const metrics = {
         sizes: ls.sizes, sizing: ls.sizing,
         ratio: ci.estimate, ratioLow: ci.low, ratioHigh: ci.high, ttftMs: summarize(ttfts), e2eMs: summarize(e2es),
@@ -429,7 +430,7 @@ export const checks: CheckDef[] = [
       const medTtft = median(ttfts)!;
       const medE2e = median(e2es)!;
       if ((medTtft - stall) / medE2e <= maxRatio) {
-        return inconclusive(`client starved: an event-loop stall of ${ms(stall)} could explain ${figures}`, metrics, evidence);
+        return inconclusive(`our client's own lag of up to ${ms(stall)} (${lag.source}) could explain ${figures}`, metrics, evidence);
       }
       if (band === 'fail') {
         return fail({
@@ -469,7 +470,8 @@ export const checks: CheckDef[] = [
       const lateShares = sp.map((s) => s.lateShare);
       const readCi = bootstrapMedianCI(readShares, { seed: 1 });
       const lateCi = bootstrapMedianCI(lateShares, { seed: 2 });
-      const stall = clientAllowanceMs(rec.lag);
+      const lag = ctx.clientLag({ p99Ms: rec.lag.p99Ms, maxMs: clientAllowanceMs(rec.lag) });
+      const stall = lag.ms;
       const allowance = u.ok.map((x) => stallShare(stall, 0, x.rec.tEnd));
       const metrics = {
         sizes: ls.sizes, sizing: ls.sizing,
@@ -483,7 +485,7 @@ export const checks: CheckDef[] = [
       if (bands.every((b) => b === 'pass')) return pass(figures, metrics, evidence);
       const corrected = (xs: number[]) => median(xs.map((v, i) => v - allowance[i]!))!;
       if (corrected(readShares) <= maxRead && corrected(lateShares) <= maxLate) {
-        return inconclusive(`client starved: an event-loop stall of ${ms(stall)} could explain ${figures}`, metrics, evidence);
+        return inconclusive(`our client's own lag of up to ${ms(stall)} (${lag.source}) could explain ${figures}`, metrics, evidence);
       }
       if (bands.includes('fail')) {
         const violations: string[] = [];
@@ -573,9 +575,10 @@ export const checks: CheckDef[] = [
       }
       const band = bandAbove(ci.estimate, ci.low, maxShare);
       if (band === 'pass') return pass(figures, metrics, evidence);
-      const stall = ctx.loopDelay().maxMs;
+      const lag = ctx.clientLag();
+      const stall = lag.ms;
       if ((median(heads)! - stall) / medEnd <= maxShare) {
-        return inconclusive(`client starved: an event-loop stall of ${ms(stall)} could explain ${figures}`, metrics, evidence);
+        return inconclusive(`our client's own lag of up to ${ms(stall)} (${lag.source}) could explain ${figures}`, metrics, evidence);
       }
       if (band === 'fail') {
         return fail({

@@ -53,14 +53,15 @@ test('a bad servers file stops the run with a message naming the server and fiel
   expect(r.out).toMatch(/server "broken" \(servers\[0\]\): field "slots" must be >= 1/);
 });
 
-test('a server that dies mid-run: the check in flight fails, later checks report "server died during <id>"', () => {
+test('a server the suite started that dies mid-run is restarted (bounded), the request that killed it recorded; then later checks report "server died during <id>"', () => {
   const dir = mkdtempSync(join(tmpdir(), 'config-'));
   const file = join(dir, 'servers.json');
   const reference = (JSON.parse(readFileSync(join(ROOT, 'servers.json'), 'utf8')) as { servers: Array<{ id: string; start: { command: string[] } }> }).servers.find((s) => s.id === 'reference')!;
   const crashy = { ...reference, id: 'crashy', start: { command: [...reference.start.command, '--fault', 'errors-crash-on-invalid'] } };
   writeFileSync(file, JSON.stringify({ servers: [crashy] }));
   const out = join(dir, 'out.json');
-  const r = vitest(['--project', 'crashy', 'suites/errors.test.ts', 'suites/api-last.test.ts', '--reporter=json', `--outputFile=${out}`], { SERVERS_FILE: file });
+  const reports = join(dir, 'reports');
+  const r = vitest(['--project', 'crashy', 'suites/errors.test.ts', 'suites/api-last.test.ts', '--reporter=json', '--reporter=./reporters/results.ts', `--outputFile.json=${out}`], { SERVERS_FILE: file, CONFORMANCE_REPORTS_DIR: reports });
   expect(r.code).not.toBe(0);
   const json = JSON.parse(readFileSync(out, 'utf8')) as {
     testResults: Array<{ assertionResults: Array<{ title: string; status: string; meta?: { conformance?: { id: string; outcome: string; message: string } } }> }>;
@@ -69,7 +70,11 @@ test('a server that dies mid-run: the check in flight fails, later checks report
   const first = results.find((c) => c.id === 'errors.malformed-json')!;
   expect(first.status).toBe('failed');
   expect(first.outcome).toMatch(/fail|error/);
+  expect(first.message).toMatch(/stopped answering during this check — exited \(code 1\) — after POST \/v1\/chat\/completions .*The suite restarted it: restart 1 of at most 3/s);
   const later = results.find((c) => c.id === 'api.unknown-model')!;
   expect(later.outcome).toBe('error');
-  expect(later.message).toMatch(/server died during errors\.malformed-json/);
+  expect(later.message).toMatch(/server died during errors\.[a-z-]+; the process exited \(code 1\); not restarted: already restarted 3 times .*the first request without an answer: POST \/v1\/chat\/completions/);
+  const header = (JSON.parse(readFileSync(join(reports, 'crashy', 'results.json'), 'utf8')) as { header: { server: { restarts?: Array<{ after: string; request: string; ok: boolean }> } } }).header;
+  expect(header.server.restarts?.length).toBe(3);
+  expect(header.server.restarts?.[0]).toMatchObject({ after: 'errors.malformed-json', ok: true });
 });

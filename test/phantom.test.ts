@@ -87,7 +87,7 @@ describe('assessStream', () => {
     // 48 events at up to 375 tok/s span >= 125 ms: a 100 ms stall could merge half of them.
     const stalled = assessStream({ ...base, clientStallMs: 100, maxPlausibleTps: 375 });
     expect(stalled.phantom).toBe(false);
-    expect(stalled.inconclusive).toMatch(/stalled up to 100 ms/);
+    expect(stalled.inconclusive).toMatch(/lagged up to 100 ms/);
     const fine = assessStream({ ...base, clientStallMs: 12, maxPlausibleTps: 375 });
     expect(fine.phantom).toBe(true);
   });

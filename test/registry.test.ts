@@ -49,3 +49,15 @@ test('every check has a pass proof and a fault proof, and every proof names a re
   for (const p of allProofs) if (p.faults?.length && !p.messageIncludes?.length) missing.push(`fault proof ${p.check}/${p.faults} does not say what the message must name`);
   expect(missing).toEqual([]);
 });
+
+test('destructive checks run after every check that only observes (family order, then order within a family)', async () => {
+  const { FAMILY_ORDER } = await import('../vitest.config.ts');
+  const { runOrder } = await import('../suites/support/register.ts');
+  for (const family of Object.keys(families)) expect(FAMILY_ORDER, `suites/${family}.ts is in FAMILY_ORDER`).toContain(family);
+  const order = FAMILY_ORDER.flatMap((f) => runOrder(families[f]?.checks ?? []));
+  const firstDestructive = order.findIndex((c) => c.destructive);
+  expect(firstDestructive).toBeGreaterThan(0);
+  const late = order.slice(firstDestructive).filter((c) => !c.destructive).map((c) => c.id);
+  expect(late, 'observing checks that would run after a destructive one').toEqual([]);
+  for (const id of ['errors.absurd-values', 'errors.invalid-fields', 'context.over-window-400']) expect(order.find((c) => c.id === id)?.destructive, id).toBe(true);
+});

@@ -1,6 +1,6 @@
 import { test, expect, describe } from 'vitest';
 import fc from 'fast-check';
-import { decodeNdjson, decodeSse, escapeBytes, splitRawEvents } from '../lib/sse.ts';
+import { decodeNdjson, decodeSse, escapeBytes, isInvalidUtf8, splitRawEvents } from '../lib/sse.ts';
 import { anthropicEvents, ollamaEvents, openaiChatEvents, openaiCompletionEvents } from '../lib/stream-events.ts';
 import { requestMetrics } from '../lib/metrics.ts';
 import type { BodyRead } from '../lib/types.ts';
@@ -140,6 +140,30 @@ describe('decodeSse: SSE spec edge cases', () => {
       const ts = split.events.map((e) => e.t);
       expect([...ts].sort((a, b) => a - b)).toEqual(ts);
     }), { numRuns: 200, seed: 42 });
+  });
+});
+
+describe('decodeSse: UTF-8 facts gathered read by read', () => {
+  test('property: invalidUtf8 and bom agree with a fatal decode of the whole body, however it is cut', () => {
+    // Pieces biased to what matters: a literal U+FFFD (EF BF BD) and its parts, the BOM, valid multibyte characters,
+    // truncated ones, ASCII and any byte.
+    const piece = fc.oneof(
+      fc.constantFrom([0xef, 0xbf, 0xbd], [0xef], [0xef, 0xbf], [0xbf, 0xbd], [0xbd], [0xef, 0xbb, 0xbf], [0xc3, 0xa9], [0xe2, 0x82, 0xac], [0xf0, 0x9f, 0x99, 0x82], [0xc3], [0xe2, 0x82], [0xf0, 0x9f]),
+      fc.integer({ min: 0x20, max: 0x7e }).map((b) => [b]),
+      fc.integer({ min: 0, max: 255 }).map((b) => [b]),
+    );
+    fc.assert(fc.property(fc.array(piece, { maxLength: 12 }), fc.array(fc.nat(), { maxLength: 8 }), (pieces, cuts) => {
+      const bytes = new Uint8Array(pieces.flat());
+      const r = decodeSse(cutAt(bytes, cuts));
+      expect(r.invalidUtf8).toBe(isInvalidUtf8(bytes));
+      expect(r.bom).toBe(bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf);
+    }), { numRuns: 2000, seed: 7 });
+  });
+
+  test('a literal U+FFFD is valid UTF-8, split anywhere; a lone continuation byte next to it is not', () => {
+    const lit = enc.encode('data: \uFFFD\n\n');
+    for (let cut = 0; cut <= lit.length; cut++) expect(decodeSse(cutAt(lit, [cut])).invalidUtf8).toBe(false);
+    expect(decodeSse(reads(new Uint8Array([0xef, 0xbf]), new Uint8Array([0xbd, 0xbd])))).toMatchObject({ invalidUtf8: true });
   });
 });
 

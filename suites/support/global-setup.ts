@@ -11,6 +11,10 @@ import { SetupError, assertSomethingAnswers, freePort, spawnServer, waitReady, t
 import { discoverContext, discoverIdentity } from '../../lib/discovery.ts';
 import { registerSecret, stripUrlCredentials, redact } from '../../lib/secrets.ts';
 import type { ServerInfo } from '../../lib/types.ts';
+import { preflightEnabled, runPreflight, startStampServer, PREFLIGHT_DEFAULTS } from '../../lib/preflight.ts';
+import { describePreflight } from '../../lib/fidelity.ts';
+import { startSupervisor } from '../../lib/supervisor.ts';
+import { runDeadlineFromEnv } from '../../lib/run-deadline.ts';
 
 export default async function setup(project: TestProject) {
   const profile = project.config.provide.profile!;
@@ -19,12 +23,20 @@ export default async function setup(project: TestProject) {
   project.provide('runId', runId);
   project.provide('stateDir', stateDir);
   project.provide('setupError', '');
+  // The run deadline counts from this process's start, so reports are written before it passes.
+  const deadline = runDeadlineFromEnv(process.env, performance.timeOrigin);
+  project.provide('runDeadline', deadline?.checksEndAt ?? 0);
+  project.provide('runDeadlineS', deadline?.seconds ?? 0);
+  const bounded = (ms: number) => (deadline ? Math.max(1_000, Math.min(ms, deadline.checksEndAt - Date.now())) : ms);
 
   const key = apiKeyOf(profile);
   registerSecret(key);
   const { url, secrets } = stripUrlCredentials(profile.baseUrl);
   for (const s of secrets) registerSecret(s);
   const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+  // The fidelity preflight's stamping server starts now, beside the server under test (its start overlaps theirs).
+  const stamp = preflightEnabled() ? startStampServer({ slots: PREFLIGHT_DEFAULTS.streams, cadenceMs: PREFLIGHT_DEFAULTS.cadenceMs }) : undefined;
+  stamp?.catch(() => undefined); // its failure is reported by the preflight, never as an unhandled rejection
 
   let server: RunningServer | undefined;
   let baseUrl = url.replace(/\/+$/, '');
@@ -41,7 +53,7 @@ export default async function setup(project: TestProject) {
     } else {
       await assertSomethingAnswers(baseUrl, headers);
     }
-    await waitReady(profile, baseUrl, headers, server);
+    await waitReady({ ...profile, startTimeoutMs: bounded(profile.startTimeoutMs) }, baseUrl, headers, server);
     const identity = await discoverIdentity(baseUrl, headers);
     const ctx = await discoverContext(profile, baseUrl, headers);
     info = { baseUrl, identity, ...ctx, startedPid: server?.pid };
@@ -57,9 +69,42 @@ export default async function setup(project: TestProject) {
   }
   // Credentials never travel in the provided base URL: the workers rebuild headers from the env var.
   project.provide('server', info);
+  if (stamp) {
+    const fidelity = await runPreflight({ server: stamp });
+    project.provide('fidelity', fidelity);
+    console.log(`[${profile.id}] ${describePreflight(fidelity)}`);
+  }
+
+  // A server the suite started is restarted when it stops answering mid-run (bounded; lib/supervisor.ts).
+  const supervisor = await startSupervisor({
+    processState: () => {
+      if (!server) return undefined;
+      const ex = server.exited();
+      return ex ? `exited (code ${ex.code}${ex.signal ? `, signal ${ex.signal}` : ''})` : `alive (pid ${server.pid}) but not answering`;
+    },
+    restart: async () => {
+      const argv = profile.start!.command;
+      await server?.stop();
+      console.log(`[${profile.id}] restarting: ${redact(argv.join(' '))}`);
+      server = spawnServer(argv, { cwd: profile.start!.cwd ? join(ROOT, profile.start!.cwd) : ROOT, env: profile.start!.env });
+      await waitReady({ ...profile, startTimeoutMs: bounded(profile.startTimeoutMs) }, baseUrl, headers, server);
+      info = { ...info, startedPid: server.pid };
+    },
+    onRestart: (r) => {
+      console.log(`[${profile.id}] server stopped answering during ${r.after} (${r.process}); last request: ${redact(r.request)}; ${r.detail}`);
+      info = { ...info, restarts: [...(info.restarts ?? []), { ...r, request: redact(r.request) }] };
+      project.provide('server', info);
+    },
+  });
+  project.provide('supervisor', setupErrorText(project) ? '' : supervisor.url);
 
   return async () => {
+    await supervisor.close();
     await server?.stop();
     rmSync(stateDir, { recursive: true, force: true });
   };
+}
+
+function setupErrorText(project: TestProject): string {
+  return (project.getProvidedContext() as { setupError?: string }).setupError ?? '';
 }

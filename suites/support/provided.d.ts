@@ -1,6 +1,7 @@
 // Values handed from vitest.config.ts / globalSetup to the checks (provide/inject).
 import type { Profile, ServerInfo } from '../../lib/types.ts';
 import type { CheckRecord } from '../../lib/types.ts';
+import type { FidelityPreflight } from '../../lib/fidelity.ts';
 
 export {};
 
@@ -13,6 +14,15 @@ declare module 'vitest' {
     runId: string;
     /** Directory for cross-file state of this project's run (e.g. "server died during <id>"). */
     stateDir: string;
+    /** The run's fidelity preflight (lib/preflight.ts): our client's own lag on this machine now; absent when skipped. */
+    fidelity?: FidelityPreflight;
+    /** Supervisor URL (restart a server the suite started that stopped answering); '' when there is none. */
+    supervisor: string;
+    /** Epoch ms after which no check starts and the check in flight is cut (CONFORMANCE_DEADLINE_S); 0: none. */
+    runDeadline: number;
+    runDeadlineS: number;
+    /** vitest.config.ts FAMILY_ORDER: the files still to come after a file (each costs a worker start and imports). */
+    familyOrder: string[];
   }
 }
 

@@ -1,12 +1,25 @@
 // Registers declared checks as Vitest tests: one describe per profile id (so JUnit/JSON output tell
 // servers apart), one test per check whose name starts with the check id.
 import { describe, test, inject } from 'vitest';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { grade, runCheck, skipReason, type CheckDef, type Tier } from '../../lib/check.ts';
-import { isAlive } from '../../lib/lifecycle.ts';
-import { redact, redactDeep } from '../../lib/secrets.ts';
+import { format } from 'node:util';
+import { grade, runCheck, skipReason, RunDeadlineReached, type CheckDef, type Tier } from '../../lib/check.ts';
+import { apiKeyOf } from '../../lib/profile.ts';
+import { redact, redactDeep, stripUrlCredentials } from '../../lib/secrets.ts';
 import type { ConformanceMeta } from './provided.d.ts';
+import { afterCheck, deadlineHit, firstTime, markDeadlineHit, readBreaker, type GuardContext } from './guard.ts';
+import { probeBudgetMs } from '../../lib/health.ts';
+
+/**
+ * Whatever a check (or a client library it drives: ollama-js prints the bodies it cannot parse) writes to the console
+ * is redacted: a server that echoes the request headers must not put the key into the log or JUnit's system-out.
+ */
+for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
+  const write = console[level].bind(console);
+  console[level] = (...args: unknown[]) => write(redact(format(...args)));
+}
+
+/** When this module was evaluated: the family's own imports follow, and their cost sizes the deadline's reserve. */
+const moduleLoadedAt = Date.now();
 
 export function tierFromEnv(): Tier {
   const t = process.env.CONFORMANCE_TIER ?? 'quick';
@@ -23,11 +36,42 @@ class ConformanceFailure extends Error {
   override name = 'ConformanceFailure';
 }
 
-function diedMarker(): string {
-  return join(inject('stateDir'), 'server-died.json');
+/** Observing checks first, destructive ones (fuzzing, absurd values, over-long prompts) after them. */
+export function runOrder(checks: CheckDef[]): CheckDef[] {
+  return [...checks.filter((c) => !c.destructive), ...checks.filter((c) => c.destructive)];
 }
 
-export function registerChecks(family: string, checks: CheckDef[]): void {
+function guardContext(deadlineAt: number): GuardContext {
+  const profile = inject('profile');
+  const key = apiKeyOf(profile);
+  const urlSecrets = stripUrlCredentials(profile.baseUrl).secrets;
+  return {
+    profile,
+    server: inject('server'),
+    headers: key ? { authorization: `Bearer ${key}` } : {},
+    secrets: [...urlSecrets, ...(key ? [key] : [])],
+    stateDir: inject('stateDir'),
+    supervisor: inject('supervisor') ?? '',
+    deadlineAt: deadlineAt || undefined,
+  };
+}
+
+/**
+ * When checks of this file must stop so the run still ends by its deadline: every file after this one costs a worker
+ * start and its imports even when its checks are not run (measured here as this file's own import time, at least
+ * 2 s a file), and the reporters need the reserve lib/run-deadline.ts keeps.
+ */
+function fileDeadline(fileFamily: string, importMs: number): number {
+  const deadline = inject('runDeadline') ?? 0;
+  if (!deadline) return 0;
+  const order = inject('familyOrder') ?? [];
+  const at = order.indexOf(fileFamily);
+  const after = at === -1 ? order.length : order.length - 1 - at;
+  return deadline - after * Math.max(2_000, 3 * importMs);
+}
+
+export function registerChecks(family: string, checks: CheckDef[], fileFamily = family): void {
+  const importMs = Date.now() - moduleLoadedAt;
   const profile = inject('profile');
   const server = inject('server');
   const setupError = inject('setupError');
@@ -35,10 +79,12 @@ export function registerChecks(family: string, checks: CheckDef[]): void {
   const strict = strictFromEnv();
 
   describe(profile.id, () => {
-    for (const check of checks) {
+    for (const check of runOrder(checks)) {
       if (!check.id.startsWith(`${family}.`)) throw new Error(`check ${check.id} registered under family ${family}`);
       const reason = setupError ? undefined : skipReason(check, profile, server, tier);
-      test(`${check.id} — ${check.title}`, { timeout: (check.timeoutMs ?? 60_000) + 15_000 }, async (t) => {
+      // Room for the check, then the health probe and a restart of the server (suites/support/guard.ts).
+      const guardMs = 10_000 + probeBudgetMs(profile) + profile.startTimeoutMs + 15_000;
+      test(`${check.id} — ${check.title}`, { timeout: (check.timeoutMs ?? 60_000) + 15_000 + guardMs }, async (t) => {
         const meta: ConformanceMeta = {
           id: check.id,
           title: check.title,
@@ -62,9 +108,21 @@ export function registerChecks(family: string, checks: CheckDef[]): void {
           t.skip('setup error (see setup.server-ready)');
           return;
         }
-        if (existsSync(diedMarker())) {
-          const died = JSON.parse(readFileSync(diedMarker(), 'utf8')) as { during: string };
-          finish('error', `server died during ${died.during}`);
+        // Circuit breaker open (the server stopped answering): not run, at once. The first such check fails in
+        // Vitest (so the exit status and JUnit say so even when the check in flight did not fail); the rest skip.
+        const breaker = readBreaker(inject('stateDir')).open;
+        if (breaker) {
+          finish('error', breaker.message);
+          if (firstTime(inject('stateDir'), 'breaker')) throw new ConformanceError(meta.message);
+          t.skip(meta.message);
+          return;
+        }
+        const deadline = fileDeadline(fileFamily, importMs);
+        // Once one check met the deadline, no later one starts (later files' own bounds are later, not looser).
+        if (deadline && (Date.now() >= deadline || deadlineHit(inject('stateDir')))) {
+          markDeadlineHit(inject('stateDir'));
+          finish('error', `not run: the run deadline passed (CONFORMANCE_DEADLINE_S=${inject('runDeadlineS')}; checks stop a reserve before it so every report is written)`);
+          if (firstTime(inject('stateDir'), 'deadline')) throw new ConformanceError(meta.message);
           t.skip(meta.message);
           return;
         }
@@ -74,28 +132,29 @@ export function registerChecks(family: string, checks: CheckDef[]): void {
           return;
         }
         let result;
+        const since = Date.now();
         try {
-          result = await runCheck(check, { profile, server, tier, strict, runId: inject('runId') });
+          result = await runCheck(check, { profile, server, tier, strict, runId: inject('runId'), deadlineAt: deadline || undefined, preflight: inject('fidelity') });
         } catch (e) {
-          const alive = await isAlive(server.baseUrl, {}).catch(() => false);
-          if (!alive) writeFileSync(diedMarker(), JSON.stringify({ during: check.id }));
-          finish('error', alive ? `harness error in ${check.id}: ${(e as Error).stack ?? e}` : `server died during ${check.id}: ${(e as Error).message}`);
+          // Our budget ran out while the server was still working: no evidence either way (design.md "Grading").
+          if (e instanceof RunDeadlineReached) {
+            markDeadlineHit(inject('stateDir'));
+            finish('inconclusive', `${(e as Error).message} (CONFORMANCE_DEADLINE_S=${inject('runDeadlineS')}): our budget, not the server's failure`);
+            t.skip(`INCONCLUSIVE: ${meta.message}`);
+            return;
+          }
+          const note = await afterCheck(guardContext(deadline), check.id, !!check.destructive, since, true);
+          finish('error', note ? `${note.replace(/^\(|\)$/g, '')} — the check ended with: ${(e as Error).message}` : `harness error in ${check.id}: ${(e as Error).stack ?? e}`);
           throw new ConformanceError(meta.message);
         }
         const graded = grade(check, result.verdict, profile, strict);
-        finish(graded.outcome, graded.message);
+        const note = await afterCheck(guardContext(deadline), check.id, !!check.destructive, since, false);
+        finish(graded.outcome, note ? `${graded.message}\n${note}` : graded.message);
         meta.durationMs = result.ms;
         meta.loopDelay = result.loopDelay;
         meta.metrics = redactDeep(result.verdict.metrics);
         meta.evidence = redactDeep(result.verdict.evidence);
-        if (graded.outcome === 'fail') {
-          const alive = await isAlive(server.baseUrl, {}).catch(() => false);
-          if (!alive) {
-            writeFileSync(diedMarker(), JSON.stringify({ during: check.id }));
-            meta.message += `\n(the server stopped answering during this check)`;
-          }
-          throw new ConformanceFailure(`${check.id} [${check.level}] ${meta.message}`);
-        }
+        if (graded.outcome === 'fail') throw new ConformanceFailure(`${check.id} [${check.level}] ${meta.message}`);
         if (graded.outcome === 'skip') {
           t.skip(meta.message);
           return;

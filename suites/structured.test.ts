@@ -1,0 +1,4 @@
+import { registerChecks } from './support/register.ts';
+import { checks } from './structured.ts';
+
+registerChecks('structured', checks);

@@ -1,0 +1,40 @@
+// The catalogue against hostile servers (fixtures/hostile-server), as a user runs it: one Vitest run of the quick set
+// of modes (one project each, a canary API key, CONFORMANCE_DEADLINE_S), judged by test/support/hostile-run.ts:
+// finished within the deadline, the expected checks failed with messages saying what the server did, every report
+// written and valid, the key nowhere in what was written or printed and never at the other origin.
+// `npm run hostile` runs every mode, one run each, with time and peak RSS per mode.
+import { test, expect } from 'vitest';
+import { MODE_NAMES, modeInfo } from '../fixtures/hostile-server/modes.ts';
+import { judge, runModes, summaryLine, type ModeSpec } from './support/hostile-run.ts';
+
+const QUICK: ModeSpec[] = MODE_NAMES.filter((m) => modeInfo(m).quick).map((mode) => ({ mode }));
+/** The quick set's bound (the issue: at most 5 minutes in CI); each mode alone must also end within 10 minutes. */
+const DEADLINE_S = 280;
+
+test(`the catalogue against the quick set of hostile modes (${QUICK.map((q) => q.mode).join(', ')}) ends in time with every report and no key`, { timeout: (DEADLINE_S + 120) * 1000 }, async () => {
+  const results = await runModes(QUICK, { deadlineS: DEADLINE_S });
+  const problems: string[] = [];
+  for (const r of results) {
+    const p = judge(r);
+    console.log(summaryLine(r, p));
+    problems.push(...p.map((x) => `${r.project}: ${x}`));
+  }
+  expect(problems).toEqual([]);
+  expect(results[0]!.wallMs).toBeLessThan(DEADLINE_S * 1000);
+  // The console table folds a server that never answered into one line, not 54 ERROR rows.
+  const out = results[0]!.output;
+  expect(out).toMatch(/conformance — hostile-reset-fresh .*\n(?:.*\n){4}ERROR\s+all \d+ checks\s+server "hostile-reset-fresh" was not ready .*; \d+ checks not run\n\n/);
+  expect(out).toMatch(/; \d+ checks not run/);
+});
+
+test('the run deadline is enforced inside the run: it ends in time, the checks not run say so, every report is written', { timeout: 180_000 }, async () => {
+  const deadlineS = 45;
+  const [r] = await runModes([{ mode: 'slowloris' }], { deadlineS });
+  const problems = judge(r!, {
+    description: 'slowloris under a 45 s run deadline',
+    caughtBy: [{ check: '*', outcome: ['error'], message: /^not run: the run deadline passed \(CONFORMANCE_DEADLINE_S=45;/ }],
+  });
+  console.log(summaryLine(r!, problems));
+  expect(problems).toEqual([]);
+  expect(r!.wallMs).toBeLessThan(deadlineS * 1000);
+});
