@@ -118,9 +118,13 @@ function tpotOf(o: PaceObservation): number {
   return (o.e2eMs - (o.ttftMs ?? o.e2eMs)) / Math.max(1, o.tokens - 1);
 }
 
-/** The tokens came at a decode rate (TPOT no faster than any server can decode): a stream, not a flush. */
+/**
+ * The tokens came at a decode rate: TPOT no faster than any server can decode, and spread over at least 3 reads (a
+ * flush of a short answer is one or two reads, however its last bytes straggle): a stream, not a flush.
+ */
 function decoded(o: PaceObservation): boolean {
-  return o.ttftMs !== undefined && o.tokens >= 2 && tpotOf(o) >= 1000 / FASTEST_PLAUSIBLE_TPS;
+  const reads = o.tokenReads === undefined || o.tokenEvents === undefined || o.tokenReads >= Math.min(3, o.tokenEvents);
+  return o.ttftMs !== undefined && o.tokens >= 2 && reads && tpotOf(o) >= 1000 / FASTEST_PLAUSIBLE_TPS;
 }
 
 /** "3.1 tok/s (wall, 5 recent requests, tokens from usage)": the speed as messages name it. */
