@@ -16,6 +16,7 @@ import { startLagSampler, type ClientLag } from './client-lag.ts';
 import { budgetText, endingOf } from './deadlines.ts';
 import { inconclusive } from './messages.ts';
 import { observations, paceKey, paceOf, type Pace } from './pace.ts';
+import { decodeExchange } from './api.ts';
 
 export interface SharedRecording<T> {
   value: T;
@@ -42,7 +43,7 @@ async function run<T>(ctx: CheckContext, record: () => Promise<T>, recordingsOf:
   const t0 = performance.now();
   try {
     const value = await record();
-    const cut = recordingsOf(value).map((r, i) => (r ? { i, e: endingOf(r) } : undefined)).find((x) => x?.e.by === 'us' && x.e.kind === 'budget');
+    const cut = recordingsOf(value).map((r, i) => (r ? { i, r, e: endingOf(r) } : undefined)).find((x) => x?.e.by === 'us' && x.e.kind === 'budget');
     const pace = paceOf(observations(paceKey(ctx.baseUrl, ctx.profile.model)));
     return {
       value,
@@ -50,10 +51,22 @@ async function run<T>(ctx: CheckContext, record: () => Promise<T>, recordingsOf:
       pace,
       ms: performance.now() - t0,
       recordedBy: ctx.check.id,
-      ...(cut && cut.e.by === 'us' ? { incomplete: `request ${cut.i + 1} of the shared recording was cut short by our side (${cut.e.detail})` } : {}),
+      ...(cut && cut.e.by === 'us' ? { incomplete: `request ${cut.i + 1} of the shared recording was cut short by our side (${cut.e.detail})${progressOf(cut.r)}` } : {}),
     };
   } finally {
     sampler.stop();
+  }
+}
+
+/** How far a cut-short stream had come and how fast it was going then: the speed the budget ran out at. */
+function progressOf(rec: Recording): string {
+  try {
+    const tokens = decodeExchange('openai-chat', rec, true).events?.tokens ?? [];
+    if (tokens.length < 2) return `; ${tokens.length} token event(s) had arrived after ${Math.round(rec.tEnd)} ms`;
+    const rate = ((tokens.length - 1) / (tokens[tokens.length - 1]!.t - tokens[0]!.t)) * 1000;
+    return `; it had streamed ${tokens.length} token events in ${Math.round(rec.tEnd)} ms, at ${rate >= 100 ? rate.toFixed(0) : rate.toFixed(1)} events/s when it was cut`;
+  } catch {
+    return '';
   }
 }
 
