@@ -63,7 +63,9 @@ function progressOf(rec: Recording): string {
   try {
     const tokens = decodeExchange('openai-chat', rec, true).events?.tokens ?? [];
     if (tokens.length < 2) return `; ${tokens.length} token event(s) had arrived after ${Math.round(rec.tEnd)} ms`;
-    const rate = ((tokens.length - 1) / (tokens[tokens.length - 1]!.t - tokens[0]!.t)) * 1000;
+    const window = tokens[tokens.length - 1]!.t - tokens[0]!.t;
+    if (!(window > 0)) return `; ${tokens.length} token events had arrived, in one read, after ${Math.round(rec.tEnd)} ms`;
+    const rate = ((tokens.length - 1) / window) * 1000;
     return `; it had streamed ${tokens.length} token events in ${Math.round(rec.tEnd)} ms, at ${rate >= 100 ? rate.toFixed(0) : rate.toFixed(1)} events/s when it was cut`;
   } catch {
     return '';
