@@ -167,7 +167,8 @@ export interface Graded {
 }
 
 /**
- * Level is only the default severity: MUST fails, SHOULD warns (fails under strict), INFO never fails.
+ * Level is only the default severity: MUST fails, SHOULD warns (fails under strict), INFO never fails. A raw warn
+ * fails under strict unless the verdict marks its evidence `borderline`; `inconclusive` stays inconclusive.
  * A check listed as a known issue is `known` when it fails and `known-passing` (loudly) when it passes.
  */
 export function grade(check: CheckDef, v: Verdict, profile: Profile, strict: boolean): Graded {
@@ -178,8 +179,12 @@ export function grade(check: CheckDef, v: Verdict, profile: Profile, strict: boo
     message = `SHOULD not met (fails under CONFORMANCE_STRICT=1): ${message}`;
   }
   if (v.outcome === 'fail' && check.level === 'INFO') outcome = 'warn';
-  // Strict mode never touches `inconclusive`: it is no evidence against the server.
-  if (v.outcome === 'warn' && strict && check.level !== 'INFO') outcome = 'fail';
+  // Strict mode fails a warn only on clear evidence (README "fail only on clear evidence"): a borderline one stays a
+  // warn and says why. It never touches `inconclusive`: that is no evidence against the server.
+  if (v.outcome === 'warn' && strict && check.level !== 'INFO') {
+    if (v.borderline) message = `borderline evidence, not failed under CONFORMANCE_STRICT=1 (no confidence bound past the threshold): ${message}`;
+    else outcome = 'fail';
+  }
   const known = profile.knownIssues?.find((k) => k.check === check.id);
   if (known) {
     if (outcome === 'fail' || outcome === 'warn') {

@@ -15,6 +15,8 @@ export interface TimingGrade {
   /** One sentence with the figures behind the outcome. */
   reason: string;
   figures: Record<string, number | undefined>;
+  /** A warn whose confidence bound is not past the warn threshold (only its estimate is): strict mode leaves it a warn. */
+  borderline?: boolean;
 }
 
 /** Round for messages. */
@@ -249,7 +251,8 @@ export function gradeRejectionLatency(rejectMs: readonly number[], prefillMs: re
   Object.assign(figures, { ratio: ci.estimate, ratioLow: ci.low, ratioHigh: ci.high, coverage: ci.coverage });
   const text = `rejection took ${r(rej)} ms (median of ${rejectMs.length}), ${r(ci.estimate)}x the ${r(pre)} ms prefill of a within-window prompt of similar size (${cov(ci.coverage)} ${r(ci.low)}–${r(ci.high)})`;
   if (ci.low !== undefined && ci.low >= t.failFraction) return { outcome: 'fail', reason: `${text}: the server prefilled the prompt before rejecting it (lower bound ≥ ${t.failFraction})`, figures };
-  if (ci.estimate !== undefined && ci.estimate >= t.warnFraction) return { outcome: 'warn', reason: `${text}: possibly prefilled before rejecting (estimate ≥ ${t.warnFraction}, bound below ${t.failFraction})`, figures };
+  if (ci.estimate !== undefined && ci.estimate >= t.warnFraction)
+    return { outcome: 'warn', reason: `${text}: possibly prefilled before rejecting (estimate ≥ ${t.warnFraction}, bound below ${t.failFraction})`, figures, borderline: !(ci.low !== undefined && ci.low >= t.warnFraction) };
   return { outcome: 'pass', reason: `${text}: rejected before prefill`, figures };
 }
 
@@ -364,8 +367,9 @@ export function gradePrefillScaling(points: readonly ScalingPoint[], t: ScalingT
   const big = (s: number, x: number | undefined) => s > maxS && x !== undefined && x >= factor;
   if (fit.low >= t.failLowBound && big(windowLowS, excessLow))
     return { ...withWindow, outcome: 'fail', reason: `${text}: prefill time grows quadratically with the prompt (lower bound ≥ ${t.failLowBound}), and ${windowText}: over ${r(maxS)} s and ${factor}x, the window is not usable`, figures };
+  // Clear when the window is past both along the lower slope bound too; past them by the estimate alone is borderline.
   if (fit.low > 1 && big(windowS, excess))
-    return { ...withWindow, outcome: 'warn', reason: `${text}: prefill grows faster than linearly (lower bound above 1), and ${windowText}: over ${r(maxS)} s and ${factor}x by the estimate, not clearly (the fail needs the lower bound ≥ ${t.failLowBound} and the window past both along it)`, figures };
+    return { ...withWindow, outcome: 'warn', reason: `${text}: prefill grows faster than linearly (lower bound above 1), and ${windowText}: over ${r(maxS)} s and ${factor}x by the estimate, not clearly (the fail needs the lower bound ≥ ${t.failLowBound} and the window past both along it)`, figures, borderline: !big(windowLowS, excessLow) };
   if (fit.slope >= t.warnSlope)
     return { ...withWindow, outcome: 'pass', reason: `${text}: superlinear, but ${windowText}: within ${r(maxS)} s or ${factor}x, the cost of real attention rather than a defect`, figures };
   return { ...withWindow, outcome: 'pass', reason: `${text}: close to linear; ${windowText}`, figures };
@@ -424,7 +428,7 @@ export function gradeSlowdown(beforeTps: ReadonlyArray<number | undefined>, afte
   const text = `wall_tps ${r(median(b))} tok/s before the long requests, ${r(median(a))} tok/s after (medians of ${b.length} and ${a.length}): slowdown ${r(ci.estimate)}x (${cov(ci.coverage)} ${r(ci.low)}–${r(ci.high)})`;
   if (ci.low !== undefined && ci.low >= t.failSlowdown) return { outcome: 'fail', reason: `${text}, lower bound ≥ ${t.failSlowdown}x`, figures };
   if (ci.estimate !== undefined && ci.estimate >= t.warnSlowdown && ci.low !== undefined && ci.low > 1)
-    return { outcome: 'warn', reason: `${text}, estimate ≥ ${t.warnSlowdown}x with the lower bound above 1x, but not clearly past ${t.failSlowdown}x`, figures };
+    return { outcome: 'warn', reason: `${text}, estimate ≥ ${t.warnSlowdown}x with the lower bound above 1x, but not clearly past ${t.failSlowdown}x`, figures, borderline: ci.low < t.warnSlowdown };
   return { outcome: 'pass', reason: text, figures };
 }
 

@@ -12,7 +12,7 @@
 // - a starved client (event-loop delay p99 above `starvedLoopP99Ms`) or too few samples is `inconclusive`, never fail;
 // - metrics carry the figures a report plots (`cycles`, `speedup`, `curve`).
 import type { Verdict } from './types.ts';
-import { fail, fmt, inconclusive, pass, warn } from './messages.ts';
+import { borderline, fail, fmt, inconclusive, pass, warn } from './messages.ts';
 import { median, quantile, summarize, theilSen } from './stats.ts';
 import { pct, starvedReason as starved, type LoopDelay } from './loop-delay.ts';
 
@@ -133,8 +133,11 @@ export function gradeNoSlowdown(input: TrendInput): Verdict {
       violations: [figures],
     }, metrics);
   }
-  if ((slopeBelow && ratio < 1 - th.relative / 2) || bigDrop)
-    return warn(`borderline slowdown over cycles (failing needs a slope interval below zero, a drop past ${pct(th.relative)}, and no recovery in the last ${t.m} cycles): ${figures}`, metrics);
+  if ((slopeBelow && ratio < 1 - th.relative / 2) || bigDrop) {
+    // Clear only when the slope interval itself lies below zero; a drop of the end medians alone is a point estimate.
+    const v = warn(`borderline slowdown over cycles (failing needs a slope interval below zero, a drop past ${pct(th.relative)}, and no recovery in the last ${t.m} cycles): ${figures}`, metrics);
+    return slopeBelow ? v : { ...v, borderline: true };
+  }
   return pass(`no slowdown over ${t.ys.length} cycles: ${figures}`, metrics);
 }
 
@@ -177,8 +180,11 @@ export function gradeTtftStable(input: TrendInput): Verdict {
       violations: [figures],
     }, metrics);
   }
-  if ((slopeAbove && rel > th.relative / 2 && growth > th.absolute / 2) || big)
-    return warn(`borderline TTFT growth over cycles: ${figures}`, metrics);
+  if ((slopeAbove && rel > th.relative / 2 && growth > th.absolute / 2) || big) {
+    // Clear only when the slope interval itself lies above zero; growth of the end medians alone is a point estimate.
+    const v = warn(`borderline TTFT growth over cycles: ${figures}`, metrics);
+    return slopeAbove ? v : { ...v, borderline: true };
+  }
   return pass(`TTFT stable over ${t.ys.length} cycles: ${figures}`, metrics);
 }
 
@@ -321,6 +327,6 @@ export function gradeMemory(input: { samples: readonly RssSample[]; thresholds: 
     }, metrics);
   }
   if (growth >= th.minGrowthKiB && ts.slope! >= th.minLeakKiBPerRequest)
-    return warn(`RSS grew in the later half but without a clear slope: ${figures}`, metrics);
+    return borderline(`RSS grew in the later half but without a clear slope: ${figures}`, metrics);
   return pass(`memory plateaus: ${figures}`, metrics);
 }

@@ -33,6 +33,13 @@ export function fail(f: FailureText, metrics?: Verdict['metrics'], evidence?: Ve
 export function warn(message: string, metrics?: Verdict['metrics'], evidence?: Verdict['evidence']): Verdict {
   return { outcome: 'warn', message, metrics, evidence };
 }
+/**
+ * Borderline evidence: a warn whose figures lean the check's way with no confidence bound past its threshold.
+ * Strict mode leaves it a warn (a clear warn fails under strict).
+ */
+export function borderline(message: string, metrics?: Verdict['metrics'], evidence?: Verdict['evidence']): Verdict {
+  return { outcome: 'warn', message, borderline: true, metrics, evidence };
+}
 /** Not enough evidence either way (design.md "Grading"): an outcome of its own, never a warn, never failed by strict mode. */
 export function inconclusive(why: string, metrics?: Verdict['metrics'], evidence?: Verdict['evidence']): Verdict {
   return { outcome: 'inconclusive', message: why, metrics, evidence };

@@ -12,7 +12,7 @@
 // - a starved client (event-loop delay p99 above `starvedLoopP99Ms`) or too few samples is `inconclusive`, never fail;
 // - metrics carry the figures a report plots (`cycles`, `speedup`, `curve`).
 import type { Verdict } from './types.ts';
-import { fail, fmt, inconclusive, pass, warn } from './messages.ts';
+import { borderline, fail, fmt, inconclusive, pass, warn } from './messages.ts';
 import { bootstrapRatioCI, median, quantile } from './stats.ts';
 import { pct, starvedReason as starved, type LoopDelay } from './loop-delay.ts';
 
@@ -76,8 +76,11 @@ export function gradeSpeedup(input: SpeedupInput): Verdict {
       actual: `${figures}: CI upper bound ${fmt(ci.high)} < ${fmt(th.failBelow)} — parallel slowdown`,
     }, metrics);
   }
-  if (ci.estimate < th.warnBelow)
-    return warn(`no effective batching (requests look serialised): ${figures}; ${fmt(th.warnBelow)}x or more passes, a CI wholly below ${fmt(th.failBelow)}x fails`, metrics);
+  if (ci.estimate < th.warnBelow) {
+    // Clear when the whole interval lies below warnBelow; an estimate below it with the interval reaching it is borderline.
+    const v = warn(`no effective batching (requests look serialised): ${figures}; ${fmt(th.warnBelow)}x or more passes, a CI wholly below ${fmt(th.failBelow)}x fails`, metrics);
+    return ci.high < th.warnBelow ? v : { ...v, borderline: true };
+  }
   return pass(`batching works: ${figures}`, metrics);
 }
 
@@ -249,6 +252,6 @@ export function gradeNoStarvation(input: { reps: ReadonlyArray<readonly Starvati
     }, metrics);
   }
   if (serialisedReps.length > 0)
-    return warn(`streams waited for each other in ${serialisedReps.length} of ${input.reps.length} repetitions (${perRep.map((r, k) => (r.pairs.length ? describe(r, k) : '')).filter(Boolean).join('; ')})`, metrics);
+    return borderline(`streams waited for each other in ${serialisedReps.length} of ${input.reps.length} repetitions (${perRep.map((r, k) => (r.pairs.length ? describe(r, k) : '')).filter(Boolean).join('; ')})`, metrics);
   return pass(`all ${n} streams progressed together in ${input.reps.length} repetitions (${timeline(perRep[0])})`, metrics);
 }

@@ -29,6 +29,15 @@ function withDefaults(p: Partial<Profile> & Pick<Profile, 'id' | 'baseUrl' | 'mo
   };
 }
 
+/**
+ * A relative `start.cwd` is relative to the servers file's folder (the file lives in the server's repository, the
+ * suite elsewhere: a PR gate's action runs from its own checkout); an absolute one is kept.
+ */
+function withStartCwd(p: Profile, file: string): Profile {
+  if (!p.start?.cwd) return p;
+  return { ...p, start: { ...p.start, cwd: resolve(dirname(resolve(file)), p.start.cwd) } };
+}
+
 function describeError(e: ErrorObject, servers: unknown[], file: string): string {
   const m = /^\/servers\/(\d+)(\/.*)?$/.exec(e.instancePath);
   let where = `${file}`;
@@ -69,7 +78,7 @@ export function parseServers(text: string, file = 'servers.json'): Profile[] {
     const msgs = [...new Set(errors.map((e) => describeError(e, list, file)))];
     throw new ProfileError(`invalid server profile(s):\n  - ${msgs.slice(0, 12).join('\n  - ')}`);
   }
-  const profiles = (servers as Profile[]).map((p) => withDefaults(p));
+  const profiles = (servers as Profile[]).map((p) => withStartCwd(withDefaults(p), file));
   const seen = new Set<string>();
   for (const p of profiles) {
     if (seen.has(p.id)) throw new ProfileError(`${file}: server "${p.id}": field "id" is not unique`);

@@ -84,6 +84,13 @@ export interface Verdict {
   outcome: RawOutcome;
   /** Requirement, Expected, Actual, offending bytes (escaped) — see lib/messages.ts. */
   message: string;
+  /**
+   * For a `warn`: the figures lean the check's way but no confidence bound is past its threshold (a point estimate
+   * past it, a minority of samples, one timing sample). Strict mode fails only a warn on clear evidence — a
+   * deterministic observation (bytes, a status code) or a bound past the threshold — so it leaves a borderline warn a
+   * warn (design.md "Grading"). Absent: clear. Set with `borderline()` from lib/messages.ts.
+   */
+  borderline?: boolean;
   metrics?: Record<string, unknown>;
   /** Per-request timestamps and wire excerpts, capped; what reports show behind a cell. */
   evidence?: Evidence[];

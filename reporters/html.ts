@@ -31,7 +31,9 @@ const CAP = { message: 6000, wire: 2000, evidence: 6, metricKeys: 24 };
 const SCRIPT = `(function(){var t=document.getElementById('tools');if(!t)return;t.hidden=false;
 t.addEventListener('click',function(e){var a=e.target&&e.target.getAttribute('data-act');if(!a)return;
 document.querySelectorAll('#matrix td[data-o] details').forEach(function(d){var o=d.parentNode.getAttribute('data-o');d.open=a==='open'&&!/^(pass|skip|known-passing)$/.test(o);});});
-var cb=document.getElementById('only-problems');cb.addEventListener('change',function(){document.querySelectorAll('#matrix tr[data-all-pass]').forEach(function(r){r.hidden=cb.checked;});});})();`;
+var cb=document.getElementById('only-problems'),sel=document.getElementById('outcome-filter');
+function apply(){var o=sel.value;document.querySelectorAll('#matrix tr[data-check]').forEach(function(r){r.hidden=(cb.checked&&r.hasAttribute('data-all-pass'))||(o!==''&&!r.querySelector('td[data-o="'+o+'"]'));});}
+cb.addEventListener('change',apply);sel.addEventListener('change',apply);})();`;
 
 const CSS = `
 :root{--pass:#1a7f37;--fail:#cf222e;--warn:#9a6700;--inconclusive:#0969da;--skip:#6e7781;--known:#8250df;--error:#bc4c00;--bg:#fff;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0}
@@ -62,7 +64,8 @@ dl.metrics dt{color:var(--muted)}dl.metrics dd{margin:0;overflow-wrap:anywhere}
 .plots figure{margin:0;border:1px solid var(--line);border-radius:6px;padding:6px;background:#fff}
 .plots figcaption{font-size:12px;color:var(--muted);max-width:640px}
 svg.plot{max-width:100%;height:auto}
-#tools{margin:6px 0}#tools button{margin-right:6px}
+#tools{margin:6px 0}#tools button{margin-right:6px}#tools label{margin-right:12px}
+#legend{display:flex;flex-wrap:wrap;gap:4px 14px;margin:6px 0;font-size:12px;padding:0;list-style:none}#legend li{max-width:46ch}
 .interrupted{color:var(--error);font-weight:600}
 `;
 
@@ -203,7 +206,8 @@ function sideBySideSection(columns: Column[]): string {
   const rows = columns.map((c) => {
     const peak = peakAggregate(c);
     const counts = outcomeCounts(c);
-    const graded = c.checks.size - counts.skip;
+    // Skipped and inconclusive checks reached no verdict: they count in neither number.
+    const graded = c.checks.size - counts.skip - counts.inconclusive;
     const ok = counts.pass + counts['known-passing'];
     return (
       `<tr data-column="${esc(c.label)}"><th>${esc(c.label)}<div class="muted small">${esc(serverName(c))}</div></th>` +
@@ -376,6 +380,22 @@ function matrixCell(col: Column, row: CheckResult): string {
   );
 }
 
+/** What each outcome means, with the badge the cells use (the footer says it in prose too). */
+export const OUTCOME_MEANING: Record<(typeof OUTCOMES)[number], string> = {
+  pass: 'the requirement is met',
+  fail: 'a MUST not met (or a SHOULD under strict mode), on clear evidence',
+  warn: 'a SHOULD not met, or borderline evidence (strict mode fails only the clear ones)',
+  inconclusive: 'no verdict either way: too short, our client starved, or our budget ran out while the server still worked; never a failure',
+  skip: 'the server lacks the capability (not declared or discovered)',
+  known: 'an expected failure listed in the profile, with its reason',
+  'known-passing': 'a known issue that now passes: update the profile',
+  error: 'our side went wrong (setup, harness), never the server\'s failure',
+};
+
+function legend(): string {
+  return `<ul id="legend" class="muted">${OUTCOMES.map((o) => `<li data-legend="${esc(o)}">${outcomeBadge(o)} ${esc(OUTCOME_MEANING[o])}</li>`).join('')}</ul>`;
+}
+
 function matrixSection(columns: Column[], rows: CheckResult[]): string {
   if (!columns.length || !rows.length) return `<section id="conformance"><h2>Conformance matrix</h2><p class="muted">n/a: no checks in the results.</p></section>`;
   const head = columns
@@ -400,8 +420,10 @@ function matrixSection(columns: Column[], rows: CheckResult[]): string {
   }
   return (
     `<section id="conformance"><h2>Conformance matrix</h2><p class="muted small">Checks × runs. Open a cell for the message (requirement, expected, actual), the figures and the wire excerpt. Hover a check id for its rationale and reference.</p>` +
+    legend() +
     `<div id="tools" hidden><button type="button" data-act="open">open all problems</button><button type="button" data-act="close">close all</button>` +
-    `<label><input type="checkbox" id="only-problems"> only rows with a problem</label></div>` +
+    `<label><input type="checkbox" id="only-problems"> only rows with a problem</label>` +
+    `<label>rows with outcome <select id="outcome-filter"><option value="">any</option>${OUTCOMES.map((o) => `<option value="${esc(o)}">${esc(o)}</option>`).join('')}</select></label></div>` +
     `<div class="scroll"><table id="matrix"><thead><tr><th>check</th>${head}</tr></thead><tbody>${out.join('')}</tbody></table></div></section>`
   );
 }

@@ -83,6 +83,17 @@ export function gateFailed(cols: readonly Column[]): boolean {
   return cols.some((c) => c.checks.some((x) => x.outcome === 'fail' || x.outcome === 'error') || c.errors.length > 0);
 }
 
+/**
+ * The gate line: the verdict and the counts behind it, over every column. Inconclusive checks never fail the gate
+ * but are counted: a gate passed with many of them proved less than it seems.
+ */
+export function gateLine(cols: readonly Column[]): string {
+  const c = tally(cols.flatMap((x) => x.checks)).counts;
+  const runErrors = cols.reduce((n, x) => n + x.errors.length, 0);
+  const counts = `${c.fail} fail, ${c.error} error${runErrors ? `, ${runErrors} run error${runErrors === 1 ? '' : 's'}` : ''}; ${c.warn} warn, ${c.inconclusive} inconclusive (no verdict either way), ${c.known} known`;
+  return gateFailed(cols) ? `GATE: FAILED (${counts})` : `GATE: passed (${counts})`;
+}
+
 export function knownPassing(col: Column): CheckResult[] {
   return col.checks.filter((c) => c.outcome === 'known-passing');
 }
@@ -348,8 +359,7 @@ export function renderConsole(cols: readonly Column[], o: ConsoleOptions = {}): 
   const body = cols.length === 1 ? consoleOne(cols[0], o) : consoleMatrix(cols, o);
   const clients = clientMatrixLines(cols, textTable, o.messageWidth ?? 90);
   const banner = knownPassingBanner(cols, o.color ?? false);
-  const gate = gateFailed(cols) ? 'GATE: FAILED (a check failed or errored)' : 'GATE: passed (no fail, no error)';
-  return [...banner, ...(banner.length ? [''] : []), body, ...(clients.length ? ['', ...clients] : []), '', ...banner, gate].join('\n');
+  return [...banner, ...(banner.length ? [''] : []), body, ...(clients.length ? ['', ...clients] : []), '', ...banner, gateLine(cols)].join('\n');
 }
 
 // ------------------------------------------------------------------------------------------------------------
@@ -397,6 +407,13 @@ function mdOne(col: Column): string {
     out.push('### Phantom delivery');
     out.push('');
     for (const g of groupPhantoms(ph)) out.push(`- **PHANTOM** ${g.checks.map((c) => `\`${c}\``).join(', ')} (${mdEscape(g.label)}): ${mdEscape(firstLine(g.detail, 300))}`);
+  }
+  const undecided = sorted.filter((c) => c.outcome === 'inconclusive');
+  if (undecided.length) {
+    out.push('');
+    out.push('### Inconclusive (no verdict either way: never a failure, not even under strict mode)');
+    out.push('');
+    for (const c of undecided) out.push(`- \`${c.id}\` (${c.level}): ${mdEscape(firstLine(c.message, 400))}`);
   }
   const failing = collapseErrors(sorted.filter((c) => c.outcome === 'fail' || c.outcome === 'error'));
   if (failing.length) {
@@ -458,8 +475,13 @@ function colourOf(outcomes: readonly Outcome[]): BadgeSpec['color'] {
   if (outcomes.some((o) => o === 'fail' || o === 'error')) return 'red';
   if (outcomes.some((o) => o === 'known')) return 'orange';
   if (outcomes.some((o) => o === 'warn')) return 'yellow';
+  // Nothing wrong found, but not everything could be decided: green, not bright green.
+  if (outcomes.some((o) => o === 'inconclusive')) return 'green';
   return 'brightgreen';
 }
+
+/** Every one of these checks ended without a verdict either way (inconclusive or skipped). */
+const undecidedOnly = (cs: readonly CheckResult[]) => cs.length > 0 && cs.every((c) => c.outcome === 'inconclusive' || c.outcome === 'skip') && cs.some((c) => c.outcome === 'inconclusive');
 
 export function badgeSpecs(col: Column): BadgeSpec[] {
   const t = tally(col.checks);
@@ -468,7 +490,7 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
   const byId = (id: string) => col.checks.find((c) => c.id === id);
 
   const conformance: BadgeSpec = {
-    name: 'conformance', label: 'conformance', message: `${t.passed}/${t.graded}`,
+    name: 'conformance', label: 'conformance', message: `${t.passed}/${t.graded}${t.counts.inconclusive ? `, ${t.counts.inconclusive} inconclusive` : ''}`,
     color: t.graded === 0 ? 'lightgrey' : colourOf(col.checks.map((c) => c.outcome)),
   };
 
@@ -480,6 +502,7 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
   else if (plausible && (plausible.outcome === 'fail' || plausible.outcome === 'known')) streaming = { name: 'streaming', label: 'streaming', message: 'phantom', color: plausible.outcome === 'known' ? 'orange' : 'red' };
   else if (streamChecks.some((c) => c.outcome === 'fail' || c.outcome === 'known')) streaming = { name: 'streaming', label: 'streaming', message: 'buffered', color: colourOf(streamChecks.map((c) => c.outcome)) };
   else if (streamChecks.some((c) => c.outcome === 'error')) streaming = { name: 'streaming', label: 'streaming', message: 'error', color: 'red' };
+  else if (undecidedOnly(streamChecks)) streaming = { name: 'streaming', label: 'streaming', message: 'inconclusive', color: 'lightgrey' };
   else streaming = { name: 'streaming', label: 'streaming', message: 'real', color: colourOf(streamChecks.map((c) => c.outcome)) };
 
   // batching: parallel.speedup-2's speedup figure.
@@ -488,7 +511,9 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
   if (!sp || !ran(sp)) batching = { name: 'batching', label: 'batching', message: 'n/a', color: 'lightgrey' };
   else {
     const x = figure(sp.metrics?.speedup) ?? figure(sp.metrics?.speedup_p50);
-    batching = { name: 'batching', label: 'batching', message: x === undefined ? sp.outcome : `${x.toFixed(2)}x`, color: colourOf([sp.outcome]) };
+    // An inconclusive measurement shows no figure: it is not one the check stands behind.
+    batching = sp.outcome === 'inconclusive' ? { name: 'batching', label: 'batching', message: 'inconclusive', color: 'lightgrey' }
+      : { name: 'batching', label: 'batching', message: x === undefined ? sp.outcome : `${x.toFixed(2)}x`, color: colourOf([sp.outcome]) };
   }
 
   // long context: does an over-long prompt get its 400, and do the context checks pass?
@@ -501,6 +526,7 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
     const colour = colourOf(ctx.map((c) => c.outcome));
     if (over && (over.outcome === 'fail' || over.outcome === 'known')) long = { name: 'long-context', label: 'long context', message: 'no 400', color: colour };
     else if (bad.length) long = { name: 'long-context', label: 'long context', message: `${bad.length} failing (${bad[0].id.split('.')[1]})`, color: colour };
+    else if (undecidedOnly(ctx)) long = { name: 'long-context', label: 'long context', message: 'inconclusive', color: 'lightgrey' };
     else long = { name: 'long-context', label: 'long context', message: over && over.outcome === 'pass' ? '400 ok' : 'ok', color: colour };
   }
   return [conformance, streaming, batching, long];

@@ -1,17 +1,18 @@
-// Base of the reporters that render once the run has ended (console table, summary, badges): each gets the
-// run's results, built exactly as results.json holds them, one file per project; its errors never crash the run.
+// Bases of the reporters that render once the run has ended, from the run's results built exactly as results.json
+// holds them; their errors never crash the run. RunAllReporter renders every project of the run at once (the HTML
+// report, JUnit); RunEndReporter one project at a time (console table, summary, badges).
 import type { Reporter, TestModule, TestRunEndReason, Vitest } from 'vitest/node';
 import type { SerializedError } from 'vitest';
 import type { ResultsFile } from './results-types.ts';
 import { reportsRoot, reporterError, runResults } from './results.ts';
 
-export abstract class RunEndReporter implements Reporter {
+export abstract class RunAllReporter implements Reporter {
   protected vitest: Vitest | undefined;
   private startedAt = new Date();
   /** Name used in error lines: "[conformance <name> reporter] ERROR …". */
   protected abstract readonly name: string;
-  /** Render one project's results; `root` is the reports directory. */
-  protected abstract render(file: ResultsFile, root: string): void;
+  /** Render the run's projects (never called for a run without one, e.g. the self-tests alone); `root` is the reports directory. */
+  protected abstract renderAll(files: ResultsFile[], root: string): void;
 
   onInit(vitest: Vitest): void {
     this.vitest = vitest;
@@ -29,7 +30,20 @@ export abstract class RunEndReporter implements Reporter {
       reporterError(this.name, e);
       return;
     }
-    const root = reportsRoot(this.vitest?.config.root ?? process.cwd());
+    if (!files.length) return;
+    try {
+      this.renderAll(files, reportsRoot(this.vitest?.config.root ?? process.cwd()));
+    } catch (e) {
+      reporterError(this.name, e);
+    }
+  }
+}
+
+export abstract class RunEndReporter extends RunAllReporter {
+  /** Render one project's results; `root` is the reports directory. */
+  protected abstract render(file: ResultsFile, root: string): void;
+
+  protected renderAll(files: ResultsFile[], root: string): void {
     for (const file of files) {
       try {
         this.render(file, root);

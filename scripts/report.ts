@@ -1,7 +1,7 @@
-// npm run report -- [results.json ...] [--out reports] [--only console,summary,badges]
+// npm run report -- [results.json ...] [--out reports] [--only console,summary,badges,html,junit]
 // npm run badges  (= --only badges)
 //
-// Rebuilds the console table, the Markdown summary, the badges and reports/index.html from one or more results files, without
+// Rebuilds the console table, the Markdown summary, the badges, <out>/junit.xml and reports/index.html from one or more results files, without
 // rerunning anything. Files of several machines merge: each column is "<project> @ <machine>"; shards of the same
 // project and machine merge into one column. With no files given it reads reports/<project>/results.json and
 // reports/<project>/shard-*/results.json. Per column, the summary and badges go where the live reporters put them
@@ -20,9 +20,10 @@ import { renderConsole, toColumns, type Column } from '../reporters/render.ts';
 import { summaryOf, writeSummary } from '../reporters/summary.ts';
 import { writeBadges } from '../reporters/badges.ts';
 import { renderHtml } from '../reporters/html.ts';
+import { writeJunit } from '../reporters/junit.ts';
 
-export type ReportPart = 'console' | 'summary' | 'badges' | 'html';
-export const ALL_PARTS: readonly ReportPart[] = ['console', 'summary', 'badges', 'html'];
+export type ReportPart = 'console' | 'summary' | 'badges' | 'html' | 'junit';
+export const ALL_PARTS: readonly ReportPart[] = ['console', 'summary', 'badges', 'html', 'junit'];
 
 export interface LoadedResults {
   /** The path as given (relative to cwd where possible). */
@@ -116,6 +117,10 @@ export function runReport(o: ReportOptions): ReportResult {
     else for (const c of columns) written.push(writeSummary(summaryOf([c]), projectDir(out, c.project), env));
   }
   if (parts.has('badges')) for (const c of columns) written.push(...writeBadges(c, projectDir(out, c.project)));
+  // One test suite per column (shards of a project on one machine merged), as the live reporter writes it.
+  if (parts.has('junit') && columns.length) {
+    written.push(writeJunit(columns.map((c) => ({ header: c.header, checks: c.checks, errors: c.errors, ...(c.finished ? { finished: { date: c.header.date, reason: 'passed' } } : {}) })), out));
+  }
   if (parts.has('html')) {
     // The same loaded files as every other part, so the page and the table can never disagree.
     const html = renderHtml(loaded.map((l) => l.file), { generatedAt: new Date().toISOString(), sources: loaded.map((l) => l.source), notes });
@@ -129,7 +134,7 @@ export function runReport(o: ReportOptions): ReportResult {
   return { columns, loaded, raw: loaded.map((l) => l.file), sources: loaded.map((l) => l.source), notes, written, ok: notes.length === 0 };
 }
 
-const USAGE = 'usage: npm run report -- [results.json ...] [--out reports] [--only console,summary,badges,html]';
+const USAGE = 'usage: npm run report -- [results.json ...] [--out reports] [--only console,summary,badges,html,junit]';
 
 export function parseArgs(argv: readonly string[]): { files: string[]; out: string; parts: ReportPart[] } | { error: string } | { help: true } {
   const files: string[] = [];

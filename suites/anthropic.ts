@@ -189,9 +189,9 @@ export const checks: CheckDef[] = [
 ];
 
 export const proofs: Proof[] = [
-  passProof('anthropic.event-lines'),
+  passProof('anthropic.event-lines', { messageIncludes: ['each with an event: line matching its data type'] }),
   faultProof('anthropic.event-lines', 'anthropic-no-event-lines', ['have no "event:" line', 'message_start']),
-  passProof('anthropic.event-sequence'),
+  passProof('anthropic.event-sequence', { messageIncludes: ['event flow message_start → content_block_start', 'message_stop'] }),
   faultProof('anthropic.event-sequence', 'anthropic-wrong-order', ['content_block_delta for index 0 before its content_block_start']),
   faultProof('anthropic.event-sequence', 'anthropic-no-message-stop', ['no message_stop event', 'message_delta']),
 ];

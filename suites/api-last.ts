@@ -53,7 +53,7 @@ export const checks: CheckDef[] = [
 ];
 
 export const proofs: Proof[] = [
-  passProof('api.unknown-model'),
+  passProof('api.unknown-model', { messageIncludes: [/HTTP 4\d\d for model "conformance-no-such-model-/] }),
   faultProof('api.unknown-model', 'api-unknown-model-500', ['HTTP 500', 'not a server error']),
-  faultProof('api.unknown-model', 'api-unknown-model-200', ['answered 200 for the unknown model', 'ignores the name'], { expect: 'warn' }),
+  faultProof('api.unknown-model', 'api-unknown-model-200', ['answered 200 for the unknown model', 'ignores the name'], { expect: 'warn', raw: 'warn' }),
 ];

@@ -243,14 +243,14 @@ export const checks: CheckDef[] = [
 ];
 
 export const proofs: Proof[] = [
-  passProof('api.models-lists-model'),
+  passProof('api.models-lists-model', { messageIncludes: ['model(s) listed, including reference-model'] }),
   faultProof('api.models-lists-model', 'api-models-missing-model', ['reference-model', 'GET /v1/models']),
-  passProof('api.chat-basic'),
+  passProof('api.chat-basic', { messageIncludes: ['valid chat.completion'] }),
   faultProof('api.chat-basic', 'api-chat-schema', ['chat.completion schema']),
-  passProof('api.max-tokens'),
+  passProof('api.max-tokens', { messageIncludes: ['max_tokens 8: usage.completion_tokens 8, finish_reason "length"'] }),
   faultProof('api.max-tokens', 'api-ignore-max-tokens', ['usage.completion_tokens 18 > max_tokens 8']),
-  passProof('api.stop-sequence'),
+  passProof('api.stop-sequence', { messageIncludes: ['(finish_reason stop)', 'stream text'] }),
   faultProof('api.stop-sequence', 'api-ignore-stop', ['stop string', 'MUST NOT contain it']),
-  passProof('api.usage-consistent'),
+  passProof('api.usage-consistent', { messageIncludes: ['after adding 200 words', 'totals consistent'] }),
   faultProof('api.usage-consistent', 'api-usage-constant', ['usage.prompt_tokens 10 for the short prompt and 10', 'grew by 0']),
 ];

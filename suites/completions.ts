@@ -85,10 +85,10 @@ export const checks: CheckDef[] = [
 ];
 
 export const proofs: Proof[] = [
-  passProof('completions.framing'),
+  passProof('completions.framing', { messageIncludes: ['each ended by a blank line', 'one JSON object per event'] }),
   faultProof('completions.framing', 'completions-no-blank-line', ['[event terminator]', 'blank line']),
-  passProof('completions.done-terminator'),
+  passProof('completions.done-terminator', { messageIncludes: ['[DONE] is the last event and the body ends after it'] }),
   faultProof('completions.done-terminator', 'completions-no-done', ['no "data: [DONE]" event']),
-  passProof('completions.chunk-schema'),
+  passProof('completions.chunk-schema', { messageIncludes: ['chunks valid text_completion; id and model stable'] }),
   faultProof('completions.chunk-schema', 'completions-wrong-object', ['text_completion', '/object must be equal to constant']),
 ];

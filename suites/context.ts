@@ -304,7 +304,9 @@ export const checks: CheckDef[] = [
       }
       if (timing.outcome === 'inconclusive') return inconclusive(`${timing.reason}; answers: ${findings[0].summary}`, metrics, ev);
       if (timing.outcome === 'warn' || warned.length) {
-        return warn([...warned.map((f) => f.summary), ...(timing.outcome === 'warn' ? [timingVerdictPart(timing)] : [])].join('; '), metrics, ev);
+        // Borderline only when nothing but a borderline timing warn is behind it (a wrong status or body is clear evidence).
+        const v = warn([...warned.map((f) => f.summary), ...(timing.outcome === 'warn' ? [timingVerdictPart(timing)] : [])].join('; '), metrics, ev);
+        return !warned.length && timing.borderline ? { ...v, borderline: true } : v;
       }
       return pass(`${findings.length} over-long requests (stream and non-stream) rejected: ${findings[0].summary.replace(/^.*?: /, '')}; ${timing.reason}`, metrics, ev);
     },
@@ -488,7 +490,7 @@ export const checks: CheckDef[] = [
         }, metrics, ev);
       }
       if (timing.outcome === 'inconclusive') return inconclusive(`${timing.reason}; curve ${curveText}`, metrics, ev);
-      if (timing.outcome === 'warn') return warn(`${timing.reason}; curve ${curveText}`, metrics, ev);
+      if (timing.outcome === 'warn') return { ...warn(`${timing.reason}; curve ${curveText}`, metrics, ev), borderline: timing.borderline };
       return pass(`${timing.reason}; curve ${curveText}`, metrics, ev);
     },
   },
@@ -599,7 +601,7 @@ export const checks: CheckDef[] = [
         }, metrics, ev);
       }
       if (g.outcome === 'inconclusive') return inconclusive(`${g.reason} (${sizing})`, metrics, ev);
-      if (g.outcome === 'warn') return warn(`${g.reason} (${sizing})`, metrics, ev);
+      if (g.outcome === 'warn') return { ...warn(`${g.reason} (${sizing})`, metrics, ev), borderline: g.borderline };
       return pass(`${g.reason} (${sizing})`, metrics, ev);
     },
   },
@@ -612,23 +614,23 @@ const QUADRATIC_PROOF_ARGS = ['--decode-step-ms', '0.5', '--prefill-ms-per-token
 const TINY_LLAMA_PREFILL_ARGS = ['--prefill-ms-per-token', '0.063', '--prefill-quadratic-ms', '0.000133', '--context-window', '16384'];
 
 export const proofs: Proof[] = [
-  passProof('context.within-window'),
+  passProof('context.within-window', { messageIncludes: ['both served', '(window 4096)'] }),
   faultProof('context.within-window', 'context-cap-quarter', ['50 %', 'rejected', 'smaller window than it advertises']),
 
-  passProof('context.served-window'),
+  passProof('context.served-window', { messageIncludes: ['served window 4096 tokens', '100.0 % served'] }),
   faultProof('context.served-window', 'context-trained-larger', ['4096 tokens served', '32768 trained'], { expect: 'warn' }),
 
-  passProof('context.over-window-400'),
+  passProof('context.over-window-400', { messageIncludes: ['over-long requests (stream and non-stream) rejected', 'HTTP 400'] }),
   faultProof('context.over-window-400', 'context-over-500', ['HTTP 500', 'instead of 400']),
   faultProof('context.over-window-400', 'context-over-drop', ['connection dropped']),
   faultProof('context.over-window-400', 'context-over-hang', ['no response within', 'hangs']),
   faultProof('context.over-window-400', 'context-over-truncate', ['silently truncated']),
   faultProof('context.over-window-400', 'context-over-in-stream', ['error inside the stream']),
 
-  passProof('context.max-accepted', { tier: 'full' }),
+  passProof('context.max-accepted', { tier: 'full', messageIncludes: ['largest accepted prompt', 'advertised window 4096'] }),
   faultProof('context.max-accepted', 'context-cap-quarter', ['largest accepted prompt', 'of the advertised window is usable'], { tier: 'full', expect: 'warn' }),
 
-  passProof('context.prefill-scaling'),
+  passProof('context.prefill-scaling', { messageIncludes: ['close to linear', 'log-log slope of TTFT'] }),
   // Real attention cost passes: the reference server with llama.cpp's tiny model's measured prefill curve (274 ms at
   // 1k tokens, 9.1 s at 8k, 20 s at 12k: slope 1.6-1.9) and its 16384-token window (extrapolated: ~37 s).
   passProof('context.prefill-scaling', { serverArgs: TINY_LLAMA_PREFILL_ARGS, messageIncludes: ['superlinear', 'real attention'], note: 'llama.cpp tiny model curve' }),
@@ -636,7 +638,7 @@ export const proofs: Proof[] = [
   // makes that window unusable (hours of prefill; extrapolated from the quick tier's 4096 tokens).
   faultProof('context.prefill-scaling', 'context-quadratic-prefill', ['quadratically', 'log-log slope', 'not usable'], { serverArgs: [...QUADRATIC_PROOF_ARGS, '--context-window', '1048576'] }),
 
-  passProof('context.healthy-after'),
+  passProof('context.healthy-after', { messageIncludes: ['before the long requests', 'slowdown'] }),
   // 4 ms decode steps halve the proof's time; a 3x slowdown stays detected in 9,999 of 10,000 simulated bursty trials.
   faultProof('context.healthy-after', 'context-degrade-after-long', ['stays degraded', 'slowdown'], { serverArgs: ['--decode-step-ms', '4'] }),
 ];

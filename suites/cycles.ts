@@ -326,12 +326,12 @@ export const checks: CheckDef[] = [
 ];
 
 export const proofs: Proof[] = [
-  passProof('cycles.no-slowdown'),
+  passProof('cycles.no-slowdown', { messageIncludes: ['no slowdown over', 'Sen slope'] }),
   faultProof('cycles.no-slowdown', 'perf-cycle-decay', ['slowdown over cycles', 'wall_tps'], { serverArgs: ['--fault-arg', 'every=4'] }),
-  passProof('cycles.no-stalls'),
+  passProof('cycles.no-stalls', { messageIncludes: ['no recurring stalls in'] }),
   faultProof('cycles.no-stalls', 'perf-periodic-stall', ['recurring stalls', 'token gap'], { expect: 'warn' }),
-  passProof('cycles.ttft-stable'),
+  passProof('cycles.ttft-stable', { messageIncludes: ['TTFT stable over'] }),
   faultProof('cycles.ttft-stable', 'perf-ttft-decay', ['TTFT growing over cycles']),
-  passProof('cycles.memory'),
+  passProof('cycles.memory', { messageIncludes: ['memory plateaus'] }),
   faultProof('cycles.memory', 'perf-leak', ['memory growing without a plateau', 'KiB per request'], { expect: 'warn' }),
 ];

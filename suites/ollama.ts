@@ -150,8 +150,8 @@ export const checks: CheckDef[] = [
 ];
 
 export const proofs: Proof[] = [
-  passProof('ollama.ndjson-framing'),
+  passProof('ollama.ndjson-framing', { messageIncludes: ['NDJSON lines, each one JSON object'] }),
   faultProof('ollama.ndjson-framing', 'ollama-sse-instead-of-ndjson', ['text/event-stream', 'SSE framing']),
-  passProof('ollama.done-line'),
+  passProof('ollama.done-line', { messageIncludes: ['last line done: true'] }),
   faultProof('ollama.done-line', 'ollama-no-done-line', ['no line with "done": true']),
 ];

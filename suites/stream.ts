@@ -17,6 +17,7 @@ import { decodeMsPerToken, describePace, expectedMs, sizedFrom, tokensAt, type P
 import { clientAllowanceMs } from '../lib/client-lag.ts';
 import { budgetText, endedByUs } from '../lib/deadlines.ts';
 import { shared, incompleteVerdict, type SharedRecording } from '../lib/recordings.ts';
+import { borderline } from '../lib/messages.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
 const CAP = 200;
@@ -289,7 +290,7 @@ async function cancelByCounters(ctx: CheckContext, reader: BusyReader): Promise<
           `freed only ${Math.round(freedAfter)} ms after the disconnect, when the orphaned generation would have run to its end (about ${fmt(remainingMs, 0)} ms)`,
       }, m2, evidence);
     }
-    return warn(`slow to free the slot: ${reader.source} back to ${baseline} only ${Math.round(freedAfter)} ms after the client disconnected (limit ${freeWithin} ms), ` +
+    return borderline(`slow to free the slot: ${reader.source} back to ${baseline} only ${Math.round(freedAfter)} ms after the client disconnected (limit ${freeWithin} ms), ` +
       `though well before the generation's natural end (about ${fmt(remainingMs, 0)} ms)`, m2, evidence);
   }
   const freed = polled.elapsedMs;
@@ -373,7 +374,7 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
     }, metrics, evidence);
   }
   if (delay > allowed) {
-    return warn(`the probe waited ${Math.round(delay)} ms after all ${k} streams were disconnected (allowed ${Math.round(allowed)} ms): slow to free slots, or a slow first token`, metrics, evidence);
+    return borderline(`the probe waited ${Math.round(delay)} ms after all ${k} streams were disconnected (allowed ${Math.round(allowed)} ms): slow to free slots, or a slow first token`, metrics, evidence);
   }
   if (!ctx.profile.forceLength) {
     return inconclusive(`the probe got its first token ${Math.round(delay)} ms after the disconnect, but without forceLength a busy stream may have ended by itself (declare forceLength for a clear verdict)`, metrics, evidence);
@@ -440,7 +441,7 @@ export const checks: CheckDef[] = [
           violations: u.ok.map((x, i) => `stream ${i + 1}: TTFT ${ms(x.metrics?.ttftMs)}, end ${ms(x.rec.tEnd)}, ${x.metrics?.completionTokens} tokens in ${x.events?.tokens.length} events over ${x.rec.reads.length} reads`),
         }, metrics, evidence);
       }
-      return warn(`borderline: ${figures}; the threshold is ${maxRatio}`, metrics, evidence);
+      return borderline(`borderline: ${figures}; the threshold is ${maxRatio}`, metrics, evidence);
     },
   },
   {
@@ -502,7 +503,7 @@ export const checks: CheckDef[] = [
           bytes: escapeBytes(bodyText(worst.rec), 300),
         }, metrics, evidence);
       }
-      return warn(`borderline: ${figures}`, metrics, evidence);
+      return borderline(`borderline: ${figures}`, metrics, evidence);
     },
   },
   {
@@ -588,7 +589,7 @@ export const checks: CheckDef[] = [
           violations: xs.map((x, i) => `request ${i + 1}: headers ${ms(x.rec.tHeaders)}, first token ${ms(ends[i])}`),
         }, metrics, evidence);
       }
-      return warn(`borderline: ${figures}`, metrics, evidence);
+      return borderline(`borderline: ${figures}`, metrics, evidence);
     },
   },
   {
@@ -618,17 +619,17 @@ export const checks: CheckDef[] = [
 ];
 
 export const proofs: Proof[] = [
-  passProof('stream.ttft-before-end'),
+  passProof('stream.ttft-before-end', { messageIncludes: ['median TTFT', 'vs median end-to-end'] }),
   faultProof('stream.ttft-before-end', 'stream-burst-at-end', ['median TTFT', 'before the end of the stream']),
   faultProof('stream.ttft-before-end', 'stream-role-now-content-at-end', ['median TTFT', 'before the end of the stream']),
-  passProof('stream.spread'),
+  passProof('stream.spread', { messageIncludes: ['largest single read', 'last 5 % of the request time'] }),
   faultProof('stream.spread', 'stream-burst-at-end', ['one read at', 'in the last 5 %']),
   faultProof('stream.spread', 'stream-role-now-content-at-end', ['one read at', 'in the last 5 %']),
-  passProof('stream.headers-early'),
+  passProof('stream.headers-early', { messageIncludes: ['headers after', 'of the prefill'] }),
   faultProof('stream.headers-early', 'stream-headers-after-prefill', ['headers came only with the first token'], { expect: 'warn' }),
-  passProof('stream.cancel-frees-slot'),
+  passProof('stream.cancel-frees-slot', { messageIncludes: ['busy', 'after the client disconnected'] }),
   faultProof('stream.cancel-frees-slot', 'stream-continue-after-disconnect', ['still 1 busy', 'when the orphaned generation would have run to its end']),
-  passProof('stream.cancel-frees-slot', { profile: { thresholds: { 'stream.cancel-frees-slot': { useServerCounters: 0 } } }, note: 'timing-only evidence (all declared slots busy)' }),
+  passProof('stream.cancel-frees-slot', { messageIncludes: ['declared slots busy', 'the waiting probe got its first token'], profile: { thresholds: { 'stream.cancel-frees-slot': { useServerCounters: 0 } } }, note: 'timing-only evidence (all declared slots busy)' }),
   faultProof('stream.cancel-frees-slot', 'stream-continue-after-disconnect', ['kept the slots'], {
     profile: { thresholds: { 'stream.cancel-frees-slot': { useServerCounters: 0 } } },
     note: 'timing-only evidence (all declared slots busy)',

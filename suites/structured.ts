@@ -20,7 +20,7 @@ import { jsonPrefix } from '../lib/json-prefix.ts';
 import { featureGate, judgeInvalidCases, probeCheck, unanswered } from '../lib/feature-probe.ts';
 import { chatAnswer, schemaProblems } from '../lib/tool-calls.ts';
 import { sharedValue } from '../lib/recordings.ts';
-import { passProof, faultProof, type Proof } from './support/proof.ts';
+import { passProof, faultProof, skipProof, type Proof } from './support/proof.ts';
 
 const OPENAI = 'OpenAI API reference, Chat Completions: response_format (https://platform.openai.com/docs/api-reference/chat/create)';
 
@@ -189,27 +189,27 @@ export const checks: CheckDef[] = [
   },
 ];
 
-const skipped = (check: string, fault: string, says: string): Proof => ({ check, faults: [fault], expect: 'skip', messageIncludes: [says] });
+const skipped = skipProof;
 
 export const proofs: Proof[] = [
-  passProof('structured.supported'),
+  passProof('structured.supported', { messageIncludes: ['capability "structured-output" supported', 'got HTTP 200'] }),
   faultProof('structured.supported', 'structured-unsupported-500', ['never a 5xx', 'HTTP 500: response_format is not supported']),
   skipped('structured.supported', 'structured-unsupported-400', 'capability "structured-output" not supported'),
   passProof('structured.supported', { profile: { capabilities: { 'structured-output': false } }, expect: 'skip', messageIncludes: ['declares capability "structured-output" false'] }),
-  passProof('structured.json-object'),
+  passProof('structured.json-object', { messageIncludes: ['valid JSON object:', '(finish_reason "stop")'] }),
   faultProof('structured.json-object', 'structured-ignore-json-object', ['not JSON', 'the response_format was ignored']),
   skipped('structured.json-object', 'structured-unsupported-500', 'graded once in structured.supported'),
-  passProof('structured.json-object-stream'),
+  passProof('structured.json-object-stream', { messageIncludes: ['valid JSON object:', '(finish_reason "stop")'] }),
   faultProof('structured.json-object-stream', 'structured-ignore-json-object', ['streamed content', 'the response_format was ignored']),
-  passProof('structured.json-schema'),
+  passProof('structured.json-schema', { messageIncludes: ['valid JSON matching the schema:'] }),
   faultProof('structured.json-schema', 'structured-ignore-json-schema', ['not JSON', 'the response_format was ignored']),
   faultProof('structured.json-schema', 'structured-schema-mismatch', ['the schema was ignored or not enforced', "must have required property 'answer'"]),
   faultProof('structured.json-schema', 'structured-finish-length', ['finish_reason "length"', 'MUST end with finish_reason "stop"']),
   // A response cut by max_tokens is inconclusive while it could still become valid JSON, never a schema failure.
-  { check: 'structured.json-schema', faults: ['structured-whitespace-runaway'], expect: 'inconclusive', messageIncludes: ['max_tokens 256 cut the output while it was still valid JSON'] },
-  passProof('structured.json-schema-stream'),
+  { check: 'structured.json-schema', faults: ['structured-whitespace-runaway'], expect: 'inconclusive', raw: 'inconclusive', messageIncludes: ['max_tokens 256 cut the output while it was still valid JSON'] },
+  passProof('structured.json-schema-stream', { messageIncludes: ['valid JSON matching the schema:'] }),
   faultProof('structured.json-schema-stream', 'structured-ignore-json-schema', ['streamed content', 'the response_format was ignored']),
   faultProof('structured.json-schema-stream', 'structured-schema-mismatch', ['the schema was ignored or not enforced']),
-  passProof('structured.invalid-4xx'),
+  passProof('structured.invalid-4xx', { messageIncludes: ['every invalid request refused', 'HTTP 400'] }),
   faultProof('structured.invalid-4xx', 'structured-invalid-500', ['3 of 3 broken', 'HTTP 500']),
 ];

@@ -23,7 +23,7 @@ import {
   toolUseShapeProblems, type ToolCall,
 } from '../lib/tool-calls.ts';
 import { sharedValue } from '../lib/recordings.ts';
-import { passProof, faultProof, type Proof } from './support/proof.ts';
+import { passProof, faultProof, skipProof, type Proof } from './support/proof.ts';
 
 const OPENAI = 'OpenAI API reference, Chat Completions (https://platform.openai.com/docs/api-reference/chat/create)';
 const ANTHROPIC = 'Anthropic Messages API, tool use (https://docs.anthropic.com/en/api/messages)';
@@ -642,57 +642,57 @@ function rawCallInText(content: unknown, offered: readonly string[]): string[] {
   return [];
 }
 
-const skipped = (check: string, fault: string, says: string): Proof => ({ check, faults: [fault], expect: 'skip', messageIncludes: [says] });
+const skipped = skipProof;
 
 export const proofs: Proof[] = [
-  passProof('tools.supported'),
+  passProof('tools.supported', { messageIncludes: ['capability "tools" supported', 'got HTTP 200'] }),
   faultProof('tools.supported', 'tools-unsupported-500', ['never a 5xx', 'HTTP 500', 'tools param requires --jinja flag']),
   skipped('tools.supported', 'tools-unsupported-400', 'capability "tools" not supported'),
   passProof('tools.supported', { profile: { capabilities: { tools: false } }, expect: 'skip', messageIncludes: ['declares capability "tools" false'] }),
   faultProof('tools.supported', 'tools-unsupported-400', ['declares capability "tools"', 'HTTP 400'], { profile: { capabilities: { tools: true } } }),
-  passProof('tools.required-call'),
+  passProof('tools.required-call', { messageIncludes: ['1 call(s) ["get_weather"]', 'ids ["call_'] }),
   faultProof('tools.required-call', 'tools-id-empty', ['id is "" (an empty string)']),
   skipped('tools.required-call', 'tools-unsupported-400', 'capability "tools" not supported'),
   skipped('tools.required-call', 'tools-unsupported-500', 'graded once in tools.supported'),
-  passProof('tools.arguments-valid'),
+  passProof('tools.arguments-valid', { messageIncludes: ['arguments valid: {"city":'] }),
   faultProof('tools.arguments-valid', 'tools-args-not-json', ['arguments are not JSON', "{'city'"]),
   faultProof('tools.arguments-valid', 'tools-args-schema-mismatch', ["must have required property 'city'", 'unexpected']),
-  passProof('tools.finish-reason'),
+  passProof('tools.finish-reason', { messageIncludes: ['finish_reason "tool_calls" after 1 call(s)'] }),
   faultProof('tools.finish-reason', 'tools-finish-stop', ['finish_reason "stop"', 'MUST end with finish_reason "tool_calls"']),
-  passProof('tools.named-choice'),
+  passProof('tools.named-choice', { messageIncludes: ['named choice honoured: ["get_time"]'] }),
   faultProof('tools.named-choice', 'tools-ignore-named', ['called ["get_weather"]', 'the name was ignored']),
-  passProof('tools.auto-choice'),
+  passProof('tools.auto-choice', { messageIncludes: ['called ["get_weather"], finish_reason "tool_calls"'] }),
   faultProof('tools.auto-choice', 'tools-auto-as-content', ['came as text in content']),
-  passProof('tools.none-choice'),
+  passProof('tools.none-choice', { messageIncludes: ['text answer'] }),
   faultProof('tools.none-choice', 'tools-ignore-none', ['MUST NOT call a tool', '1 tool call(s)']),
-  passProof('tools.stream-deltas'),
+  passProof('tools.stream-deltas', { messageIncludes: ['streamed call(s) ["get_weather"]', 'ids ["call_'] }),
   faultProof('tools.stream-deltas', 'tools-delta-no-id', ['its first delta lacks id']),
   faultProof('tools.stream-deltas', 'tools-delta-no-index', ['without an integer index']),
   faultProof('tools.stream-deltas', 'tools-id-empty', ['lacks id (empty string)']),
   faultProof('tools.stream-deltas', 'tools-stream-500', ['HTTP 500: Cannot use tools with stream', 'never a 5xx']),
-  passProof('tools.stream-arguments'),
+  passProof('tools.stream-arguments', { messageIncludes: ['arguments valid after concatenating'] }),
   faultProof('tools.stream-arguments', 'tools-args-not-json', ['arguments are not JSON']),
   skipped('tools.stream-arguments', 'tools-stream-500', 'graded once in tools.stream-deltas'),
-  passProof('tools.stream-finish'),
+  passProof('tools.stream-finish', { messageIncludes: ['one finish_reason, "tool_calls"'] }),
   faultProof('tools.stream-finish', 'tools-finish-stop', ['finish_reason(s) ["stop"]']),
   passProof('tools.stream-incremental', { messageIncludes: ['spread over'] }),
   passProof('tools.stream-incremental', { faults: ['tools-stream-args-whole'], messageIncludes: ['arrived whole'] }),
-  passProof('tools.parallel-indexes'),
+  passProof('tools.parallel-indexes', { messageIncludes: ['2 calls ["get_weather","get_time"] under indexes [0,1] with distinct ids'] }),
   faultProof('tools.parallel-indexes', 'tools-parallel-same-index', ['were merged', 'changes id']),
-  passProof('tools.parallel-false'),
+  passProof('tools.parallel-false', { messageIncludes: ['1 with parallel_tool_calls: false'] }),
   faultProof('tools.parallel-false', 'tools-ignore-parallel-false', ['at most one tool call per turn', '2 calls']),
-  passProof('tools.follow-up'),
+  passProof('tools.follow-up', { messageIncludes: ['answered: text'] }),
   faultProof('tools.follow-up', 'tools-follow-up-500', ['HTTP 500: Unsupported message role: tool']),
-  passProof('tools.truncation-length'),
+  passProof('tools.truncation-length', { messageIncludes: ['finish_reason "length" at max_tokens'] }),
   faultProof('tools.truncation-length', 'tools-truncated-finish-tool-calls', ['never "tool_calls"', 'finish_reason "tool_calls"', 'arguments not JSON']),
-  passProof('tools.description-optional'),
+  passProof('tools.description-optional', { messageIncludes: ['accepted (HTTP 200)'] }),
   faultProof('tools.description-optional', 'tools-description-required', ["HTTP 500: Failed to parse tools: key 'description' not found"]),
-  passProof('tools.invalid-4xx'),
+  passProof('tools.invalid-4xx', { messageIncludes: ['every invalid request refused', 'HTTP 400'] }),
   faultProof('tools.invalid-4xx', 'tools-invalid-500', ['3 of 3 broken', 'HTTP 500']),
-  passProof('tools.anthropic-tool-use'),
+  passProof('tools.anthropic-tool-use', { messageIncludes: ['tool_use block(s), stop_reason "tool_use"'] }),
   faultProof('tools.anthropic-tool-use', 'tools-anthropic-stop-reason', ['stop_reason "end_turn"']),
   faultProof('tools.anthropic-tool-use', 'tools-args-schema-mismatch', ["input: (root) must have required property 'city'"]),
-  passProof('tools.anthropic-stream'),
+  passProof('tools.anthropic-stream', { messageIncludes: ['streamed tool_use block(s)', 'stop_reason "tool_use"'] }),
   faultProof('tools.anthropic-stream', 'tools-anthropic-stop-reason', ['stop_reason "end_turn"']),
   faultProof('tools.anthropic-stream', 'tools-args-not-json', ['partial_json: arguments are not JSON']),
 ];

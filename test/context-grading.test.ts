@@ -415,3 +415,19 @@ describe(`simulation: ${TRIALS} seeded trials with heavy-tailed jitter`, () => {
     expect(prefillFirst.fail).toBeGreaterThanOrEqual(DETECTION_TRIALS * 0.99);
   });
 });
+
+describe('borderline or clear: what strict mode may fail (TimingGrade.borderline)', () => {
+  test('a warn is clear only when its confidence bound is past the warn threshold', () => {
+    const pts = (f: (n: number) => number) => checkLengths(3686, 6).map((tokens) => ({ tokens, ttftMs: [f(tokens), f(tokens) * 1.01, f(tokens) * 0.99] }));
+    const half = gradeRejectionLatency([110, 120, 115, 118, 112, 119], [230, 235, 240], REJECTION);
+    expect(half.outcome).toBe('warn');
+    expect(half.borderline).toBe(!(half.figures.ratioLow! >= REJECTION.warnFraction));
+    const sp = gradePrefillScaling(pts((n) => 10 + 0.05 * n + 3e-5 * n * n), SCALING);
+    expect(sp.outcome).toBe('warn');
+    expect(sp.borderline).toBe(sp.low! < SCALING.warnSlope);
+    const sl = gradeSlowdown([120, 118, 121, 119], [88, 90, 92, 91], SLOWDOWN);
+    expect(sl.outcome).toBe('warn');
+    expect(sl.borderline).toBe(sl.figures.slowdownLow! < SLOWDOWN.warnSlowdown);
+    for (const g of [gradeSlowdown([120, 118, 121, 119], [117, 122, 120, 119], SLOWDOWN), gradeSlowdown([120, 118, 121, 119], [41, 40, 42, 39], SLOWDOWN)]) expect(g.borderline).toBeUndefined();
+  });
+});

@@ -29,6 +29,26 @@ describe('grade', () => {
     expect(grade(check('INFO'), v('fail'), profile(), true).outcome).toBe('warn');
     expect(grade(check('MUST'), v('fail'), profile(), false).outcome).toBe('fail');
   });
+  test('strict mode fails a warn on clear evidence and leaves a borderline warn a warn, saying why', () => {
+    const clear = v('warn', 'HTTP 200 for an unknown model');
+    const edge: Verdict = { outcome: 'warn', message: 'borderline: ratio 0.31, CI 0.2–0.4', borderline: true };
+    for (const level of ['MUST', 'SHOULD'] as Level[]) {
+      expect(grade(check(level), clear, profile(), false)).toEqual({ outcome: 'warn', message: clear.message, raw: 'warn' });
+      expect(grade(check(level), clear, profile(), true)).toEqual({ outcome: 'fail', message: clear.message, raw: 'warn' });
+      expect(grade(check(level), edge, profile(), false)).toEqual({ outcome: 'warn', message: edge.message, raw: 'warn' });
+      const strict = grade(check(level), edge, profile(), true);
+      expect(strict.outcome).toBe('warn');
+      expect(strict.message).toMatch(/^borderline evidence, not failed under CONFORMANCE_STRICT=1 .*: borderline: ratio 0\.31/);
+    }
+    // INFO measures: no warn of it fails, strict or not.
+    expect(grade(check('INFO'), clear, profile(), true).outcome).toBe('warn');
+    expect(grade(check('INFO'), edge, profile(), true).outcome).toBe('warn');
+  });
+  test('borderline() builds a borderline warn; warn() a clear one', async () => {
+    const { borderline, warn } = await import('../lib/messages.ts');
+    expect(borderline('b')).toMatchObject({ outcome: 'warn', message: 'b', borderline: true });
+    expect(warn('w').borderline).toBeUndefined();
+  });
   test('a known issue is known when it fails or warns, known-passing when it passes', () => {
     expect(grade(check('MUST'), v('fail'), profile(true), false).outcome).toBe('known');
     expect(grade(check('SHOULD'), v('warn'), profile(true), true).outcome).toBe('known');

@@ -326,7 +326,8 @@ describe('html report from real results files', () => {
 
 // ---------------------------------------------------------------------------------------------------------
 
-const CHROMIUM = '/usr/bin/chromium';
+// CONFORMANCE_CHROMIUM: a Chromium elsewhere (e.g. Debian's package unpacked without installing it).
+const CHROMIUM = process.env.CONFORMANCE_CHROMIUM || '/usr/bin/chromium';
 const CI = process.env.CI === 'true' || process.env.CI === '1';
 
 describe('html report in a browser', () => {
@@ -373,6 +374,14 @@ describe('html report in a browser', () => {
       const openFails = await tab.locator('#matrix td[data-o="fail"] details[open]').count();
       expect(openFails).toBe(await tab.locator('#matrix td[data-o="fail"]').count());
       await tab.locator('#tools button[data-act="close"]').click();
+      // The outcome filter keeps exactly the rows with a cell of that outcome, and "any" shows them all again.
+      await tab.locator('#outcome-filter').selectOption('fail');
+      const shown = await tab.locator('#matrix tr[data-check]:not([hidden])').count();
+      expect(shown).toBeGreaterThan(0);
+      expect(shown).toBe(await tab.locator('#matrix tr[data-check]:has(td[data-o="fail"])').count());
+      await tab.locator('#outcome-filter').selectOption('');
+      expect(await tab.locator('#matrix tr[data-check][hidden]').count()).toBe(0);
+      expect(await tab.locator('#legend li[data-legend="inconclusive"]').isVisible()).toBe(true);
       // The headline table in the page matches the plots' data for one run.
       const circles = await tab.locator('svg[data-plot="throughput-vs-concurrency"] circle.pt').count();
       expect(circles).toBeGreaterThan(0);

@@ -238,3 +238,43 @@ describe('no-starvation is not fooled by burst delivery', () => {
     expect(gradeNoStarvation({ reps, slots: 4, thresholds: { minReps: 2, starvedLoopP99Ms: 50 } }).outcome).toBe('fail');
   });
 });
+
+describe('borderline or clear: what strict mode may fail (Verdict.borderline)', () => {
+  // Strict mode fails a warn only when a confidence bound is past the warn threshold; a point estimate past it is
+  // borderline and stays a warn (README "fail only on clear evidence").
+  const th = { failBelow: 0.9, warnBelow: 1.3, alpha: 0.05, minReps: 5, starvedLoopP99Ms: 100 };
+  const singles = [120, 121, 119, 120, 122];
+  test('speedup: an interval wholly below 1.3x is clear; one reaching it is borderline', () => {
+    const serial = gradeSpeedup({ singleTps: singles, aggregateTps: singles.map((x) => x * 1.0), slots: 4, loop: calm, thresholds: th });
+    expect(serial).toMatchObject({ outcome: 'warn' });
+    expect(serial.borderline).toBeUndefined();
+    const wide = gradeSpeedup({ singleTps: [120, 60, 121, 119, 125], aggregateTps: [100, 103, 140, 98, 220], slots: 4, loop: calm, thresholds: th });
+    expect(wide.outcome).toBe('warn');
+    expect((wide.metrics!.speedup as { high: number }).high).toBeGreaterThanOrEqual(1.3);
+    expect(wide.borderline).toBe(true);
+  });
+  test('cycles: a slope interval below zero is clear; a drop of the end medians alone is borderline', () => {
+    const slope = gradeNoSlowdown({ cycles: cycles(6, (c) => 120 - 3 * c), loop: calm, thresholds: trendTh });
+    expect(slope.outcome).toBe('warn');
+    expect(slope.borderline).toBeUndefined();
+    const ys = [120, 121, 119, 86, 84, 85, 83, 121, 84];
+    const drop = gradeNoSlowdown({ cycles: cycles(9, (c) => ys[c - 1]), loop: calm, thresholds: trendTh });
+    expect(drop.outcome).toBe('warn');
+    expect(drop.borderline).toBe((drop.metrics!.slopeCI as number[])[1]! >= 0);
+  });
+  test('memory growth without a clear slope, and serialisation in some repetitions only, are borderline', async () => {
+    const { gradeMemory, gradeNoStarvation } = await import('../lib/perf-grading.ts');
+    const th2 = { minGrowthKiB: 16 * 1024, minLeakKiBPerRequest: 512, alpha: 0.05, minSamples: 8 };
+    const noisy = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 40_000, -30_000, 45_000, -28_000, 50_000, -20_000, 60_000, 10_000, 70_000, 30_000];
+    const m = gradeMemory({ samples: noisy.map((d, i) => ({ request: i + 1, rssKiB: 100_000 + d })), thresholds: th2 });
+    expect(m).toMatchObject({ outcome: 'warn', borderline: true });
+    const stream = (a: number, b: number) => ({ status: 200, tokens: 20, firstTokenAbs: a, lastTokenAbs: b, tokenTimes: Array.from({ length: 20 }, (_, i) => a + ((b - a) * i) / 19) });
+    const serial = () => [stream(0, 100), stream(110, 210)];
+    const together = () => [stream(0, 200), stream(5, 205)];
+    const partly = gradeNoStarvation({ reps: [serial(), together()], slots: 4, loop: calm, thresholds: { minReps: 2, starvedLoopP99Ms: 100 } });
+    expect(partly).toMatchObject({ outcome: 'warn', borderline: true });
+    const limited = gradeNoStarvation({ reps: [[stream(10, 210), { status: 503, retryAfter: '1', tokens: 0 }], together()], slots: 4, loop: calm, thresholds: { minReps: 2, starvedLoopP99Ms: 100 } });
+    expect(limited.outcome).toBe('warn');
+    expect(limited.borderline).toBeUndefined(); // a status code is not a matter of confidence
+  });
+});

@@ -4,7 +4,7 @@ import { describe, test, expect, afterAll } from 'vitest';
 import { families } from '../suites/catalogue.ts';
 import { grade, runCheck } from '../lib/check.ts';
 import { startReference, type ReferenceHandle } from './support/reference.ts';
-import type { Proof } from '../suites/support/proof.ts';
+import { strictExpectation, type Proof } from '../suites/support/proof.ts';
 
 // One server per distinct set of flags, reused by every proof that needs the same one.
 const servers = new Map<string, Promise<ReferenceHandle>>();
@@ -37,19 +37,29 @@ for (const [family, mod] of Object.entries(families)) {
   describe(`proofs: ${family}`, () => {
     for (const [i, proof] of mod.proofs.entries()) {
       const check = mod.checks.find((c) => c.id === proof.check);
-      const label = proof.faults?.length ? `${proof.check} ${proof.expect.toUpperCase()}s with --fault ${proof.faults.join(',')}` : `${proof.check} ${proof.expect}es on the correct server`;
+      const verb = { pass: 'passes', fail: 'FAILs', warn: 'WARNs', inconclusive: 'is INCONCLUSIVE', skip: 'skips', known: 'is KNOWN', 'known-passing': 'is KNOWN-PASSING', error: 'ERRORs' }[proof.expect];
+      const label = proof.faults?.length ? `${proof.check} ${verb} with --fault ${proof.faults.join(',')}` : `${proof.check} ${verb} on the correct server`;
       test(label + (proof.serverArgs?.length ? ` (${proof.serverArgs.join(' ')})` : ''), { timeout: (check?.timeoutMs ?? 60_000) + 30_000 }, async () => {
         expect(check, `check ${proof.check} exists in suites/${family}.ts`).toBeDefined();
         const ref = await serverFor(proof);
         try {
           const profile = { ...ref.profile, ...proof.profile, context: { ...ref.profile.context, ...proof.profile?.context } };
           const { verdict } = await runCheck(check!, { profile, server: ref.info, tier: proof.tier ?? 'quick', strict: false, log: () => undefined });
+          // The check's own verdict and its message first: the graded outcome alone hides a detection that stopped
+          // firing (a SHOULD check's fail and a borderline warn both grade to warn).
+          expect(proof.raw, `proof of ${proof.check} states the raw verdict`).toBeDefined();
+          expect(verdict.outcome, `raw verdict of ${proof.check}; message:\n${verdict.message}`).toBe(proof.raw);
+          expect(proof.messageIncludes?.length, `proof of ${proof.check} states what the message must say`).toBeGreaterThan(0);
+          for (const m of proof.messageIncludes ?? []) {
+            if (typeof m === 'string') expect(verdict.message).toContain(m);
+            else expect(verdict.message).toMatch(m);
+          }
           const graded = grade(check!, verdict, profile, false);
           expect(graded.outcome, `outcome of ${proof.check}; message:\n${graded.message}`).toBe(proof.expect);
-          for (const m of proof.messageIncludes ?? []) {
-            if (typeof m === 'string') expect(graded.message).toContain(m);
-            else expect(graded.message).toMatch(m);
-          }
+          // Strict mode grades the same verdict (checks do not read ctx.strict): SHOULD warns fail, a borderline warn
+          // stays a warn, inconclusive stays inconclusive.
+          const strict = grade(check!, verdict, profile, true);
+          expect(strict.outcome, `outcome of ${proof.check} under CONFORMANCE_STRICT=1; message:\n${strict.message}`).toBe(strictExpectation(proof, check!.level));
         } finally {
           await release(proof, mod.proofs[i + 1]);
         }

@@ -1,7 +1,10 @@
 // The catalogue lints itself (test262-style metadata lint): unique ids, rationale, reference,
 // and a pass proof and a fault proof for every check.
 import { test, expect } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { families, allChecks, allProofs } from '../suites/catalogue.ts';
+import { ROOT } from '../lib/profile.ts';
 
 test('every family file exports checks and proofs, ids are family.slug and start with the family', () => {
   expect(Object.keys(families).length).toBeGreaterThan(0);
@@ -50,6 +53,29 @@ test('every check has a pass proof and a fault proof, and every proof names a re
   expect(missing).toEqual([]);
 });
 
+test('every proof states the raw verdict and what its message must say, consistently with the level', () => {
+  // A graded outcome alone hides a detection that stopped firing (a SHOULD check's fail and a borderline warn both
+  // grade to warn): every proof, pass proofs too, names the check's own verdict and text its message must contain.
+  const byId = new Map(allChecks.map((c) => [c.id, c]));
+  const graded = (raw: string, level: string) => (raw === 'fail' ? (level === 'MUST' ? 'fail' : 'warn') : raw);
+  const problems: string[] = [];
+  for (const p of allProofs) {
+    const what = `${p.check}${p.faults?.length ? ` --fault ${p.faults.join(',')}` : ''}${p.serverArgs?.length ? ` ${p.serverArgs.join(' ')}` : ''}`;
+    if (!p.raw) problems.push(`${what}: no raw verdict (raw)`);
+    if (!p.messageIncludes?.length) problems.push(`${what}: no message expectation (messageIncludes)`);
+    const c = byId.get(p.check);
+    if (c && p.raw && !p.profile?.knownIssues && graded(p.raw, c.level) !== p.expect)
+      problems.push(`${what}: raw ${p.raw} of a ${c.level} check grades to ${graded(p.raw, c.level)}, not ${p.expect}`);
+    if (p.strict && p.raw !== 'warn') problems.push(`${what}: a strict expectation other than the rule only makes sense for a raw warn (borderline)`);
+  }
+  expect(problems).toEqual([]);
+});
+
+test('checks do not read ctx.strict: strict mode is grading\'s business (the proofs grade one verdict both ways)', () => {
+  const offenders = readdirSync(join(ROOT, 'suites')).filter((f) => f.endsWith('.ts') && /\bctx\.strict\b/.test(readFileSync(join(ROOT, 'suites', f), 'utf8')));
+  expect(offenders).toEqual([]);
+});
+
 test('destructive checks run after every check that only observes (family order, then order within a family)', async () => {
   const { FAMILY_ORDER } = await import('../vitest.config.ts');
   const { runOrder } = await import('../suites/support/register.ts');
@@ -59,5 +85,5 @@ test('destructive checks run after every check that only observes (family order,
   expect(firstDestructive).toBeGreaterThan(0);
   const late = order.slice(firstDestructive).filter((c) => !c.destructive).map((c) => c.id);
   expect(late, 'observing checks that would run after a destructive one').toEqual([]);
-  for (const id of ['errors.absurd-values', 'errors.invalid-fields', 'context.over-window-400']) expect(order.find((c) => c.id === id)?.destructive, id).toBe(true);
+  for (const id of ['errors.required-shape', 'errors.optional-types', 'errors.no-server-error', 'context.over-window-400']) expect(order.find((c) => c.id === id)?.destructive, id).toBe(true);
 });

@@ -18,6 +18,7 @@ import ResultsReporter from '../reporters/results.ts';
 import ConsoleTableReporter from '../reporters/console.ts';
 import SummaryReporter from '../reporters/summary.ts';
 import BadgesReporter from '../reporters/badges.ts';
+import JunitReporter from '../reporters/junit.ts';
 
 interface Run { code: number | null; signal: NodeJS.Signals | null; out: string }
 
@@ -141,10 +142,18 @@ describe('a real run: api + metrics against the reference server', () => {
     expect(run.out).toMatch(/GATE: (passed|FAILED)/);
   });
 
-  test('JUnit XML goes next to the results (CONFORMANCE_REPORTS_DIR)', () => {
+  test('JUnit XML goes next to the results (CONFORMANCE_REPORTS_DIR), one test case per check with its outcome', () => {
     const xml = readFileSync(join(reports, 'junit.xml'), 'utf8');
     expect(xml).toContain('<testsuites');
-    expect(xml).toContain('metrics.gen-tps-plausible');
+    expect(xml).toContain('<testsuite name="reference @ ci-box"');
+    // The same outcomes as results.json, check by check; skipped ones say why.
+    for (const c of results.checks) {
+      const tc = new RegExp(`<testcase [^>]*name="${c.id.replace(/\./g, '\\.')} — [^>]*>[\\s\\S]*?</testcase>`).exec(xml)?.[0];
+      expect(tc, c.id).toBeDefined();
+      expect(tc).toContain(`<property name="conformance.outcome" value="${c.outcome}"/>`);
+      if (c.outcome === 'skip' || c.outcome === 'inconclusive') expect(tc).toMatch(new RegExp(`<skipped type="${c.outcome}" message="${c.outcome.toUpperCase()} `));
+      if (c.outcome === 'fail') expect(tc).toContain('<failure type="fail"');
+    }
   });
 
   test('npm run report rebuilds the same summary and badges from results.json alone', () => {
@@ -326,14 +335,14 @@ describe('render', () => {
     const printed: string[] = [];
     const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => { printed.push(String(chunk)); return true; });
     try {
-      for (const r of [new ResultsReporter(), new ConsoleTableReporter(), new SummaryReporter(), new BadgesReporter()]) {
+      for (const r of [new ResultsReporter(), new ConsoleTableReporter(), new SummaryReporter(), new BadgesReporter(), new JunitReporter()]) {
         await expect(Promise.resolve().then(() => r.onTestRunEnd([], [], 'passed'))).resolves.toBeUndefined();
         await expect(Promise.resolve().then(() => r.onTestRunEnd([{ project: null } as never], [], 'failed'))).resolves.toBeUndefined();
       }
     } finally {
       spy.mockRestore();
     }
-    for (const name of ['results', 'console', 'summary', 'badges']) expect(printed.join('')).toContain(`[conformance ${name} reporter] ERROR`);
+    for (const name of ['results', 'console', 'summary', 'badges', 'junit']) expect(printed.join('')).toContain(`[conformance ${name} reporter] ERROR`);
     expect(existsSync(join(ROOT, 'reports', 'undefined'))).toBe(false);
   });
 });

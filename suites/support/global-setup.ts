@@ -3,7 +3,7 @@
 // Failures become `setupError` (graded as a setup error by every check), never an aborted run.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
 import { apiKeyOf, ROOT } from '../../lib/profile.ts';
@@ -49,7 +49,8 @@ export default async function setup(project: TestProject) {
     }
     if (profile.start) {
       console.log(`[${profile.id}] starting: ${redact(profile.start.command.join(' '))}`);
-      server = spawnServer(profile.start.command, { cwd: profile.start.cwd ? join(ROOT, profile.start.cwd) : ROOT, env: profile.start.env });
+      // start.cwd is absolute once loaded (lib/profile.ts resolves it against the servers file's folder); without it, the suite's root.
+      server = spawnServer(profile.start.command, { cwd: profile.start.cwd ? resolve(ROOT, profile.start.cwd) : ROOT, env: profile.start.env });
     } else {
       await assertSomethingAnswers(baseUrl, headers);
     }
