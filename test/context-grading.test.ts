@@ -422,9 +422,18 @@ describe('borderline or clear: what strict mode may fail (TimingGrade.borderline
     const half = gradeRejectionLatency([110, 120, 115, 118, 112, 119], [230, 235, 240], REJECTION);
     expect(half.outcome).toBe('warn');
     expect(half.borderline).toBe(!(half.figures.ratioLow! >= REJECTION.warnFraction));
-    const sp = gradePrefillScaling(pts((n) => 10 + 0.05 * n + 3e-5 * n * n), SCALING);
+    // Prefill scaling warns when the served window's extrapolated prefill is past both limits by the estimate; it is
+    // clear only when the window is past them along the lower slope bound too.
+    const pastAlongLow = (g: ReturnType<typeof gradePrefillScaling>) => g.windowPrefillLowS! > SCALING.windowPrefillMaxS! && g.windowPrefillLowS! / g.figures.linearWindowS! >= SCALING.excessFactor!;
+    const sp = gradePrefillScaling(pts((n) => 10 + 0.05 * n + 3e-5 * n * n), { ...LONG_WINDOW, windowTokens: 524_288 });
     expect(sp.outcome).toBe('warn');
-    expect(sp.borderline).toBe(sp.low! < SCALING.warnSlope);
+    expect(sp.borderline).toBe(true);
+    expect(pastAlongLow(sp)).toBe(false);
+    const clear = gradePrefillScaling(pts((n) => 0.01 * n ** 1.5), LONG_WINDOW);
+    expect(clear.outcome).toBe('warn');
+    expect(clear.low!).toBeLessThan(SCALING.failLowBound);
+    expect(pastAlongLow(clear)).toBe(true);
+    expect(clear.borderline).toBe(false);
     const sl = gradeSlowdown([120, 118, 121, 119], [88, 90, 92, 91], SLOWDOWN);
     expect(sl.outcome).toBe('warn');
     expect(sl.borderline).toBe(sl.figures.slowdownLow! < SLOWDOWN.warnSlowdown);
