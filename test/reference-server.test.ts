@@ -317,15 +317,21 @@ describe('correct server', () => {
     expect(lines[3].eval_duration).toBeGreaterThan(0);
   });
 
-  test('2 parallel streams of 64 tokens: aggregate speedup between 1.5 and 2.5', async () => {
+  test('2 parallel streams of 64 tokens: aggregate speedup between 1.5 and 2.5 (median of 5 rounds)', async () => {
+    // A median of rounds, each a single and a pair measured back to back, so one starved round (the machine is shared)
+    // cannot decide it: one sample once read 1.24x under load.
     const body = (tag: string) => chatBody(`speed ${tag}`, { stream: true, max_tokens: 64, ignore_eos: true });
-    const single = await record(`${ref.url}/v1/chat/completions`, body('single'));
-    const singleTps = 64 / (single.tEnd - single.t0);
-    const pair = await Promise.all([record(`${ref.url}/v1/chat/completions`, body('a')), record(`${ref.url}/v1/chat/completions`, body('b'))]);
-    const span = Math.max(...pair.map((p) => p.tEnd)) - Math.min(...pair.map((p) => p.t0));
-    const speedup = 128 / span / singleTps;
-    expect(speedup).toBeGreaterThan(1.5);
-    expect(speedup).toBeLessThan(2.5);
+    const speedups: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      const single = await record(`${ref.url}/v1/chat/completions`, body(`single ${round}`));
+      const singleTps = 64 / (single.tEnd - single.t0);
+      const pair = await Promise.all([record(`${ref.url}/v1/chat/completions`, body(`a ${round}`)), record(`${ref.url}/v1/chat/completions`, body(`b ${round}`))]);
+      const span = Math.max(...pair.map((p) => p.tEnd)) - Math.min(...pair.map((p) => p.t0));
+      speedups.push(128 / span / singleTps);
+    }
+    const median = [...speedups].sort((a, b) => a - b)[2]!;
+    expect(median, `speedups per round: ${speedups.map((x) => x.toFixed(2)).join(', ')}`).toBeGreaterThan(1.5);
+    expect(median).toBeLessThan(2.5);
   });
 
   test('client disconnect frees the slot at once', async () => {
