@@ -14,6 +14,7 @@ import {
   checkRows, columnPhantom, columnsOf, curvePoints, CURVE_SOURCES, FIGURES, hardwareOf, headlineFigure, normaliseResults, outcomeCounts,
   OUTCOMES, workloadsOf, type Column, type CurveSpec, type FigureName, type Phantom, type Workload,
 } from './report-data.ts';
+import { matrixHtml, matrixRows } from './seed-matrix.ts';
 
 export interface HtmlOptions {
   title?: string;
@@ -82,6 +83,7 @@ export function renderHtml(files: readonly (ResultsFile | unknown)[], opts: Html
   const body = [
     headerSection(title, columns, opts),
     runsSection(columns),
+    matrixHtml(matrixRows(list)),
     sideBySideSection(columns),
     workloadSection(columns, rows),
     plotsSection(columns),
@@ -146,7 +148,7 @@ function windowOf(col: Column): string {
 
 function machineText(col: Column): string {
   const m = col.header.machine;
-  const bits = [m.platform !== '?' ? `${m.platform}/${m.arch}` : '', m.cpus ? `${m.cpus} CPUs` : '', m.memGiB ? `${fmtNum(m.memGiB)} GiB` : '', m.node !== '?' ? `node ${m.node}` : ''].filter(Boolean);
+  const bits = [m.chip ?? '', m.platform !== '?' ? `${m.platform}/${m.arch}` : '', m.cpus ? `${m.cpus} CPUs` : '', m.memGiB ? `${fmtNum(m.memGiB)} GiB` : '', m.node !== '?' ? `node ${m.node}` : ''].filter(Boolean);
   if (col.header.fidelity) bits.push(describePreflight(col.header.fidelity));
   return bits.join(', ');
 }

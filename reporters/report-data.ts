@@ -6,8 +6,8 @@ import type { Level, Outcome } from '../lib/types.ts';
 import type { FidelityPreflight } from '../lib/fidelity.ts';
 import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/phantom.ts';
 
-/** Families in run order (mirrors FAMILY_ORDER in vitest.config.ts, which cannot be imported without side effects). */
-export const FAMILY_ORDER = ['setup', 'api', 'sse', 'completions', 'anthropic', 'ollama', 'clients', 'stream', 'metrics', 'errors', 'parallel', 'cycles', 'context', 'api-last'];
+export { FAMILY_ORDER } from '../lib/family-order.ts';
+import { FAMILY_ORDER } from '../lib/family-order.ts';
 
 const OUTCOMES: readonly Outcome[] = ['pass', 'fail', 'warn', 'inconclusive', 'skip', 'known', 'known-passing', 'error'];
 const LEVELS: readonly Level[] = ['MUST', 'SHOULD', 'INFO'];
@@ -58,6 +58,7 @@ export function normaliseResults(input: unknown): ResultsFile {
       platform: str(machine.platform, '?'),
       arch: str(machine.arch, '?'),
       cpus: num(machine.cpus) ?? 0,
+      ...(typeof machine.chip === 'string' && machine.chip ? { chip: machine.chip } : {}),
       memGiB: num(machine.memGiB) ?? 0,
       node: str(machine.node, '?'),
     },

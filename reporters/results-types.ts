@@ -12,7 +12,12 @@ export interface ResultsHeader {
   profile: Record<string, unknown>;
   /** What answered, as discovered (identity, version, context window and its source). */
   server: Record<string, unknown>;
-  machine: { hostname?: string; label: string; platform: string; arch: string; cpus: number; memGiB: number; node: string };
+  machine: {
+    hostname?: string; label: string; platform: string; arch: string; cpus: number;
+    /** CPU model as the OS names it ("Apple M2 Max", "AMD EPYC 7B13"): results of several machines are told apart by it. */
+    chip?: string;
+    memGiB: number; node: string;
+  };
   tier: 'quick' | 'full';
   strict: boolean;
   shard?: string;

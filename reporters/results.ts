@@ -7,7 +7,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { hostname, cpus, totalmem, platform, arch } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import type { Reporter, TestCase, TestModule, TestProject, TestRunEndReason, Vitest } from 'vitest/node';
+import type { Reporter, TestCase, TestModule, TestProject, TestRunEndReason, TestSpecification, Vitest } from 'vitest/node';
 import type { SerializedError } from 'vitest';
 import type { Profile } from '../lib/types.ts';
 import { redact, redactDeep, stripUrlCredentials } from '../lib/secrets.ts';
@@ -96,6 +96,7 @@ export function machineInfo(env: NodeJS.ProcessEnv = process.env): ResultsHeader
     platform: platform(),
     arch: arch(),
     cpus: cpus().length,
+    ...(cpus()[0]?.model?.trim() ? { chip: cpus()[0]!.model.trim() } : {}),
     memGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
     node: process.version,
   };
@@ -269,6 +270,16 @@ export function reporterError(name: string, e: unknown): string {
 // ------------------------------------------------------------------------------------------------------------
 // The reporter
 
+/** One start time per test run for every reporter: each reporter taking its own `new Date()` made results.json and a
+ *  summary rendered beside it differ by a millisecond. Vitest hands every reporter the same specifications array. */
+const runStarts = new WeakMap<object, Date>();
+export function runStartedAt(specifications: object | undefined): Date {
+  if (!specifications) return new Date();
+  let d = runStarts.get(specifications);
+  if (!d) runStarts.set(specifications, (d = new Date()));
+  return d;
+}
+
 export default class ResultsReporter implements Reporter {
   private vitest: Vitest | undefined;
   private startedAt = new Date();
@@ -284,8 +295,8 @@ export default class ResultsReporter implements Reporter {
     this.startedAt = new Date();
   }
 
-  onTestRunStart(): void {
-    this.startedAt = new Date();
+  onTestRunStart(specifications?: ReadonlyArray<TestSpecification>): void {
+    this.startedAt = runStartedAt(specifications);
     this.runs.clear();
   }
 
