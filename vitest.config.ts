@@ -6,13 +6,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { loadServers, envProfile } from './lib/profile.ts';
 import type { Profile } from './lib/types.ts';
 import { runDeadlineFromEnv } from './lib/run-deadline.ts';
+import { FAMILY_ORDER } from './lib/family-order.ts';
 
-/**
- * Families in run order: cheap protocol checks first, then the heavy ones; destructive checks (fuzzing, absurd values,
- * over-long prompts, another model) after every check that only observes, so one bad input cannot cost the
- * performance verdicts (context runs its observing checks before its destructive ones; lint: test/registry.test.ts).
- */
-export const FAMILY_ORDER = ['setup', 'api', 'sse', 'completions', 'anthropic', 'ollama', 'clients', 'tools', 'structured', 'stream', 'metrics', 'parallel', 'cycles', 'context', 'errors', 'api-last'];
+export { FAMILY_ORDER };
 
 class FamilySequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -60,7 +56,7 @@ function serverProject(profile: Profile): TestProjectInlineConfiguration {
       name: profile.id,
       include: ['suites/**/*.test.ts'],
       globalSetup: ['./suites/support/global-setup.ts'],
-      provide: { profile, familyOrder: FAMILY_ORDER },
+      provide: { profile, familyOrder: [...FAMILY_ORDER] },
       // Checks talk to one server and time it: never two files at once.
       fileParallelism: false,
       maxConcurrency: 1,

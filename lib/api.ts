@@ -8,6 +8,9 @@ import { NdjsonStreamDecoder, SseStreamDecoder, type SseDecoded } from './sse.ts
 import { anthropicAdapter, ollamaAdapter, openaiChatAdapter, openaiCompletionAdapter, type SseAdapter, type StreamEvents } from './stream-events.ts';
 import { requestMetrics, type RequestMetrics } from './metrics.ts';
 import { streamGuards } from './stream-guards.ts';
+import { median } from './stats.ts';
+import { observe, observations, paceKey, paceOf, type Pace } from './pace.ts';
+import { requestDeadlines, stallLimitMs, STALL_FACTOR } from './deadlines.ts';
 
 export interface Exchange {
   rec: Recording;
@@ -86,20 +89,28 @@ export class StreamDecode {
     return this.adapter.out.tokens.length - before;
   }
 
-  /** For SendOptions: progress, onToken and stopAfterTokens on every token-bearing event. */
-  reader(opts: SendOptions) {
-    return (t: number, bytes: Uint8Array, control: { progress(): void; abort(r?: string): void }) => {
+  /**
+   * For SendOptions: progress, onToken and stopAfterTokens on every token-bearing event. With `stallFloorMs`, the
+   * token-inactivity bound follows the stall rule (lib/deadlines.ts): once the stream shows its own mean gap, silence
+   * is judged against it, never below the floor.
+   */
+  reader(opts: SendOptions, stallFloorMs?: number) {
+    let firstT: number | undefined;
+    const why = `stall rule: silence over ${STALL_FACTOR}x the stream's own mean token gap, at least ${stallFloorMs} ms`;
+    return (t: number, bytes: Uint8Array, control: { progress(nextIdleMs?: number, why?: string): void; abort(r?: string): void }) => {
       const n = this.push(t, bytes);
       for (let i = 0; i < n; i++) {
         const count = ++this.count;
-        control.progress();
+        firstT ??= t;
+        if (stallFloorMs === undefined) control.progress();
+        else control.progress(stallLimitMs(stallFloorMs, count > 1 ? (t - firstT) / (count - 1) : undefined), why);
         opts.onToken?.(t, count);
         if (opts.stopAfterTokens !== undefined && count >= opts.stopAfterTokens) control.abort(`stopped after ${count} token events (by the check)`);
       }
     };
   }
 
-  finish(rec: Recording, stream: boolean): Exchange {
+  finish(rec: Recording, stream: boolean, charsPerToken?: number): Exchange {
     const mode = streamMode(this.flavour, rec, stream);
     if (mode === undefined) {
       // A body whose transfer failed is no answer, even when the bytes that came parse (a Content-Length longer than the body).
@@ -110,7 +121,7 @@ export class StreamDecode {
     // End of input first: it may complete a last line (NDJSON without a final newline) before the figures are taken.
     const sse = mode === 'sse' ? this.sse!.end() : (this.nd!.end(), undefined);
     const events = this.adapter.out;
-    const metrics = requestMetrics({ tEnd: rec.tEnd, tokens: events.tokens, usageCompletionTokens: events.usage?.completion_tokens });
+    const metrics = requestMetrics({ tEnd: rec.tEnd, tokens: events.tokens, usageCompletionTokens: events.usage?.completion_tokens, charsPerToken });
     return sse ? { rec, sse, events, metrics } : { rec, events, metrics };
   }
 }
@@ -147,30 +158,90 @@ export async function send(ctx: CheckContext, flavour: ApiFlavour, body: unknown
   if (flavour === 'anthropic-messages') headers['anthropic-version'] = '2023-06-01';
   if (stream && flavour !== 'ollama-native') headers.accept = 'text/event-stream';
   const signal = opts.signal ? AbortSignal.any([opts.signal, ctx.signal]) : ctx.signal;
+  const key = paceKey(ctx.baseUrl, ctx.profile.model);
+  const pace = paceOf(observations(key));
+  // Deadlines sized from the pace (the profile's are floors); a caller's explicit deadlines are kept as given.
+  const deadlines = requestDeadlines(ctx.deadlines, pace, shapeOf(flavour, body), opts.deadlines);
   const decode = stream ? new StreamDecode(flavour, MAX_RECORDED_BYTES) : undefined;
   // Cut a stream that runs away (far past max_tokens) or sends one endless line: the server's failure, bounded.
   const guards = streamGuards(body);
   const detectorOpts: SendOptions = { ...opts, onToken: (t, n) => { guards.onToken(n); opts.onToken?.(t, n); } };
+  const stallFloorMs = opts.deadlines?.tokenIdleMs === undefined ? ctx.deadlines.tokenIdleMs : undefined;
   const rec = await record({
     url: `${ctx.baseUrl}${PATHS[flavour]}`,
     method: 'POST',
     headers,
     body,
-    deadlines: { ...ctx.deadlines, ...opts.deadlines },
+    deadlines,
     signal,
     tokenProgress: stream,
-    onRead: decode ? guards.wrap(decode.reader(detectorOpts)) : undefined,
+    onRead: decode ? guards.wrap(decode.reader(detectorOpts, stallFloorMs)) : undefined,
     secrets: ctx.secrets,
     maxBytes: MAX_RECORDED_BYTES,
   });
-  return decode ? decode.finish(rec, stream) : decodeExchange(flavour, rec, stream);
+  const x = decode ? decode.finish(rec, stream, pace?.charsPerToken) : decodeExchange(flavour, rec, stream, pace?.charsPerToken);
+  observeExchange(key, x);
+  return x;
+}
+
+/** max_tokens and prompt size of a request body, for sizing its deadlines. */
+function shapeOf(flavour: ApiFlavour, body: unknown): { maxTokens?: number; promptChars?: number } {
+  if (typeof body !== 'object' || body === null) return {};
+  const b = body as { max_tokens?: unknown; options?: { num_predict?: unknown }; messages?: unknown; prompt?: unknown };
+  const mt = flavour === 'ollama-native' ? b.options?.num_predict : b.max_tokens;
+  const prompt = JSON.stringify(b.messages ?? b.prompt ?? '');
+  return { maxTokens: typeof mt === 'number' && mt > 0 ? mt : undefined, promptChars: prompt.length };
+}
+
+/** Feed the pace with a complete streamed answer (lib/pace.ts). */
+function observeExchange(key: string, x: Exchange): void {
+  const m = x.metrics;
+  if (!m || !x.events || x.rec.status !== 200 || x.rec.failure || m.completionTokens === undefined || m.tokenSource === undefined) return;
+  const usage = x.events.usage;
+  const chars = [...x.events.tokens.map((t) => t.text).join('')].length;
+  observe(key, {
+    at: performance.now(),
+    tokens: m.completionTokens,
+    tokenSource: m.tokenSource,
+    e2eMs: m.e2eMs,
+    ttftMs: m.ttftMs,
+    promptTokens: usage?.prompt_tokens,
+    gapMs: median(m.itlMs),
+    tokenEvents: x.events.tokens.length,
+    tokenReads: new Set(x.events.tokens.map((t) => t.t)).size,
+    charsPerToken: usage?.completion_tokens && chars > 0 ? chars / usage.completion_tokens : undefined,
+  });
+}
+
+/** The pace this run has measured for the context's server (undefined before its first streamed answer). */
+export function paceFor(ctx: CheckContext): Pace | undefined {
+  return paceOf(observations(paceKey(ctx.baseUrl, ctx.profile.model)));
+}
+
+/** Tokens of the quick speed probe: a few seconds at 3 tok/s, enough for a per-token time. */
+export const PROBE_TOKENS = 12;
+
+/**
+ * The pace of the context's server: what this run measured so far, or one short probe stream when nothing was
+ * measured yet (a check run alone with -t). Undefined when the probe got no answer (the check's own requests will
+ * show why).
+ */
+export async function measurePace(ctx: CheckContext): Promise<Pace | undefined> {
+  const known = paceFor(ctx);
+  if (known) return known;
+  ctx.log(`measuring the server's speed first: one stream of ${PROBE_TOKENS} tokens`);
+  await chat(ctx, generationBody(ctx, 'openai-chat', {
+    prompt: uniquePrompt(ctx, 'Count from one to twenty in words.'), maxTokens: PROBE_TOKENS, stream: true, exactLength: true,
+    extra: { stream_options: { include_usage: true } },
+  }));
+  return paceFor(ctx);
 }
 
 /** Decode a finished recording (the same decoding send() does live). */
-export function decodeExchange(flavour: ApiFlavour, rec: Recording, stream: boolean): Exchange {
+export function decodeExchange(flavour: ApiFlavour, rec: Recording, stream: boolean, charsPerToken?: number): Exchange {
   const d = new StreamDecode(flavour, Infinity);
   if (streamMode(flavour, rec, stream)) for (const r of rec.reads) d.push(r.t, r.bytes);
-  return d.finish(rec, stream);
+  return d.finish(rec, stream, charsPerToken);
 }
 
 export function chat(ctx: CheckContext, body: unknown, opts?: SendOptions): Promise<Exchange> {

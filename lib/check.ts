@@ -9,6 +9,8 @@ import { registerSecret, redact, stripUrlCredentials } from './secrets.ts';
 import { effectiveProfile } from './discovery.ts';
 import { clientLag, type ClientLag, type FidelityPreflight } from './fidelity.ts';
 import { inconclusive } from './messages.ts';
+import { budgetText } from './deadlines.ts';
+import { observations, paceKey, paceOf } from './pace.ts';
 
 export type Tier = 'quick' | 'full';
 
@@ -68,7 +70,8 @@ export interface CheckContext {
   /**
    * How late our own timestamps may be so far in this check: the larger of its event-loop delay and the lag the run's
    * fidelity preflight measured (lib/fidelity.ts clientLag). A timing verdict this lag could explain is inconclusive.
-   * `recording`: the event-loop delay while a shared recording this check reads was made (counted too).
+   * `recording`: our lateness while a shared recording this check reads was made (lib/recordings.ts, 1 ms sampling):
+   * used instead of the check's own coarse monitor.
    */
   clientLag(recording?: { p99Ms: number; maxMs: number }): ClientLag;
   signal: AbortSignal;
@@ -124,7 +127,9 @@ export function makeContext(check: CheckDef, o: ContextOptions, signal: AbortSig
     },
     log: (m) => (o.log ?? console.log)(redact(`[${check.id}] ${m}`, secrets)),
     loopDelay,
-    clientLag: (recording) => clientLag(recording && recording.maxMs > loopDelay().maxMs ? recording : loopDelay(), o.preflight),
+    // A shared recording's lateness, sampled at 1 ms while it was made (lib/recordings.ts), is the evidence for what it
+    // recorded; the check's own monitor samples every 10 ms and so never reads below ~10 ms (lib/client-lag.ts).
+    clientLag: (recording) => clientLag(recording ?? loopDelay(), o.preflight),
     signal,
   };
 }
@@ -211,27 +216,39 @@ export async function runCheck(check: CheckDef, o: ContextOptions): Promise<{ ve
   let timer: NodeJS.Timeout | undefined;
   try {
     const ctx = makeContext(check, o, ac.signal, loop);
+    // A check the server's answers make impossible to measure is inconclusive, never a harness error.
+    const running = check.run(ctx).catch((e: unknown) => {
+      if (e instanceof NotMeasurable) return inconclusive(e.message);
+      throw e;
+    });
     const verdict = await Promise.race([
-      // A check the server's answers make impossible to measure is inconclusive, never a harness error.
-      check.run(ctx).catch((e: unknown) => {
-        if (e instanceof NotMeasurable) return inconclusive(e.message);
-        throw e;
-      }),
-      new Promise<never>((_, reject) => {
+      running,
+      new Promise<Verdict>((resolve, reject) => {
         timer = setTimeout(() => {
-          ac.abort();
-          reject(limit < own
-            ? new RunDeadlineReached(`check ${check.id} cut by the run deadline after ${Math.round(limit / 1000)} s`)
-            : new CheckTimeout(`check ${check.id} did not finish within its ${limit} ms bound`));
+          if (limit < own) {
+            ac.abort();
+            reject(new RunDeadlineReached(`check ${check.id} cut by the run deadline after ${Math.round(limit / 1000)} s`));
+            return;
+          }
+          // The check's own bound running out is ours too (lib/deadlines.ts): the check is told (its requests end
+          // `aborted`) and gets a moment to grade what it has; if it cannot, the verdict is inconclusive, naming the
+          // server's measured speed — never a fail, never an error.
+          ac.abort(new Error(`the check's ${limit} ms bound ran out`));
+          timer = setTimeout(() => resolve(inconclusive(budgetText(`${check.id} finished`, paceOf(observations(paceKey(ctx.baseUrl, ctx.profile.model))), `its bound of ${fmtSeconds(limit)}`))), BOUND_GRACE_MS);
         }, limit);
       }),
     ]);
+    running.catch(() => undefined); // a check still running after its grace must not surface as an unhandled rejection
     return { verdict, loopDelay: loop(), ms: performance.now() - t0 };
   } finally {
     if (timer) clearTimeout(timer);
     h.disable();
   }
 }
+
+/** How long a check whose bound ran out may take to grade what it measured before the runner answers for it. */
+const BOUND_GRACE_MS = 3_000;
+const fmtSeconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
 export class CheckTimeout extends Error {}
 /** Thrown where the server's answers leave nothing to measure (no usage to calibrate prompts with, …). */

@@ -63,8 +63,8 @@ export interface RequestOptions {
 }
 
 export interface StreamControl {
-  /** Mark token progress (resets the token-inactivity deadline). */
-  progress(): void;
+  /** Mark token progress (resets the token-inactivity deadline; `nextIdleMs` re-sizes it, `why` names the rule). */
+  progress(nextIdleMs?: number, why?: string): void;
   /** Stop reading: closes the connection (the server sees a disconnect). */
   abort(reason?: string): void;
   /** Stop reading because the server sent too much (past a cap, past max_tokens): graded as the server's failure. */
@@ -141,12 +141,22 @@ async function recordOnce(opts: RequestOptions, dispatcher?: Agent): Promise<Rec
   opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
 
   let idleTimer: NodeJS.Timeout | undefined;
-  const armIdle = () => {
+  let idleMs = d.tokenIdleMs;
+  let idleWhy = 'token-inactivity deadline';
+  // The caller may re-size the bound as the stream shows its own pace (lib/deadlines.ts: a stall is silence far
+  // longer than the stream's own token gap). The timer is re-armed in place on every token event (this runs thousands
+  // of times a second on a fast server); it is re-created only when the bound changes by more than a tenth.
+  const armIdle = (nextMs?: number, why?: string) => {
     if (!opts.tokenProgress) return;
-    if (idleTimer) { idleTimer.refresh(); return; } // re-armed in place: this runs on every token event
+    if (nextMs !== undefined && nextMs > 0 && Math.abs(nextMs - idleMs) > 0.1 * idleMs) {
+      idleMs = nextMs;
+      idleWhy = why ?? idleWhy;
+      if (idleTimer) { clearTimeout(idleTimer); idleTimer = undefined; }
+    }
+    if (idleTimer) { idleTimer.refresh(); return; }
     idleTimer = setTimeout(
-      () => fail('token-idle', `no token-bearing event for ${d.tokenIdleMs} ms (token-inactivity deadline; pings and comments do not count)`),
-      d.tokenIdleMs,
+      () => fail('token-idle', `no token-bearing event for ${Math.round(idleMs)} ms (${idleWhy}; pings and comments do not count)`),
+      idleMs,
     );
   };
 

@@ -287,12 +287,28 @@ export interface ScalingThresholds {
   minPoints: number;
   /** The median TTFT must grow by at least this much over the fitted range, or prefill is not visible (ms). */
   minSpreadMs: number;
+  /**
+   * The window whose prefill is judged (tokens): the served window, else an assumed one. Real attention cost is not a
+   * defect: superlinear growth fails only when it makes this window's prefill both longer than windowPrefillMaxS and
+   * excessFactor times what the server's own short-prompt rate predicts.
+   */
+  windowTokens?: number;
+  windowSource?: string;
+  /** A full window that takes longer than this to prefill (extrapolated, s) is not usable. */
+  windowPrefillMaxS?: number;
+  /** Extrapolated window prefill over the short-prompt rate's linear estimate, past which growth is a defect. */
+  excessFactor?: number;
 }
 
 export interface ScalingGrade extends TimingGrade {
   slope?: number;
   low?: number;
   high?: number;
+  /** The window's prefill extrapolated along the fitted curve (point estimate and along the lower slope bound, s). */
+  windowPrefillS?: number;
+  windowPrefillLowS?: number;
+  /** windowPrefillS over the linear estimate at the short-prompt rate. */
+  excess?: number;
   /** Lengths of the fit with their median TTFT. */
   fitted: { tokens: number; ttftMsP50: number; n: number }[];
   /** Every length with its median, for the curve in the results. */
@@ -307,8 +323,14 @@ const finitePositive = (xs: ReadonlyArray<number | undefined>) => xs.filter((x):
  * The fit takes every repetition as a point: Theil–Sen is itself a median (of pairwise slopes, tolerating 29 % bad
  * points), and Sen's interval over all repetitions is far steadier under heavy-tailed jitter than one over
  * per-length medians (simulated in test/context-grading.test.ts). The curve reports per-length medians.
- * Fail when the slope's 95 % lower bound is at least `failLowBound`; warn when the estimate is at least `warnSlope`
- * and the lower bound is above 1 (there is evidence of superlinear growth, just not of a quadratic).
+ *
+ * Real attention cost is not a defect (a tiny model on a CPU: TTFT 274 ms at 1k tokens, 20 s at 12k, slope 1.7): the
+ * slope alone cannot tell it from the seed's pathology (52k tokens in 31 min instead of 2–3). What can is its size at
+ * the window the server serves: the fitted curve is extrapolated to `windowTokens` and compared with the linear
+ * estimate from the server's own short-prompt rate (the shortest length measured). Fail when the slope's 95 % lower
+ * bound is ≥ failLowBound AND, along that lower bound, the window's prefill exceeds windowPrefillMaxS AND excessFactor
+ * times the linear estimate; warn when the lower bound is above 1 and the point estimates are past both window bounds;
+ * otherwise pass and say how big the superlinear share is (warnSlope names it superlinear).
  */
 export function gradePrefillScaling(points: readonly ScalingPoint[], t: ScalingThresholds): ScalingGrade {
   const sortedPoints = [...points].sort((a, b) => a.tokens - b.tokens);
@@ -333,10 +355,32 @@ export function gradePrefillScaling(points: readonly ScalingPoint[], t: ScalingT
   if (fit.slope === undefined || fit.low === undefined)
     return { ...out, outcome: 'inconclusive', reason: `no confidence interval for the slope from ${xs.length} samples at ${fitted.length} lengths`, figures };
   const text = `log-log slope of TTFT against prompt length ${r(fit.slope)} (95 % CI ${r(fit.low)}–${r(fit.high)}; ${xs.length} samples) over ${fitted[0].tokens}–${top} tokens; median TTFT ${r(fitted[0].ttftMsP50)} → ${r(fitted[fitted.length - 1].ttftMsP50)} ms`;
-  if (fit.low >= t.failLowBound) return { ...out, outcome: 'fail', reason: `${text}: prefill time grows quadratically with the prompt (lower bound ≥ ${t.failLowBound})`, figures };
-  if (fit.slope >= t.warnSlope && fit.low > 1)
-    return { ...out, outcome: 'warn', reason: `${text}: prefill grows faster than linearly (estimate ≥ ${t.warnSlope}, lower bound above 1 but below ${t.failLowBound})`, figures, borderline: fit.low < t.warnSlope };
-  return { ...out, outcome: 'pass', reason: `${text}: close to linear`, figures };
+
+  // The window's prefill: extrapolated from the top length along the fitted slope (never below the top itself).
+  const shortest = curve.find((c) => c.ttftMsP50 !== undefined && c.tokens > 0);
+  const window = Math.max(t.windowTokens ?? top, top);
+  const topMs = fitted[fitted.length - 1].ttftMsP50;
+  const along = (slope: number) => (topMs * (window / top) ** Math.max(1, slope)) / 1000;
+  const windowS = along(fit.slope);
+  const windowLowS = along(fit.low);
+  const shortRate = shortest ? shortest.tokens / (shortest.ttftMsP50! / 1000) : undefined;
+  const linearS = shortRate ? window / shortRate : undefined;
+  const excess = linearS ? windowS / linearS : undefined;
+  const excessLow = linearS ? windowLowS / linearS : undefined;
+  const maxS = t.windowPrefillMaxS ?? Infinity;
+  const factor = t.excessFactor ?? 0;
+  Object.assign(figures, { windowTokens: window, windowPrefillS: windowS, windowPrefillLowS: windowLowS, shortPromptTps: shortRate, linearWindowS: linearS, excess });
+  const withWindow = { ...out, windowPrefillS: windowS, windowPrefillLowS: windowLowS, excess };
+  const windowText = `the ${window}-token window${t.windowSource ? ` (${t.windowSource})` : ''} extrapolates to ${r(windowS, 1)} s of prefill (${r(windowLowS, 1)} s along the lower slope bound), ${r(excess, 1)}x the ${r(linearS, 1)} s its short-prompt rate of ${r(shortRate, 0)} tok/s (at ${shortest?.tokens} tokens) predicts`;
+  const big = (s: number, x: number | undefined) => s > maxS && x !== undefined && x >= factor;
+  if (fit.low >= t.failLowBound && big(windowLowS, excessLow))
+    return { ...withWindow, outcome: 'fail', reason: `${text}: prefill time grows quadratically with the prompt (lower bound ≥ ${t.failLowBound}), and ${windowText}: over ${r(maxS)} s and ${factor}x, the window is not usable`, figures };
+  // Clear when the window is past both along the lower slope bound too; past them by the estimate alone is borderline.
+  if (fit.low > 1 && big(windowS, excess))
+    return { ...withWindow, outcome: 'warn', reason: `${text}: prefill grows faster than linearly (lower bound above 1), and ${windowText}: over ${r(maxS)} s and ${factor}x by the estimate, not clearly (the fail needs the lower bound ≥ ${t.failLowBound} and the window past both along it)`, figures, borderline: !big(windowLowS, excessLow) };
+  if (fit.slope >= t.warnSlope)
+    return { ...withWindow, outcome: 'pass', reason: `${text}: superlinear, but ${windowText}: within ${r(maxS)} s or ${factor}x, the cost of real attention rather than a defect`, figures };
+  return { ...withWindow, outcome: 'pass', reason: `${text}: close to linear; ${windowText}`, figures };
 }
 
 /**

@@ -8,7 +8,9 @@
 // |-------------------|------------------------------------------|--------------------------------------------|
 // | ttftMs            | t0 -> first token-bearing event          | events (role-only / empty / comments skip) |
 // | e2eMs             | t0 -> end of stream (tEnd)               | -                                          |
-// | completionTokens  | -                                        | usage.completion_tokens, else event count  |
+// | completionTokens  | -                                        | usage.completion_tokens, else estimated    |
+//                                                                 from the text (tokenCountOf), never one per
+//                                                                 event when events carry several tokens
 // | wallTps           | e2e                                      | completionTokens                           |
 // | genTps            | first token event -> last token event    | completionTokens - 1                       |
 // | itlMs             | gaps between successive token events     | events                                     |
@@ -22,6 +24,8 @@ export interface RequestMetricsInput {
   tokens: ReadonlyArray<{ t: number; text?: string }>;
   /** usage.completion_tokens when the server reported it. */
   usageCompletionTokens?: number;
+  /** Code points per token on this server, learned from streams that carried usage (lib/pace.ts); else assumed. */
+  charsPerToken?: number;
 }
 
 export interface RequestMetrics {
@@ -30,7 +34,8 @@ export interface RequestMetrics {
   completionTokens?: number;
   /** Number of token-bearing events (not tokens). */
   countedTokenEvents: number;
-  tokenSource?: 'usage' | 'counted';
+  /** usage: the server's count; counted: one token per event (events look like single tokens); estimated: from the text. */
+  tokenSource?: 'usage' | 'counted' | 'estimated';
   wallTps?: number;
   genTps?: number;
   itlMs: number[];
@@ -57,8 +62,9 @@ export function requestMetrics(input: RequestMetricsInput): RequestMetrics {
     m.completionTokens = input.usageCompletionTokens;
     m.tokenSource = 'usage';
   } else if (n > 0) {
-    m.completionTokens = n;
-    m.tokenSource = 'counted';
+    const c = tokenCountOf(tokens, input.charsPerToken);
+    m.completionTokens = c.tokens;
+    m.tokenSource = c.source;
   } else {
     reasons.push('completion tokens: no usage.completion_tokens and no token-bearing events');
   }
@@ -94,6 +100,34 @@ export function requestMetrics(input: RequestMetricsInput): RequestMetrics {
     else reasons.push(`tpot: zero-length window (e2e - ttft = ${window} ms)`);
   }
   return m;
+}
+
+/** Code points per token assumed without a calibration: English BPE vocabularies average about 4. */
+export const ASSUMED_CHARS_PER_TOKEN = 4;
+/** An event whose text is longer than this (code points) carries more than one token of any vocabulary we know. */
+export const MAX_SINGLE_TOKEN_CHARS = 8;
+
+function codePoints(s: string | undefined): number {
+  let n = 0;
+  for (const _ of s ?? '') n++;
+  return n;
+}
+
+/**
+ * Completion tokens of a stream without usage. Events are not tokens: a server may put several tokens in one event
+ * (vLLM --stream-interval, batched writers). When the median event carries a single token's worth of text, one token
+ * per event ('counted'); otherwise the text length over the code points per token ('estimated': learned from this
+ * server's usage where it gave any, else ASSUMED_CHARS_PER_TOKEN), never fewer than the events.
+ */
+export function tokenCountOf(events: ReadonlyArray<{ text?: string }>, charsPerToken?: number): { tokens: number; source: 'counted' | 'estimated' } {
+  const n = events.length;
+  const sizes = events.map((e) => codePoints(e.text)).sort((a, b) => a - b);
+  const chars = sizes.reduce((a, b) => a + b, 0);
+  const medianChars = n ? (n % 2 ? sizes[(n - 1) / 2]! : (sizes[n / 2 - 1]! + sizes[n / 2]!) / 2) : 0;
+  const cpt = charsPerToken && charsPerToken > 0 ? charsPerToken : ASSUMED_CHARS_PER_TOKEN;
+  const several = medianChars > MAX_SINGLE_TOKEN_CHARS || (charsPerToken !== undefined && medianChars > 1.5 * charsPerToken);
+  if (!several) return { tokens: n, source: 'counted' };
+  return { tokens: Math.max(n, Math.round(chars / cpt)), source: 'estimated' };
 }
 
 export interface TimedRequest {

@@ -18,8 +18,21 @@
 // assessment says `inconclusive` then rather than accusing the server.
 import type { Threshold } from './check.ts';
 
-export type PhantomThresholdName = 'minTokenEvents' | 'oneReadShare' | 'burstGapMs' | 'burstShare' | 'earlyShare' | 'lateShare';
+export type PhantomThresholdName = 'minTokenEvents' | 'oneReadShare' | 'burstFactor' | 'earlyShare' | 'lateShare';
 export type PhantomThresholds = Record<PhantomThresholdName, number>;
+
+/**
+ * The fastest single-stream rate assumed when neither the server nor the profile tells one (tok/s): four times the
+ * top of the range the suite supports (5000 tok/s), so no real server is ever faster. Against it only a delivery
+ * faster than any generation (a flush within a few ms) counts as a burst.
+ */
+export const DEFAULT_REFERENCE_TPS = 20_000;
+
+/**
+ * A stall of S ms merges at most what is generated in S at the reference rate; the rate may be off by a few tens of %
+ * (a server's own timer, our end-to-end estimate), so a read is explained by the stall up to 1.5x that.
+ */
+const STALL_RATE_MARGIN = 1.5;
 
 /** Defaults with their reasons; checks expose them as thresholds (profiles override), reporters use them as they are. */
 export const PHANTOM_THRESHOLDS: Record<PhantomThresholdName, Threshold> = {
@@ -29,15 +42,11 @@ export const PHANTOM_THRESHOLDS: Record<PhantomThresholdName, Threshold> = {
   },
   oneReadShare: {
     value: 0.5,
-    why: 'a streaming server writes each event when its token is ready; half or more of the token events in one read means they were held and flushed together',
+    why: 'a streaming server writes each event when its token is ready; half or more of the token events in one read means they were held and flushed together (unless our own stall explains it)',
   },
-  burstGapMs: {
-    value: 1,
-    why: 'inter-arrival under ~1 ms between token events is buffered delivery (servers-notes "burst delivery"): above 1000 tok/s single-stream on the hardware these servers run on',
-  },
-  burstShare: {
-    value: 0.9,
-    why: 'a real stream may deliver a few events together (Nagle, a busy client); nine in ten gaps under burstGapMs is a flush, not a stream',
+  burstFactor: {
+    value: 3,
+    why: 'tokens delivered at least 3x faster than they can have been generated (the server-reported rate, the rate measured end to end, or the declared bound) were held and flushed: an honest stream arrives at its generation rate, a few tens of % either way',
   },
   earlyShare: {
     value: 0.25,
@@ -61,14 +70,19 @@ export interface StreamTiming {
   readTimes?: readonly number[];
   /** t0 → end of stream. */
   e2eMs: number;
-  /** Completion tokens (usage, else counted events); used for the rate figures only. */
+  /** Completion tokens (usage, else estimated from the text); events may carry several tokens. */
   completionTokens?: number;
-  /** How late the client's timestamps may have been during the request (ms: event-loop stall, preflight lag), when known. */
+  /** How late our client's timestamps may have been during the request (ms: measured event-loop stall, preflight lag): lib/client-lag.ts clientAllowanceMs. */
   clientStallMs?: number;
   /**
-   * Fastest single-stream decode this server could plausibly reach (tok/s), e.g. the physical bound with its margin;
-   * sizes the shortest span real tokens could have been spread over. Default: 1000 / burstGapMs.
+   * The fastest rate this stream's tokens can have been generated at (tok/s): the server-reported decode rate, the
+   * rate measured end to end (e2e against length), or the declared physical bound. Bursts are judged against it (the
+   * stream's own cadence), not against a fixed gap. Default DEFAULT_REFERENCE_TPS.
    */
+  referenceTps?: number;
+  /** Where referenceTps comes from, for messages. */
+  referenceSource?: string;
+  /** Older name of referenceTps (the physical bound with its margin); used when referenceTps is not given. */
   maxPlausibleTps?: number;
 }
 
@@ -82,10 +96,12 @@ export interface PhantomCause {
 
 export interface PhantomFigures {
   tokenEvents: number;
+  /** Completion tokens the rates use (usage or estimate; events when neither). */
+  tokens?: number;
   /** Largest number of token events that arrived in one read, and when. */
   maxEventsInOneRead: number;
   maxReadAtMs?: number;
-  /** Share of gaps between successive token events under burstGapMs. */
+  /** Share of gaps between successive token events shorter than 1 / (burstFactor × referenceTps). */
   fastGapShare?: number;
   firstBytesMs?: number;
   ttftMs?: number;
@@ -96,6 +112,13 @@ export interface PhantomFigures {
   genTps?: number;
   /** A lower bound on that rate when the window is below timer resolution: (tokens − 1) / max(window, 1 ms). */
   genTpsAtLeast?: number;
+  /** The generation rate bursts were judged against (tok/s), and where it came from. */
+  referenceTps: number;
+  referenceSource: string;
+  /** Shortest time the stream's tokens take to generate at referenceTps (ms). */
+  minSpanMs?: number;
+  /** Our client's stall allowance (ms). */
+  clientStallMs?: number;
 }
 
 export interface PhantomAssessment {
@@ -111,7 +134,7 @@ export interface PhantomAssessment {
 
 const r1 = (x: number) => Math.round(x * 10) / 10;
 const ms = (x: number | undefined) => (x === undefined ? 'n/a' : `${r1(x)} ms`);
-const pct = (x: number) => `${Math.round(x * 100)} %`;
+const tps = (x: number) => `${x >= 100 ? Math.round(x) : r1(x)} tok/s`;
 
 /** Rate over a window, never Infinity: undefined below zero tokens or a non-positive window. */
 export function rateTps(tokens: number | undefined, windowMs: number | undefined): number | undefined {
@@ -125,7 +148,12 @@ export function genTpsAtLeast(tokens: number | undefined, windowMs: number | und
   return (tokens - 1) / (Math.max(windowMs, resolutionMs) / 1000);
 }
 
-/** Judge one stream's delivery. */
+/**
+ * Judge one stream's delivery against its own generation rate. Tokens can reach the client no faster than they are
+ * generated: (tokens − 1) of them take at least minSpan = (tokens − 1) / referenceTps. A stream whose tokens arrived
+ * in a window burstFactor times shorter than that (a burst), or with most token events in one read, was held and
+ * flushed — unless our own client stalled long enough to have compressed it (then: inconclusive).
+ */
 export function assessStream(s: StreamTiming, th: Partial<PhantomThresholds> = {}): PhantomAssessment {
   const t = { ...phantomDefaults(), ...th };
   const times = s.tokenTimes.filter((x) => Number.isFinite(x));
@@ -134,7 +162,11 @@ export function assessStream(s: StreamTiming, th: Partial<PhantomThresholds> = {
   const firstBytes = s.readTimes && s.readTimes.length ? s.readTimes[0] : times[0];
   const ttft = n ? times[0] : undefined;
   const window = n ? times[n - 1] - times[0] : undefined;
-  const tokens = s.completionTokens ?? (n || undefined);
+  const tokens = s.completionTokens !== undefined && s.completionTokens >= n ? s.completionTokens : n || undefined;
+  const ref = s.referenceTps && s.referenceTps > 0 ? s.referenceTps : s.maxPlausibleTps && s.maxPlausibleTps > 0 ? s.maxPlausibleTps : DEFAULT_REFERENCE_TPS;
+  const refSource = s.referenceTps && s.referenceTps > 0 ? (s.referenceSource ?? 'given') : s.maxPlausibleTps && s.maxPlausibleTps > 0 ? 'the declared physical bound' : `no rate known: the ${DEFAULT_REFERENCE_TPS} tok/s ceiling`;
+  const perEvent = tokens !== undefined && n > 0 ? tokens / n : 1;
+  const spanOf = (events: number) => (Math.max(0, events * perEvent - 1) / ref) * 1000;
 
   // Largest group of token events sharing one read (identical arrival time).
   let maxGroup = 0;
@@ -145,12 +177,15 @@ export function assessStream(s: StreamTiming, th: Partial<PhantomThresholds> = {
     if (j - i > maxGroup) { maxGroup = j - i; maxAt = times[i]; }
     i = j;
   }
+  const fastGapMs = 1000 / (t.burstFactor * ref) * perEvent;
   let fast = 0;
-  for (let i = 1; i < n; i++) if (times[i] - times[i - 1] < t.burstGapMs) fast++;
+  for (let i = 1; i < n; i++) if (times[i] - times[i - 1] < fastGapMs) fast++;
   const fastShare = n > 1 ? fast / (n - 1) : undefined;
+  const minSpan = n > 1 ? spanOf(n) : undefined;
 
   const figures: PhantomFigures = {
     tokenEvents: n,
+    tokens,
     maxEventsInOneRead: maxGroup,
     maxReadAtMs: maxAt,
     fastGapShare: fastShare,
@@ -160,14 +195,19 @@ export function assessStream(s: StreamTiming, th: Partial<PhantomThresholds> = {
     tokenWindowMs: window,
     genTps: tokens !== undefined && tokens >= 2 ? rateTps(tokens - 1, window) : undefined,
     genTpsAtLeast: genTpsAtLeast(tokens, window),
+    referenceTps: ref,
+    referenceSource: refSource,
+    minSpanMs: minSpan,
+    clientStallMs: s.clientStallMs,
   };
   if (n < t.minTokenEvents) return { phantom: false, causes: [], tooShort: true, figures };
 
-  const causes: PhantomCause[] = [];
+  const stall = Math.max(0, s.clientStallMs ?? 0);
   const oneRead = maxGroup / n >= t.oneReadShare;
-  const burst = fastShare !== undefined && fastShare >= t.burstShare;
-  if (!oneRead && !burst) return { phantom: false, causes, figures };
+  const burst = window !== undefined && minSpan !== undefined && window * t.burstFactor < minSpan;
+  if (!oneRead && !burst) return { phantom: false, causes: [], figures };
 
+  const causes: PhantomCause[] = [];
   // Name the cause by when the first bytes came, relative to the request.
   const early = firstBytes !== undefined && firstBytes <= t.earlyShare * e2e;
   const late = ttft !== undefined && ttft >= t.lateShare * e2e;
@@ -188,18 +228,18 @@ export function assessStream(s: StreamTiming, th: Partial<PhantomThresholds> = {
   if (burst) {
     causes.push({
       kind: 'burst',
-      detail: `${fast} of ${n - 1} gaps between token events were under ${t.burstGapMs} ms: ${n} events within ${ms(window)}, a window far shorter than the ${ms(e2e)} the request took`,
+      detail: `${tokens} tokens arrived within ${ms(window)}, ${t.burstFactor}x or more faster than the ${ms(minSpan)} they take to generate at ${tps(ref)} (${refSource})`,
     });
   }
-  // Our own client, frozen, merges whatever arrives meanwhile into one read. Real tokens are spread over at least
-  // (n − 1) / fastest plausible rate; a stall shorter than oneReadShare of that span cannot have merged most of them.
-  const maxTps = s.maxPlausibleTps && s.maxPlausibleTps > 0 ? s.maxPlausibleTps : 1000 / t.burstGapMs;
-  const minSpanMs = ((n - 1) / maxTps) * 1000;
-  if (s.clientStallMs !== undefined && s.clientStallMs >= t.oneReadShare * minSpanMs) {
+  // Our own client, frozen for `stall` ms, merges whatever arrives meanwhile: a window up to `stall` longer, a read
+  // holding what is generated in `stall`. Only evidence that survives that allowance accuses the server.
+  const burstSurvives = burst && (window! + stall) * t.burstFactor < minSpan!;
+  const oneReadSurvives = oneRead && STALL_RATE_MARGIN * stall < spanOf(maxGroup);
+  if (!burstSurvives && !oneReadSurvives) {
     return {
       phantom: false,
       causes,
-      inconclusive: `our client lagged up to ${ms(s.clientStallMs)} (event-loop stall or preflight arrival lag); real tokens would span at least ${ms(minSpanMs)} (${n} events at up to ${r1(maxTps)} tok/s), so the stall could have merged them`,
+      inconclusive: `our client lagged up to ${ms(stall)} (measured event-loop stall or preflight arrival lag); ${maxGroup} token events take at least ${ms(spanOf(maxGroup))} to generate at ${tps(ref)} (${refSource}), so the stall (x${STALL_RATE_MARGIN} for the rate's error) could have merged them`,
       figures,
     };
   }
@@ -300,7 +340,11 @@ export function phantomFromEvidence(evidence: unknown, clientStallMs?: number, t
     const e = ev as Record<string, unknown>;
     const tokenTimes = numArray(e.tokenTimes);
     if (!tokenTimes || typeof e.e2eMs !== 'number') continue;
-    const a = assessStream({ tokenTimes, readTimes: numArray(e.readTimes), e2eMs: e.e2eMs, clientStallMs, maxPlausibleTps }, th);
+    const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+    const a = assessStream({
+      tokenTimes, readTimes: numArray(e.readTimes), e2eMs: e.e2eMs, clientStallMs, maxPlausibleTps,
+      referenceTps: num(e.referenceTps), referenceSource: typeof e.referenceSource === 'string' ? e.referenceSource : undefined, completionTokens: num(e.completionTokens),
+    }, th);
     if (a.tooShort) continue;
     judged++;
     if (a.phantom) {

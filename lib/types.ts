@@ -108,6 +108,10 @@ export interface Evidence {
   ttftMs?: number;
   e2eMs?: number;
   status?: number;
+  /** Completion tokens of the stream (usage, else estimated) and the generation rate its delivery is judged against. */
+  completionTokens?: number;
+  referenceTps?: number;
+  referenceSource?: string;
 }
 
 export interface ServerInfo {

@@ -6,8 +6,8 @@ import type { Level, Outcome } from '../lib/types.ts';
 import type { FidelityPreflight } from '../lib/fidelity.ts';
 import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/phantom.ts';
 
-/** Families in run order (mirrors FAMILY_ORDER in vitest.config.ts, which cannot be imported without side effects). */
-export const FAMILY_ORDER = ['setup', 'api', 'sse', 'completions', 'anthropic', 'ollama', 'clients', 'tools', 'structured', 'stream', 'metrics', 'parallel', 'cycles', 'context', 'errors', 'api-last'];
+export { FAMILY_ORDER } from '../lib/family-order.ts';
+import { FAMILY_ORDER } from '../lib/family-order.ts';
 
 const OUTCOMES: readonly Outcome[] = ['pass', 'fail', 'warn', 'inconclusive', 'skip', 'known', 'known-passing', 'error'];
 const LEVELS: readonly Level[] = ['MUST', 'SHOULD', 'INFO'];

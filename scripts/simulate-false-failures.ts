@@ -11,7 +11,7 @@
 //    adds the raw calibration runs kept in earlier reports to this run's before fitting (more load conditions, more
 //    tail); `--calibration-runs 0 --pool FILE` refits from stored runs alone.
 // 2. Simulation: for every timing check, 10,000 seeded trials of the check's quick-tier workload built from the fitted
-//    nominal figures plus sampled jitter, graded by exactly the pure functions of lib/perf-grading.ts (and the same
+//    nominal figures plus sampled jitter, graded by exactly the pure functions of lib/cycles-grading.ts, lib/parallel-grading.ts, lib/context-grading.ts (and the same
 //    sequential-sampling rule for parallel.speedup-2). Scenarios: the correct server (fitted jitter, and the fitted
 //    scales doubled as a stress margin) and each fault of the reference server, modelled from its definition.
 // 3. Report: false-failure rate per check (with a 95 % upper bound) against the target of 1 in 10,000, detection rate
@@ -26,11 +26,16 @@ import { startBurner, type Burner } from '../lib/cpu-burner.ts';
 import { median, mulberry32, quantile, theilSen } from '../lib/stats.ts';
 import type { Verdict } from '../lib/types.ts';
 import {
-  cyclesUndecided, gradeMemory, gradeNoSlowdown, gradeNoStalls, gradeNoStarvation, gradeScaling, gradeSpeedup, gradeTtftStable, speedupUndecided,
-  type CycleSample, type LoopDelay, type RssSample, type ScalingLevel, type StallRequest, type StarvationStream,
-} from '../lib/perf-grading.ts';
+  cyclesUndecided, gradeMemory, gradeNoSlowdown, gradeNoStalls, gradeTtftStable, type CycleSample, type LoopDelay, type RssSample, type StallRequest,
+} from '../lib/cycles-grading.ts';
+import { gradeNoStarvation, gradeScaling, gradeSpeedup, speedupUndecided, type ScalingLevel, type StarvationStream } from '../lib/parallel-grading.ts';
 import { checks as cycleChecks, cyclesRun, cyclesWorkload, trendThresholds } from '../suites/cycles.ts';
 import { checks as parallelChecks, speedupWorkload } from '../suites/parallel.ts';
+import { checks as contextChecks } from '../suites/context.ts';
+import { gradePrefillScaling, scalingLengths } from '../lib/context-grading.ts';
+import { FAULTS } from '../fixtures/reference-server/faults.ts';
+import { DEFAULTS } from '../fixtures/reference-server/server.ts';
+import type { PrefillContext } from '../fixtures/reference-server/scheduler.ts';
 import { startReference } from '../test/support/reference.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -273,7 +278,7 @@ export async function calibrationRuns(runs: number, opts: { burners: number; log
       // The memoized cycles run of this run id: the raw exchanges behind the four cycles verdicts.
       const mon = loopMonitor();
       const ctx = makeContext(cycleChecks[0] as CheckDef, o, new AbortController().signal, mon.read);
-      const cr = await cyclesRun(ctx);
+      const cr = (await cyclesRun(ctx)).value;
       mon.stop();
       const measured = cr.requests.filter((q) => q.cycle > 0);
       raw.cyclesRuns.push({
@@ -412,6 +417,33 @@ function cyclesStep(f: Fit): { stepMs: number; T: number; e2eClean: number } {
   const T = cyclesWorkload('quick').tokens;
   const e2eClean = (T / f.nominal.cycleTps) * 1000;
   return { T, e2eClean, stepMs: Math.max(1, (e2eClean - f.nominal.ttftMs) / (T - 1)) };
+}
+
+interface PrefillModel { prefillMsPerToken?: number; prefillQuadraticMs?: number; stepMs?: number; window?: number; fault?: string; faultArgs?: Record<string, string> }
+const TINY_LLAMA: PrefillModel = { prefillMsPerToken: 0.063, prefillQuadraticMs: 1.33e-4, stepMs: 1.5, window: 16_384 };
+const QUADRATIC_PROOF: PrefillModel = { prefillMsPerToken: 0.005, stepMs: 0.5, window: 1_048_576, fault: 'context-quadratic-prefill', faultArgs: { factor: '15' } };
+const prefillCheck = contextChecks.find((c) => c.id === 'context.prefill-scaling')!;
+
+/** Prefill of an n-token prompt as the reference scheduler spends it: chunk by chunk, each through the fault's hook. */
+export function referencePrefillMs(n: number, o: PrefillModel): number {
+  const perToken = o.prefillMsPerToken ?? DEFAULTS.prefillMsPerToken;
+  const quad = o.prefillQuadraticMs ?? DEFAULTS.prefillQuadraticMs;
+  const def = o.fault ? FAULTS.get(o.fault) : undefined;
+  const args = { num: (k: string) => Number(o.faultArgs?.[k] ?? def?.args?.[k]), str: (k: string) => String(o.faultArgs?.[k] ?? def?.args?.[k]) };
+  const hook = def?.create(args).prefillMs;
+  let total = 0;
+  for (let position = 0; position < n;) {
+    const tokens = Math.min(DEFAULTS.prefillChunk, n - position);
+    const ctx: PrefillContext = { tokens, position, total: n, linearMs: perToken * tokens, quadraticMs: quad * ((position + tokens) ** 2 - position ** 2) };
+    total += hook ? hook(ctx.linearMs + ctx.quadraticMs, ctx) : ctx.linearMs + ctx.quadraticMs;
+    position += tokens;
+  }
+  return total;
+}
+
+/** A TimingGrade of lib/context-grading.ts as the verdict the check returns (outcome and reason). */
+function gradeVerdict(g: { outcome: string; reason: string }): Verdict {
+  return { outcome: g.outcome as Verdict['outcome'], message: g.reason };
 }
 
 export function scenarios(f: Fit): Record<string, Scenario[]> {
@@ -557,7 +589,32 @@ export function scenarios(f: Fit): Record<string, Scenario[]> {
       ...all3((r, s) => simStarvation(r, s, false)),
       fault('perf-serialise', (r) => simStarvation(r, 1, true)),
     ],
+    'context.prefill-scaling': [
+      ...all3((r, s) => simPrefill(r, s, {})),
+      correct('real attention cost: llama.cpp tiny model\'s curve, 16384-token window (must not fail)', 1, (r) => simPrefill(r, 1, TINY_LLAMA)),
+      correct('real attention cost, jitter scale x4', 4, (r) => simPrefill(r, 4, TINY_LLAMA)),
+      fault('context-quadratic-prefill as its proof runs it (x15, 1048576-token window)', (r) => simPrefill(r, 1, QUADRATIC_PROOF)),
+      fault('context-quadratic-prefill default (x250) on a 65536-token window', (r) => simPrefill(r, 1, { fault: 'context-quadratic-prefill', window: 65_536 })),
+    ],
   };
+  // The prefill-scaling workload of the quick tier, timed by the reference server's own chunked-prefill formula and,
+  // for the fault, the fault's own prefillMs hook (fixtures/reference-server/faults), so the two cannot drift.
+  function simPrefill(rng: Rng, stress: number, o: PrefillModel): Verdict {
+    const window = o.window ?? DEFAULTS.contextWindow;
+    const top = Math.min(4096, Math.max(1, Math.min(Math.round(window * 0.9), window - 1 - Math.max(8, Math.round(window * 0.02)))));
+    const upper = scalingLengths(top, th(prefillCheck, 'upperPointsQuick'), 4);
+    const lengths = [Math.round(top / 16), Math.round(top / 8), ...upper];
+    const reps = th(prefillCheck, 'repetitionsQuick');
+    const points = lengths.map((tokens) => ({ tokens, ttftMs: Array.from({ length: reps }, () => {
+      const clean = f.nominal.ttftMs + referencePrefillMs(tokens, o) + (o.stepMs ?? DEFAULTS.decodeStepMs);
+      // TTFT noise as measured: ms above the run's 10th percentile (the fitted heavy tail), scaled by the stress.
+      return clean + rng.tail(f.jitter.ttft, stress);
+    }) }));
+    return gradeVerdict(gradePrefillScaling(points, {
+      failLowBound: th(prefillCheck, 'failLowBound'), warnSlope: th(prefillCheck, 'warnSlope'), fitPoints: upper.length, minPoints: th(prefillCheck, 'minPoints'),
+      minSpreadMs: th(prefillCheck, 'minSpreadMs'), windowTokens: window, windowPrefillMaxS: th(prefillCheck, 'windowPrefillMaxS'), excessFactor: th(prefillCheck, 'excessFactor'),
+    }));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ import { send, generationBody } from '../lib/api.ts';
 import { fail, pass } from '../lib/messages.ts';
 import { escapeBytes } from '../lib/sse.ts';
 import { mediaType } from '../lib/framing.ts';
-import { assertReached, evidenceOf, makeSample, recordOnce, unusable, type Sample } from './sse.ts';
+import { assertReached, evidenceOf, makeSample, unusable, type Sample } from '../lib/sse-samples.ts';
+import { shared, incompleteVerdict, type SharedRecording } from '../lib/recordings.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
 type Obj = Record<string, unknown>;
@@ -17,8 +18,8 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 const STREAMING = 'Anthropic API docs, Streaming Messages: event types and event flow (https://docs.anthropic.com/en/api/messages-streaming)';
 export const STOP_REASONS = ['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal', 'model_context_window_exceeded'];
 
-async function messagesStream(ctx: CheckContext): Promise<Sample> {
-  return recordOnce('anthropic', ctx, async () => {
+async function messagesStream(ctx: CheckContext): Promise<SharedRecording<Sample>> {
+  return shared(ctx, 'anthropic', async () => {
     const x = await send(ctx, 'anthropic-messages', generationBody(ctx, 'anthropic-messages', {
       prompt: `[request ${ctx.nonce()}] Write one short sentence about a river.`, maxTokens: 16, stream: true,
     }));
@@ -28,8 +29,9 @@ async function messagesStream(ctx: CheckContext): Promise<Sample> {
 }
 
 async function judged(ctx: CheckContext, judge: (s: Sample) => Verdict): Promise<Verdict> {
-  const s = await messagesStream(ctx);
-  return unusable([s], 'streamed /v1/messages') ?? judge(s);
+  const r = await messagesStream(ctx);
+  if (r.incomplete) return incompleteVerdict(r, 'the shared /v1/messages stream was recorded');
+  return unusable([r.value], 'streamed /v1/messages') ?? judge(r.value);
 }
 
 const typeOf = (json: Obj | undefined): string | undefined => (json && typeof json.type === 'string' ? json.type : undefined);

@@ -121,7 +121,7 @@ export const checks: CheckDef[] = [
     rationale: 'Clients budget cost, latency and context with max_tokens; a server that generates past it breaks all three.',
     reference: 'OpenAI API reference, Chat Completions: max_tokens "the maximum number of tokens that can be generated"; finish_reason "length" if the maximum number of tokens was reached',
     requires: ['openai-chat'],
-    timeoutMs: 30_000,
+    timeoutMs: 60_000,
     async run(ctx) {
       const forced = !!ctx.profile.forceLength;
       const x = await chat(ctx, generationBody(ctx, 'openai-chat', {
@@ -161,7 +161,7 @@ export const checks: CheckDef[] = [
     rationale: 'Clients use stop to cut structured output (one line, one field); text past a stop string, or the stop string itself, corrupts it.',
     reference: 'OpenAI API reference, Chat Completions: stop "up to 4 sequences where the API will stop generating further tokens. The returned text will not contain the stop sequence"; finish_reason "stop"',
     requires: ['openai-chat'],
-    timeoutMs: 30_000,
+    timeoutMs: 90_000, // two requests of up to 32 tokens: about 25 s at 3 tok/s
     async run(ctx) {
       const prompt = 'Write three sentences about the sea, with ordinary words and punctuation.';
       const xs = [

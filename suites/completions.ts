@@ -6,16 +6,15 @@ import type { CheckContext, CheckDef } from '../lib/check.ts';
 import type { Verdict } from '../lib/types.ts';
 import { send, generationBody } from '../lib/api.ts';
 import { pass } from '../lib/messages.ts';
-import {
-  assertReached, evidenceOf, judgeChunkSchema, judgeContentType, judgeDataPrefix, judgeDoneTerminator, judgeEventTerminator,
-  judgeOneJsonPerEvent, makeSample, recordOnce, unusable, type Sample,
-} from './sse.ts';
+import { judgeChunkSchema, judgeContentType, judgeDataPrefix, judgeDoneTerminator, judgeEventTerminator, judgeOneJsonPerEvent } from './sse.ts';
+import { assertReached, evidenceOf, makeSample, unusable, type Sample } from '../lib/sse-samples.ts';
+import { shared, incompleteVerdict, type SharedRecording } from '../lib/recordings.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
 const COMPLETIONS = 'OpenAI API reference, Completions (legacy): stream = data-only server-sent events of text_completion objects, terminated by data: [DONE] (https://platform.openai.com/docs/api-reference/completions/create)';
 
-async function completionsStream(ctx: CheckContext): Promise<Sample> {
-  return recordOnce('completions', ctx, async () => {
+async function completionsStream(ctx: CheckContext): Promise<SharedRecording<Sample>> {
+  return shared(ctx, 'completions', async () => {
     const x = await send(ctx, 'openai-completions', generationBody(ctx, 'openai-completions', {
       prompt: `[request ${ctx.nonce()}] Once upon a time, in a small café in Zürich,`, maxTokens: 16, stream: true,
     }));
@@ -25,8 +24,9 @@ async function completionsStream(ctx: CheckContext): Promise<Sample> {
 }
 
 async function judged(ctx: CheckContext, judge: (s: Sample) => Verdict): Promise<Verdict> {
-  const s = await completionsStream(ctx);
-  return unusable([s], 'streamed /v1/completions') ?? judge(s);
+  const r = await completionsStream(ctx);
+  if (r.incomplete) return incompleteVerdict(r, 'the shared /v1/completions stream was recorded');
+  return unusable([r.value], 'streamed /v1/completions') ?? judge(r.value);
 }
 
 /** The four framing judges of the sse family, applied to this stream; every failing one is reported. */

@@ -4,21 +4,26 @@
 // One recorded run is shared by the four checks (memoized per run id): a warm-up cycle (dropped: model load and
 // kernel compilation make it slow), then K cycles of R streamed requests of T tokens each, every prompt fresh text.
 // Quick tier: K = 6, R = 3, T = 24 (about 5 s on the reference server); full tier: K = 8, R = 4, T = 64.
-// The verdicts are the pure functions of lib/perf-grading.ts (their false-failure rates are simulated by
+// The verdicts are the pure functions of lib/cycles-grading.ts (their false-failure rates are simulated by
 // scripts/simulate-false-failures.ts).
 import type { CheckContext, CheckDef, Threshold, Tier } from '../lib/check.ts';
 import { chat, describeExchange, generationBody, uniquePrompt, type Exchange } from '../lib/api.ts';
 import { filler } from '../lib/prompts.ts';
 import { processTreeRssKiB } from '../lib/lifecycle.ts';
+import { measurePace } from '../lib/api.ts';
+import { expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/pace.ts';
 import { fail, fmt, inconclusive } from '../lib/messages.ts';
 import type { Evidence, Verdict } from '../lib/types.ts';
 import {
   cyclesUndecided, gradeMemory, gradeNoSlowdown, gradeNoStalls, gradeTtftStable, type CycleSample, type LoopDelay, type RssSample, type StallRequest,
   type TrendThresholds,
-} from '../lib/perf-grading.ts';
+} from '../lib/cycles-grading.ts';
+import { shared, incompleteVerdict, type SharedRecording } from '../lib/recordings.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
 export interface CyclesWorkload {
+  /** How the token count was chosen (set when the run sizes it from the measured speed). */
+  sizing?: string;
   /** K: cycles measured before the sequential rule may add more. */
   cycles: number;
   /** Upper bound of cycles when the trend is not yet clear (cyclesUndecided), two at a time. */
@@ -75,25 +80,41 @@ export interface CyclesRun {
   stoppedEarly?: string;
 }
 
-const runs = new Map<string, Promise<CyclesRun>>();
+/** The shared run: recorded once per run id and server (lib/recordings.ts), read by every check of the family. */
+export function cyclesRun(ctx: CheckContext): Promise<SharedRecording<CyclesRun>> {
+  return shared(ctx, 'cycles', () => recordCycles(ctx), (r) => r.requests.map((q) => q.x.rec));
+}
 
-/** The shared run: recorded once per run id and server, read by every check of the family. */
-export function cyclesRun(ctx: CheckContext): Promise<CyclesRun> {
-  const key = `${ctx.runId}|${ctx.baseUrl}`;
-  let r = runs.get(key);
-  if (!r) {
-    r = recordCycles(ctx);
-    runs.set(key, r);
-    r.catch(() => runs.delete(key));
-  }
-  return r;
+/** The shared run, or the verdict when our side cut it short (never the server's failure). */
+async function runOrVerdict(ctx: CheckContext): Promise<{ run: CyclesRun } | { verdict: Verdict }> {
+  const r = await cyclesRun(ctx);
+  if (r.incomplete) return { verdict: incompleteVerdict(r, 'the cycles run was recorded') };
+  return { run: r.value };
+}
+
+/**
+ * Tokens per request sized from the measured speed (lib/pace.ts): each request decodes for about `requestMs`, so
+ * timer jitter is small beside it at 5000 tok/s and a 3 tok/s server finishes the run within its bound.
+ */
+export const CYCLE_SIZING = {
+  quick: { requestMs: 250, min: 8, max: 512 },
+  full: { requestMs: 500, min: 16, max: 1024 },
+};
+
+export function cycleTokens(tier: Tier, pace: Pace | undefined, fallback: number): number {
+  if (!pace) return fallback;
+  const z = CYCLE_SIZING[tier];
+  // A request's share of the run's budget (60 % of the bound over warm-up + K cycles of R requests) caps it.
+  return tokensAt(pace, { targetMs: z.requestMs, min: z.min, max: z.max, wallCapMs: (0.6 * TIMEOUT) / 21 });
 }
 
 async function recordCycles(ctx: CheckContext): Promise<CyclesRun> {
   const w = cyclesWorkload(ctx.tier, ctx.profile.thresholds?.['cycles.no-slowdown']?.cycles);
-  const stepGuess = 10; // ms per token on the reference server; only for the estimate line
-  const estimate = ((w.cycles + 1) * w.requestsPerCycle * (w.tokens * stepGuess + 30)) / 1000;
-  ctx.log(`warm-up + ${w.cycles} cycles × ${w.requestsPerCycle} requests × ${w.tokens} tokens (≈ ${fmt(estimate, 1)} s on the reference server; longer on a slow one)`);
+  const pace = await measurePace(ctx);
+  w.tokens = cycleTokens(ctx.tier, pace, w.tokens);
+  w.sizing = `${sizedFrom(pace)}: ${w.tokens} tokens per request`;
+  const estimate = pace ? expectedMs(pace, w.tokens, (w.cycles + 1) * w.requestsPerCycle) / 1000 : undefined;
+  ctx.log(`warm-up + ${w.cycles} cycles × ${w.requestsPerCycle} requests × ${w.tokens} tokens (${w.sizing}; ≈ ${fmt(estimate, 1)} s)`);
   const t0 = performance.now();
   // Stop starting new cycles when 60 % of the check's bound is spent: a decaying server must not hang the suite.
   const budgetMs = 0.6 * (ctx.check.timeoutMs ?? 60_000);
@@ -187,7 +208,7 @@ function evidence(run: CyclesRun, pick?: CycleRequest[]): Evidence[] {
 }
 
 function withRun(v: Verdict, run: CyclesRun): Verdict {
-  const note = run.stoppedEarly ? ` (${run.stoppedEarly})` : '';
+  const note = `${run.workload.sizing ? ` (${run.workload.sizing})` : ''}${run.stoppedEarly ? ` (${run.stoppedEarly})` : ''}`;
   return { ...v, message: v.message + note, metrics: { ...v.metrics, workload: run.workload, runMs: Math.round(run.ms) }, evidence: v.evidence ?? evidence(run) };
 }
 
@@ -214,7 +235,9 @@ export const checks: CheckDef[] = [
       starvedLoopP99Ms: starvedLoop,
     },
     async run(ctx) {
-      const run = await cyclesRun(ctx);
+      const got = await runOrVerdict(ctx);
+      if ('verdict' in got) return got.verdict;
+      const run = got.run;
       const broken = brokenRequests(run);
       if (broken) return broken;
       return withRun(gradeNoSlowdown({ cycles: cycleSamples(run), loop: run.loop, thresholds: trendThresholds((id, name) => familyThreshold(ctx, id, name)).slowdown }), run);
@@ -235,7 +258,9 @@ export const checks: CheckDef[] = [
       starvedLoopP99Ms: starvedLoop,
     },
     async run(ctx) {
-      const run = await cyclesRun(ctx);
+      const got = await runOrVerdict(ctx);
+      if ('verdict' in got) return got.verdict;
+      const run = got.run;
       const broken = brokenRequests(run);
       if (broken) return broken;
       const requests: StallRequest[] = run.requests.filter((q) => q.cycle > 0 && q.cycle <= run.completedCycles)
@@ -263,7 +288,9 @@ export const checks: CheckDef[] = [
       starvedLoopP99Ms: starvedLoop,
     },
     async run(ctx) {
-      const run = await cyclesRun(ctx);
+      const got = await runOrVerdict(ctx);
+      if ('verdict' in got) return got.verdict;
+      const run = got.run;
       const broken = brokenRequests(run);
       if (broken) return broken;
       return withRun(gradeTtftStable({ cycles: cycleSamples(run), loop: run.loop, thresholds: trendThresholds((id, name) => familyThreshold(ctx, id, name)).ttft }), run);
@@ -284,7 +311,9 @@ export const checks: CheckDef[] = [
       minSamples: { value: 8, why: 'the later half needs at least 4 samples for a slope interval' },
     },
     async run(ctx) {
-      const run = await cyclesRun(ctx);
+      const got = await runOrVerdict(ctx);
+      if ('verdict' in got) return got.verdict;
+      const run = got.run;
       const broken = brokenRequests(run);
       if (broken) return broken;
       if (run.rssUnavailable) return withRun(inconclusive(`no RSS samples (${run.rssUnavailable})`), run);

@@ -1,17 +1,20 @@
 // Family `metrics`: are the figures a benchmark would compute from this server's streams real?
 //
-// One shared sample (3 sequential single streams, forced to a fixed length, usage requested) feeds every check of
-// the family, memoized per run. The phantom rules live in lib/phantom.ts so reporters flag other checks' figures
+// One shared sample (3 sequential single streams sized from the measured speed, forced to their length, usage
+// requested) feeds every check of the family (lib/recordings.ts). The phantom rules live in lib/phantom.ts so reporters flag other checks' figures
 // with exactly the same code.
 import type { CheckContext, CheckDef } from '../lib/check.ts';
-import type { Evidence } from '../lib/types.ts';
-import { chat, generationBody, uniquePrompt, describeExchange, type Exchange } from '../lib/api.ts';
+import type { Evidence, Verdict } from '../lib/types.ts';
+import { chat, generationBody, uniquePrompt, describeExchange, measurePace, type Exchange } from '../lib/api.ts';
+import { expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/pace.ts';
+import { shared, incompleteVerdict, type SharedRecording } from '../lib/recordings.ts';
+import { clientAllowanceMs } from '../lib/client-lag.ts';
+import { serverDecode } from '../lib/server-timings.ts';
 import { fail, fmt, inconclusive, pass, skip, warn } from '../lib/messages.ts';
 import { borderline } from '../lib/messages.ts';
 import { escapeBytes } from '../lib/sse.ts';
 import { bodyText } from '../lib/client.ts';
 import { median, min, max } from '../lib/stats.ts';
-import type { ServerTimings } from '../lib/stream-events.ts';
 import {
   PHANTOM_THRESHOLDS, PHYSICAL_THRESHOLDS, assessPhysical, assessStream, describeCauses, genTpsAtLeast, maxPlausibleTps, physicalBoundTps,
   type PhantomAssessment, type PhantomThresholds,
@@ -19,46 +22,89 @@ import {
 import { workloadFigures } from '../lib/workload.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
-/** Streams in the shared sample and tokens per stream: ~0.4 s each on the reference server (8 ms per token). */
+/**
+ * The shared sample: a long stream, a short one, a long one, each forced to its length, usage requested. Lengths are
+ * sized from the measured speed (lib/pace.ts): a long stream decodes for about `decodeMs`, so a flush is far longer
+ * to generate than any stall of our client, at 3 tok/s as at 5000. The short one gives the generation rate end to
+ * end: (long − short tokens) / (long − short e2e) is what the server really produced per second, prefill and delivery
+ * aside — the cadence bursts are judged against when the server reports no rate of its own.
+ */
 const STREAMS = 3;
-const MAX_TOKENS = 48;
 const EVIDENCE_CAP = 512;
+
+/** Sizing of the sample (not thresholds of any one check: the four checks share it). */
+const SAMPLE = {
+  minTokens: 24,
+  maxTokens: 2048,
+  decodeMs: 1_000,
+  /** Share of the first check's bound the recording may spend. */
+  budgetShare: 0.6,
+};
 
 interface Sample {
   streams: Exchange[];
-  maxTokens: number;
-  /** How late our client's timestamps may have been while the sample was recorded (ms; ctx.clientLag()). */
-  clientStallMs: number;
+  /** max_tokens of each stream. */
+  sizes: number[];
+  /** Generation rate measured end to end from the long and short streams (tok/s), when the difference is clear. */
+  e2eTps?: number;
+  /** How the lengths were chosen (said in messages). */
+  sizing: string;
 }
 
-const samples = new Map<string, Promise<Sample>>();
+function sample(ctx: CheckContext): Promise<SharedRecording<Sample>> {
+  return shared(ctx, 'metrics', () => record(ctx), (s) => s.streams.map((x) => x.rec));
+}
 
-/** The family's shared sample: recorded once per run (per runId), read by every check. */
-function sample(ctx: CheckContext): Promise<Sample> {
-  let s = samples.get(ctx.runId);
-  if (!s) {
-    s = record(ctx);
-    samples.set(ctx.runId, s);
-    // A failed recording (our side) must not poison the later checks of the run.
-    s.catch(() => samples.delete(ctx.runId));
-  }
-  return s;
+function lengths(ctx: CheckContext, pace: Pace | undefined): { long: number; short: number } {
+  const window = ctx.server.contextWindow?.value;
+  const max = Math.max(SAMPLE.minTokens, Math.min(SAMPLE.maxTokens, window !== undefined ? window - 256 : Infinity));
+  const long = pace
+    ? tokensAt(pace, { targetMs: Math.max(SAMPLE.decodeMs, 10 * (pace.ttftMs ?? 0)), min: SAMPLE.minTokens, max, wallCapMs: (SAMPLE.budgetShare * METRICS_TIMEOUT_MS) / 2.25 })
+    : 48;
+  return { long, short: Math.max(PHANTOM_THRESHOLDS.minTokenEvents.value + 4, Math.round(long / 4)) };
 }
 
 async function record(ctx: CheckContext): Promise<Sample> {
-  ctx.log(`recording ${STREAMS} single streams of ${MAX_TOKENS} tokens (about ${fmt(STREAMS * MAX_TOKENS * 0.01, 1)} s at 100 tok/s)`);
+  const pace = await measurePace(ctx);
+  const { long, short } = lengths(ctx, pace);
+  const sizes = [long, short, long];
+  const sizing = `${sizedFrom(pace)}: streams of ${long}, ${short} and ${long} tokens`;
+  const budget = SAMPLE.budgetShare * (ctx.check.timeoutMs ?? 60_000);
+  if (pace && expectedMs(pace, long, 2) + expectedMs(pace, short) > budget) {
+    ctx.log(`the sample (${sizing}) may not fit ${Math.round(budget / 1000)} s at this speed; recording it anyway (its bound is ours)`);
+  }
+  ctx.log(`recording ${sizing}`);
   const streams: Exchange[] = [];
-  for (let i = 0; i < STREAMS; i++) {
+  for (const n of sizes) {
+    if (ctx.signal.aborted) break;
     const body = generationBody(ctx, 'openai-chat', {
       prompt: uniquePrompt(ctx, 'Count from one to one hundred in words, one number per line.'),
-      maxTokens: MAX_TOKENS,
+      maxTokens: n,
       stream: true,
       exactLength: true,
       extra: { stream_options: { include_usage: true } },
     });
     streams.push(await chat(ctx, body));
   }
-  return { streams, maxTokens: MAX_TOKENS, clientStallMs: ctx.clientLag().ms };
+  return { streams, sizes: sizes.slice(0, streams.length), e2eTps: endToEndTps(streams), sizing };
+}
+
+/**
+ * Tokens per second the server generated, from e2e against length: the median of the pairwise slopes between streams
+ * of different lengths (prefill and delivery cancel out). Undefined when no pair differs clearly.
+ */
+export function endToEndTps(streams: readonly Exchange[]): number | undefined {
+  const pts = streams.filter((x) => x.rec.status === 200 && !x.rec.failure && x.metrics?.completionTokens !== undefined)
+    .map((x) => ({ n: x.metrics!.completionTokens!, e2e: x.rec.tEnd }));
+  const rates: number[] = [];
+  for (let i = 0; i < pts.length; i++) {
+    for (let j = 0; j < pts.length; j++) {
+      const dn = pts[j]!.n - pts[i]!.n;
+      const dt = pts[j]!.e2e - pts[i]!.e2e;
+      if (dn >= 8 && dt > 0) rates.push((dn / dt) * 1000);
+    }
+  }
+  return median(rates);
 }
 
 function ok(x: Exchange): boolean {
@@ -69,32 +115,52 @@ function cap(xs: readonly number[]): number[] {
   return xs.slice(0, EVIDENCE_CAP).map((t) => Math.round(t * 1000) / 1000);
 }
 
+/** The rate a stream's delivery is judged against: the fastest of what the server reports and what we measured. */
+function reference(ctx: CheckContext, s: Sample, x: Exchange): { tps?: number; source?: string } {
+  const st = x.events?.serverTimings;
+  const reported = st ? serverDecode(st, x.events?.usage?.completion_tokens) : undefined;
+  const cands: Array<{ tps: number; source: string }> = [];
+  if (reported?.tps !== undefined) cands.push({ tps: reported.tps, source: `server-reported ${reported.tpsField}` });
+  if (s.e2eTps !== undefined) cands.push({ tps: s.e2eTps, source: 'measured end to end (long against short streams)' });
+  const best = cands.sort((a, b) => b.tps - a.tps)[0];
+  if (best) return best;
+  const bound = maxPlausibleTps(ctx.profile.hardware, { margin: PHYSICAL_THRESHOLDS.margin.value, speculativeFactor: PHYSICAL_THRESHOLDS.speculativeFactor.value });
+  return bound !== undefined ? { tps: bound, source: 'the declared physical bound' } : {};
+}
+
 /** Per-request timestamps and a wire excerpt: what reports show behind the verdict (and recompute flags from). */
-function evidence(s: Sample): Evidence[] {
-  return s.streams.map((x, i) => ({
-    label: `stream ${i + 1}`,
-    status: x.rec.status,
-    readTimes: cap(x.rec.reads.map((r) => r.t)),
-    tokenTimes: cap((x.events?.tokens ?? []).map((t) => t.t)),
-    ttftMs: x.metrics?.ttftMs,
-    e2eMs: x.rec.tEnd,
-    wire: escapeBytes(bodyText(x.rec), 600),
-  }));
+function evidence(ctx: CheckContext, s: Sample): Evidence[] {
+  return s.streams.map((x, i) => {
+    const ref = reference(ctx, s, x);
+    return {
+      label: `stream ${i + 1} (${s.sizes[i]} tokens)`,
+      status: x.rec.status,
+      readTimes: cap(x.rec.reads.map((r) => r.t)),
+      tokenTimes: cap((x.events?.tokens ?? []).map((t) => t.t)),
+      ttftMs: x.metrics?.ttftMs,
+      e2eMs: x.rec.tEnd,
+      completionTokens: x.metrics?.completionTokens,
+      ...(ref.tps !== undefined ? { referenceTps: ref.tps, referenceSource: ref.source } : {}),
+      wire: escapeBytes(bodyText(x.rec), 600),
+    };
+  });
 }
 
 function phantomThresholds(ctx: CheckContext): PhantomThresholds {
   return Object.fromEntries(Object.keys(PHANTOM_THRESHOLDS).map((k) => [k, ctx.threshold(k)])) as PhantomThresholds;
 }
 
-function assess(ctx: CheckContext, s: Sample, x: Exchange): PhantomAssessment {
+function assess(ctx: CheckContext, s: Sample, x: Exchange, stallMs: number): PhantomAssessment {
+  const ref = reference(ctx, s, x);
   return assessStream(
     {
       tokenTimes: (x.events?.tokens ?? []).map((t) => t.t),
       readTimes: x.rec.reads.map((r) => r.t),
       e2eMs: x.rec.tEnd,
       completionTokens: x.metrics?.completionTokens,
-      clientStallMs: s.clientStallMs,
-      maxPlausibleTps: maxPlausibleTps(ctx.profile.hardware, { margin: PHYSICAL_THRESHOLDS.margin.value, speculativeFactor: PHYSICAL_THRESHOLDS.speculativeFactor.value }),
+      clientStallMs: stallMs,
+      referenceTps: ref.tps,
+      referenceSource: ref.source,
     },
     phantomThresholds(ctx),
   );
@@ -103,8 +169,18 @@ function assess(ctx: CheckContext, s: Sample, x: Exchange): PhantomAssessment {
 /** Streams that could not be recorded make every check of the family inconclusive (other families grade them). */
 function unusable(s: Sample): string | undefined {
   const bad = s.streams.filter((x) => !ok(x));
-  if (bad.length === 0) return undefined;
+  if (bad.length === 0 && s.streams.length === STREAMS) return undefined;
   return `${bad.length} of ${s.streams.length} streams could not be recorded (${bad.map(describeExchange).join('; ')}); the stream and sse families grade that`;
+}
+
+/** The shared sample, or the verdict every check of the family gives when there is none to judge. */
+async function judgeable(ctx: CheckContext): Promise<{ s: Sample; stallMs: number } | { verdict: Verdict }> {
+  const r = await sample(ctx);
+  if (r.incomplete) return { verdict: incompleteVerdict(r, 'the metrics sample was recorded') };
+  const bad = unusable(r.value);
+  if (bad) return { verdict: inconclusive(bad, undefined, evidence(ctx, r.value)) };
+  // Our lateness while the sample was recorded (sampled at 1 ms: lib/client-lag.ts), with the run's preflight lag.
+  return { s: r.value, stallMs: ctx.clientLag({ p99Ms: r.lag.p99Ms, maxMs: clientAllowanceMs(r.lag) }).ms };
 }
 
 /** The naive per-stream rate, or what a zero-length window still proves about it. */
@@ -118,66 +194,9 @@ function streamRate(x: Exchange): { tps?: number; atLeast: boolean } {
 }
 
 // ------------------------------------------------------------------------------------------------------------
-// Server-reported timings, per source (units differ: llama.cpp / vLLM ms, oMLX s, Ollama ns).
 
-export interface ServerDecode {
-  /** Decode rate the server reports (tok/s) and the field it came from. */
-  tps?: number;
-  tpsField?: string;
-  /** Time before the first token the server reports (prefill or TTFT, ms): never more than the client saw. */
-  preMs?: number;
-  preField?: string;
-}
-
-function n(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
-}
-
-export function serverDecode(st: ServerTimings, completionTokens: number | undefined): ServerDecode {
-  const v = st.value;
-  const out: ServerDecode = {};
-  switch (st.source) {
-    case 'timings': {
-      const pps = n(v.predicted_per_second);
-      const pn = n(v.predicted_n);
-      const pms = n(v.predicted_ms);
-      if (pps !== undefined && pps > 0) { out.tps = pps; out.tpsField = 'timings.predicted_per_second'; }
-      else if (pn !== undefined && pms !== undefined && pms > 0) { out.tps = (pn / pms) * 1000; out.tpsField = 'timings.predicted_n / predicted_ms'; }
-      const prompt = n(v.prompt_ms);
-      if (prompt !== undefined) { out.preMs = prompt; out.preField = 'timings.prompt_ms'; }
-      break;
-    }
-    case 'metrics': {
-      const tps = n(v.tokens_per_second);
-      const gen = n(v.generation_time_ms);
-      if (tps !== undefined && tps > 0) { out.tps = tps; out.tpsField = 'metrics.tokens_per_second'; }
-      else if (gen !== undefined && gen > 0 && completionTokens !== undefined) { out.tps = (completionTokens / gen) * 1000; out.tpsField = 'usage.completion_tokens / metrics.generation_time_ms'; }
-      const ttft = n(v.time_to_first_token_ms);
-      if (ttft !== undefined) { out.preMs = ttft; out.preField = 'metrics.time_to_first_token_ms'; }
-      break;
-    }
-    case 'usage': {
-      const tps = n(v.generation_tokens_per_second);
-      const dur = n(v.generation_duration);
-      if (tps !== undefined && tps > 0) { out.tps = tps; out.tpsField = 'usage.generation_tokens_per_second'; }
-      else if (dur !== undefined && dur > 0 && completionTokens !== undefined) { out.tps = completionTokens / dur; out.tpsField = 'usage.completion_tokens / usage.generation_duration'; }
-      const ttft = n(v.time_to_first_token);
-      if (ttft !== undefined) { out.preMs = ttft * 1000; out.preField = 'usage.time_to_first_token (s)'; }
-      break;
-    }
-    case 'ollama': {
-      const c = n(v.eval_count);
-      const d = n(v.eval_duration);
-      if (c !== undefined && d !== undefined && d > 0) { out.tps = (c / d) * 1e9; out.tpsField = 'eval_count / eval_duration (ns)'; }
-      const p = n(v.prompt_eval_duration);
-      if (p !== undefined) { out.preMs = p / 1e6; out.preField = 'prompt_eval_duration (ns)'; }
-      break;
-    }
-  }
-  return out;
-}
-
-// ------------------------------------------------------------------------------------------------------------
+/** Bound of each metrics check: the first one pays for the shared sample (3 × 24 tokens at 3 tok/s is ~25 s). */
+const METRICS_TIMEOUT_MS = 90_000;
 
 const REFERENCE_PHANTOM = 'design.md "Measuring" (gen_tps); seed 000: vllm-mlx streamed the role chunk at once and every content token in one write at the end, so naive clients computed 14000 tok/s (vllm-mlx #187, #200)';
 
@@ -190,40 +209,41 @@ export const checks: CheckDef[] = [
     reference: REFERENCE_PHANTOM,
     requires: ['openai-chat'],
     thresholds: PHANTOM_THRESHOLDS,
-    timeoutMs: 30_000,
+    timeoutMs: METRICS_TIMEOUT_MS,
     async run(ctx) {
-      const s = await sample(ctx);
-      const bad = unusable(s);
-      if (bad) return inconclusive(bad, undefined, evidence(s));
-      const results = s.streams.map((x) => assess(ctx, s, x));
+      const j = await judgeable(ctx);
+      if ('verdict' in j) return j.verdict;
+      const { s, stallMs } = j;
+      const results = s.streams.map((x) => assess(ctx, s, x, stallMs));
       const flagged = results.filter((a) => a.phantom);
       const judged = results.filter((a) => !a.tooShort);
       const metrics = {
-        workload: workloadFigures(`1 stream, ${s.maxTokens} tokens`, s.streams.map((x) => x.metrics!), { concurrency: 1 }),
+        workload: workloadFigures(`1 stream, ${s.sizes.join('/')} tokens`, s.streams.map((x) => x.metrics!), { concurrency: 1 }),
+        sizes: s.sizes, sizing: s.sizing, e2eTps: s.e2eTps,
         streams: results.map((a) => ({ phantom: a.phantom, causes: a.causes.map((c) => c.kind), ...a.figures })),
-        clientStallMs: s.clientStallMs,
+        clientStallMs: stallMs,
       };
-      const lines = results.map((a, i) => `stream ${i + 1}: ${a.phantom ? `PHANTOM: ${describeCauses(a)}` : a.inconclusive ? `inconclusive: ${a.inconclusive}` : a.tooShort ? `too few token events (${a.figures.tokenEvents})` : `streamed (${a.figures.tokenEvents} token events over ${fmt(a.figures.tokenWindowMs, 1)} ms, at most ${a.figures.maxEventsInOneRead} in one read)`}`);
+      const lines = results.map((a, i) => `stream ${i + 1} (${s.sizes[i]} tokens): ${a.phantom ? `PHANTOM: ${describeCauses(a)}` : a.inconclusive ? `inconclusive: ${a.inconclusive}` : a.tooShort ? `too few token events (${a.figures.tokenEvents})` : `streamed (${a.figures.tokenEvents} token events over ${fmt(a.figures.tokenWindowMs, 1)} ms, at most ${a.figures.maxEventsInOneRead} in one read)`}`);
       if (judged.length === 0) {
-        return inconclusive(`every stream had fewer than ${ctx.threshold('minTokenEvents')} token events; cannot judge delivery`, metrics, evidence(s));
+        return inconclusive(`every stream had fewer than ${ctx.threshold('minTokenEvents')} token events; cannot judge delivery`, metrics, evidence(ctx, s));
       }
       if (flagged.length * 2 > judged.length) {
         const a = flagged[0];
         return fail({
           requirement: 'Each token MUST reach the client when it is generated: a stream whose tokens arrive in a window far shorter than the request took yields a phantom gen_tps.',
-          expected: `token events spread over the decode time: under ${Math.round(ctx.threshold('oneReadShare') * 100)} % of them in one read and under ${Math.round(ctx.threshold('burstShare') * 100)} % of gaps below ${ctx.threshold('burstGapMs')} ms (at least ${ctx.threshold('minTokenEvents')} events judged)`,
+          expected: `tokens delivered at about the rate they are generated (${fmt(a.figures.referenceTps, 0)} tok/s: ${a.figures.referenceSource}): under ${Math.round(ctx.threshold('oneReadShare') * 100)} % of the token events in one read, and not ${ctx.threshold('burstFactor')}x or more faster than generation, beyond what our client's measured stall of ${fmt(stallMs, 1)} ms explains (at least ${ctx.threshold('minTokenEvents')} events judged; ${s.sizing})`,
           actual: `${flagged.length} of ${judged.length} streams phantom: ${describeCauses(a)}; naive gen_tps ${a.figures.genTps !== undefined ? `${fmt(a.figures.genTps, 0)} tok/s` : `undefined (zero-length window), at least ${fmt(a.figures.genTpsAtLeast, 0)} tok/s`} against wall_tps ${fmt(s.streams[results.indexOf(a)].metrics?.wallTps, 1)} tok/s`,
           violations: lines,
-        }, metrics, evidence(s));
+        }, metrics, evidence(ctx, s));
       }
       if (flagged.length > 0) {
-        return borderline(`${flagged.length} of ${judged.length} streams delivered in a burst (not enough to fail): ${lines.join('; ')}`, metrics, evidence(s));
+        return borderline(`${flagged.length} of ${judged.length} streams delivered in a burst (not enough to fail): ${lines.join('; ')}`, metrics, evidence(ctx, s));
       }
       const undecided = results.filter((a) => a.inconclusive);
       if (undecided.length * 2 >= judged.length) {
-        return inconclusive(`our client stalled: ${lines.join('; ')}`, metrics, evidence(s));
+        return inconclusive(`our client stalled: ${lines.join('; ')}`, metrics, evidence(ctx, s));
       }
-      return pass(`tokens streamed as generated: ${lines.join('; ')}`, metrics, evidence(s));
+      return pass(`tokens streamed as generated (${s.sizing}; judged against ${fmt(results[0]?.figures.referenceTps, 0)} tok/s, ${results[0]?.figures.referenceSource}; client stall allowance ${fmt(stallMs, 1)} ms): ${lines.join('; ')}`, metrics, evidence(ctx, s));
     },
   },
   {
@@ -234,11 +254,11 @@ export const checks: CheckDef[] = [
     reference: 'seed 004 (memory-bandwidth argument: single-stream tok/s <= bandwidth / bytes read per token; 400 GB/s over ~1.7 GB for a 35B-A3B MoE at 4 bit caps it near 235 tok/s)',
     requires: ['openai-chat', 'hardware'],
     thresholds: PHYSICAL_THRESHOLDS,
-    timeoutMs: 30_000,
+    timeoutMs: METRICS_TIMEOUT_MS,
     async run(ctx) {
-      const s = await sample(ctx);
-      const bad = unusable(s);
-      if (bad) return inconclusive(bad, undefined, evidence(s));
+      const j = await judgeable(ctx);
+      if ('verdict' in j) return j.verdict;
+      const { s, stallMs } = j;
       const hw = ctx.profile.hardware!;
       const rates = s.streams.map(streamRate);
       const tps = rates.map((r) => r.tps);
@@ -257,7 +277,7 @@ export const checks: CheckDef[] = [
         limit_tps: atMid?.limitTps,
         hardware: hw,
       };
-      if (!atMin || !atMid) return inconclusive(`no gen_tps could be computed (${s.streams.map((x) => x.metrics?.reasons.join(', ')).join('; ')})`, metrics, evidence(s));
+      if (!atMin || !atMid) return inconclusive(`no gen_tps could be computed (${s.streams.map((x) => x.metrics?.reasons.join(', ')).join('; ')})`, metrics, evidence(ctx, s));
       const shown = rates.map((r) => (r.tps === undefined ? 'n/a' : `${r.atLeast ? 'at least ' : ''}${fmt(r.tps, 0)}`)).join(', ');
       if (atMin.above) {
         return fail({
@@ -265,12 +285,12 @@ export const checks: CheckDef[] = [
           expected: `gen_tps at most ${fmt(atMin.limitTps, 0)} tok/s`,
           actual: `every stream above it: gen_tps ${shown} tok/s; slowest: ${atMin.detail}`,
           violations: hw.speculativeDecoding ? [] : ['if the server uses speculative decoding, set "hardware.speculativeDecoding": true in the profile'],
-        }, metrics, evidence(s));
+        }, metrics, evidence(ctx, s));
       }
       if (atMid.above) {
-        return borderline(`borderline: median gen_tps ${atMid.detail}, but the slowest stream is within it (gen_tps ${shown} tok/s)`, metrics, evidence(s));
+        return borderline(`borderline: median gen_tps ${atMid.detail}, but the slowest stream is within it (gen_tps ${shown} tok/s)`, metrics, evidence(ctx, s));
       }
-      return pass(`median ${atMid.detail}; per stream ${shown} tok/s`, metrics, evidence(s));
+      return pass(`median ${atMid.detail}; per stream ${shown} tok/s`, metrics, evidence(ctx, s));
     },
   },
   {
@@ -280,24 +300,25 @@ export const checks: CheckDef[] = [
     rationale: 'Throughput, billing and context accounting all divide by completion_tokens; an inflated count inflates every rate a client computes.',
     reference: 'OpenAI API reference, Chat Completions: usage.completion_tokens ("number of tokens in the generated completion"), max_tokens, finish_reason "length"; stream_options.include_usage',
     requires: ['openai-chat'],
-    timeoutMs: 30_000,
+    timeoutMs: METRICS_TIMEOUT_MS,
     async run(ctx) {
-      const s = await sample(ctx);
-      const bad = unusable(s);
-      if (bad) return inconclusive(bad, undefined, evidence(s));
+      const j = await judgeable(ctx);
+      if ('verdict' in j) return j.verdict;
+      const { s, stallMs } = j;
       const violations: string[] = [];
       const rows = s.streams.map((x, i) => {
+        const maxTokens = s.sizes[i]!;
         const usage = x.events!.usage?.completion_tokens;
         const finish = x.events!.finishReasons.at(-1)?.value;
         const counted = x.events!.tokens.length;
         if (usage !== undefined) {
-          if (usage > s.maxTokens) violations.push(`stream ${i + 1}: usage.completion_tokens ${usage} exceeds max_tokens ${s.maxTokens}`);
-          if (finish === 'length' && usage !== s.maxTokens) violations.push(`stream ${i + 1}: finish_reason "length" but usage.completion_tokens ${usage} is not max_tokens ${s.maxTokens}`);
+          if (usage > maxTokens) violations.push(`stream ${i + 1}: usage.completion_tokens ${usage} exceeds max_tokens ${maxTokens}`);
+          if (finish === 'length' && usage !== maxTokens) violations.push(`stream ${i + 1}: finish_reason "length" but usage.completion_tokens ${usage} is not max_tokens ${maxTokens}`);
           if (usage < counted) violations.push(`stream ${i + 1}: usage.completion_tokens ${usage} is fewer than the ${counted} token-bearing events streamed`);
         }
-        return { usage, finish, counted };
+        return { usage, finish, counted, maxTokens };
       });
-      const metrics = { max_tokens: s.maxTokens, streams: rows };
+      const metrics = { max_tokens: s.sizes, streams: rows };
       const withUsage = rows.filter((r) => r.usage !== undefined).length;
       if (withUsage === 0) {
         return skip('the server sent no usage in any stream although stream_options.include_usage was set (the sse family grades that); nothing to compare');
@@ -305,12 +326,12 @@ export const checks: CheckDef[] = [
       if (violations.length) {
         return fail({
           requirement: 'usage.completion_tokens MUST count the tokens generated: at most max_tokens, exactly max_tokens when finish_reason is "length", and not fewer than the token-bearing events streamed (events may carry several tokens, so it may be more).',
-          expected: `completion_tokens <= ${s.maxTokens}; = ${s.maxTokens} when finish_reason is "length"; >= events counted`,
+          expected: `completion_tokens <= max_tokens (${s.sizes.join(', ')}); = max_tokens when finish_reason is "length"; >= events counted`,
           actual: rows.map((r, i) => `stream ${i + 1}: completion_tokens ${r.usage ?? 'none'}, finish_reason ${r.finish ?? 'none'}, ${r.counted} token events`).join('; '),
           violations,
-        }, metrics, evidence(s));
+        }, metrics, evidence(ctx, s));
       }
-      return pass(`${withUsage} of ${rows.length} streams: ${rows.map((r) => `${r.usage ?? 'no usage'} tokens (${r.finish ?? 'no finish_reason'}, ${r.counted} events)`).join('; ')}`, metrics, evidence(s));
+      return pass(`${withUsage} of ${rows.length} streams: ${rows.map((r) => `${r.usage ?? 'no usage'} tokens (${r.finish ?? 'no finish_reason'}, ${r.counted} events)`).join('; ')}`, metrics, evidence(ctx, s));
     },
   },
   {
@@ -326,11 +347,11 @@ export const checks: CheckDef[] = [
         why: 'the server times n tokens from prefill end, the client n-1 gaps between events on a noisy 2-core machine: a few % apart on honest servers; a wrong unit or a lie is off by 2x or more',
       },
     },
-    timeoutMs: 30_000,
+    timeoutMs: METRICS_TIMEOUT_MS,
     async run(ctx) {
-      const s = await sample(ctx);
-      const bad = unusable(s);
-      if (bad) return inconclusive(bad, undefined, evidence(s));
+      const j = await judgeable(ctx);
+      if ('verdict' in j) return j.verdict;
+      const { s, stallMs } = j;
       const tol = ctx.threshold('tolerance');
       const rows = s.streams.map((x) => {
         const st = x.events!.serverTimings;
@@ -346,7 +367,7 @@ export const checks: CheckDef[] = [
         return skip(`the server reports timings (${rows.find((r) => r.source)?.source}) but no decode rate this check knows how to read`);
       }
       const measured = rows.filter((r) => r.ratio !== undefined);
-      if (measured.length === 0) return inconclusive('no client gen_tps to compare with (zero-length token windows: see metrics.gen-tps-plausible)', metrics, evidence(s));
+      if (measured.length === 0) return inconclusive('no client gen_tps to compare with (zero-length token windows: see metrics.gen-tps-plausible)', metrics, evidence(ctx, s));
       const outside = (r: number) => r > 1 + tol || r < 1 / (1 + tol);
       const violations: string[] = [];
       rows.forEach((r, i) => {
@@ -366,10 +387,10 @@ export const checks: CheckDef[] = [
           expected: `${r.tpsField} within x${fmt(1 / (1 + tol), 2)}..x${fmt(1 + tol, 2)} of the client's gen_tps; reported prefill/TTFT not above the client's TTFT`,
           actual: `server vs client per stream: ${shown}`,
           violations,
-        }, metrics, evidence(s));
+        }, metrics, evidence(ctx, s));
       }
-      if (rateOff > 0) return inconclusive(`${rateOff} of ${measured.length} streams disagree beyond ${Math.round(tol * 100)} % (${violations.join('; ')})`, metrics, evidence(s));
-      return pass(`server-reported decode rate agrees: ${shown} (${rows[0].tpsField})`, metrics, evidence(s));
+      if (rateOff > 0) return inconclusive(`${rateOff} of ${measured.length} streams disagree beyond ${Math.round(tol * 100)} % (${violations.join('; ')})`, metrics, evidence(ctx, s));
+      return pass(`server-reported decode rate agrees: ${shown} (${rows[0].tpsField})`, metrics, evidence(ctx, s));
     },
   },
 ];
@@ -394,8 +415,8 @@ export const proofs: Proof[] = [
     messageIncludes: ['within the physical bound', 'x4 for declared speculative decoding'],
     note: 'speculative decoding lifts the bound x4: 30 x 1.5 x 4 = 180 tok/s',
   }),
-  passProof('metrics.usage-matches-stream', { messageIncludes: ['3 of 3 streams: 48 tokens (length, 48 events)'] }),
-  faultProof('metrics.usage-matches-stream', 'metrics-inflate-usage', ['usage.completion_tokens 101 exceeds max_tokens 48']),
+  passProof('metrics.usage-matches-stream', { messageIncludes: [/3 of 3 streams: (\d+) tokens \(length, \1 events\)/] }),
+  faultProof('metrics.usage-matches-stream', 'metrics-inflate-usage', [/usage\.completion_tokens \d+ exceeds max_tokens \d+/]),
   passProof('metrics.server-timings-agree', { messageIncludes: ['server-reported decode rate agrees', 'timings.predicted_per_second'] }),
   faultProof('metrics.server-timings-agree', 'metrics-timings-lie', ['timings.predicted_per_second'], { expect: 'warn' }),
 ];

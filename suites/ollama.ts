@@ -8,7 +8,8 @@ import { send, generationBody } from '../lib/api.ts';
 import { fail, pass } from '../lib/messages.ts';
 import { escapeBytes } from '../lib/sse.ts';
 import { analyzeNdjson, bytesAt, mediaType, type NdjsonFraming } from '../lib/framing.ts';
-import { assertReached, recordOnce } from './sse.ts';
+import { assertReached } from '../lib/sse-samples.ts';
+import { shared, incompleteVerdict, type SharedRecording } from '../lib/recordings.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 import type { Evidence } from '../lib/types.ts';
 
@@ -23,8 +24,8 @@ export function makeNdjsonSample(rec: Recording): NdjsonSample {
   return { rec, framing: analyzeNdjson(rec.reads.length ? rec.reads : rec.body) };
 }
 
-async function chatStream(ctx: CheckContext): Promise<NdjsonSample> {
-  return recordOnce('ollama', ctx, async () => {
+async function chatStream(ctx: CheckContext): Promise<SharedRecording<NdjsonSample>> {
+  return shared(ctx, 'ollama', async () => {
     const x = await send(ctx, 'ollama-native', generationBody(ctx, 'ollama-native', {
       prompt: `[request ${ctx.nonce()}] Write one short sentence about a river.`, maxTokens: 16, stream: true,
     }));
@@ -38,7 +39,9 @@ function evidence(s: NdjsonSample): Evidence[] {
 }
 
 async function judged(ctx: CheckContext, judge: (s: NdjsonSample) => Verdict): Promise<Verdict> {
-  const s = await chatStream(ctx);
+  const r = await chatStream(ctx);
+  if (r.incomplete) return incompleteVerdict(r, 'the shared /api/chat stream was recorded');
+  const s = r.value;
   if (s.rec.status !== 200 || (s.rec.failure && s.rec.reads.length === 0)) {
     return fail({
       requirement: 'A streamed /api/chat request MUST be answered with HTTP 200 and an NDJSON body.',

@@ -2,7 +2,7 @@
 // raw recording. References: WHATWG HTML §9.2 "Server-sent events" (§9.2.6 Interpreting an event stream), OpenAI API
 // reference "Chat Completions: streaming" (chat.completion.chunk, stream_options.include_usage, data: [DONE]).
 //
-// Every check of the family reads the same few recorded exchanges (memoised per run and server), so the family costs
+// Every check of the family reads the same few recorded exchanges (lib/recordings.ts, per run and server), so the family costs
 // three short requests in total: a stream with include_usage, the same stream without it, and — when the profile
 // declares determinism — the same request non-streamed. The prompt asks the model to echo a multibyte string.
 //
@@ -12,16 +12,18 @@
 //
 // Each judge is a pure function of the recorded samples, so test/framing.test.ts can feed it hand-written streams.
 import type { CheckContext, CheckDef } from '../lib/check.ts';
-import type { Recording, Verdict, Evidence } from '../lib/types.ts';
+import type { Recording, Verdict } from '../lib/types.ts';
 import { send, generationBody } from '../lib/api.ts';
 import { compileSchema, schemaErrors } from '../lib/schemas.ts';
 import { fail, pass, inconclusive, fmt } from '../lib/messages.ts';
 import { escapeBytes } from '../lib/sse.ts';
 import { quantile } from '../lib/stats.ts';
 import {
-  analyzeSse, bytesAt, bytesAround, classifyPayload, echoIntegrity, firstDifference, invalidUtf8Offsets, loneSurrogates, mediaType,
-  runTogetherEvents, splitAcrossEvents, splitCharacterBoundaries, type SseFraming,
+  bytesAt, bytesAround, classifyPayload, echoIntegrity, firstDifference, invalidUtf8Offsets, loneSurrogates, mediaType,
+  runTogetherEvents, splitAcrossEvents, splitCharacterBoundaries,
 } from '../lib/framing.ts';
+import { shared, incompleteVerdict, type SharedRecording } from '../lib/recordings.ts';
+import { assertReached, evidenceOf, makeSample, unusable, type EventInfo, type Sample } from '../lib/sse-samples.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
 type Obj = Record<string, unknown>;
@@ -37,38 +39,6 @@ const OPENAI_STREAM = 'OpenAI API reference, Chat Completions streaming: chat.co
 export const ECHO_TEXT = 'café-Zürich 東京 🙂 смысл-naïve 🚀 end';
 const ECHO_PROMPT = 'Repeat the next line exactly as written (without its label), then add a few words of your own.';
 const MAX_TOKENS = 40;
-const WIRE_EXCERPT = 1500;
-
-export interface EventInfo {
-  /** Index among the dispatched events of the stream. */
-  i: number;
-  t: number;
-  offset: number;
-  data: string;
-  event?: string;
-  done: boolean;
-  /** The payload when it is exactly one JSON object. */
-  json?: Obj;
-}
-
-export interface Sample {
-  label: string;
-  rec: Recording;
-  framing: SseFraming;
-  events: EventInfo[];
-}
-
-export function makeSample(label: string, rec: Recording): Sample {
-  const framing = analyzeSse(rec.reads.length ? rec.reads : rec.body);
-  const events = framing.events.map((b, i): EventInfo => {
-    const data = b.data ?? '';
-    const e: EventInfo = { i, t: b.t, offset: b.offset, data, done: data.trim() === '[DONE]' };
-    if (b.event !== undefined) e.event = b.event;
-    if (classifyPayload(data).kind === 'object') e.json = JSON.parse(data) as Obj;
-    return e;
-  });
-  return { label, rec, framing, events };
-}
 
 export interface SseRun {
   echo: string;
@@ -78,38 +48,6 @@ export interface SseRun {
   withoutUsage: Sample;
   /** The same request with stream: false (only when the profile declares determinism). */
   nonStream?: { rec: Recording; json?: unknown };
-}
-
-const memo = new Map<string, Promise<unknown>>();
-
-/**
- * Record once per (family, run, server): every check of a family reads the same exchanges. A recording that our own
- * abort cut short (a check that hit its timeout) is recorded again for the next check.
- */
-export async function recordOnce<T>(family: string, ctx: CheckContext, record: () => Promise<T>, recordings: (t: T) => Array<Recording | undefined>, retried = false): Promise<T> {
-  const key = `${family}|${ctx.runId}|${ctx.baseUrl}|${ctx.profile.id}|${ctx.profile.model}`;
-  let p = memo.get(key) as Promise<T> | undefined;
-  if (!p) {
-    p = record();
-    memo.set(key, p);
-  }
-  let t: T;
-  try {
-    t = await p;
-  } catch (e) {
-    memo.delete(key);
-    throw e;
-  }
-  if (!retried && recordings(t).some((r) => r?.failure?.kind === 'aborted') && !ctx.signal.aborted) {
-    if (memo.get(key) === p) memo.delete(key);
-    return recordOnce(family, ctx, record, recordings, true);
-  }
-  return t;
-}
-
-/** Our side cannot reach the server: a harness/setup error, never the server's failure. */
-export function assertReached(rec: Recording | undefined): void {
-  if (rec?.failure?.kind === 'connect') throw new Error(`cannot reach ${rec.url}: ${rec.failure.message}`);
 }
 
 async function recordRun(ctx: CheckContext): Promise<SseRun> {
@@ -129,35 +67,13 @@ async function recordRun(ctx: CheckContext): Promise<SseRun> {
   };
 }
 
-/** The family's recorded exchanges, recorded once per run and server. */
-export function sseRun(ctx: CheckContext): Promise<SseRun> {
-  return recordOnce('sse', ctx, () => recordRun(ctx), (r) => [r.withUsage.rec, r.withoutUsage.rec, r.nonStream?.rec]);
+/** The family's recorded exchanges, recorded once per run and server (lib/recordings.ts: one abort policy). */
+export function sseRun(ctx: CheckContext): Promise<SharedRecording<SseRun>> {
+  return shared(ctx, 'sse', () => recordRun(ctx), (r) => [r.withUsage.rec, r.withoutUsage.rec, r.nonStream?.rec]);
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // Shared helpers for judges (also used by completions.ts)
-
-export function evidenceOf(samples: readonly Sample[]): Evidence[] {
-  return samples.map((s) => ({
-    label: s.label,
-    status: s.rec.status,
-    wire: escapeBytes(s.rec.body, WIRE_EXCERPT),
-    readTimes: s.rec.reads.slice(0, 200).map((r) => Math.round(r.t * 10) / 10),
-    e2eMs: Math.round(s.rec.tEnd),
-  }));
-}
-
-/** A sample that cannot be judged because the request itself failed: the server's failure, stated plainly. */
-export function unusable(samples: readonly Sample[], what: string): Verdict | undefined {
-  const bad = samples.filter((s) => s.rec.status !== 200 || (s.rec.failure && s.rec.reads.length === 0));
-  if (bad.length === 0) return undefined;
-  return fail({
-    requirement: `A ${what} request MUST be answered with HTTP 200 and an event stream.`,
-    expected: 'HTTP 200 with a text/event-stream body',
-    actual: bad.map((s) => `${s.label}: ${s.rec.failure ? `${s.rec.failure.kind}: ${s.rec.failure.message}` : ''}${s.rec.status !== undefined ? ` HTTP ${s.rec.status}` : ''}`.trim()).join('; '),
-    bytes: escapeBytes(bad[0]!.rec.body, 300),
-  }, undefined, evidenceOf(samples));
-}
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 /** The events a client acts on: those before the terminator (events after it are sse.done-terminator's business). */
@@ -720,7 +636,9 @@ const streams = (run: SseRun) => [run.withUsage, run.withoutUsage];
  * verdict. With no answered stream at all, the check fails with the status.
  */
 async function judged(ctx: CheckContext, what: string, judge: (run: SseRun, samples: Sample[]) => Verdict): Promise<Verdict> {
-  const run = await sseRun(ctx);
+  const rec = await sseRun(ctx);
+  if (rec.incomplete) return incompleteVerdict(rec, `the shared ${what} streams were recorded`);
+  const run = rec.value;
   const all = streams(run);
   const ok = all.filter((s) => !unusable([s], what));
   if (ok.length === 0) return unusable(all, what)!;
@@ -835,8 +753,9 @@ export const checks: CheckDef[] = [
     rationale: 'Clients that ask for usage in a stream need it for accounting and tokens/s; it must come before the terminator.',
     reference: 'OpenAI API reference, stream_options.include_usage: "an additional chunk will be streamed before the data: [DONE] message"',
     async run(ctx) {
-      const run = await sseRun(ctx);
-      return unusable([run.withUsage], 'streamed chat (include_usage)') ?? judgeUsageChunk(run.withUsage);
+      const rec = await sseRun(ctx);
+      if (rec.incomplete) return incompleteVerdict(rec, 'the shared streamed chat (include_usage) was recorded');
+      return unusable([rec.value.withUsage], 'streamed chat (include_usage)') ?? judgeUsageChunk(rec.value.withUsage);
     },
   },
   {

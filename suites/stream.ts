@@ -13,6 +13,11 @@ import { escapeBytes } from '../lib/sse.ts';
 import { bodyText } from '../lib/client.ts';
 import { fail, fmt, inconclusive, pass, warn } from '../lib/messages.ts';
 import { usableSlots } from '../lib/batching.ts';
+import { measurePace, paceFor } from '../lib/api.ts';
+import { decodeMsPerToken, describePace, expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/pace.ts';
+import { clientAllowanceMs } from '../lib/client-lag.ts';
+import { budgetText, endedByUs } from '../lib/deadlines.ts';
+import { shared, incompleteVerdict, type SharedRecording } from '../lib/recordings.ts';
 import { borderline } from '../lib/messages.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
@@ -24,6 +29,7 @@ const pct = (x: number | undefined) => (x === undefined ? 'n/a' : `${(x * 100).t
 /** A request that did not give a complete 200 stream: why, or undefined when it did. */
 function streamProblem(x: Exchange): string | undefined {
   if (x.rec.status !== 200) return `${describeExchange(x)}; body ${escapeBytes(bodyText(x.rec), 200)}`;
+  if (x.rec.failure?.kind === 'token-idle') return `stalled: ${describeExchange(x)}`;
   if (x.rec.failure) return describeExchange(x);
   if (!x.events) return `HTTP 200 but not an event stream (content-type ${x.rec.headers['content-type'] ?? 'none'})`;
   return undefined;
@@ -42,69 +48,108 @@ function evidenceOf(label: string, x: Exchange): Evidence {
 }
 
 // ------------------------------------------------------------------------------------------------------------
-// Long streams shared by ttft-before-end and spread (one recording, two readings), memoized per run and server.
+// Long streams shared by ttft-before-end and spread (one recording, two readings), recorded once per run and server
+// (lib/recordings.ts). Their length is sized from the measured speed (lib/pace.ts): long enough that the decode
+// dwarfs the TTFT and lasts about `decodeMs`, never fewer than `minTokens`, and all of them within the share of the
+// check's bound the recording may spend. Each stream is sized again from the pace just measured, so a server that
+// slows down mid-recording gets shorter streams rather than a deadline it cannot meet.
 
 interface LongStreams {
   exchanges: Exchange[];
+  /** Tokens asked of each stream. */
+  sizes: number[];
+  /** The fewest tokens a stream needs to be judged. */
   minTokens: number;
-  /** Client event-loop delay during the recording (the checks that reuse it did not watch it themselves). */
-  loop: { p99Ms: number; maxMs: number };
+  /** Streams planned; fewer were recorded when the budget ran out (the reason is in `short`). */
+  planned: number;
+  short?: string;
+  /** How the length was chosen (said in every message). */
+  sizing: string;
 }
 
+/** Streams recorded for the two checks (medians over them; at least 2 must be usable). */
 const LONG_REPS = 3;
-const longStreamCache = new Map<string, Promise<LongStreams>>();
+/** Share of the check's bound the shared recording may spend (the rest is the reader's and the grace). */
+const LONG_BUDGET_SHARE = 0.6;
 
-function longStreams(ctx: CheckContext, minTokens: number): Promise<LongStreams> {
-  const key = `${ctx.runId}|${ctx.baseUrl}|${ctx.profile.id}|${minTokens}`;
-  let p = longStreamCache.get(key);
-  if (!p) {
-    p = (async () => {
-      ctx.log(`recording ${LONG_REPS} streams of ${minTokens} tokens, one after another`);
-      const exchanges: Exchange[] = [];
-      for (let i = 0; i < LONG_REPS; i++) {
-        const body = generationBody(ctx, 'openai-chat', {
-          prompt: uniquePrompt(ctx, 'Write a long story about a river that crosses a city, with many details, at least 400 words.'),
-          maxTokens: minTokens,
-          stream: true,
-          exactLength: true,
-          extra: { stream_options: { include_usage: true } },
-        });
-        exchanges.push(await chat(ctx, body));
-      }
-      return { exchanges, minTokens, loop: ctx.loopDelay() };
-    })();
-    longStreamCache.set(key, p);
-    p.catch(() => longStreamCache.delete(key));
+function longSizing(ctx: CheckContext, pace: Pace | undefined): { tokens: number } {
+  const min = ctx.threshold('minTokens');
+  const window = ctx.server.contextWindow?.value;
+  const max = Math.max(min, Math.min(ctx.threshold('maxTokens'), window !== undefined ? window - 256 : Infinity));
+  if (!pace) return { tokens: Math.max(min, Math.min(max, 128)) };
+  const targetMs = Math.max(ctx.threshold('decodeMs'), 10 * (pace.ttftMs ?? 0));
+  const tokens = tokensAt(pace, { targetMs, min, max, wallCapMs: (LONG_BUDGET_SHARE * LONG_TIMEOUT_MS) / LONG_REPS });
+  return { tokens };
+}
+
+async function recordLong(ctx: CheckContext): Promise<LongStreams> {
+  const min = ctx.threshold('minTokens');
+  const budgetMs = LONG_BUDGET_SHARE * (ctx.check.timeoutMs ?? 60_000);
+  const t0 = performance.now();
+  const first = longSizing(ctx, await measurePace(ctx));
+  const sizing = `${sizedFrom(paceFor(ctx))}: ${LONG_REPS} streams of ~${first.tokens} tokens`;
+  ctx.log(`recording ${sizing}, one after another`);
+  const exchanges: Exchange[] = [];
+  const sizes: number[] = [];
+  let short: string | undefined;
+  for (let i = 0; i < LONG_REPS && !ctx.signal.aborted; i++) {
+    // One length for all streams (the ratio of medians compares like with like); the time each one costs is
+    // re-estimated from the pace just measured, so a server that slowed down gets fewer streams, not a deadline.
+    const tokens = first.tokens;
+    const pace = paceFor(ctx);
+    const perStreamMs = pace ? expectedMs(pace, tokens) : 0;
+    const left = budgetMs - (performance.now() - t0);
+    if (i > 0 && perStreamMs > left) {
+      short = `${i} of ${LONG_REPS} streams recorded: the next (${tokens} tokens, ~${Math.round(perStreamMs)} ms at ${describePace(paceFor(ctx))}) would not fit the ${Math.round(left)} ms left of the recording's budget`;
+      break;
+    }
+    const body = generationBody(ctx, 'openai-chat', {
+      prompt: uniquePrompt(ctx, 'Write a long story about a river that crosses a city, with many details, at least 400 words.'),
+      maxTokens: tokens,
+      stream: true,
+      exactLength: true,
+      extra: { stream_options: { include_usage: true } },
+    });
+    sizes.push(tokens);
+    exchanges.push(await chat(ctx, body));
   }
-  return p;
+  return { exchanges, sizes, minTokens: min, planned: LONG_REPS, short, sizing };
+}
+
+function longStreams(ctx: CheckContext): Promise<SharedRecording<LongStreams>> {
+  return shared(ctx, 'stream-long', () => recordLong(ctx), (ls) => ls.exchanges.map((x) => x.rec));
 }
 
 /** The usable streams (complete, long enough), or a verdict explaining why there are none. */
-function usable(ls: LongStreams): { ok: Exchange[] } | { verdict: Verdict } {
+function usable(r: SharedRecording<LongStreams>, what: string): { ok: Exchange[]; ls: LongStreams } | { verdict: Verdict } {
+  if (r.incomplete) return { verdict: incompleteVerdict(r, what) };
+  const ls = r.value;
   const problems = ls.exchanges.map(streamProblem);
   const broken = problems.map((p, i) => (p ? `request ${i + 1}: ${p}` : undefined)).filter((p): p is string => !!p);
   if (broken.length > 0) {
     return {
       verdict: fail({
         requirement: 'A streaming chat completion MUST answer 200 with a complete event stream before its timing can be judged.',
-        expected: 'HTTP 200, text/event-stream, ending normally',
+        expected: 'HTTP 200, text/event-stream, ending normally (a silence far longer than the stream\'s own token gap is a stall)',
         actual: broken[0]!,
         violations: broken.slice(1),
       }, undefined, ls.exchanges.map((x, i) => evidenceOf(`request ${i + 1}`, x))),
     };
   }
   const tokens = ls.exchanges.map((x) => x.metrics?.completionTokens ?? 0);
+  const sources = [...new Set(ls.exchanges.map((x) => x.metrics?.tokenSource ?? 'none'))].join('/');
   const ok = ls.exchanges.filter((x) => (x.metrics?.completionTokens ?? 0) >= ls.minTokens);
   if (ok.length < 2) {
+    if (ls.short) return { verdict: inconclusive(`${ls.short}; ${what} needs 2 (${ls.sizing})`, { completionTokens: tokens, sizes: ls.sizes }) };
     return {
       verdict: inconclusive(
-        `responses too short to judge: completion tokens ${JSON.stringify(tokens)}, need at least ${ls.minTokens} in 2 of ${ls.exchanges.length} ` +
+        `responses too short to judge: completion tokens ${JSON.stringify(tokens)} (from ${sources}), need at least ${ls.minTokens} in 2 of ${ls.exchanges.length} ` +
           `(declare forceLength in the profile if the server supports ignore_eos or min_tokens)`,
-        { completionTokens: tokens },
+        { completionTokens: tokens, tokenSource: sources },
       ),
     };
   }
-  return { ok };
+  return { ok, ls };
 }
 
 // ------------------------------------------------------------------------------------------------------------
@@ -183,9 +228,14 @@ function itlOf(s: Pick<LiveStream, 'times' | 'firstAbs'>, untilAbs?: number): nu
   return undefined;
 }
 
+/** The orphan keeps generating for about this long after the abort unless cancelled (sized from the measured speed). */
+const ORPHAN_MS = 6_000;
+
 function orphanTokens(ctx: CheckContext): number {
   const window = ctx.server.contextWindow?.value;
-  return Math.max(64, Math.min(ORPHAN_TOKENS, window !== undefined ? window - 256 : ORPHAN_TOKENS));
+  const pace = paceFor(ctx);
+  const want = pace ? Math.round(ORPHAN_MS / decodeMsPerToken(pace)) : ORPHAN_TOKENS;
+  return Math.max(64, Math.min(want, window !== undefined ? window - 256 : 4096));
 }
 
 /** How long a stream may take to produce its first tokens before the check gives up on it. */
@@ -345,6 +395,16 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
 
 // ------------------------------------------------------------------------------------------------------------
 
+/** Thresholds that size the long streams (shared by ttft-before-end and spread: one recording). */
+const LONG_SIZING = {
+  minTokens: { value: 32, why: 'the fewest tokens that still judge: a streaming server\'s TTFT is then ~1/32 of the stream, a fifth of the text is 6 tokens' },
+  maxTokens: { value: 1024, why: 'the most tokens asked of a stream (also capped by the window): about 0.2 s at 5000 tok/s' },
+  decodeMs: { value: 2_000, why: 'each stream decodes for about this long (and for at least 10 TTFTs), so jitter of a few ms is small beside it at any speed' },
+};
+/** Bound of each long-stream check: 3 streams of the minimum length at 3 tok/s (about 35 s) fit 60 % of it. */
+const LONG_TIMEOUT_MS = 120_000;
+const fmtSizes = (xs: number[]) => (new Set(xs).size === 1 ? `${xs[0]}` : `${Math.min(...xs)}–${Math.max(...xs)}`);
+
 export const checks: CheckDef[] = [
   {
     id: 'stream.ttft-before-end',
@@ -354,27 +414,30 @@ export const checks: CheckDef[] = [
     reference: 'OpenAI API reference, Chat Completions `stream`: "partial message deltas will be sent … as they become available"; seed 000 (Rapid-MLX TTFT ≈ e2e)',
     requires: ['openai-chat'],
     thresholds: {
-      minTokens: { value: 128, why: 'long enough that decode time dwarfs prefill on every server, so a real stream puts the first token early' },
-      maxRatio: { value: 0.5, why: 'a streaming server has ttft/e2e ≈ prefill/(prefill + decode), far below half for 128 tokens; a buffered one has ≈ 1' },
+      ...LONG_SIZING,
+      maxRatio: { value: 0.5, why: 'a streaming server has ttft/e2e ≈ prefill/(prefill + decode), far below half once the decode lasts 10 TTFTs; a buffered one has ≈ 1' },
     },
-    timeoutMs: 60_000,
+    timeoutMs: LONG_TIMEOUT_MS,
     async run(ctx) {
-      const ls = await longStreams(ctx, ctx.threshold('minTokens'));
-      const u = usable(ls);
+      const rec = await longStreams(ctx);
+      const u = usable(rec, 'the long streams were recorded');
       if ('verdict' in u) return u.verdict;
+      const ls = u.ls;
       const maxRatio = ctx.threshold('maxRatio');
       const ttfts = u.ok.map((x) => x.metrics?.ttftMs);
       const e2es = u.ok.map((x) => x.rec.tEnd);
       const ci = bootstrapRatioCI(ttfts, e2es, { seed: 1 });
-      const lag = ctx.clientLag(ls.loop);
+      // Our lateness while the streams were recorded (sampled at 1 ms: lib/client-lag.ts), with the run's preflight lag.
+      const lag = ctx.clientLag({ p99Ms: rec.lag.p99Ms, maxMs: clientAllowanceMs(rec.lag) });
       const stall = lag.ms;
       const metrics = {
+        sizes: ls.sizes, sizing: ls.sizing,
         ratio: ci.estimate, ratioLow: ci.low, ratioHigh: ci.high, ttftMs: summarize(ttfts), e2eMs: summarize(e2es),
         ttftSamples: ttfts, e2eSamples: e2es, completionTokens: u.ok.map((x) => x.metrics?.completionTokens), clientStallMs: stall,
       };
       const evidence = u.ok.map((x, i) => evidenceOf(`stream ${i + 1}`, x));
       const band = bandAbove(ci.estimate, ci.low, maxRatio);
-      const figures = `median TTFT ${ms(median(ttfts))} vs median end-to-end ${ms(median(e2es))} (ratio ${fmt(ci.estimate, 3)}, 95 % CI ${fmt(ci.low, 3)}–${fmt(ci.high, 3)}) over ${u.ok.length} streams of ≥ ${ls.minTokens} tokens`;
+      const figures = `median TTFT ${ms(median(ttfts))} vs median end-to-end ${ms(median(e2es))} (ratio ${fmt(ci.estimate, 3)}, 95 % CI ${fmt(ci.low, 3)}–${fmt(ci.high, 3)}) over ${u.ok.length} streams of ${fmtSizes(ls.sizes)} tokens (${ls.sizing})`;
       if (band === 'pass') return pass(figures, metrics, evidence);
       const medTtft = median(ttfts)!;
       const medE2e = median(e2es)!;
@@ -383,8 +446,8 @@ export const checks: CheckDef[] = [
       }
       if (band === 'fail') {
         return fail({
-          requirement: `For a generation of at least ${ls.minTokens} tokens, median TTFT MUST be at most ${maxRatio} of median end-to-end time: tokens are streamed as they are generated, not held until the end.`,
-          expected: `ttft / e2e ≤ ${maxRatio} (a streaming server: about prefill / (prefill + ${ls.minTokens} decode steps))`,
+          requirement: `For a generation of ${fmtSizes(ls.sizes)} tokens (at least ${ls.minTokens}, sized so the decode dwarfs the TTFT), median TTFT MUST be at most ${maxRatio} of median end-to-end time: tokens are streamed as they are generated, not held until the end.`,
+          expected: `ttft / e2e ≤ ${maxRatio} (a streaming server: about prefill / (prefill + ${fmtSizes(ls.sizes)} decode steps))`,
           actual: `${figures}: the first token arrived only ${ms(medE2e - medTtft)} before the end of the stream`,
           violations: u.ok.map((x, i) => `stream ${i + 1}: TTFT ${ms(x.metrics?.ttftMs)}, end ${ms(x.rec.tEnd)}, ${x.metrics?.completionTokens} tokens in ${x.events?.tokens.length} events over ${x.rec.reads.length} reads`),
         }, metrics, evidence);
@@ -400,15 +463,16 @@ export const checks: CheckDef[] = [
     reference: 'OpenAI API reference, Chat Completions `stream`; seed 000 (vllm-mlx phantom gen_tps from burst delivery); servers-notes.md cross-server observation 1',
     requires: ['openai-chat'],
     thresholds: {
-      minTokens: { value: 128, why: 'enough tokens that one read or the last 5 % of the time holds a small share of a real stream' },
-      maxReadShare: { value: 0.2, why: 'one read carrying a fifth of 128 tokens needs a stall of ~25 decode steps; a burst puts everything in one or two reads' },
+      ...LONG_SIZING,
+      maxReadShare: { value: 0.2, why: 'one read carrying a fifth of the text needs a client stall of a fifth of the decode (hundreds of ms at the sized length, which the lag sampler sees); a burst puts everything in one or two reads' },
       maxLateShare: { value: 0.25, why: 'a steady stream puts ~5 % of its text in the last 5 % of the request time; a flush at the end puts ~100 % there' },
     },
-    timeoutMs: 60_000,
+    timeoutMs: LONG_TIMEOUT_MS,
     async run(ctx) {
-      const ls = await longStreams(ctx, ctx.threshold('minTokens'));
-      const u = usable(ls);
+      const rec = await longStreams(ctx);
+      const u = usable(rec, 'the long streams were recorded');
       if ('verdict' in u) return u.verdict;
+      const ls = u.ls;
       const maxRead = ctx.threshold('maxReadShare');
       const maxLate = ctx.threshold('maxLateShare');
       const spreads = u.ok.map((x) => readSpread({ tokens: x.events!.tokens, tEnd: x.rec.tEnd }));
@@ -418,17 +482,18 @@ export const checks: CheckDef[] = [
       const lateShares = sp.map((s) => s.lateShare);
       const readCi = bootstrapMedianCI(readShares, { seed: 1 });
       const lateCi = bootstrapMedianCI(lateShares, { seed: 2 });
-      const lag = ctx.clientLag(ls.loop);
+      const lag = ctx.clientLag({ p99Ms: rec.lag.p99Ms, maxMs: clientAllowanceMs(rec.lag) });
       const stall = lag.ms;
       const allowance = u.ok.map((x) => stallShare(stall, 0, x.rec.tEnd));
       const metrics = {
+        sizes: ls.sizes, sizing: ls.sizing,
         maxReadShare: readCi.estimate, maxReadShareLow: readCi.low, lateShare: lateCi.estimate, lateShareLow: lateCi.low,
         readShareSamples: readShares, lateShareSamples: lateShares, reads: sp.map((s) => s.reads), events: sp.map((s) => s.events),
         clientStallMs: stall,
       };
       const evidence = u.ok.map((x, i) => evidenceOf(`stream ${i + 1}`, x));
       const bands = [bandAbove(readCi.estimate, readCi.low, maxRead), bandAbove(lateCi.estimate, lateCi.low, maxLate)];
-      const figures = `largest single read ${pct(readCi.estimate)} of the text (limit ${pct(maxRead)}), last 5 % of the request time ${pct(lateCi.estimate)} (limit ${pct(maxLate)}); medians over ${sp.length} streams of ≥ ${ls.minTokens} tokens`;
+      const figures = `largest single read ${pct(readCi.estimate)} of the text (limit ${pct(maxRead)}), last 5 % of the request time ${pct(lateCi.estimate)} (limit ${pct(maxLate)}); medians over ${sp.length} streams of ${fmtSizes(ls.sizes)} tokens (${ls.sizing})`;
       if (bands.every((b) => b === 'pass')) return pass(figures, metrics, evidence);
       const corrected = (xs: number[]) => median(xs.map((v, i) => v - allowance[i]!))!;
       if (corrected(readShares) <= maxRead && corrected(lateShares) <= maxLate) {
@@ -460,18 +525,30 @@ export const checks: CheckDef[] = [
     reference: 'RFC 9110 §15 (status sent when known) and OpenAI `stream`; servers-notes.md (oMLX sends `: keep-alive` at open, llama.cpp pings while idle)',
     requires: ['openai-chat'],
     thresholds: {
-      promptTokens: { value: 3000, why: 'long enough for a prefill well above timer noise on any server, within a 4096-token window' },
+      promptTokens: { value: 3000, why: 'the longest prompt asked (within a 4096-token window): at 20,000 tok/s of prefill it takes 150 ms, well above timer noise' },
+      prefillMs: { value: 1_500, why: 'prompts are sized from the measured prefill rate to prefill for about this long (never above promptTokens), so a 200 tok/s server is not asked for 15 s prefills' },
       minPrefillMs: { value: 100, why: 'below this, header and first-token times are within the noise of a loaded 2-core client' },
       maxHeadersShare: { value: 0.5, why: 'headers sent on admission arrive within milliseconds; half the prefill still leaves room for tokenising first' },
     },
-    timeoutMs: 60_000,
+    timeoutMs: 90_000,
     async run(ctx) {
       const window = ctx.server.contextWindow?.value;
-      const target = Math.floor(Math.min(ctx.threshold('promptTokens'), window !== undefined ? window * 0.75 : Infinity));
+      const cap = Math.floor(Math.min(ctx.threshold('promptTokens'), window !== undefined ? window * 0.75 : Infinity));
       const minPrefill = ctx.threshold('minPrefillMs');
       const maxShare = ctx.threshold('maxHeadersShare');
+      const prefillMs = ctx.threshold('prefillMs');
+      // Prompt length from the measured prefill rate (lib/pace.ts), re-sized after each request; 1000 tokens until
+      // a rate is known. The loop stops when the next request would not fit 60 % of the check's bound.
+      const sizeFor = (tps: number | undefined) => Math.max(Math.min(256, cap), Math.min(cap, tps !== undefined ? Math.round((tps * prefillMs) / 1000) : 1000));
+      let rate = paceFor(ctx)?.prefillTps;
+      let target = sizeFor(rate);
+      const budgetMs = 0.6 * (ctx.check.timeoutMs ?? 60_000);
+      const t0 = performance.now();
       const xs: Exchange[] = [];
+      const sizes: number[] = [];
       for (let i = 0; i < 3; i++) {
+        const expect = rate !== undefined ? (target / rate) * 1000 : 0;
+        if (i >= 2 && performance.now() - t0 + expect > budgetMs) break;
         let prompt: string;
         try {
           prompt = (await promptOfTokens(ctx, target, i * 97)).prompt;
@@ -487,17 +564,24 @@ export const checks: CheckDef[] = [
           }, undefined, [evidenceOf(`request ${i + 1}`, x)]);
         }
         const problem = streamProblem(x);
+        if (endedByUs(x.rec)) return inconclusive(budgetText(`the ${target}-token request ended`, paceFor(ctx), describeExchange(x)), undefined, [evidenceOf(`request ${i + 1}`, x)]);
         if (problem) return inconclusive(`the ${target}-token request did not give a stream to time (${problem}); the context and api checks judge that`, undefined, [evidenceOf(`request ${i + 1}`, x)]);
         xs.push(x);
+        sizes.push(target);
+        const sent = x.events?.usage?.prompt_tokens ?? target;
+        const ttft = x.metrics?.ttftMs;
+        if (ttft !== undefined && ttft > 0) rate = (sent / ttft) * 1000;
+        target = sizeFor(rate);
       }
+      const target2 = fmtSizes(sizes);
       const heads = xs.map((x) => x.rec.tHeaders);
       const ends = xs.map((x) => x.metrics?.ttftMs ?? x.rec.reads.find((r) => r.bytes.length > 0)?.t ?? x.rec.tEnd);
       const shares = xs.map((x, i) => (x.rec.tHeaders ?? Infinity) / ends[i]!);
       const ci = bootstrapMedianCI(shares, { seed: 3 });
-      const metrics = { promptTokens: target, headersMs: summarize(heads), prefillEndMs: summarize(ends), headersShare: ci.estimate, headersShareLow: ci.low, samples: { heads, ends } };
+      const metrics = { promptTokens: sizes, prefillTps: rate, headersMs: summarize(heads), prefillEndMs: summarize(ends), headersShare: ci.estimate, headersShareLow: ci.low, samples: { heads, ends } };
       const evidence = xs.map((x, i) => evidenceOf(`request ${i + 1}`, x));
       const medEnd = median(ends)!;
-      const figures = `headers after ${ms(median(heads))}, first token after ${ms(medEnd)} (headers at ${pct(ci.estimate)} of the prefill; medians over ${xs.length} requests with ${target}-token prompts)`;
+      const figures = `headers after ${ms(median(heads))}, first token after ${ms(medEnd)} (headers at ${pct(ci.estimate)} of the prefill; medians over ${xs.length} requests with ${target2}-token prompts; prompt length sized from the measured prefill rate ${fmt(rate, 0)} tok/s)`;
       if (medEnd < minPrefill) {
         return inconclusive(`prefill too short to tell: ${figures}; needs a first token after ≥ ${minPrefill} ms`, metrics, evidence);
       }

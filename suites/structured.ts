@@ -19,7 +19,7 @@ import { fail, inconclusive, pass, skip } from '../lib/messages.ts';
 import { jsonPrefix } from '../lib/json-prefix.ts';
 import { featureGate, judgeInvalidCases, probeCheck, unanswered } from '../lib/feature-probe.ts';
 import { chatAnswer, schemaProblems } from '../lib/tool-calls.ts';
-import { recordOnce } from './sse.ts';
+import { sharedValue } from '../lib/recordings.ts';
 import { passProof, faultProof, skipProof, type Proof } from './support/proof.ts';
 
 const OPENAI = 'OpenAI API reference, Chat Completions: response_format (https://platform.openai.com/docs/api-reference/chat/create)';
@@ -43,7 +43,7 @@ const BUDGET = 256;
 const PROMPT = 'Is the sky blue? Reply in JSON with answer (yes, no or maybe), confidence (1 to 5), checked (a boolean) and colours (one or two of red, green, blue).';
 
 function once(ctx: CheckContext, key: string, format: unknown, stream: boolean): Promise<Exchange> {
-  return recordOnce(`structured/${key}`, ctx, () => send(ctx, 'openai-chat', generationBody(ctx, 'openai-chat', {
+  return sharedValue(ctx, `structured/${key}`, () => send(ctx, 'openai-chat', generationBody(ctx, 'openai-chat', {
     prompt: uniquePrompt(ctx, PROMPT), maxTokens: BUDGET, stream, extra: { response_format: format, ...(stream ? { stream_options: { include_usage: true } } : {}) },
   })), (x) => [x.rec]);
 }

@@ -22,7 +22,7 @@ import {
   anthropicAnswer, anthropicStreamedToolUses, callShapeProblems, chatAnswer, judgeArguments, judgeValue, streamedToolCalls,
   toolUseShapeProblems, type ToolCall,
 } from '../lib/tool-calls.ts';
-import { recordOnce } from './sse.ts';
+import { sharedValue } from '../lib/recordings.ts';
 import { passProof, faultProof, skipProof, type Proof } from './support/proof.ts';
 
 const OPENAI = 'OpenAI API reference, Chat Completions (https://platform.openai.com/docs/api-reference/chat/create)';
@@ -59,7 +59,7 @@ function toolRequest(ctx: CheckContext, o: { prompt: string; tools: unknown[]; c
 
 /** One request per run and server, shared by the checks that read it. */
 function once(ctx: CheckContext, key: string, flavour: ApiFlavour, body: () => Record<string, unknown>): Promise<Exchange> {
-  return recordOnce(`tools/${key}`, ctx, () => send(ctx, flavour, body()), (x) => [x.rec]);
+  return sharedValue(ctx, `tools/${key}`, () => send(ctx, flavour, body()), (x) => [x.rec]);
 }
 
 /** The probe: one tool, tool_choice "auto", not streamed (Messages when the profile has no chat API). */

@@ -50,7 +50,9 @@ const TRIALS = 10_000;
 const DETECTION_TRIALS = 2_000;
 
 // Thresholds as suites/context.ts declares them.
-const SCALING: ScalingThresholds = { failLowBound: 1.6, warnSlope: 1.4, fitPoints: 6, minPoints: 5, minSpreadMs: 20 };
+const SCALING: ScalingThresholds = { failLowBound: 1.6, warnSlope: 1.4, fitPoints: 6, minPoints: 5, minSpreadMs: 20, windowPrefillMaxS: 600, excessFactor: 4, windowTokens: 65_536 };
+/** The quadratic-prefill proof's server serves 1048576 tokens (suites/context.ts). */
+const LONG_WINDOW: ScalingThresholds = { ...SCALING, windowTokens: 1_048_576 };
 const SLOWDOWN = { failSlowdown: 1.5, warnSlowdown: 1.25, minSamples: 3 };
 const REJECTION = { immediateMs: 100, failFraction: 0.75, warnFraction: 0.35 };
 
@@ -210,12 +212,43 @@ describe('gradePrefillScaling', () => {
     expect(g.fitted).toHaveLength(6);
     expect(g.curve).toHaveLength(8);
   });
-  test('quadratic prefill fails; a strong superlinear share warns', () => {
-    const g = gradePrefillScaling(pts((n) => 3 + 0.005 * n + 3e-5 * n * n), SCALING);
+  test('quadratic prefill that makes the served window unusable fails; a strong superlinear share warns', () => {
+    const g = gradePrefillScaling(pts((n) => 3 + 0.005 * n + 3e-5 * n * n), LONG_WINDOW);
     expect(g.outcome).toBe('fail');
     expect(g.low!).toBeGreaterThanOrEqual(1.6);
     expect(g.reason).toContain('quadratically');
-    expect(gradePrefillScaling(pts((n) => 10 + 0.05 * n + 3e-5 * n * n), SCALING).outcome).toBe('warn');
+    expect(g.reason).toContain('not usable');
+    expect(g.windowPrefillLowS!).toBeGreaterThan(600);
+    // The same share with more linear cost: a 262144-token window takes ~290 s (pass); a 524288-token one ~800 s by the
+    // estimate but under 600 s along the lower slope bound (warn).
+    expect(gradePrefillScaling(pts((n) => 10 + 0.05 * n + 3e-5 * n * n), { ...LONG_WINDOW, windowTokens: 262_144 }).outcome).toBe('pass');
+    expect(gradePrefillScaling(pts((n) => 10 + 0.05 * n + 3e-5 * n * n), { ...LONG_WINDOW, windowTokens: 524_288 }).outcome).toBe('warn');
+  });
+  test('real attention cost passes: llama.cpp tiny model (274 ms at 1k, 9.1 s at 8k, 20 s at 12k), 16384-token window, quick and full tier', () => {
+    const tiny = (n: number) => 78 + 0.063 * n + 1.33e-4 * n * n;
+    expect(tiny(1000)).toBeCloseTo(274, -1);
+    expect(tiny(8000)).toBeCloseTo(9100, -2);
+    expect(tiny(12000)).toBeCloseTo(20000, -3);
+    const quick = gradePrefillScaling(pts(tiny, checkLengths(4096, 6)), { ...SCALING, windowTokens: 16_384 });
+    expect(quick.outcome).toBe('pass');
+    expect(quick.slope!).toBeGreaterThan(1.4);
+    expect(quick.reason).toContain('real attention');
+    const full = gradePrefillScaling(pts(tiny, checkLengths(14_745, 7)), { ...SCALING, fitPoints: 7, windowTokens: 16_384 });
+    expect(full.outcome).toBe('pass');
+    expect(full.low!).toBeGreaterThanOrEqual(1.6); // the slope alone would have failed it
+    expect(full.windowPrefillS!).toBeLessThan(60);
+  });
+  test('the seed: 52k tokens in 31 minutes on a server decoding tens of tok/s fails, quick and full tier', () => {
+    // 385 tok/s at short prompts, a quadratic term 10x the linear part at 52k: 1860 s for 52k tokens.
+    const seedServer = (n: number) => 60 + 2.6 * n + (33.5 / 52_000) * n * n;
+    expect(seedServer(52_000) / 60_000).toBeGreaterThan(30);
+    const full = gradePrefillScaling(pts(seedServer, checkLengths(32_768, 7)), { ...SCALING, fitPoints: 7, windowTokens: 65_536 });
+    expect(full.outcome).toBe('fail');
+    expect(full.reason).toContain('not usable');
+    // The quick tier sees only the start of the curve (up to 4096 tokens): the extrapolation is past both bounds by
+    // the estimate, so it warns.
+    const quick = gradePrefillScaling(pts(seedServer, checkLengths(4096, 6)), { ...SCALING, windowTokens: 65_536 });
+    expect(quick.outcome).toBe('warn');
   });
   test('too few lengths, or prefill hidden under fixed costs, is inconclusive', () => {
     expect(gradePrefillScaling(pts(reference).slice(0, 4), SCALING).outcome).toBe('inconclusive');
@@ -324,8 +357,9 @@ describe(`simulation: ${TRIALS} seeded trials with heavy-tailed jitter`, () => {
     // A real server in the full tier: 8k–32k tokens, 2 s prefill per 4k, attention adding 30 % at 32k, 10x the jitter.
     const realLinear = (n: number) => 60 + 0.5 * n + (0.3 * 0.5 / 32768) * n * n;
     const real = rates(Array.from({ length: DETECTION_TRIALS }, (_, i) => simulateScaling(50_000 + i, realLinear, { top: 32768, upperPoints: 7, reps: 5, scale: 10, thresholds: { ...SCALING, fitPoints: 7 } }).outcome));
-    // The fault as its proof runs it (0.5 ms step, 0.005 ms/token, quadratic ×15) and at its default (×250).
-    const proofFault = rates(Array.from({ length: DETECTION_TRIALS }, (_, i) => simulateScaling(90_000 + i, (n) => 2.5 + 0.005 * n + 3e-5 * n * n, quick).outcome));
+    // The fault as its proof runs it (0.5 ms step, 0.005 ms/token, quadratic ×15, a 1048576-token window) and at its
+    // default (×250, the window assumed when none is known).
+    const proofFault = rates(Array.from({ length: DETECTION_TRIALS }, (_, i) => simulateScaling(90_000 + i, (n) => 2.5 + 0.005 * n + 3e-5 * n * n, { ...quick, thresholds: LONG_WINDOW }).outcome));
     const defaultFault = rates(Array.from({ length: DETECTION_TRIALS }, (_, i) => simulateScaling(130_000 + i, (n) => 10 + 0.05 * n + 5e-4 * n * n, quick).outcome));
     // The seed study's server: 52k tokens in 31 min instead of 2–3 (quadratic 10x the linear part at 52k).
     const seedServer = (n: number) => 60 + 2.6 * n + (26 / 52_000) * n * n;
@@ -389,9 +423,18 @@ describe('borderline or clear: what strict mode may fail (TimingGrade.borderline
     const half = gradeRejectionLatency([110, 120, 115, 118, 112, 119], [230, 235, 240], REJECTION);
     expect(half.outcome).toBe('warn');
     expect(half.borderline).toBe(!(half.figures.ratioLow! >= REJECTION.warnFraction));
-    const sp = gradePrefillScaling(pts((n) => 10 + 0.05 * n + 3e-5 * n * n), SCALING);
+    // Prefill scaling warns when the served window's extrapolated prefill is past both limits by the estimate; it is
+    // clear only when the window is past them along the lower slope bound too.
+    const pastAlongLow = (g: ReturnType<typeof gradePrefillScaling>) => g.windowPrefillLowS! > SCALING.windowPrefillMaxS! && g.windowPrefillLowS! / g.figures.linearWindowS! >= SCALING.excessFactor!;
+    const sp = gradePrefillScaling(pts((n) => 10 + 0.05 * n + 3e-5 * n * n), { ...LONG_WINDOW, windowTokens: 524_288 });
     expect(sp.outcome).toBe('warn');
-    expect(sp.borderline).toBe(sp.low! < SCALING.warnSlope);
+    expect(sp.borderline).toBe(true);
+    expect(pastAlongLow(sp)).toBe(false);
+    const clear = gradePrefillScaling(pts((n) => 0.01 * n ** 1.5), LONG_WINDOW);
+    expect(clear.outcome).toBe('warn');
+    expect(clear.low!).toBeLessThan(SCALING.failLowBound);
+    expect(pastAlongLow(clear)).toBe(true);
+    expect(clear.borderline).toBe(false);
     const sl = gradeSlowdown([120, 118, 121, 119], [88, 90, 92, 91], SLOWDOWN);
     expect(sl.outcome).toBe('warn');
     expect(sl.borderline).toBe(sl.figures.slowdownLow! < SLOWDOWN.warnSlowdown);

@@ -296,10 +296,11 @@ test('mediaType drops parameters and case', () => {
 // The sse judges on hand-written streams shaped like real servers' (servers-notes.md): none of what a client has to
 // tolerate may fail a MUST check. And the fault shapes they must catch, without a server.
 
+import { makeSample, type Sample } from '../lib/sse-samples.ts';
 import {
-  makeSample, judgeContentType, judgeEventTerminator, judgeNoLoneCr, judgeDataPrefix, judgeUnknownFields, judgeOneJsonPerEvent,
+  judgeContentType, judgeEventTerminator, judgeNoLoneCr, judgeDataPrefix, judgeUnknownFields, judgeOneJsonPerEvent,
   judgeDoneTerminator, judgeChunkSchema, judgeRoleFirst, judgeFinishOnce, judgeUsageChunk, judgeUsageForm, judgeUtf8, judgeComments,
-  ECHO_TEXT, type Sample, type SseRun,
+  ECHO_TEXT, type SseRun,
 } from '../suites/sse.ts';
 import { judgeNdjsonFraming, judgeDoneLine, makeNdjsonSample } from '../suites/ollama.ts';
 import { judgeEventLines, judgeEventSequence } from '../suites/anthropic.ts';

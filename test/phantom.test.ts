@@ -37,12 +37,37 @@ describe('assessStream', () => {
     expect(a.causes[0].kind).toBe('whole-response-at-end');
   });
 
-  test('tokens spread over a few reads within a millisecond: burst', () => {
+  test('tokens spread over a few reads within a millisecond, from a server that generates 125 tok/s: burst', () => {
     const tokens = Array.from({ length: 30 }, (_, i) => 200 + Math.floor(i / 5) * 0.1);
-    const a = assessStream({ tokenTimes: tokens, readTimes: [1, ...new Set(tokens)], e2eMs: 201 });
+    const a = assessStream({ tokenTimes: tokens, readTimes: [1, ...new Set(tokens)], e2eMs: 201, referenceTps: 125, referenceSource: 'server-reported timings.predicted_per_second' });
     expect(a.phantom).toBe(true);
     expect(a.causes.map((c) => c.kind)).toContain('burst');
     expect(a.causes.map((c) => c.kind)).not.toContain('one-read');
+    expect(a.causes.find((c) => c.kind === 'burst')!.detail).toContain('125 tok/s (server-reported');
+  });
+
+  test('a correct 2400 tok/s server (0.5 ms median gaps, reads merging a few events) is not phantom, with or without its reported rate', () => {
+    // 1024 tokens at 2400 tok/s; the client reads 1 to 4 events at a time.
+    const times: number[] = [];
+    let t = 4;
+    for (let i = 0; times.length < 1024; i++) {
+      const k = Math.min(1 + (i % 4), 1024 - times.length);
+      t += (k * 1000) / 2400;
+      for (let j = 0; j < k; j++) times.push(t);
+    }
+    const e2e = t + 0.3;
+    for (const ref of [{ referenceTps: 2400 }, { referenceTps: 2300 }, {}]) {
+      const a = assessStream({ tokenTimes: times, readTimes: [1, ...new Set(times)], e2eMs: e2e, completionTokens: 1024, clientStallMs: 2, ...ref });
+      expect(a.phantom, JSON.stringify(ref)).toBe(false);
+      expect(a.inconclusive).toBeUndefined();
+    }
+  });
+
+  test('a flush from a 3000 tok/s server (2048 tokens in one read at the end) is phantom against its reported rate, even with a 40 ms client stall', () => {
+    const end = 690;
+    const a = assessStream({ tokenTimes: Array(2048).fill(end), readTimes: [2, end], e2eMs: end + 0.2, completionTokens: 2048, clientStallMs: 40, referenceTps: 3000 });
+    expect(a.phantom).toBe(true);
+    expect(a.causes.map((c) => c.kind)).toEqual(['late-content-after-role', 'one-read', 'burst']);
   });
 
   test('a long prefill before a normal decode is not flagged (late first token alone is no evidence)', () => {
@@ -148,8 +173,8 @@ describe('reporter side (plain JSON from results files)', () => {
   });
 });
 
-describe('server-reported timings, per source and unit (suites/metrics.ts serverDecode)', async () => {
-  const { serverDecode } = await import('../suites/metrics.ts');
+describe('server-reported timings, per source and unit (lib/server-timings.ts serverDecode)', async () => {
+  const { serverDecode } = await import('../lib/server-timings.ts');
   test('llama.cpp timings (ms): predicted_per_second, else predicted_n / predicted_ms; prompt_ms as the pre-token time', () => {
     expect(serverDecode({ source: 'timings', t: 0, value: { predicted_per_second: 125, prompt_ms: 12 } }, 48)).toMatchObject({ tps: 125, tpsField: 'timings.predicted_per_second', preMs: 12 });
     expect(serverDecode({ source: 'timings', t: 0, value: { predicted_n: 50, predicted_ms: 400 } }, 48).tps).toBeCloseTo(125, 9);

@@ -132,7 +132,7 @@ describe('a real run: api + metrics against the reference server', () => {
     expect(md).toContain(`**${t.passed}/${t.graded} passed**`);
     for (const c of results.checks) expect(md).toContain(`\`${c.id}\``);
     expect(md).toContain('### Workloads');
-    expect(md).toContain('1 stream, 48 tokens');
+    expect(md).toMatch(/1 stream, \d+\/\d+\/\d+ tokens/); // the metrics sample's lengths, sized from the measured speed
   });
 
   test('console: the table per project with workloads and the gate line', () => {
@@ -215,12 +215,13 @@ describe('a real run against a server that flushes its stream (--fault stream-ro
   });
 
   test('console, summary and badge mark the figure PHANTOM with the cause, recomputed from results.json', () => {
-    expect(run.out).toMatch(/n\/a PHANTOM \(role first, content at end, one read, burst\)/);
+    // A flush of a few hundred tokens may come in one read or in a few 64 KiB ones: "one read" is not always a cause.
+    expect(run.out).toMatch(/n\/a PHANTOM \(role first, content at end(, one read)?, burst\)/);
     expect(run.out).toContain('GATE: FAILED');
     expect(readFileSync(join(reports, 'phantom', 'summary.md'), 'utf8')).toContain('**PHANTOM**');
     expect(readJson(join(reports, 'phantom', 'badges', 'streaming.json'))).toMatchObject({ message: 'phantom', color: 'red' });
     const rows = workloadRows(toColumns([results])[0]);
-    expect(rows.find((r) => r.check === 'metrics.gen-tps-plausible')?.phantom?.label).toContain('one read');
+    expect(rows.find((r) => r.check === 'metrics.gen-tps-plausible')?.phantom?.label).toContain('burst');
   });
 });
 

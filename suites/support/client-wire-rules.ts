@@ -6,9 +6,10 @@ import type { CheckDef } from '../../lib/check.ts';
 import { bodyJson } from '../../lib/client.ts';
 import { compileSchema, schemaErrors } from '../../lib/schemas.ts';
 import {
-  checks as sseChecks, makeSample, judgeContentType, judgeEventTerminator, judgeDataPrefix, judgeOneJsonPerEvent, judgeDoneTerminator,
-  judgeChunkSchema, judgeFinishOnce, judgeUsageChunk, judgeNoLoneCr, judgeUnknownFields, judgeRoleFirst, type Sample,
+  checks as sseChecks, judgeContentType, judgeEventTerminator, judgeDataPrefix, judgeOneJsonPerEvent, judgeDoneTerminator,
+  judgeChunkSchema, judgeFinishOnce, judgeUsageChunk, judgeNoLoneCr, judgeUnknownFields, judgeRoleFirst,
 } from '../sse.ts';
+import { makeSample, type Sample } from '../../lib/sse-samples.ts';
 import { checks as anthropicChecks, judgeEventLines, judgeEventSequence } from '../anthropic.ts';
 import { checks as ollamaChecks, judgeNdjsonFraming, judgeDoneLine, makeNdjsonSample } from '../ollama.ts';
 import { checks as apiChecks } from '../api.ts';
