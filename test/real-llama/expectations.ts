@@ -28,6 +28,11 @@ export const EXPECTATIONS: Record<string, PerConfig> = {
   'errors.malformed-json': { outcomes: ['known'], why: PROFILE_KNOWN },
   'errors.required-shape': { outcomes: ['known'], why: PROFILE_KNOWN },
   'errors.no-server-error': { outcomes: ['known'], why: PROFILE_KNOWN },
+  'errors.optional-types': {
+    outcomes: ['warn'],
+    why: 'lenient parsing, the SHOULD this check grades: llama-server reads every optional parameter through json_value(), which on a wrong type logs "Wrong type supplied for parameter" and uses the default, so max_tokens "ten", temperature "hot" and stream "maybe" are served with 200',
+    link: 'https://github.com/ggml-org/llama.cpp/blob/b4747/examples/server/utils.hpp',
+  },
   'context.over-window-400': { outcomes: ['known'], why: B4747_KNOWN },
   'anthropic.event-lines': {
     outcomes: ['skip'],

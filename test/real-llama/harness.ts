@@ -50,6 +50,8 @@ interface Row {
   ms: number;
   message: string;
   metrics?: Record<string, unknown>;
+  /** The verdict's evidence, kept only where the outcome was not expected (what the wire showed, to decide who is wrong). */
+  evidence?: unknown[];
 }
 
 /** The figures a reader wants beside the verdicts: single and parallel decode rates, TTFT, prefill. */
@@ -132,6 +134,7 @@ export function describeLlamaConfig(cfg: LlamaConfig, bundle: LlamaBundle): void
         let outcome: Outcome;
         let message: string;
         let metrics: Record<string, unknown> | undefined;
+        let evidence: unknown[] | undefined;
         const skipped = skipReason(check, profile!, info!, 'quick');
         if (skipped) {
           outcome = 'skip';
@@ -143,12 +146,13 @@ export function describeLlamaConfig(cfg: LlamaConfig, bundle: LlamaBundle): void
             outcome = g.outcome;
             message = g.message;
             metrics = r.verdict.metrics;
+            if (!exp.outcomes.includes(outcome)) evidence = r.verdict.evidence?.slice(0, 6);
           } catch (e) {
             outcome = 'error';
             message = `harness error: ${(e as Error).stack ?? e}`;
           }
         }
-        rows.push({ id: check.id, level: check.level, outcome, expected: exp.outcomes, ms: performance.now() - started, message, metrics });
+        rows.push({ id: check.id, level: check.level, outcome, expected: exp.outcomes, ms: performance.now() - started, message, metrics, evidence });
         expect(exp.outcomes, `${check.id} on llama-server ${cfg.name} graded ${outcome}; expected ${exp.outcomes.join(' or ')}${exp.why ? ` (${exp.why})` : ''}.\n${message}`).toContain(outcome);
       });
     }
