@@ -37,10 +37,12 @@ export function gradeIsolation(input: { streams: readonly IsolationStream[]; det
   }
   for (const [id, owners] of idOwners) if (owners.length > 1) violations.push(`chunk id ${JSON.stringify(id)} appears in ${owners.join(' and ')}`);
   let mode: string;
+  let compared = 0;
   if (input.deterministic) {
     mode = 'each answer equals its solo answer (profile declares determinism)';
     for (const s of streams) {
       if (s.soloText === undefined) continue;
+      compared++;
       if (s.text !== s.soloText) {
         const at = [...s.text].findIndex((c, i) => c !== [...s.soloText!][i]);
         violations.push(`${s.label}: answer differs from its solo answer at character ${at < 0 ? Math.min(s.text.length, s.soloText.length) : at}: got ${JSON.stringify(s.text.slice(0, 80))}, alone ${JSON.stringify(s.soloText.slice(0, 80))}`);
@@ -64,6 +66,8 @@ export function gradeIsolation(input: { streams: readonly IsolationStream[]; det
       violations,
     }, metrics);
   }
+  if (input.deterministic && compared === 0)
+    return inconclusive('ids and models stayed per stream, but no stream had text alone and together to compare', metrics);
   if (!input.deterministic && !input.soloEchoes)
     return inconclusive(`ids and models stayed per stream, but the model does not echo a nonce alone and the profile does not declare determinism, so the texts cannot be compared`, metrics);
   return pass(`${streams.length} concurrent streams stayed apart: ${mode}`, metrics);

@@ -11,6 +11,7 @@
 import type { CheckContext, CheckDef } from '../lib/check.ts';
 import type { Evidence } from '../lib/types.ts';
 import { chat, generationBody, uniquePrompt, describeExchange, measurePace, paceFor, type Exchange } from '../lib/api.ts';
+import { served } from '../lib/served.ts';
 import { budgetText, endedByUs } from '../lib/deadlines.ts';
 import { sizedFrom, tokensAt } from '../lib/pace.ts';
 import { bodyText } from '../lib/client.ts';
@@ -553,7 +554,7 @@ export const checks: CheckDef[] = [
       for (let i = 0; i < reps; i++) after.push(await normal(`after ${i + 1}`));
       const ours = [...before, ...after].find((x) => endedByUs(x.rec));
       if (ours) return inconclusive(budgetText('the normal requests finished', paceFor(ctx), describeExchange(ours)), { tokens: maxTokens, sizing }, ev);
-      const broken = after.filter((x) => x.rec.status !== 200 || x.rec.failure || !(x.events?.tokens.length));
+      const broken = after.filter((x) => !served(x));
       // wall_tps = tokens / e2e; `shift` moves e2e (our client's delay, counted against a failing verdict).
       const tps = (xs: Exchange[], shift = 0) => xs.map((x) => {
         const tokens = x.metrics?.completionTokens;

@@ -9,6 +9,7 @@
 import type { CheckContext, CheckDef, Threshold, Tier } from '../lib/check.ts';
 import { chat, describeExchange, generationBody, uniquePrompt, type Exchange } from '../lib/api.ts';
 import { filler } from '../lib/prompts.ts';
+import { served, textlessNote } from '../lib/served.ts';
 import { processTreeRssKiB } from '../lib/lifecycle.ts';
 import { measurePace } from '../lib/api.ts';
 import { expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/pace.ts';
@@ -187,7 +188,7 @@ export function cycleSamples(run: CyclesRun): CycleSample[] {
 
 /** Requests that did not complete: a server that errors mid-run fails the timing checks outright. */
 function brokenRequests(run: CyclesRun): Verdict | undefined {
-  const bad = run.requests.filter((q) => q.x.rec.status !== 200 || q.x.rec.failure || !q.x.events || q.x.events.tokens.length === 0);
+  const bad = run.requests.filter((q) => !served(q.x));
   if (bad.length === 0) return undefined;
   return fail({
     requirement: 'Every request of a steady, modest workload MUST be served, cycle after cycle.',
@@ -208,7 +209,7 @@ function evidence(run: CyclesRun, pick?: CycleRequest[]): Evidence[] {
 }
 
 function withRun(v: Verdict, run: CyclesRun): Verdict {
-  const note = `${run.workload.sizing ? ` (${run.workload.sizing})` : ''}${run.stoppedEarly ? ` (${run.stoppedEarly})` : ''}`;
+  const note = `${textlessNote(run.requests.map((q) => q.x))}${run.workload.sizing ? ` (${run.workload.sizing})` : ''}${run.stoppedEarly ? ` (${run.stoppedEarly})` : ''}`;
   return { ...v, message: v.message + note, metrics: { ...v.metrics, workload: run.workload, runMs: Math.round(run.ms) }, evidence: v.evidence ?? evidence(run) };
 }
 

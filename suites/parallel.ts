@@ -14,6 +14,7 @@ import { aggregateWallTps, type TimedRequest } from '../lib/metrics.ts';
 import { fail, fmt, inconclusive, skip } from '../lib/messages.ts';
 import { filler } from '../lib/prompts.ts';
 import type { Evidence, Verdict } from '../lib/types.ts';
+import { served, textlessNote, textlessTokens } from '../lib/served.ts';
 import { gradeNoStarvation, gradeScaling, gradeSpeedup, speedupUndecided, type ScalingLevel, type ScalingRep, type StarvationStream } from '../lib/parallel-grading.ts';
 import { gradeIsolation, type IsolationStream } from '../lib/isolation-grading.ts';
 import { CpuMeter, recordBatching, usableSlots } from '../lib/batching.ts';
@@ -57,7 +58,8 @@ function sized(ctx: CheckContext, pace: Pace | undefined, which: keyof typeof SI
 const BUDGET_SHARE = 0.6;
 const budgetOf = (ctx: CheckContext) => BUDGET_SHARE * (ctx.check.timeoutMs ?? 60_000);
 
-const ok = (x: Exchange) => x.rec.status === 200 && !x.rec.failure && (x.events?.tokens.length ?? 0) > 0;
+/** Served: tokens streamed as text, or counted by usage where they decode to no text (lib/served.ts). */
+const ok = served;
 const rejected = (x: Exchange) => x.rec.status === 429 || x.rec.status === 503;
 const timed = (x: Exchange): TimedRequest => ({ startAbs: x.rec.t0Abs, endAbs: x.rec.t0Abs + x.rec.tEnd, completionTokens: x.metrics?.completionTokens });
 
@@ -176,7 +178,7 @@ export const checks: CheckDef[] = [
         const batches = v.outcome === 'pass' && sp?.estimate !== undefined && sp.estimate >= thresholds.warnBelow;
         recordBatching(ctx, batches ? { concurrency: 2, speedup: sp!.estimate!, low: sp!.low, source: `batching measured by parallel.speedup-2 (${fmt(sp!.estimate)}x at 2 concurrent)` } : null);
       }
-      const note = ` (${sizing}${short ? `; ${short}` : ''})`;
+      const note = `${textlessNote([...singles, ...pairs.flat()])} (${sizing}${short ? `; ${short}` : ''})`;
       return { ...v, message: v.message + note, metrics: { ...v.metrics, tokens: w.tokens, sizing }, evidence: [evidenceOf('single 1', singles[0]), ...pairs[0].map((x, j) => evidenceOf(`pair 1, request ${j + 1}`, x))] };
     },
   },
@@ -207,11 +209,13 @@ export const checks: CheckDef[] = [
       ctx.log(`concurrency ${concurrency.join(', ')} × ${reps} repetitions of ${tokens} tokens (${sizing})`);
       const levels: ScalingLevel[] = [];
       const errors: string[] = [];
+      const all: Exchange[] = [];
       const ev: Evidence[] = [];
       for (const c of concurrency) {
         const repsOf: ScalingRep[] = [];
         for (let r = 0; r < reps && !ctx.signal.aborted; r++) {
           const xs = await together(ctx, c, tokens);
+          all.push(...xs);
           const good = xs.filter(ok);
           for (const [i, x] of xs.entries()) if (!ok(x)) errors.push(`${c} concurrent, repetition ${r + 1}, stream ${i + 1}: ${describeExchange(x)}`);
           repsOf.push({
@@ -230,7 +234,7 @@ export const checks: CheckDef[] = [
         loop: ctx.loopDelay(),
         thresholds: { warnBelow: ctx.threshold('warnBelow'), saturationGain: ctx.threshold('saturationGain'), starvedLoopP99Ms: ctx.threshold('starvedLoopP99Ms') },
       });
-      const note = `${errors.length ? ` (${errors.length} stream(s) not served: ${errors.slice(0, 3).join('; ')}${errors.length > 3 ? '; …' : ''})` : ''} (${sizing})`;
+      const note = `${textlessNote(all)}${errors.length ? ` (${errors.length} stream(s) not served: ${errors.slice(0, 3).join('; ')}${errors.length > 3 ? '; …' : ''})` : ''} (${sizing})`;
       return { ...v, message: v.message + note, metrics: { ...v.metrics, errors, tokens, sizing }, evidence: ev };
     },
   },
@@ -258,7 +262,9 @@ export const checks: CheckDef[] = [
       const sizing = `${sizedFrom(pace)}: ${tokens} tokens per stream`;
       ctx.log(`${reps} × ${n} streams of ${tokens} tokens released together (${sizing})`);
       const recs: Exchange[][] = [];
-      for (let r = 0; r < reps && !ctx.signal.aborted; r++) recs.push(await together(ctx, n, tokens));
+      // Up to 2 extra repetitions replace ones with a textless stream (below), so a rare one does not cost the verdict.
+      const judgeable = () => recs.filter((xs) => !xs.some((x) => textlessTokens(x) !== undefined)).length;
+      for (let r = 0; r < reps + 2 && judgeable() < reps && !ctx.signal.aborted; r++) recs.push(await together(ctx, n, tokens));
       const toStream = (x: Exchange): StarvationStream => {
         const toks = x.events?.tokens ?? [];
         return {
@@ -275,15 +281,19 @@ export const checks: CheckDef[] = [
       // Bursts are judged against this server's own single-stream decode rate (lib/pace.ts), not a fixed gap.
       const p = paceFor(ctx);
       const referenceTps = p ? 1000 / decodeMsPerToken(p) : undefined;
+      // A repetition with a stream served as tokens without text has no token times to order: not judged.
+      const judged = recs.filter((xs) => !xs.some((x) => textlessTokens(x) !== undefined));
+      const dropped = recs.length - judged.length;
+      const droppedNote = dropped ? `; ${dropped} of ${recs.length} repetition(s) not judged for order${textlessNote(recs.flat())}` : '';
       const v = gradeNoStarvation({
-        reps: recs.map((xs) => xs.map(toStream)),
+        reps: judged.map((xs) => xs.map(toStream)),
         slots: slots.value,
         slotsSource: slots.source,
         loop: ctx.loopDelay(),
         referenceTps,
         thresholds: { minReps: ctx.threshold('minReps'), starvedLoopP99Ms: ctx.threshold('starvedLoopP99Ms') },
       });
-      return { ...v, message: `${v.message} (${sizing})`, metrics: { ...v.metrics, tokens, sizing, referenceTps }, evidence: recs[0]?.map((x, i) => evidenceOf(`repetition 1, stream ${i + 1}`, x)) };
+      return { ...v, message: `${v.message} (${sizing}${droppedNote})`, metrics: { ...v.metrics, tokens, sizing, referenceTps, dropped }, evidence: recs[0]?.map((x, i) => evidenceOf(`repetition 1, stream ${i + 1}`, x)) };
     },
   },
   {
@@ -324,12 +334,13 @@ export const checks: CheckDef[] = [
           ids: [...new Set(chunks.map((c) => c?.id).filter((v): v is string => typeof v === 'string'))],
           models: [...new Set(chunks.map((c) => c?.model).filter((v): v is string => typeof v === 'string'))],
           text: x.events?.text ?? '',
-          soloText: solo[i].events?.text,
+          // Tokens without text on either side (lib/served.ts) leave nothing to compare.
+          soloText: textlessTokens(solo[i]) !== undefined || textlessTokens(x) !== undefined ? undefined : solo[i].events?.text,
         };
       });
       const soloEchoes = solo.every((x, i) => (x.events?.text ?? '').includes(specs[i].nonce));
       const v = gradeIsolation({ streams, deterministic: ctx.profile.deterministic, model: ctx.profile.model, soloEchoes });
-      return { ...v, evidence: xs.map((x, i) => ({ ...evidenceOf(`stream ${i + 1} (together)`, x), wire: JSON.stringify((x.events?.text ?? '').slice(0, 200)) })) };
+      return { ...v, message: v.message + textlessNote([...solo, ...xs]), evidence: xs.map((x, i) => ({ ...evidenceOf(`stream ${i + 1} (together)`, x), wire: JSON.stringify((x.events?.text ?? '').slice(0, 200)) })) };
     },
   },
 ];

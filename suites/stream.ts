@@ -5,6 +5,7 @@
 import type { CheckContext, CheckDef } from '../lib/check.ts';
 import type { Evidence, Verdict } from '../lib/types.ts';
 import { chat, generationBody, uniquePrompt, describeExchange, type Exchange } from '../lib/api.ts';
+import { textlessNote, textlessTokens } from '../lib/served.ts';
 import { promptOfTokens } from '../lib/prompts.ts';
 import { bootstrapMedianCI, bootstrapRatioCI, median, summarize } from '../lib/stats.ts';
 import { bandAbove, pause, pollUntil, readSpread, stallShare, type ReadSpread } from '../lib/timing.ts';
@@ -138,8 +139,11 @@ function usable(r: SharedRecording<LongStreams>, what: string): { ok: Exchange[]
   }
   const tokens = ls.exchanges.map((x) => x.metrics?.completionTokens ?? 0);
   const sources = [...new Set(ls.exchanges.map((x) => x.metrics?.tokenSource ?? 'none'))].join('/');
-  const ok = ls.exchanges.filter((x) => (x.metrics?.completionTokens ?? 0) >= ls.minTokens);
+  // Tokens served without text (lib/served.ts) have no arrival times: long enough by usage, but nothing to time.
+  const ok = ls.exchanges.filter((x) => (x.metrics?.completionTokens ?? 0) >= ls.minTokens && textlessTokens(x) === undefined);
   if (ok.length < 2) {
+    const textless = textlessNote(ls.exchanges);
+    if (textless) return { verdict: inconclusive(`${ok.length} of ${ls.exchanges.length} streams carried text to time${textless}; ${what} needs 2 (${ls.sizing})`, { completionTokens: tokens, sizes: ls.sizes }) };
     if (ls.short) return { verdict: inconclusive(`${ls.short}; ${what} needs 2 (${ls.sizing})`, { completionTokens: tokens, sizes: ls.sizes }) };
     return {
       verdict: inconclusive(
@@ -185,7 +189,8 @@ function startStream(ctx: CheckContext, maxTokens: number, exact: boolean, what:
       return new Promise((resolve) => waiters.push({ n, resolve }));
     },
   };
-  const body = generationBody(ctx, 'openai-chat', { prompt: uniquePrompt(ctx, what), maxTokens, stream: true, exactLength: exact });
+  // Usage tells a generation served as tokens without text (lib/served.ts) from one that ended early.
+  const body = generationBody(ctx, 'openai-chat', { prompt: uniquePrompt(ctx, what), maxTokens, stream: true, exactLength: exact, extra: { stream_options: { include_usage: true } } });
   s.done = chat(ctx, body, {
     signal: ac.signal,
     onToken: (t, count) => {
@@ -249,14 +254,18 @@ async function cancelByCounters(ctx: CheckContext, reader: BusyReader): Promise<
   if (baseline === undefined) return undefined;
   const n = orphanTokens(ctx);
   const forced = !!ctx.profile.forceLength;
-  const orphan = startStream(ctx, n, true, ORPHAN_PROMPT);
-  const started = await within(orphan.reach(TOKENS_BEFORE_ABORT), startBound(ctx), ctx.signal);
-  if (!started) {
+  let orphan: LiveStream;
+  for (let attempt = 1; ; attempt++) {
+    orphan = startStream(ctx, n, true, ORPHAN_PROMPT);
+    if (await within(orphan.reach(TOKENS_BEFORE_ABORT), startBound(ctx), ctx.signal)) break;
     orphan.ac.abort();
     const x = await orphan.done;
     if (x.rec.failure?.kind === 'aborted') return inconclusive(`no ${TOKENS_BEFORE_ABORT} token events within ${startBound(ctx)} ms: too slow to test cancellation`, undefined, [evidenceOf('orphan', x)]);
     const problem = streamProblem(x);
     if (problem) return fail({ requirement: 'A long streaming request MUST start streaming so that cancelling it can be tested.', expected: 'HTTP 200 and token events', actual: problem });
+    // Tokens served without text (lib/served.ts) give nothing to cut the stream after: once more, with a fresh prompt.
+    if (textlessTokens(x) !== undefined && attempt < 2) continue;
+    if (textlessTokens(x) !== undefined) return inconclusive(`no orphan stream of ${attempt} carried text to cancel it after${textlessNote([x])}`);
     return inconclusive(`the generation ended after ${orphan.count} token event(s), before it could be cancelled (declare forceLength so ${n} tokens can be requested)`);
   }
   const busyDuring = await reader.read();

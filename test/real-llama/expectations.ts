@@ -10,6 +10,8 @@ export interface Expectation {
   /** Why anything other than pass: llama.cpp's documented behaviour, or the capability the configuration lacks. */
   why?: string;
   link?: string;
+  /** A warn is also accepted when the verdict marks it borderline (no confidence bound past the threshold). */
+  borderlineWarn?: boolean;
 }
 
 type PerConfig = Expectation & { configs?: Partial<Record<LlamaConfigName, Expectation>> };
@@ -75,6 +77,11 @@ export const EXPECTATIONS: Record<string, PerConfig> = {
     outcomes: ['pass', 'inconclusive'],
     why: SPEED,
     configs: {
+      'bandwidth-4': {
+        outcomes: ['pass', 'inconclusive'],
+        borderlineWarn: true,
+        why: 'two streams batch 1.55x on a quiet machine, 1.24-1.34x with a neighbour on the other core (memory bandwidth is shared): an interval that straddles 1.3x is a borderline warn by design.md, never a clear one; ' + SPEED,
+      },
       'tiny-4': {
         outcomes: ['pass', 'warn', 'inconclusive'],
         why: 'the 22 MB model is bound by per-token overhead, not memory: two streams gain ~1.1x (bundle README: 660 → 730 tok/s), which the check reads as "no effective batching" with 4 slots; ' + SPEED,
