@@ -193,6 +193,8 @@ export interface StarvationStream {
   firstTokenAbs?: number;
   lastTokenAbs?: number;
   tokens: number;
+  /** Served as tokens that decode to no text (lib/served.ts): no token times, but not a failure. */
+  textless?: boolean;
 }
 
 /**
@@ -246,7 +248,7 @@ export function gradeNoStarvation(input: { reps: ReadonlyArray<readonly Starvati
   const limited = all.filter(({ s }) => (s.status === 429 || s.status === 503) && s.retryAfter !== undefined && s.retryAfter !== '');
   if (limited.length)
     return warn(`the server turned away ${limited.length} of ${all.length} stream(s) with HTTP ${[...new Set(limited.map(({ s }) => s.status))].join('/')} and Retry-After (${limited.map(({ s, label }) => `${label}: Retry-After ${s.retryAfter}`).join('; ')}) although ${n} ≤ ${slotsText}: at capacity, not broken`, metrics);
-  const broken = all.filter(({ s }) => s.status !== 200 || s.failure !== undefined || s.tokens === 0);
+  const broken = all.filter(({ s }) => s.status !== 200 || s.failure !== undefined || (s.tokens === 0 && !s.textless));
   if (broken.length) {
     return fail({
       requirement: `Every one of ${n} concurrent streams (no more than the ${slotsText}) MUST be served; a server at capacity answers 429/503 with Retry-After.`,

@@ -38,6 +38,11 @@ function withStartCwd(p: Profile, file: string): Profile {
   return { ...p, start: { ...p.start, cwd: resolve(dirname(resolve(file)), p.start.cwd) } };
 }
 
+/** The folder a profile's server starts in (every start and restart): its start.cwd, else the suite's root. */
+export function startCwd(start: NonNullable<Profile['start']>): string {
+  return start.cwd ? resolve(ROOT, start.cwd) : ROOT;
+}
+
 function describeError(e: ErrorObject, servers: unknown[], file: string): string {
   const m = /^\/servers\/(\d+)(\/.*)?$/.exec(e.instancePath);
   let where = `${file}`;

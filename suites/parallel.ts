@@ -263,7 +263,10 @@ export const checks: CheckDef[] = [
       ctx.log(`${reps} × ${n} streams of ${tokens} tokens released together (${sizing})`);
       const recs: Exchange[][] = [];
       // Up to 2 extra repetitions replace ones with a textless stream (below), so a rare one does not cost the verdict.
-      const judgeable = () => recs.filter((xs) => !xs.some((x) => textlessTokens(x) !== undefined)).length;
+      // A repetition with a stream served as tokens without text has no token times to order (unless another of its
+      // streams was not served at all: that is judged, and fails).
+      const unjudgeable = (xs: Exchange[]) => xs.some((x) => textlessTokens(x) !== undefined) && xs.every(ok);
+      const judgeable = () => recs.filter((xs) => !unjudgeable(xs)).length;
       for (let r = 0; r < reps + 2 && judgeable() < reps && !ctx.signal.aborted; r++) recs.push(await together(ctx, n, tokens));
       const toStream = (x: Exchange): StarvationStream => {
         const toks = x.events?.tokens ?? [];
@@ -274,6 +277,7 @@ export const checks: CheckDef[] = [
           firstTokenAbs: toks.length ? x.rec.t0Abs + toks[0].t : undefined,
           lastTokenAbs: toks.length ? x.rec.t0Abs + toks[toks.length - 1].t : undefined,
           tokens: toks.length,
+          textless: textlessTokens(x) !== undefined,
         };
       };
       const ours = recs.flat().find((x) => endedByUs(x.rec));
@@ -281,8 +285,7 @@ export const checks: CheckDef[] = [
       // Bursts are judged against this server's own single-stream decode rate (lib/pace.ts), not a fixed gap.
       const p = paceFor(ctx);
       const referenceTps = p ? 1000 / decodeMsPerToken(p) : undefined;
-      // A repetition with a stream served as tokens without text has no token times to order: not judged.
-      const judged = recs.filter((xs) => !xs.some((x) => textlessTokens(x) !== undefined));
+      const judged = recs.filter((xs) => !unjudgeable(xs));
       const dropped = recs.length - judged.length;
       const droppedNote = dropped ? `; ${dropped} of ${recs.length} repetition(s) not judged for order${textlessNote(recs.flat())}` : '';
       const v = gradeNoStarvation({

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadServers, parseServers, ROOT } from '../lib/profile.ts';
+import { loadServers, parseServers, startCwd, ROOT } from '../lib/profile.ts';
 
 const servers = (start: Record<string, unknown>) => JSON.stringify({ servers: [{ id: 'cwd-srv', baseUrl: 'http://127.0.0.1:{port}', model: 'm', start }] });
 
@@ -18,6 +18,9 @@ test('a relative start.cwd resolves against the servers file\'s folder; an absol
   expect(parseServers(servers({ command: ['x'], cwd: '/opt/srv' }), file)[0]!.start!.cwd).toBe('/opt/srv');
   expect(parseServers(servers({ command: ['x'], cwd: '.' }), file)[0]!.start!.cwd).toBe(join(dir, 'conf'));
   expect(parseServers(servers({ command: ['x'] }), file)[0]!.start!.cwd).toBeUndefined();
+  // Start and restart spawn in the same folder (a restart once joined the absolute cwd onto the suite's root).
+  expect(startCwd(loadServers(file)[0]!.start!)).toBe(join(dir, 'server'));
+  expect(startCwd({ command: ['x'] })).toBe(ROOT);
 });
 
 test('a real run starts the server in that folder: a start script found only there gets the server ready', async () => {

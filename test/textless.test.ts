@@ -7,6 +7,7 @@
 import { describe, expect, test } from 'vitest';
 import { runCatalogue, speedArgs, speedProfile } from './support/speed-matrix.ts';
 import { served, textlessTokens } from '../lib/served.ts';
+import { gradeNoStarvation, type StarvationStream } from '../lib/parallel-grading.ts';
 import type { Exchange } from '../lib/api.ts';
 import type { StreamEvents } from '../lib/stream-events.ts';
 
@@ -40,5 +41,16 @@ describe('answers served as tokens without text', () => {
     expect(served(exchange({ usage: 8, done: false }))).toBe(false); // cut before its end
     expect(served(exchange({ status: 500, usage: 8 }))).toBe(false);
     expect(textlessTokens(exchange({ tokens: 2, usage: 8 }))).toBeUndefined();
+  });
+
+  test('no-starvation: a textless stream is not "got no tokens"; a 200 with neither text nor usage still is', () => {
+    const th = { minReps: 1, starvedLoopP99Ms: 100 };
+    const streaming = (t0: number): StarvationStream => ({ status: 200, firstTokenAbs: t0, lastTokenAbs: t0 + 100, tokens: 8 });
+    const textless: StarvationStream = { status: 200, tokens: 0, textless: true };
+    const empty: StarvationStream = { status: 200, tokens: 0 };
+    expect(gradeNoStarvation({ reps: [[streaming(0), streaming(5), textless]], slots: 4, thresholds: th }).outcome).toBe('pass');
+    const v = gradeNoStarvation({ reps: [[streaming(0), streaming(5), empty]], slots: 4, thresholds: th });
+    expect(v.outcome).toBe('fail');
+    expect(v.message).toMatch(/1 of 3 stream\(s\) got no tokens/);
   });
 });

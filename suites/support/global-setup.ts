@@ -3,10 +3,10 @@
 // Failures become `setupError` (graded as a setup error by every check), never an aborted run.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
-import { apiKeyOf, ROOT } from '../../lib/profile.ts';
+import { apiKeyOf, startCwd } from '../../lib/profile.ts';
 import { SetupError, assertSomethingAnswers, freePort, spawnServer, waitReady, type RunningServer } from '../../lib/lifecycle.ts';
 import { describeDiscovery, discoverServer } from '../../lib/discovery.ts';
 import { registerSecret, stripUrlCredentials, redact } from '../../lib/secrets.ts';
@@ -49,8 +49,7 @@ export default async function setup(project: TestProject) {
     }
     if (profile.start) {
       console.log(`[${profile.id}] starting: ${redact(profile.start.command.join(' '))}`);
-      // start.cwd is absolute once loaded (lib/profile.ts resolves it against the servers file's folder); without it, the suite's root.
-      server = spawnServer(profile.start.command, { cwd: profile.start.cwd ? resolve(ROOT, profile.start.cwd) : ROOT, env: profile.start.env });
+      server = spawnServer(profile.start.command, { cwd: startCwd(profile.start), env: profile.start.env });
     } else {
       await assertSomethingAnswers(baseUrl, headers);
     }
@@ -67,7 +66,10 @@ export default async function setup(project: TestProject) {
   }
   // Credentials never travel in the provided base URL: the workers rebuild headers from the env var.
   project.provide('server', info);
-  if (stamp) {
+  if (stamp && setupErrorText(project)) {
+    // Nothing to check against: the preflight's second of streams would be spent for nothing.
+    await stamp.then((s) => s.stop(), () => undefined);
+  } else if (stamp) {
     const fidelity = await runPreflight({ server: stamp });
     project.provide('fidelity', fidelity);
     console.log(`[${profile.id}] ${describePreflight(fidelity)}`);
@@ -84,7 +86,7 @@ export default async function setup(project: TestProject) {
       const argv = profile.start!.command;
       await server?.stop();
       console.log(`[${profile.id}] restarting: ${redact(argv.join(' '))}`);
-      server = spawnServer(argv, { cwd: profile.start!.cwd ? join(ROOT, profile.start!.cwd) : ROOT, env: profile.start!.env });
+      server = spawnServer(argv, { cwd: startCwd(profile.start!), env: profile.start!.env });
       await waitReady({ ...profile, startTimeoutMs: bounded(profile.startTimeoutMs) }, baseUrl, headers, server);
       info = { ...info, startedPid: server.pid };
     },
