@@ -3,7 +3,7 @@
 // usage.completion_tokens 8 (seen 1 in 150 on the real-llama bandwidth-4 model; it failed cycles.* as "not served").
 // The reference server does the same to every 5th plain streamed chat answer (--invisible-every 5): the timing
 // families must grade it as served — counted by usage, left out of token timing — never fail or error. The same
-// families still fail a server that answers 200 with neither text nor usage (lib/served.ts, below).
+// families still fail a server that answers 200 with neither text nor usage (the same server with its usage off).
 import { describe, expect, test } from 'vitest';
 import { runCatalogue, speedArgs, speedProfile } from './support/speed-matrix.ts';
 import { served, textlessTokens } from '../lib/served.ts';
@@ -20,6 +20,15 @@ describe('answers served as tokens without text', () => {
     const cycles = run.rows.find((r) => r.id === 'cycles.no-slowdown')!;
     expect(cycles.outcome).toBe('pass');
     expect(cycles.message).toMatch(/answer\(s\) served .* token\(s\) by usage that decode to no text/);
+  });
+
+  test('the same server without usage (--fault sse-usage-missing): an answer with neither text nor usage still fails, named', { timeout: 240_000 }, async () => {
+    const run = await runCatalogue('textless every 5, no usage', speedArgs(300, ['--invisible-every', '5', '--fault', 'sse-usage-missing']), { families: ['parallel', 'cycles'], profile: speedProfile(300) });
+    for (const id of ['parallel.speedup-2', 'cycles.no-slowdown', 'cycles.ttft-stable']) {
+      const row = run.rows.find((r) => r.id === id)!;
+      expect(row.outcome, `${id}: ${row.message}`).toBe('fail');
+      expect(row.message).toMatch(/HTTP 200[;,] 0 token event\(s\)/);
+    }
   });
 
   const exchange = (o: { status?: number; tokens?: number; usage?: number; done?: boolean }): Exchange => {
