@@ -33,6 +33,23 @@ export interface SupervisorHooks {
   onRestart(r: RestartRecord): void;
 }
 
+/** How long a process that stopped answering may take to finish exiting before it is called alive but silent. */
+export const EXIT_GRACE_MS = 2_000;
+
+/**
+ * The process state once a dying process has had time to exit: a crash closes the listening socket (the probe sees
+ * ECONNREFUSED) a moment before the exit event arrives, and on a loaded machine that moment can outlast the probe.
+ */
+async function settledState(hooks: SupervisorHooks): Promise<string | undefined> {
+  const until = Date.now() + EXIT_GRACE_MS;
+  let state = hooks.processState();
+  while (state !== undefined && !/^exited/.test(state) && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 100));
+    state = hooks.processState();
+  }
+  return state;
+}
+
 /** Restarts per project run: a server that keeps dying is reported, not revived forever. */
 export const MAX_RESTARTS = 3;
 
@@ -40,7 +57,7 @@ export async function startSupervisor(hooks: SupervisorHooks): Promise<{ url: st
   const restarts: RestartRecord[] = [];
   let busy: Promise<RestartAnswer> | undefined;
   const handle = async (after: string, request: string): Promise<RestartAnswer> => {
-    const state = hooks.processState();
+    const state = await settledState(hooks);
     if (state === undefined) return { restarted: false, reason: 'the suite did not start this server (no start command)', count: restarts.length };
     if (restarts.length >= MAX_RESTARTS) return { restarted: false, reason: `already restarted ${restarts.length} times in this run (at most ${MAX_RESTARTS})`, process: state, count: restarts.length };
     const rec: RestartRecord = { after, request, process: state, ok: false, detail: '' };

@@ -21,6 +21,8 @@ const B4747_KNOWN = 'a known issue of build b4747, fixed later (test/real-llama/
 const LOADED = 'timing on a shared 2-core machine: a starved client is inconclusive, never a verdict on the server';
 /** Timing checks whose grading under changing or extreme speed is issue 8 item 3 (`speed`): a fail here is theirs. */
 const SPEED = `${LOADED}; speed-sized budgets and phantom/cadence grading are issue 8 item 3`;
+/** The cycles family on a shared machine: a neighbour's load is a step the slope cannot tell from a server's. */
+const CYCLES = `${SPEED}; a step in speed from a neighbour starting mid-run is at most a borderline warn (slope interval reaching zero), never a clear one`;
 
 export const EXPECTATIONS: Record<string, PerConfig> = {
   // --- protocol checks: one outcome each
@@ -109,9 +111,12 @@ export const EXPECTATIONS: Record<string, PerConfig> = {
   'metrics.gen-tps-plausible': { outcomes: ['pass', 'inconclusive'], why: SPEED },
   'metrics.server-timings-agree': { outcomes: ['pass', 'inconclusive'], why: SPEED },
   'api.stop-sequence': { outcomes: ['pass', 'inconclusive'], why: 'random text: a stop string may not come up before max_tokens' },
-  'cycles.no-slowdown': { outcomes: ['pass', 'inconclusive'], why: SPEED },
-  'cycles.no-stalls': { outcomes: ['pass', 'inconclusive'], why: SPEED },
-  'cycles.ttft-stable': { outcomes: ['pass', 'inconclusive'], why: SPEED },
+  // A neighbour that starts mid-run steps throughput down for the rest of the cycles (CI, tiny-1: 436 → 343 tok/s at
+  // cycle 5, slope interval -19.2 … +0.05): a leak's shape without a leak. The slope interval reaching zero makes it a
+  // borderline warn, which strict grading does not fail either; a clear one still fails here.
+  'cycles.no-slowdown': { outcomes: ['pass', 'inconclusive'], borderlineWarn: true, why: CYCLES },
+  'cycles.no-stalls': { outcomes: ['pass', 'inconclusive'], borderlineWarn: true, why: CYCLES },
+  'cycles.ttft-stable': { outcomes: ['pass', 'inconclusive'], borderlineWarn: true, why: CYCLES },
   // Real attention cost on a small model (log-log slope 1.3-1.7 here) is judged by the served window's extrapolated
   // prefill against the server's own short-prompt rate (issue 8 item 3), so it passes: a warn would be a regression.
   'context.prefill-scaling': { outcomes: ['pass', 'inconclusive'], why: LOADED },
