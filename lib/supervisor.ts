@@ -110,13 +110,3 @@ export async function requestRestart(url: string, after: string, request: string
     return { restarted: false, reason: `the supervisor did not answer: ${(e as Error).message}`, count: 0 };
   }
 }
-
-/** Worker side: what the supervisor knows of the process ("exited (code 1)", "alive (pid …)"), or undefined. */
-export async function processState(url: string): Promise<string | undefined> {
-  try {
-    const res = await fetch(`${url}/state`, { signal: AbortSignal.timeout(3_000) });
-    return ((await res.json()) as { process?: string }).process;
-  } catch {
-    return undefined;
-  }
-}
