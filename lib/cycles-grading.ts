@@ -15,6 +15,7 @@ import type { Verdict } from './types.ts';
 import { borderline, fail, fmt, inconclusive, pass, warn } from './messages.ts';
 import { median, quantile, summarize, theilSen } from './stats.ts';
 import { pct, starvedReason as starved, type LoopDelay } from './loop-delay.ts';
+import type { CpuUse } from './machine-load.ts';
 
 export type { LoopDelay } from './loop-delay.ts';
 
@@ -35,6 +36,8 @@ export interface CycleSample {
   ttftMs: ReadonlyArray<number | undefined>;
   /** RSS of the server's process tree at the end of the cycle (KiB), where the suite started the server. */
   rssKiB?: number;
+  /** Who used the machine's CPUs during the cycle (lib/machine-load.ts), where /proc is there. */
+  cpu?: CpuUse;
 }
 
 export interface CyclePoint {
@@ -42,11 +45,46 @@ export interface CyclePoint {
   wallTps?: number;
   ttftMs?: number;
   rssKiB?: number;
+  /** Cores used by processes other than the server and our client during the cycle. */
+  otherCores?: number;
+  /** Cores used by the server's process tree during the cycle (only where the suite started it). */
+  serverCores?: number;
 }
 
 /** The per-cycle curve the report plots: medians of each cycle's requests. */
 export function cycleCurve(cycles: readonly CycleSample[]): CyclePoint[] {
-  return cycles.map((c) => ({ cycle: c.cycle, wallTps: median(c.wallTps), ttftMs: median(c.ttftMs), ...(c.rssKiB !== undefined ? { rssKiB: c.rssKiB } : {}) }));
+  return cycles.map((c) => ({
+    cycle: c.cycle,
+    wallTps: median(c.wallTps),
+    ttftMs: median(c.ttftMs),
+    ...(c.rssKiB !== undefined ? { rssKiB: c.rssKiB } : {}),
+    ...(c.cpu ? { otherCores: c.cpu.otherCores, ...(c.cpu.serverCores !== undefined ? { serverCores: c.cpu.serverCores } : {}) } : {}),
+  }));
+}
+
+/**
+ * When a neighbour explains a trend (design.md: our verdict must not blame the server for the machine's load):
+ * other processes took at least `riseCores` more of the machine in the last cycles than in the first, the server was
+ * CPU-bound (at least `cpuBoundCores` in the first cycles, so a neighbour can take its CPU), and the server's own CPU
+ * supply fell about as much as the metric moved (observed factor at most `slack` × first/last server cores: a server
+ * that slows down by itself keeps its CPU and spends more of it per token). Needs the server's pid (a server the suite
+ * started); without it no trend is excused.
+ */
+export const CONTENTION = { riseCores: 0.25, cpuBoundCores: 0.5, slack: 1.25 };
+
+export function contention(points: readonly CyclePoint[], m: number, observedFactor: number): string | undefined {
+  if (points.length < 2 * m || points.some((p) => p.otherCores === undefined || p.serverCores === undefined)) return undefined;
+  const head = points.slice(0, m);
+  const tail = points.slice(points.length - m);
+  const otherFirst = median(head.map((p) => p.otherCores));
+  const otherLast = median(tail.map((p) => p.otherCores));
+  const serverFirst = median(head.map((p) => p.serverCores));
+  const serverLast = median(tail.map((p) => p.serverCores));
+  if (otherFirst === undefined || otherLast === undefined || serverFirst === undefined || serverLast === undefined) return undefined;
+  if (otherLast - otherFirst < CONTENTION.riseCores || serverFirst < CONTENTION.cpuBoundCores || !(serverLast > 0)) return undefined;
+  const supply = serverFirst / serverLast;
+  if (observedFactor > CONTENTION.slack * supply) return undefined;
+  return `the machine got busier while the cycles ran: other processes used ${fmt(otherFirst, 2)} cores in the first ${m} cycles and ${fmt(otherLast, 2)} in the last ${m}, and the CPU-bound server's own CPU fell from ${fmt(serverFirst, 2)} to ${fmt(serverLast, 2)} cores (×${fmt(supply, 2)}), which explains the ×${fmt(observedFactor, 2)} change: a neighbour's load cannot be told from a slowdown of the server`;
 }
 
 export interface TrendThresholds {
@@ -125,6 +163,8 @@ export function gradeNoSlowdown(input: TrendInput): Verdict {
   const slopeBelow = t.high < 0;
   const bigDrop = ratio < 1 - th.relative;
   const persists = Math.max(...t.tail) < (1 - th.relative / 2) * t.first!;
+  const busier = (slopeBelow || bigDrop) && ratio > 0 ? contention(points, t.m, 1 / ratio) : undefined;
+  if (busier) return inconclusive(`${busier}: ${figures}`, metrics);
   if (slopeBelow && bigDrop && persists) {
     return fail({
       requirement: 'Throughput MUST NOT decay over repeated cycles of the same workload (slowdown over cycles: mlx-vlm went 790 → 3.5 tok/s as garbage piled up).',
@@ -172,6 +212,8 @@ export function gradeTtftStable(input: TrendInput): Verdict {
   const slopeAbove = t.low > 0;
   const big = rel > th.relative && growth > th.absolute;
   const persists = Math.min(...t.tail) - t.first! > Math.max(th.absolute / 2, (th.relative / 2) * t.first!);
+  const busier = (slopeAbove || big) && t.first! > 0 ? contention(points, t.m, t.last! / t.first!) : undefined;
+  if (busier) return inconclusive(`${busier}: ${figures}`, metrics);
   if (slopeAbove && big && persists) {
     return fail({
       requirement: 'Time to first token MUST NOT grow over repeated cycles of the same workload (TTFT growing over cycles: a request waits longer the longer the server runs).',

@@ -11,6 +11,7 @@ import { chat, describeExchange, generationBody, uniquePrompt, type Exchange } f
 import { filler } from '../lib/prompts.ts';
 import { served, textlessNote } from '../lib/served.ts';
 import { processTreeRssKiB } from '../lib/lifecycle.ts';
+import { cpuSnapshot, cpuUse, type CpuUse } from '../lib/machine-load.ts';
 import { measurePace } from '../lib/api.ts';
 import { expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/pace.ts';
 import { fail, fmt, inconclusive } from '../lib/messages.ts';
@@ -75,6 +76,8 @@ export interface CyclesRun {
   rss: RssSample[];
   rssUnavailable?: string;
   loop: LoopDelay;
+  /** CPU use per cycle (index = cycle; the warm-up's is not kept): the server's tree, our client, everything else. */
+  cpu: (CpuUse | undefined)[];
   ms: number;
   /** Cycles completed (the run stops starting cycles when its time budget is spent). */
   completedCycles: number;
@@ -134,12 +137,14 @@ async function recordCycles(ctx: CheckContext): Promise<CyclesRun> {
   let index = 0;
   const trend = trendThresholds((id, name) => familyThreshold(ctx, id, name));
   let measuring = w.cycles;
+  const cpu: (CpuUse | undefined)[] = [];
   for (let cycle = 0; cycle <= measuring && !ctx.signal.aborted; cycle++) {
     if (cycle > 0 && performance.now() - t0 > budgetMs) {
       stoppedEarly = `time budget of ${fmt(budgetMs / 1000, 1)} s spent after ${completedCycles} of ${measuring} cycles`;
       ctx.log(stoppedEarly);
       break;
     }
+    const cpuStart = cpuSnapshot(pid);
     for (let r = 0; r < w.requestsPerCycle; r++) {
       const body = generationBody(ctx, 'openai-chat', {
         prompt: uniquePrompt(ctx, `Continue these notes in the same style.\n${filler(40, (cycle * 97 + r * 31) % 500)}`),
@@ -155,22 +160,27 @@ async function recordCycles(ctx: CheckContext): Promise<CyclesRun> {
     }
     if (cycle > 0) {
       completedCycles++;
+      const cpuEnd = cpuSnapshot(pid);
+      const use = cpuStart && cpuEnd ? cpuUse(cpuStart, cpuEnd) : undefined;
+      cpu[cycle] = use;
       const done = requests.filter((q) => q.cycle === cycle);
-      ctx.log(`cycle ${cycle}/${measuring}: wall_tps ${done.map((q) => fmt(q.x.metrics?.wallTps, 1)).join(', ')} tok/s`);
+      const load = use ? `; CPU cores: server ${fmt(use.serverCores, 2)}, client ${fmt(use.clientCores, 2)}, other ${fmt(use.otherCores, 2)} of ${use.cores}` : '';
+      ctx.log(`cycle ${cycle}/${measuring}: wall_tps ${done.map((q) => fmt(q.x.metrics?.wallTps, 1)).join(', ')} tok/s${load}`);
       // Sequential rule (pure, simulated): past K cycles, two more at a time while the trend is not yet clear.
-      if (cycle === measuring && measuring < w.maxCycles && cyclesUndecided({ cycles: samplesOf(requests, cycle), ...trend })) {
+      if (cycle === measuring && measuring < w.maxCycles && cyclesUndecided({ cycles: samplesOf(requests, cycle, cpu), ...trend })) {
         measuring = Math.min(w.maxCycles, measuring + 2);
         ctx.log(`trend not yet clear after ${cycle} cycles: measuring up to ${measuring}`);
       }
     }
   }
-  return { workload: w, requests, rss, rssUnavailable, loop: ctx.loopDelay(), ms: performance.now() - t0, completedCycles, stoppedEarly };
+  return { workload: w, requests, rss, rssUnavailable, loop: ctx.loopDelay(), cpu, ms: performance.now() - t0, completedCycles, stoppedEarly };
 }
 
-function samplesOf(requests: CycleRequest[], cycles: number): CycleSample[] {
+function samplesOf(requests: CycleRequest[], cycles: number, cpu: (CpuUse | undefined)[]): CycleSample[] {
   return Array.from({ length: cycles }, (_, i) => {
     const reqs = requests.filter((q) => q.cycle === i + 1);
-    return { cycle: i + 1, wallTps: reqs.map((q) => q.x.metrics?.wallTps), ttftMs: reqs.map((q) => q.x.metrics?.ttftMs) };
+    const use = cpu[i + 1];
+    return { cycle: i + 1, wallTps: reqs.map((q) => q.x.metrics?.wallTps), ttftMs: reqs.map((q) => q.x.metrics?.ttftMs), ...(use ? { cpu: use } : {}) };
   });
 }
 
@@ -181,7 +191,8 @@ export function cycleSamples(run: CyclesRun): CycleSample[] {
     const reqs = run.requests.filter((q) => q.cycle === c);
     const last = reqs[reqs.length - 1];
     const rss = last ? run.rss.find((s) => s.request === last.index + 1)?.rssKiB : undefined;
-    out.push({ cycle: c, wallTps: reqs.map((q) => q.x.metrics?.wallTps), ttftMs: reqs.map((q) => q.x.metrics?.ttftMs), ...(rss !== undefined ? { rssKiB: rss } : {}) });
+    const use = run.cpu[c];
+    out.push({ cycle: c, wallTps: reqs.map((q) => q.x.metrics?.wallTps), ttftMs: reqs.map((q) => q.x.metrics?.ttftMs), ...(rss !== undefined ? { rssKiB: rss } : {}), ...(use ? { cpu: use } : {}) });
   }
   return out;
 }
