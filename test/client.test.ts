@@ -2,7 +2,7 @@
 import { test, expect, beforeAll, afterAll } from 'vitest';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { record, bodyText } from '../lib/client.ts';
+import { record, bodyText, readFlowing } from '../lib/client.ts';
 import { decodeSse } from '../lib/sse.ts';
 import { openaiChatEvents } from '../lib/stream-events.ts';
 
@@ -224,4 +224,48 @@ test('a reset on a reused keep-alive socket is retried once on a fresh connectio
     s.closeAllConnections();
     await new Promise((r) => s.close(r));
   }
+});
+
+test('a stream cut mid-body (socket destroyed after two events): a reset, with what arrived kept', async () => {
+  scripts.set('/cut', async (res) => {
+    sse(res);
+    res.write(chunk('a'));
+    await sleep(30);
+    res.write(chunk('b'));
+    await sleep(30);
+    res.socket?.destroy();
+  });
+  const rec = await record({ url: `${base}/cut`, body: {} });
+  expect(rec.status).toBe(200);
+  expect(rec.failure?.kind).toBe('reset');
+  // Two reads unless a loaded machine let both writes arrive before we read.
+  expect(rec.reads.length).toBeGreaterThanOrEqual(1);
+  expect(bodyText(rec)).toBe(chunk('a') + chunk('b'));
+});
+
+test('readFlowing: stops and destroys the body when told to, rejects a body closed before its end', async () => {
+  const { Readable } = await import('node:stream');
+  const seen: string[] = [];
+  const body = new Readable({ read() {} });
+  const done = readFlowing(body, (c) => {
+    seen.push(Buffer.from(c).toString());
+    return seen.length < 2;
+  });
+  body.push('x');
+  body.push('y');
+  body.push('z');
+  await done;
+  expect(seen).toEqual(['x', 'y']);
+  expect(body.destroyed).toBe(true);
+
+  const cut = new Readable({ read() {} });
+  const p = readFlowing(cut, () => true);
+  cut.push('x');
+  cut.destroy();
+  await expect(p).rejects.toMatchObject({ code: 'ERR_STREAM_PREMATURE_CLOSE' });
+
+  const broken = new Readable({ read() {} });
+  const q = readFlowing(broken, () => true);
+  broken.destroy(new Error('other side closed'));
+  await expect(q).rejects.toThrow('other side closed');
 });
