@@ -274,7 +274,7 @@ async function recordOnce(opts: RequestOptions, dispatcher?: Agent): Promise<Rec
 /**
  * Reads a body by 'data' events until it ends, `onChunk` returns false (the body is then destroyed) or it fails (the
  * promise rejects with the stream's error, as `for await` would throw it). Why not `for await`: an async iterator makes
- * a promise per read and reads the clock a microtask later (13 % more client CPU per event at 32 streams, BENCHMARKS.md).
+ * a promise per read and reads the clock a microtask later (10-11 % more client CPU per event at 32 and 128 streams, BENCHMARKS.md).
  */
 export function readFlowing(body: Readable, onChunk: (chunk: Uint8Array) => boolean): Promise<void> {
   return new Promise<void>((resolve, reject) => {
