@@ -4,8 +4,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import type { Capability, Deadlines, Level, Outcome, Profile, ServerInfo, Verdict } from './types.ts';
 import { DEFAULT_DEADLINES } from './client.ts';
-import { apiKeyOf } from './profile.ts';
-import { registerSecret, redact, stripUrlCredentials } from './secrets.ts';
+import { requestAuth } from './request-auth.ts';
+import { redact, stripUrlCredentials } from './secrets.ts';
 import { effectiveProfile } from './discovery.ts';
 import { clientLag, type ClientLag, type FidelityPreflight } from './fidelity.ts';
 import { inconclusive } from './messages.ts';
@@ -96,14 +96,8 @@ let nonceCounter = 0;
 export function makeContext(check: CheckDef, o: ContextOptions, signal: AbortSignal, loopDelay: () => { p99Ms: number; maxMs: number }): CheckContext {
   const env = o.env ?? process.env;
   // Credentials come from the profile's base URL; the URL we talk to is the one setup resolved (credentials stripped).
-  const urlSecrets = stripUrlCredentials(o.profile.baseUrl).secrets;
   const url = stripUrlCredentials(o.server.baseUrl).url;
-  const key = apiKeyOf(o.profile, env);
-  const secrets = [...urlSecrets, ...(key ? [key] : [])];
-  for (const s of secrets) registerSecret(s);
-  const headers: Record<string, string> = {};
-  if (key) headers.authorization = `Bearer ${key}`;
-  else if (urlSecrets.length) headers.authorization = `Basic ${Buffer.from(urlSecrets.join(':')).toString('base64')}`;
+  const { headers, secrets } = requestAuth(o.profile, env);
   const runId = o.runId ?? randomBytes(4).toString('hex');
   return {
     check,

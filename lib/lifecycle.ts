@@ -137,17 +137,51 @@ export async function probeReady(baseUrl: string, readiness: Readiness, model: s
   return undefined;
 }
 
-/** Poll readiness until it holds or the deadline passes; fail early if the process died. */
+/** Raised when the server never passed its readiness probe within the wait bound (the CLI's own exit code). */
+export class NeverReadyError extends SetupError {}
+
+/**
+ * How long to wait for readiness: CONFORMANCE_WAIT_S (the CLI's --wait) wins, else the profile's startTimeoutMs.
+ * A model load takes minutes (vLLM's own benchmark waits 600 s for its endpoint), so profiles default to that.
+ */
+export function waitBoundMs(profile: Pick<Profile, 'startTimeoutMs'>, env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.CONFORMANCE_WAIT_S?.trim();
+  if (!raw) return profile.startTimeoutMs;
+  const s = Number(raw);
+  if (!Number.isFinite(s) || s < 0) throw new SetupError(`CONFORMANCE_WAIT_S must be a number of seconds ≥ 0, not "${raw}"`);
+  return s * 1000;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+
+export interface WaitReadyOptions {
+  /** Bound on the wait (ms); the default is waitBoundMs(profile). */
+  boundMs?: number;
+  /** Called about every progressEveryMs while waiting, with what the probe got and how long so far. */
+  onProgress?: (line: string) => void;
+  progressEveryMs?: number;
+}
+
+/**
+ * Poll readiness until it holds or the bound passes, for a server the suite started as for one it did not (a server
+ * still loading its model refuses connections or answers 503 for minutes). Fails at once if our process died.
+ */
 export async function waitReady(
   profile: Profile,
   baseUrl: string,
   headers: Record<string, string>,
   server?: RunningServer,
-): Promise<void> {
-  const deadline = performance.now() + profile.startTimeoutMs;
+  opts: WaitReadyOptions = {},
+): Promise<{ waitedMs: number; probes: number }> {
+  const boundMs = opts.boundMs ?? waitBoundMs(profile);
+  const every = opts.progressEveryMs ?? 10_000;
+  const t0 = performance.now();
+  const deadline = t0 + boundMs;
+  let nextProgress = t0 + every;
   let last = 'not probed yet';
   let delay = 100;
-  for (let attempt = 0; attempt < 10_000; attempt++) {
+  let probes = 0;
+  while (probes < 100_000) {
     const ex = server?.exited();
     if (ex) {
       throw new SetupError(
@@ -155,29 +189,24 @@ export async function waitReady(
           (server!.lastLines().join('\n') || '(nothing)'),
       );
     }
+    probes++;
     last = (await probeReady(baseUrl, profile.readiness, profile.model, headers)) ?? '';
-    if (!last) return;
-    if (performance.now() + delay > deadline) break;
-    await new Promise((r) => setTimeout(r, delay));
+    const now = performance.now();
+    if (!last) return { waitedMs: now - t0, probes };
+    if (now >= deadline) break;
+    if (opts.onProgress && now >= nextProgress) {
+      opts.onProgress(`waiting for ${redact(baseUrl)} to be ready: ${last} (${seconds(now - t0)} of ${seconds(boundMs)})`);
+      nextProgress = now + every;
+    }
+    // The last probe goes out at the bound itself, not a whole interval before it.
+    await new Promise((r) => setTimeout(r, Math.min(delay, deadline - now)));
     delay = Math.min(delay * 1.5, 2_000);
   }
   const tail = server ? `\nLast lines it printed:\n${server.lastLines().join('\n') || '(nothing)'}` : '';
-  throw new SetupError(
-    `server "${profile.id}" was not ready within ${profile.startTimeoutMs} ms (startTimeoutMs) at ${baseUrl}: last probe: ${last}${tail}`,
+  throw new NeverReadyError(
+    `server "${profile.id}" was not ready within ${seconds(boundMs)} at ${redact(baseUrl)} ` +
+      `(the wait bound: --wait or CONFORMANCE_WAIT_S, else the profile's startTimeoutMs); ${probes} probe(s), the last: ${last}${tail}`,
   );
-}
-
-/** Fail fast when nothing listens at the base URL (a setup error, not a wall of failed checks). */
-export async function assertSomethingAnswers(baseUrl: string, headers: Record<string, string>): Promise<void> {
-  const rec = await record({ url: `${baseUrl}/v1/models`, headers, deadlines: { connectMs: 3_000, headersMs: 10_000, tokenIdleMs: 10_000, totalMs: 15_000 } });
-  if (rec.failure?.kind === 'connect' || (rec.failure && rec.status === undefined))
-    throw new SetupError(`nothing answers at ${baseUrl} (${rec.failure.message}). Start the server, or give the profile a start command.`);
-}
-
-/** Is the server still there? Used after a network failure to tell "server died" from "check failed". */
-export async function isAlive(baseUrl: string, headers: Record<string, string>): Promise<boolean> {
-  const rec = await record({ url: `${baseUrl}/v1/models`, headers, deadlines: { connectMs: 2_000, headersMs: 5_000, tokenIdleMs: 5_000, totalMs: 6_000 } });
-  return rec.status !== undefined;
 }
 
 /** Resident memory (KiB) of a process and its descendants via ps (works on Linux and macOS). */

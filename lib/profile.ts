@@ -20,7 +20,8 @@ function withDefaults(p: Partial<Profile> & Pick<Profile, 'id' | 'baseUrl' | 'mo
   return {
     apis: ['openai-chat'],
     readiness: { kind: 'http', path: '/v1/models' },
-    startTimeoutMs: 120_000,
+    // A model load takes minutes; vLLM's own benchmark waits 600 s for its endpoint.
+    startTimeoutMs: 600_000,
     deterministic: false,
     ...p,
     baseUrl: p.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, ''),
@@ -124,8 +125,11 @@ export function isPaidHost(url: string): boolean {
 }
 
 /**
- * The `env` profile: any OpenAI-compatible server from OPENAI_BASE_URL (+ OPENAI_API_KEY, OPENAI_MODEL).
- * Returns undefined when OPENAI_BASE_URL is unset; throws when it points at a paid API without the opt-in.
+ * The `env` profile: any OpenAI-compatible server from OPENAI_BASE_URL (+ OPENAI_MODEL, and the key from the variable
+ * CONFORMANCE_API_KEY_ENV names, OPENAI_API_KEY by default); CONFORMANCE_START (a shell command) and
+ * CONFORMANCE_START_CWD let the suite start the server itself. The CLI's --base-url, --model, --api-key-env, --start
+ * and --cwd set these. Returns undefined when OPENAI_BASE_URL is unset; throws when it points at a paid API without
+ * the opt-in.
  */
 export function envProfile(env: NodeJS.ProcessEnv = process.env): Profile | undefined {
   const raw = env.OPENAI_BASE_URL;
@@ -137,21 +141,19 @@ export function envProfile(env: NodeJS.ProcessEnv = process.env): Profile | unde
         `Set ${PAID_OPT_IN_VAR}=1 to run it there anyway.`,
     );
   }
+  const keyVar = env.CONFORMANCE_API_KEY_ENV?.trim() || 'OPENAI_API_KEY';
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyVar)) throw new ProfileError(`CONFORMANCE_API_KEY_ENV must name an environment variable, not "${keyVar}"`);
+  const startCommand = env.CONFORMANCE_START?.trim();
   return withDefaults({
     id: 'env',
-    description: 'Built from OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL',
+    description: 'Built from OPENAI_BASE_URL / OPENAI_MODEL and the key variable',
     baseUrl: raw,
     model: env.OPENAI_MODEL ?? '',
-    apiKeyEnv: 'OPENAI_API_KEY',
+    apiKeyEnv: keyVar,
     readiness: { kind: 'http', path: '/v1/models' },
-    startTimeoutMs: 30_000,
+    ...(startCommand ? { start: { command: ['/bin/sh', '-c', startCommand], ...(env.CONFORMANCE_START_CWD ? { cwd: resolve(env.CONFORMANCE_START_CWD) } : {}) } } : {}),
     slots: env.CONFORMANCE_SLOTS ? Number(env.CONFORMANCE_SLOTS) || undefined : undefined,
     context: { discovery: 'auto', declared: env.CONFORMANCE_CONTEXT_WINDOW ? Number(env.CONFORMANCE_CONTEXT_WINDOW) : undefined },
     assumptions: ['model, slots and context window discovered where the server reports them (CONFORMANCE_SLOTS / CONFORMANCE_CONTEXT_WINDOW declare them); determinism unknown'],
   });
-}
-
-/** Read a profile's API key from the environment variable it names (never stored anywhere else). */
-export function apiKeyOf(profile: Profile, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  return profile.apiKeyEnv ? env[profile.apiKeyEnv] || undefined : undefined;
 }

@@ -127,6 +127,8 @@ export interface ServerInfo {
   /** Which adapter read the figures and why, what the server reported, and where it disagrees with the profile. */
   discovery?: DiscoveryRecord;
   startedPid?: number;
+  /** How the wait for readiness went: how long, how many probes; when never ready, why and whether the bound passed. */
+  readiness?: { ready: boolean; waitedMs: number; probes?: number; reason?: string; boundPassed?: boolean };
   /** Restarts of a server the suite started that stopped answering mid-run (lib/supervisor.ts). */
   restarts?: Array<{ after: string; request: string; process: string; ok: boolean; detail: string }>;
 }

@@ -11,7 +11,7 @@ import type { Reporter, TestCase, TestModule, TestProject, TestRunEndReason, Tes
 import type { SerializedError } from 'vitest';
 import type { Profile } from '../lib/types.ts';
 import { redact, redactDeep, stripUrlCredentials } from '../lib/secrets.ts';
-import { apiKeyOf } from '../lib/profile.ts';
+import { apiKeyOf } from '../lib/request-auth.ts';
 import type { ConformanceMeta } from '../suites/support/provided.d.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
 

@@ -4,7 +4,8 @@ import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { spawnServer, waitReady, assertSomethingAnswers, freePort, SetupError } from '../lib/lifecycle.ts';
+import { createServer } from 'node:http';
+import { spawnServer, waitReady, freePort, SetupError, NeverReadyError, waitBoundMs } from '../lib/lifecycle.ts';
 import { referenceProfile } from './support/reference.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'lifecycle-'));
@@ -19,7 +20,7 @@ test('a start command that never becomes ready fails within its timeout, quoting
   try {
     const err = await waitReady(profile, `http://127.0.0.1:${port}`, {}, server).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SetupError);
-    expect((err as Error).message).toMatch(/server "never" was not ready within 1500 ms/);
+    expect((err as Error).message).toMatch(/server "never" was not ready within 1\.5 s/);
     expect((err as Error).message).toContain('loading weights 1/3');
     expect((err as Error).message).toContain('warming up kernels');
     expect(performance.now() - t0).toBeLessThan(15_000); // bounded (generous: a loaded machine)
@@ -38,11 +39,45 @@ test('a start command that exits early is reported with its exit code and last l
   expect((err as Error).message).toContain('model file not found');
 });
 
-test('a dead base URL gives "nothing answers at <url>"', async () => {
+test('a dead base URL is polled until the wait bound, with progress lines naming what the probe got', async () => {
   const port = await freePort();
-  const err = await assertSomethingAnswers(`http://127.0.0.1:${port}`, {}).catch((e: unknown) => e);
-  expect(err).toBeInstanceOf(SetupError);
-  expect((err as Error).message).toContain(`nothing answers at http://127.0.0.1:${port}`);
+  const lines: string[] = [];
+  const t0 = performance.now();
+  const err = await waitReady(referenceProfile({ id: 'dead' }), `http://127.0.0.1:${port}`, {}, undefined, { boundMs: 2_500, progressEveryMs: 500, onProgress: (l) => lines.push(l) }).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(NeverReadyError);
+  expect((err as Error).message).toMatch(/server "dead" was not ready within 2\.5 s at http:\/\/127\.0\.0\.1:\d+ .*probe\(s\), the last: connect/);
+  expect(performance.now() - t0).toBeGreaterThanOrEqual(2_500);
+  expect(performance.now() - t0).toBeLessThan(15_000);
+  expect(lines.length).toBeGreaterThan(0);
+  expect(lines[0]).toMatch(/waiting for http:\/\/127\.0\.0\.1:\d+ to be ready: connect.*ECONNREFUSED.*\(\d\.\d s of 2\.5 s\)/);
+});
+
+test('a server that binds its port late, then answers 503 while loading, is waited for', async () => {
+  const port = await freePort();
+  let loaded = false;
+  const srv = createServer((_req, res) => {
+    res.writeHead(loaded ? 200 : 503, { 'content-type': 'application/json' });
+    res.end(loaded ? '{"object":"list","data":[]}' : '{"error":"loading model"}');
+  });
+  const bind = setTimeout(() => srv.listen(port, '127.0.0.1'), 800);
+  const load = setTimeout(() => (loaded = true), 1_600);
+  const lines: string[] = [];
+  try {
+    const r = await waitReady(referenceProfile({ id: 'late', readiness: { kind: 'http', path: '/v1/models' } }), `http://127.0.0.1:${port}`, {}, undefined, { boundMs: 20_000, progressEveryMs: 300, onProgress: (l) => lines.push(l) });
+    expect(r.waitedMs).toBeGreaterThan(1_500);
+    expect(lines.some((l) => /ECONNREFUSED/.test(l))).toBe(true);
+    expect(lines.some((l) => /HTTP 503/.test(l))).toBe(true);
+  } finally {
+    clearTimeout(bind);
+    clearTimeout(load);
+    srv.close();
+  }
+});
+
+test('the wait bound: CONFORMANCE_WAIT_S wins over the profile, a bad value is named', () => {
+  expect(waitBoundMs({ startTimeoutMs: 20_000 }, {})).toBe(20_000);
+  expect(waitBoundMs({ startTimeoutMs: 20_000 }, { CONFORMANCE_WAIT_S: '45' })).toBe(45_000);
+  expect(() => waitBoundMs({ startTimeoutMs: 20_000 }, { CONFORMANCE_WAIT_S: 'soon' })).toThrow(/CONFORMANCE_WAIT_S must be a number of seconds/);
 });
 
 test('stop() ends the server and the children it spawned (process group)', async () => {

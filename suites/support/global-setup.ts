@@ -1,15 +1,17 @@
-// Per-project globalSetup (main Vitest process): start the server if the profile says how, wait for
-// readiness within a bound, discover identity and context window, stop everything afterwards.
+// Per-project globalSetup (main Vitest process): start the server if the profile says how, wait for readiness
+// within a bound (also for a server it did not start: one still loading its model refuses connections for minutes),
+// discover identity and context window, stop everything afterwards.
 // Failures become `setupError` (graded as a setup error by every check), never an aborted run.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
-import { apiKeyOf, startCwd } from '../../lib/profile.ts';
-import { SetupError, assertSomethingAnswers, freePort, spawnServer, waitReady, type RunningServer } from '../../lib/lifecycle.ts';
+import { startCwd } from '../../lib/profile.ts';
+import { requestAuth } from '../../lib/request-auth.ts';
+import { NeverReadyError, SetupError, freePort, spawnServer, waitBoundMs, waitReady, type RunningServer } from '../../lib/lifecycle.ts';
 import { describeDiscovery, discoverServer } from '../../lib/discovery.ts';
-import { registerSecret, stripUrlCredentials, redact } from '../../lib/secrets.ts';
+import { stripUrlCredentials, redact } from '../../lib/secrets.ts';
 import type { ServerInfo } from '../../lib/types.ts';
 import { preflightEnabled, runPreflight, startStampServer, PREFLIGHT_DEFAULTS } from '../../lib/preflight.ts';
 import { describePreflight } from '../../lib/fidelity.ts';
@@ -23,22 +25,26 @@ export default async function setup(project: TestProject) {
   project.provide('runId', runId);
   project.provide('stateDir', stateDir);
   project.provide('setupError', '');
-  // The run deadline counts from this process's start, so reports are written before it passes.
-  const deadline = runDeadlineFromEnv(process.env, performance.timeOrigin);
-  project.provide('runDeadline', deadline?.checksEndAt ?? 0);
-  project.provide('runDeadlineS', deadline?.seconds ?? 0);
+  // The run deadline counts from the moment the server is ready (a model load is not the checks' time); until then
+  // the wait bound holds. A CI job's timeout must cover both.
+  let deadline = runDeadlineFromEnv(process.env, Date.now());
+  const provideDeadline = () => {
+    project.provide('runDeadline', deadline?.checksEndAt ?? 0);
+    project.provide('runDeadlineS', deadline?.seconds ?? 0);
+  };
+  provideDeadline();
   const bounded = (ms: number) => (deadline ? Math.max(1_000, Math.min(ms, deadline.checksEndAt - Date.now())) : ms);
 
-  const key = apiKeyOf(profile);
-  registerSecret(key);
-  const { url, secrets } = stripUrlCredentials(profile.baseUrl);
-  for (const s of secrets) registerSecret(s);
-  const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+  const { url } = stripUrlCredentials(profile.baseUrl);
+  const { headers } = requestAuth(profile);
+  const log = (line: string) => console.log(`[${profile.id}] ${redact(line)}`);
   // The fidelity preflight's stamping server starts now, beside the server under test (its start overlaps theirs).
   const stamp = preflightEnabled() ? startStampServer({ slots: PREFLIGHT_DEFAULTS.streams, cadenceMs: PREFLIGHT_DEFAULTS.cadenceMs }) : undefined;
   stamp?.catch(() => undefined); // its failure is reported by the preflight, never as an unhandled rejection
 
   let server: RunningServer | undefined;
+  let readiness: NonNullable<ServerInfo['readiness']> = { ready: false, waitedMs: 0 };
+  const waitStart = Date.now();
   let baseUrl = url.replace(/\/+$/, '');
   let info: ServerInfo = { baseUrl: redact(profile.baseUrl), identity: {} };
   try {
@@ -48,12 +54,15 @@ export default async function setup(project: TestProject) {
       profile.start &&= { ...profile.start, command: profile.start.command.map((a) => a.replaceAll('{port}', String(port))) };
     }
     if (profile.start) {
-      console.log(`[${profile.id}] starting: ${redact(profile.start.command.join(' '))}`);
+      log(`starting: ${profile.start.command.join(' ')}`);
       server = spawnServer(profile.start.command, { cwd: startCwd(profile.start), env: profile.start.env });
-    } else {
-      await assertSomethingAnswers(baseUrl, headers);
     }
-    await waitReady({ ...profile, startTimeoutMs: bounded(profile.startTimeoutMs) }, baseUrl, headers, server);
+    const boundMs = waitBoundMs(profile);
+    log(`waiting up to ${Math.round(boundMs / 1000)} s for ${baseUrl} to pass its readiness probe (${describeReadiness(profile)})`);
+    const waited = await waitReady(profile, baseUrl, headers, server, { boundMs, onProgress: log });
+    readiness = { ready: true, waitedMs: Math.round(waited.waitedMs), probes: waited.probes };
+    deadline = runDeadlineFromEnv(process.env, Date.now());
+    provideDeadline();
     info = await discoverServer(profile, baseUrl, headers, server?.pid);
     const { identity } = info;
     console.log(`[${profile.id}] ready at ${redact(baseUrl)}: ${identity.name ?? 'unknown server'} ${identity.version ?? ''} (${identity.source}); ${describeDiscovery(info)}`);
@@ -62,8 +71,11 @@ export default async function setup(project: TestProject) {
     const msg = e instanceof SetupError ? e.message : `setup failed: ${(e as Error).stack ?? e}`;
     project.provide('setupError', redact(msg));
     console.error(`[${profile.id}] SETUP ERROR: ${redact(msg)}`);
+    // Never ready (the bound passed, or the process we started exited first): the CLI's own exit code.
+    if (!readiness.ready) readiness = { ready: false, waitedMs: Date.now() - waitStart, reason: redact(msg), boundPassed: e instanceof NeverReadyError };
     info = { ...info, baseUrl: redact(baseUrl) };
   }
+  info = { ...info, readiness };
   // Credentials never travel in the provided base URL: the workers rebuild headers from the env var.
   project.provide('server', info);
   if (stamp && setupErrorText(project)) {
@@ -87,7 +99,7 @@ export default async function setup(project: TestProject) {
       await server?.stop();
       console.log(`[${profile.id}] restarting: ${redact(argv.join(' '))}`);
       server = spawnServer(argv, { cwd: startCwd(profile.start!), env: profile.start!.env });
-      await waitReady({ ...profile, startTimeoutMs: bounded(profile.startTimeoutMs) }, baseUrl, headers, server);
+      await waitReady(profile, baseUrl, headers, server, { boundMs: bounded(waitBoundMs(profile)), onProgress: log });
       info = { ...info, startedPid: server.pid };
     },
     onRestart: (r) => {
@@ -103,6 +115,11 @@ export default async function setup(project: TestProject) {
     await server?.stop();
     rmSync(stateDir, { recursive: true, force: true });
   };
+}
+
+function describeReadiness(profile: { readiness: { kind: string; path?: string; status?: number } }): string {
+  const r = profile.readiness;
+  return r.kind === 'completion' ? 'a 1-token completion' : `GET ${r.path} → ${r.status ?? 200}`;
 }
 
 function setupErrorText(project: TestProject): string {

@@ -3,8 +3,8 @@
 import { describe, test, inject } from 'vitest';
 import { format } from 'node:util';
 import { grade, runCheck, skipReason, RunDeadlineReached, type CheckDef, type Tier } from '../../lib/check.ts';
-import { apiKeyOf } from '../../lib/profile.ts';
-import { redact, redactDeep, stripUrlCredentials } from '../../lib/secrets.ts';
+import { requestAuth } from '../../lib/request-auth.ts';
+import { redact, redactDeep } from '../../lib/secrets.ts';
 import type { ConformanceMeta } from './provided.d.ts';
 import { afterCheck, deadlineHit, firstTime, markDeadlineHit, readBreaker, type GuardContext } from './guard.ts';
 import { probeBudgetMs } from '../../lib/health.ts';
@@ -43,13 +43,12 @@ export function runOrder(checks: CheckDef[]): CheckDef[] {
 
 function guardContext(deadlineAt: number): GuardContext {
   const profile = inject('profile');
-  const key = apiKeyOf(profile);
-  const urlSecrets = stripUrlCredentials(profile.baseUrl).secrets;
+  const { headers, secrets } = requestAuth(profile);
   return {
     profile,
     server: inject('server'),
-    headers: key ? { authorization: `Bearer ${key}` } : {},
-    secrets: [...urlSecrets, ...(key ? [key] : [])],
+    headers,
+    secrets,
     stateDir: inject('stateDir'),
     supervisor: inject('supervisor') ?? '',
     deadlineAt: deadlineAt || undefined,
