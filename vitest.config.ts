@@ -7,6 +7,7 @@ import { loadServers, envProfile } from './lib/profile.ts';
 import type { Profile } from './lib/types.ts';
 import { runDeadlineFromEnv } from './lib/run-deadline.ts';
 import { FAMILY_ORDER } from './lib/family-order.ts';
+import { CONFORMANCE_REPORTERS } from './reporters/list.ts';
 
 export { FAMILY_ORDER };
 
@@ -21,9 +22,12 @@ class FamilySequencer extends BaseSequencer {
   }
 }
 
-/** Project names given on the command line (--project x, --project=x). */
-function requestedProjects(argv: string[]): string[] {
-  const out: string[] = [];
+/**
+ * Project names asked for: on Vitest's command line (--project x, --project=x), or in CONFORMANCE_PROJECTS (comma
+ * separated), which is how the CLI asks when it drives Vitest programmatically (process.argv is then its own).
+ */
+function requestedProjects(argv: string[], env: NodeJS.ProcessEnv): string[] {
+  const out: string[] = (env.CONFORMANCE_PROJECTS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   argv.forEach((a, i) => {
     if (a === '--project' && argv[i + 1]) out.push(argv[i + 1]!);
     else if (a.startsWith('--project=')) out.push(a.slice('--project='.length));
@@ -33,7 +37,7 @@ function requestedProjects(argv: string[]): string[] {
 
 // A bad CONFORMANCE_DEADLINE_S stops the run here, with its message, before any server is started.
 runDeadlineFromEnv(process.env, Date.now());
-const requested = requestedProjects(process.argv);
+const requested = requestedProjects(process.argv, process.env);
 const profiles: Profile[] = loadServers();
 if (requested.includes('env')) {
   const env = envProfile();
@@ -71,7 +75,7 @@ export default defineConfig({
     // The sequencer is a root option (Vitest ignores it per project); self-test files sort after their names.
     sequence: { sequencer: FamilySequencer },
     // JUnit comes from the results (reporters/junit.ts: warn, known, error and inconclusive kept apart), not Vitest's own.
-    reporters: ['default', './reporters/results.ts', './reporters/console.ts', './reporters/summary.ts', './reporters/badges.ts', './reporters/html-run.ts', './reporters/junit.ts'],
+    reporters: ['default', ...CONFORMANCE_REPORTERS.map((r) => `./${r}`)],
     projects: [
       {
         test: {

@@ -109,6 +109,13 @@ export function spawnServer(argv: string[], opts: { cwd?: string; env?: Record<s
   };
 }
 
+/** A probe's network failure in a few words ("connection refused"), not the stack of errors that carried it. */
+function probeFailure(f: { kind: string; message: string }): string {
+  const code = /\b(ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|ETIMEDOUT)\b/.exec(f.message)?.[1];
+  const words: Record<string, string> = { ECONNREFUSED: 'connection refused', ECONNRESET: 'connection reset', ENOTFOUND: 'host not found', EAI_AGAIN: 'host lookup failed' };
+  return code ? `${words[code] ?? f.kind} (${code})` : `${f.kind}: ${f.message}`;
+}
+
 /** One readiness probe; returns undefined when ready, else what it saw. */
 export async function probeReady(baseUrl: string, readiness: Readiness, model: string, headers: Record<string, string>): Promise<string | undefined> {
   const deadlines = { connectMs: 1_000, headersMs: 5_000, tokenIdleMs: 5_000, totalMs: 10_000 };
@@ -119,11 +126,11 @@ export async function probeReady(baseUrl: string, readiness: Readiness, model: s
       body: { model, messages: [{ role: 'user', content: 'Say OK.' }], max_tokens: 1, stream: false },
       deadlines: { ...deadlines, headersMs: 60_000, totalMs: 60_000 },
     });
-    if (rec.failure) return `${rec.failure.kind}: ${rec.failure.message}`;
+    if (rec.failure) return probeFailure(rec.failure);
     return rec.status === 200 ? undefined : `1-token completion answered HTTP ${rec.status}`;
   }
   const rec = await record({ url: `${baseUrl}${readiness.path}`, headers, deadlines });
-  if (rec.failure) return `${rec.failure.kind}: ${rec.failure.message}`;
+  if (rec.failure) return probeFailure(rec.failure);
   const want = readiness.status ?? 200;
   if (rec.status !== want) return `GET ${readiness.path} answered HTTP ${rec.status} (waiting for ${want})`;
   if (readiness.bodyIncludes && !bodyText(rec).includes(readiness.bodyIncludes))

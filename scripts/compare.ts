@@ -2,6 +2,7 @@
 // Lists checks that changed outcome and figures that moved beyond noise; exit 1 on a regression, 2 on bad usage
 // or an unreadable file, 0 otherwise. The comparison itself is reporters/compare.ts (pure).
 import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { compareResults, formatComparison, type CompareOptions } from '../reporters/compare.ts';
 
 const USAGE = 'usage: npm run compare -- <old results.json> <new results.json> [--tolerance 0.3] [--min-effect 0.2] [--min-delta-ms 50] [--alpha 0.05] [--json] [--all]';
@@ -31,7 +32,12 @@ function parseArgs(argv: string[]): { files: string[]; options: CompareOptions; 
 }
 
 function read(path: string): unknown {
-  const text = readFileSync(path, 'utf8');
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new Error(`cannot read ${path}: ${(e as Error).message}`);
+  }
   try {
     return JSON.parse(text);
   } catch (e) {
@@ -39,24 +45,31 @@ function read(path: string): unknown {
   }
 }
 
-const args = parseArgs(process.argv.slice(2));
-if (typeof args === 'string') {
-  if (args === USAGE) {
-    console.log(USAGE);
-    process.exit(0);
+/** The compare command: prints the comparison; 1 on a regression, 2 on bad usage or an unreadable file, else 0. */
+export function main(argv: readonly string[] = process.argv.slice(2)): number {
+  const args = parseArgs([...argv]);
+  if (typeof args === 'string') {
+    if (args === USAGE) {
+      console.log(USAGE);
+      return 0;
+    }
+    console.error(args);
+    return 2;
   }
-  console.error(args);
-  process.exit(2);
+  let oldFile: unknown;
+  let newFile: unknown;
+  try {
+    oldFile = read(args.files[0]!);
+    newFile = read(args.files[1]!);
+  } catch (e) {
+    console.error(`compare: ${(e as Error).message}`);
+    return 2;
+  }
+  const result = compareResults(oldFile, newFile, args.options);
+  console.log(args.json ? JSON.stringify(result, null, 2) : formatComparison(result, { old: args.files[0], new: args.files[1], all: args.all }));
+  return result.regressions > 0 ? 1 : 0;
 }
-let oldFile: unknown;
-let newFile: unknown;
-try {
-  oldFile = read(args.files[0]!);
-  newFile = read(args.files[1]!);
-} catch (e) {
-  console.error(`compare: ${(e as Error).message}`);
-  process.exit(2);
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  process.exitCode = main();
 }
-const result = compareResults(oldFile, newFile, args.options);
-console.log(args.json ? JSON.stringify(result, null, 2) : formatComparison(result, { old: args.files[0], new: args.files[1], all: args.all }));
-process.exit(result.regressions > 0 ? 1 : 0);

@@ -10,12 +10,12 @@
 // or only that client's expectations.
 import type { CheckContext, CheckDef } from '../lib/check.ts';
 import type { Evidence, Recording, Verdict } from '../lib/types.ts';
-import { fail, pass, inconclusive } from '../lib/messages.ts';
+import { fail, pass, inconclusive, skip } from '../lib/messages.ts';
 import { escapeBytes } from '../lib/sse.ts';
 import { bodyJson } from '../lib/client.ts';
 import { uniquePrompt } from '../lib/api.ts';
 import { teeFetch } from '../lib/clients/tee-fetch.ts';
-import { DRIVERS, clientLabel, emptyObservation, errorText, installedVersion, type ClientCase, type ClientDriver, type Mode, type Observation } from '../lib/clients/drivers.ts';
+import { DRIVERS, clientLabel, emptyObservation, errorText, installedVersion, missingClient, type ClientCase, type ClientDriver, type Mode, type Observation } from '../lib/clients/drivers.ts';
 import { jsonFacts, reasoningFieldsOf, streamFacts, tolerantStream, wireShape, type Facts } from '../lib/clients/wire.ts';
 import { compareFacts, judgeIncremental, triggerOf, type Incremental } from '../lib/clients/compare.ts';
 import { judgeWire, type WireRules } from './support/client-wire-rules.ts';
@@ -205,6 +205,9 @@ function describeWire(c: CaseResult): string {
 }
 
 export async function judgeClient(ctx: CheckContext, d: ClientDriver): Promise<Verdict> {
+  // The client libraries are optional peers of the installed package: absent is a skip that says how to add them.
+  const missing = missingClient(d);
+  if (missing) return skip(`${d.title} is not installed (${missing.packages.join(', ')}); to check this client: ${missing.install}`);
   const label = clientLabel(d);
   const cases = [await runCase(ctx, d, 'stream'), await runCase(ctx, d, 'non-stream')];
   const cell: ClientCell = {

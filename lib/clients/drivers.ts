@@ -4,9 +4,10 @@
 // when each piece of text surfaced, and every error it raised or reported through a callback.
 //
 // The libraries are imported when a check runs (dynamic import), so a profile without the API pays nothing.
-// Versions are the ones installed (package.json pins them exactly; README "Client compatibility").
+// Versions are the ones installed. They are optional peer dependencies of the published package (pinned exactly in
+// package.json): a user who has not installed one gets the check skipped with the install command.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ROOT } from '../profile.ts';
 import type { ApiFlavour } from '../types.ts';
 
@@ -310,13 +311,37 @@ const ollamaDriver: ClientDriver = {
 
 export const DRIVERS: readonly ClientDriver[] = [openaiDriver, aiSdkDriver, langchainDriver, anthropicDriver, ollamaDriver];
 
-/** The installed version of a package (read from its package.json: some packages do not export it). */
+/**
+ * The installed version of a package, found as Node resolves it from the suite's folder: its own node_modules in a
+ * checkout, the user's (hoisted) node_modules when installed as a package. Read from its package.json (some packages
+ * do not export it).
+ */
 export function installedVersion(pkg: string): string | undefined {
+  for (let dir = ROOT, i = 0; i < 64; dir = dirname(dir), i++) {
+    try {
+      return (JSON.parse(readFileSync(join(dir, 'node_modules', pkg, 'package.json'), 'utf8')) as { version?: string }).version;
+    } catch {
+      if (dirname(dir) === dir) break;
+    }
+  }
+  return undefined;
+}
+
+/** The exact version this suite pins for a client package (package.json peerDependencies, else devDependencies). */
+export function pinnedVersion(pkg: string): string | undefined {
   try {
-    return (JSON.parse(readFileSync(join(ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as { version?: string }).version;
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
+    return manifest.peerDependencies?.[pkg] ?? manifest.devDependencies?.[pkg];
   } catch {
     return undefined;
   }
+}
+
+/** The client's packages that are not installed, with the command that installs them; undefined when all are. */
+export function missingClient(d: ClientDriver): { packages: string[]; install: string } | undefined {
+  const packages = d.packages.filter((p) => !installedVersion(p));
+  if (!packages.length) return undefined;
+  return { packages, install: `npm install ${packages.map((p) => `${p}@${pinnedVersion(p) ?? 'latest'}`).join(' ')}` };
 }
 
 /** "openai 6.49.0", "ai 6.0.326 + @ai-sdk/openai-compatible 2.0.92". */

@@ -1,0 +1,183 @@
+// The command line: subcommands and options, parsed into plain values. A usage error is a message naming the problem,
+// never an exception from deep inside a run.
+import { parseArgs } from 'node:util';
+import { FAMILY_ORDER } from '../lib/family-order.ts';
+import type { RunOptions } from './run.ts';
+
+export const EXIT = {
+  /** The gate passed: no fail, no error (warn, inconclusive and known issues do not fail it). */
+  passed: 0,
+  /** The gate failed: a check failed or errored, or (with --fail-on-regression) a figure regressed against --baseline. */
+  failed: 1,
+  /** Bad command line or profile: nothing was run. */
+  usage: 2,
+  /** The server never passed its readiness probe within the wait bound. */
+  neverReady: 3,
+  /** Our side went wrong (no results written, harness crash). */
+  internal: 4,
+} as const;
+
+export class UsageError extends Error {}
+
+export type Command =
+  | { kind: 'run'; options: RunOptions }
+  | { kind: 'list'; json: boolean }
+  | { kind: 'explain'; id: string }
+  | { kind: 'report'; argv: string[] }
+  | { kind: 'compare'; argv: string[] }
+  | { kind: 'help' }
+  | { kind: 'version' };
+
+/** Families a user may name in --only / --skip (setup always runs; api-last belongs to api). */
+export const SELECTABLE_FAMILIES = FAMILY_ORDER.filter((f) => f !== 'setup' && f !== 'api-last');
+
+export const HELP = `llm-server-conformance: check that an OpenAI-compatible LLM server streams, batches, limits and reports correctly.
+
+Usage:
+  llm-server-conformance --base-url URL [--model M] [--api-key-env NAME] [options]
+  llm-server-conformance --base-url URL --start "CMD" [--cwd DIR] [options]
+  llm-server-conformance --servers FILE --server ID [options]
+  llm-server-conformance list [--json]            every check: id, level, rationale, reference
+  llm-server-conformance explain ID               what a check checks, how it is graded, how to reproduce it
+  llm-server-conformance report [results.json …] [--out DIR]   console, summary, badges, JUnit and HTML from results files
+  llm-server-conformance compare OLD.json NEW.json             checks and figures that changed beyond noise
+
+Server:
+  --base-url URL        the server's root (/v1 optional); may hold {port} with --start (a free port is filled in)
+  --model M             model id to request (default: the one model GET /v1/models lists)
+  --api-key-env NAME    environment variable that holds the API key (default OPENAI_API_KEY); the key goes only
+                        into the Authorization header, never into logs or reports
+  --start "CMD"         start the server with this shell command (stopped with its children afterwards)
+  --cwd DIR             folder to start it in (default: the current folder)
+  --servers FILE        a servers file (profiles; see docs/profiles.md) …
+  --server ID           … and the profile in it to run
+
+Run:
+  --wait SECONDS        wait this long for the server to pass its readiness probe (default: the profile's
+                        startTimeoutMs, 600 s unless it says otherwise: a model load takes minutes)
+  --tier quick|full     quick (default, a PR gate) or full (long context, 32-way scaling, long cycles)
+  --strict              SHOULD checks fail instead of warn
+  --only FAM,FAM        run only these check families     --skip FAM,FAM   leave these out
+  --deadline SECONDS    bound on the checks, counted from readiness; every report is still written
+  --reports DIR         where reports go (default ./conformance-reports): DIR/<project>/results.json,
+                        summary.md, junit.xml, badges/, index.html
+  --baseline FILE       a results.json to compare with (e.g. from the base branch): regressions are listed
+  --fail-on-regression  … and fail the gate
+  --machine LABEL       machine label recorded in the results (default: the host name)
+  --quiet               no progress lines (the final table and gate line still print)
+
+Families: ${SELECTABLE_FAMILIES.join(', ')}
+
+Exit codes: 0 gate passed · 1 gate failed · 2 usage error · 3 server never ready · 4 internal error
+A CI job's timeout must cover the wait and the deadline.
+
+Examples:
+  npx llm-server-conformance --base-url http://127.0.0.1:8000 --model my-model
+  npx llm-server-conformance --base-url http://127.0.0.1:{port} --start "python -m my_server --port {port}" --wait 900
+  npx llm-server-conformance --servers servers.json --server my-server --only sse,stream --deadline 600
+  npx llm-server-conformance --base-url http://127.0.0.1:8000 --baseline base/results.json --fail-on-regression
+  npx llm-server-conformance explain stream.ttft-before-end`;
+
+function families(raw: string | undefined, flag: string): string[] | undefined {
+  if (raw === undefined) return undefined;
+  const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!list.length) throw new UsageError(`${flag} needs a comma-separated list of families (${SELECTABLE_FAMILIES.join(', ')})`);
+  for (const f of list) {
+    if (!SELECTABLE_FAMILIES.includes(f)) throw new UsageError(`${flag}: unknown family "${f}"; families: ${SELECTABLE_FAMILIES.join(', ')}`);
+  }
+  return list;
+}
+
+function seconds(raw: string | undefined, flag: string, min: number): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!raw.trim() || !Number.isFinite(n) || n < min) throw new UsageError(`${flag} needs a number of seconds ≥ ${min}, not "${raw}"`);
+  return n;
+}
+
+/** argv (after the program name) → a command; throws UsageError naming the problem. */
+export function parseCommand(argv: readonly string[]): Command {
+  const [first, ...rest] = argv;
+  if (first === 'list') {
+    const { values } = parseArgs({ args: rest, options: { json: { type: 'boolean' } }, strict: true, allowPositionals: false });
+    return { kind: 'list', json: !!values.json };
+  }
+  if (first === 'explain') {
+    if (rest.length !== 1 || rest[0]!.startsWith('-')) throw new UsageError('explain needs one check id, e.g. explain sse.done-terminator');
+    return { kind: 'explain', id: rest[0]! };
+  }
+  if (first === 'report') return { kind: 'report', argv: rest };
+  if (first === 'compare') return { kind: 'compare', argv: rest };
+  if (first === 'help') return { kind: 'help' };
+  const args = first === 'run' ? rest : argv;
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
+        'base-url': { type: 'string' },
+        model: { type: 'string' },
+        'api-key-env': { type: 'string' },
+        start: { type: 'string' },
+        cwd: { type: 'string' },
+        servers: { type: 'string' },
+        server: { type: 'string' },
+        wait: { type: 'string' },
+        tier: { type: 'string' },
+        strict: { type: 'boolean' },
+        only: { type: 'string' },
+        skip: { type: 'string' },
+        deadline: { type: 'string' },
+        reports: { type: 'string' },
+        baseline: { type: 'string' },
+        'fail-on-regression': { type: 'boolean' },
+        machine: { type: 'string' },
+        quiet: { type: 'boolean' },
+      },
+    });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const v = parsed.values;
+  if (v.help) return { kind: 'help' };
+  if (v.version) return { kind: 'version' };
+  if (!v['base-url'] && !v.servers && !v.server) throw new UsageError('say which server: --base-url URL, or --servers FILE --server ID (see --help)');
+  if (v['base-url'] && (v.servers || v.server)) throw new UsageError('--base-url and --servers/--server are two ways to name the server: give one');
+  if (!v['base-url'] && (!v.servers || !v.server)) throw new UsageError('--servers FILE and --server ID go together');
+  if ((v.start || v.cwd) && !v['base-url']) throw new UsageError('--start and --cwd go with --base-url (a servers file gives its own start command)');
+  if (v.cwd && !v.start) throw new UsageError('--cwd is the folder --start runs in: give --start too');
+  if ((v.model || v['api-key-env']) && !v['base-url']) throw new UsageError('--model and --api-key-env go with --base-url (a servers file names its own)');
+  if (v['api-key-env'] && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(v['api-key-env'])) throw new UsageError(`--api-key-env takes the NAME of an environment variable, not "${v['api-key-env']}" (never the key itself)`);
+  if (v.tier && v.tier !== 'quick' && v.tier !== 'full') throw new UsageError(`--tier must be quick or full, not "${v.tier}"`);
+  if (v['fail-on-regression'] && !v.baseline) throw new UsageError('--fail-on-regression needs --baseline FILE');
+  const only = families(v.only, '--only');
+  const skip = families(v.skip, '--skip');
+  if (only && skip) throw new UsageError('--only and --skip together: give one');
+  return {
+    kind: 'run',
+    options: {
+      baseUrl: v['base-url'],
+      model: v.model,
+      apiKeyEnv: v['api-key-env'],
+      start: v.start,
+      cwd: v.cwd,
+      serversFile: v.servers,
+      server: v.server,
+      waitSeconds: seconds(v.wait, '--wait', 0),
+      tier: v.tier as 'quick' | 'full' | undefined,
+      strict: !!v.strict,
+      only,
+      skip,
+      deadlineSeconds: seconds(v.deadline, '--deadline', 10),
+      reportsDir: v.reports,
+      baseline: v.baseline,
+      failOnRegression: !!v['fail-on-regression'],
+      machine: v.machine,
+      progress: v.quiet ? 'none' : undefined,
+    },
+  };
+}

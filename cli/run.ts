@@ -1,0 +1,187 @@
+// runConformance(): one run of the catalogue against one server, driven through Vitest (the engine the checks are
+// written for), with the reports in the caller's folder. The CLI and the package's programmatic API both call it.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { startVitest } from 'vitest/node';
+import { ROOT, envProfile, loadServers, ProfileError } from '../lib/profile.ts';
+import { FAMILY_ORDER } from '../lib/family-order.ts';
+import type { Outcome } from '../lib/types.ts';
+import type { ResultsFile } from '../reporters/results-types.ts';
+import { projectDir } from '../reporters/results.ts';
+import { gateFailed, tally, toColumns } from '../reporters/render.ts';
+import { compareResults, formatComparison } from '../reporters/compare.ts';
+import { CONFORMANCE_REPORTERS } from '../reporters/list.ts';
+import { EXIT, UsageError } from './args.ts';
+
+export interface RunOptions {
+  /** An OpenAI-compatible server's root (project id "env"); may hold {port} when `start` is given. */
+  baseUrl?: string;
+  model?: string;
+  /** NAME of the environment variable holding the API key (default OPENAI_API_KEY). */
+  apiKeyEnv?: string;
+  /** Shell command that starts the server (with baseUrl). */
+  start?: string;
+  /** Folder `start` runs in (default: the current folder). */
+  cwd?: string;
+  /** A servers file and the profile id in it (instead of baseUrl). */
+  serversFile?: string;
+  server?: string;
+  /** Bound on the wait for readiness (default: the profile's startTimeoutMs). */
+  waitSeconds?: number;
+  tier?: 'quick' | 'full';
+  strict?: boolean;
+  /** Families to run, or to leave out (setup always runs). */
+  only?: string[];
+  skip?: string[];
+  /** Bound on the checks, counted from readiness. */
+  deadlineSeconds?: number;
+  /** Default ./conformance-reports in the current folder. */
+  reportsDir?: string;
+  /** A results.json to compare with; failOnRegression makes a regression fail the gate. */
+  baseline?: string;
+  failOnRegression?: boolean;
+  machine?: string;
+  /** Progress on the console: a live line on a TTY, plain lines otherwise, or none. */
+  progress?: 'tty' | 'lines' | 'none';
+}
+
+export type Gate = 'passed' | 'failed' | 'never-ready' | 'error';
+
+export interface RunResult {
+  exitCode: (typeof EXIT)[keyof typeof EXIT];
+  gate: Gate;
+  /** One line saying why, e.g. "2 fail, 0 error" or the readiness failure. */
+  reason: string;
+  project: string;
+  reportsDir: string;
+  resultsPath: string;
+  /** The results file as written (absent when the run wrote none). */
+  results?: ResultsFile;
+  counts: Record<Outcome, number>;
+  /** passed / graded, as the badge shows it (graded leaves skip and inconclusive out). */
+  score: { passed: number; graded: number };
+  /** Regressions against the baseline, when one was given. */
+  regressions?: number;
+}
+
+/** The Vitest file filters for the families asked for (setup always; api-last goes with api). */
+export function familyFilters(o: Pick<RunOptions, 'only' | 'skip'>): string[] {
+  if (!o.only && !o.skip) return [];
+  const chosen = FAMILY_ORDER.filter((f) => {
+    if (f === 'setup') return true;
+    const family = f === 'api-last' ? 'api' : f;
+    return o.only ? o.only.includes(family) : !o.skip!.includes(family);
+  });
+  return chosen.map((f) => `suites/${f}.test.ts`);
+}
+
+/** The environment a run needs, from the options: what vitest.config.ts and the setup read. */
+export function runEnvironment(o: RunOptions, cwd: string): { env: Record<string, string>; project: string } {
+  const env: Record<string, string> = { CONFORMANCE_REPORTS_DIR: resolve(cwd, o.reportsDir ?? 'conformance-reports') };
+  let project: string;
+  if (o.baseUrl) {
+    project = 'env';
+    env.OPENAI_BASE_URL = o.baseUrl;
+    if (o.model) env.OPENAI_MODEL = o.model;
+    if (o.apiKeyEnv) env.CONFORMANCE_API_KEY_ENV = o.apiKeyEnv;
+    if (o.start) {
+      env.CONFORMANCE_START = o.start;
+      env.CONFORMANCE_START_CWD = resolve(cwd, o.cwd ?? '.');
+    }
+  } else {
+    if (!o.serversFile || !o.server) throw new UsageError('say which server: baseUrl, or serversFile and server');
+    project = o.server;
+    env.SERVERS_FILE = resolve(cwd, o.serversFile);
+  }
+  env.CONFORMANCE_PROJECTS = project;
+  if (o.waitSeconds !== undefined) env.CONFORMANCE_WAIT_S = String(o.waitSeconds);
+  if (o.tier) env.CONFORMANCE_TIER = o.tier;
+  if (o.strict) env.CONFORMANCE_STRICT = '1';
+  if (o.deadlineSeconds !== undefined) env.CONFORMANCE_DEADLINE_S = String(o.deadlineSeconds);
+  if (o.machine) env.CONFORMANCE_MACHINE = o.machine;
+  return { env, project };
+}
+
+/** Fail before Vitest starts when the profile cannot be loaded or found: a usage error, not a wall of errors. */
+function checkProfile(project: string, env: Record<string, string>): void {
+  try {
+    if (project === 'env') {
+      envProfile({ ...process.env, ...env });
+      return;
+    }
+    const ids = loadServers(env.SERVERS_FILE).map((p) => p.id);
+    if (!ids.includes(project)) throw new UsageError(`no server "${project}" in ${env.SERVERS_FILE}; its servers: ${ids.join(', ')}`);
+  } catch (e) {
+    if (e instanceof ProfileError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+function readResults(path: string): ResultsFile | undefined {
+  if (!existsSync(path)) return undefined;
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as ResultsFile;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Gate, exit code and counts from a results file (and the comparison with a baseline). */
+export function judgeRun(results: ResultsFile | undefined, o: { regressions?: number; failOnRegression?: boolean }): Pick<RunResult, 'exitCode' | 'gate' | 'reason' | 'counts' | 'score'> {
+  const t = tally(results?.checks ?? []);
+  const base = { counts: t.counts, score: { passed: t.passed, graded: t.graded } };
+  if (!results) return { ...base, exitCode: EXIT.internal, gate: 'error', reason: 'the run wrote no results file' };
+  const readiness = (results.header.server as { readiness?: { ready: boolean; reason?: string } }).readiness;
+  if (readiness && !readiness.ready) return { ...base, exitCode: EXIT.neverReady, gate: 'never-ready', reason: readiness.reason ?? 'the server never became ready' };
+  const c = t.counts;
+  const counted = `${c.fail} fail, ${c.error} error; ${c.warn} warn, ${c.inconclusive} inconclusive, ${c.known} known`;
+  if (gateFailed(toColumns([results]))) return { ...base, exitCode: EXIT.failed, gate: 'failed', reason: counted };
+  if (o.failOnRegression && (o.regressions ?? 0) > 0) return { ...base, exitCode: EXIT.failed, gate: 'failed', reason: `${o.regressions} regression(s) against the baseline; ${counted}` };
+  return { ...base, exitCode: EXIT.passed, gate: 'passed', reason: counted };
+}
+
+/**
+ * Run the catalogue against one server and return the gate with the results. Throws UsageError for bad options;
+ * every problem of the server itself is in the results.
+ */
+export async function runConformance(options: RunOptions, io: { cwd?: string; log?: (line: string) => void } = {}): Promise<RunResult> {
+  const cwd = io.cwd ?? process.cwd();
+  const log = io.log ?? ((l: string) => console.log(l));
+  const { env, project } = runEnvironment(options, cwd);
+  if (options.baseline && !existsSync(resolve(cwd, options.baseline))) throw new UsageError(`--baseline: no such file ${options.baseline}`);
+  checkProfile(project, env);
+  const reportsDir = env.CONFORMANCE_REPORTS_DIR!;
+  const resultsPath = join(projectDir(reportsDir, project), 'results.json');
+
+  // vitest.config.ts and the global setup read the environment of this process: set it for the run, then restore.
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  const progress = options.progress ?? (process.stdout.isTTY ? 'tty' : 'lines');
+  try {
+    const vitest = await startVitest('test', familyFilters(options), {
+      root: ROOT,
+      config: join(ROOT, 'vitest.config.ts'),
+      project: [project],
+      run: true,
+      watch: false,
+      reporters: [...(progress === 'none' ? [] : [[join(ROOT, 'cli', 'progress-reporter.ts'), { mode: progress }]]), ...CONFORMANCE_REPORTERS.map((r) => join(ROOT, r))] as never,
+    });
+    await vitest?.close();
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+  const results = readResults(resultsPath);
+  let regressions: number | undefined;
+  if (options.baseline && results) {
+    const comparison = compareResults(JSON.parse(readFileSync(resolve(cwd, options.baseline), 'utf8')), results);
+    regressions = comparison.regressions;
+    const text = formatComparison(comparison, { old: options.baseline, new: resultsPath });
+    writeFileSync(join(projectDir(reportsDir, project), 'comparison.md'), `${text}\n`);
+    log(text);
+  }
+  const judged = judgeRun(results, { regressions, failOnRegression: options.failOnRegression });
+  return { ...judged, project, reportsDir, resultsPath, results, ...(regressions !== undefined ? { regressions } : {}) };
+}
