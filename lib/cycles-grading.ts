@@ -6,7 +6,7 @@
 // (reports/simulation.json). Nothing here reads time or draws unseeded randomness, so a verdict can be recomputed
 // from the metrics a results file keeps.
 //
-// Rules every function follows (design.md "Grading"):
+// Rules every function follows (docs/grading.md "Timing verdicts"):
 // - fail only when a confidence bound (not a point estimate) is past the threshold, AND the effect is large enough
 //   to matter; borderline evidence is `warn` with the figures;
 // - a starved client (event-loop delay p99 above `starvedLoopP99Ms`) or too few samples is `inconclusive`, never fail;
@@ -63,7 +63,7 @@ export function cycleCurve(cycles: readonly CycleSample[]): CyclePoint[] {
 }
 
 /**
- * When a neighbour explains a trend (design.md: our verdict must not blame the server for the machine's load):
+ * When a neighbour explains a trend (docs/grading.md "Timing verdicts": our verdict must not blame the server for the machine's load):
  * other processes took at least `riseCores` more of the machine in the last cycles than in the first, the server was
  * CPU-bound (at least `cpuBoundCores` in the first cycles, so a neighbour can take its CPU), and the server's own CPU
  * supply fell about as much as the metric moved (observed factor at most `slack` × first/last server cores: a server

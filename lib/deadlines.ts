@@ -1,4 +1,4 @@
-// Who owns a deadline (design.md "Grading"): one rule for every request and every check.
+// Who owns a deadline (docs/grading.md "Who owns a deadline"): one rule for every request and every check.
 //
 //  - A server silent for far longer than its own measured token gap (STALL_FACTOR gaps), and past an absolute floor
 //    (the profile's tokenIdleMs), has stalled: the request fails `token-idle` and the check fails the server.

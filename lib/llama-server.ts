@@ -1,5 +1,5 @@
 // A real llama.cpp `llama-server` for self-tests and comparison runs: find the bundle (binary, vocab GGUF,
-// make-model.mjs; see ../shared/llama.cpp/README.md), tell whether its binary can run here, write a
+// make-model.mjs, described by the bundle's own README.md), tell whether its binary can run here, write a
 // random-weight model from a named recipe, and start the server with one thread per slot (on all cores but one),
 // pinned with taskset where it exists. Plain functions, no Vitest: the real-llama self-tests and the matrix use it.
 import { execFile } from 'node:child_process';
@@ -10,8 +10,11 @@ import { ROOT } from './profile.ts';
 import { freePort, spawnServer, waitReady, type RunningServer } from './lifecycle.ts';
 import type { Profile } from './types.ts';
 
-/** Environment variable naming the bundle folder (overrides the default places). */
+/** Environment variable naming the bundle folder (replaces the default place). */
 export const LLAMA_DIR_ENV = 'CONFORMANCE_LLAMA_DIR';
+
+/** Where the bundle is looked for without the env var: `llama.cpp/` beside the checkout, outside the repository. */
+export const DEFAULT_LLAMA_DIR = resolve(ROOT, '..', 'llama.cpp');
 
 export interface LlamaBundle {
   dir: string;
@@ -20,13 +23,12 @@ export interface LlamaBundle {
   makeModel: string;
 }
 
-/** Where the bundle is looked for, in order: the env var, ../shared/llama.cpp beside the repo, /work/shared/llama.cpp. */
+/** Where the bundle is looked for: the folder the env var names, else DEFAULT_LLAMA_DIR. */
 export function llamaBundlePlaces(env: NodeJS.ProcessEnv = process.env): string[] {
-  const places = env[LLAMA_DIR_ENV] ? [resolve(env[LLAMA_DIR_ENV]!)] : [resolve(ROOT, '..', 'shared', 'llama.cpp'), '/work/shared/llama.cpp'];
-  return [...new Set(places)];
+  return [env[LLAMA_DIR_ENV] ? resolve(env[LLAMA_DIR_ENV]!) : DEFAULT_LLAMA_DIR];
 }
 
-/** The first complete bundle, or undefined with the places searched (an env var that names a folder is the only place). */
+/** The complete bundle, or undefined with the place searched. */
 export function findLlamaBundle(env: NodeJS.ProcessEnv = process.env): { bundle?: LlamaBundle; searched: string[] } {
   const searched = llamaBundlePlaces(env);
   for (const dir of searched) {

@@ -40,7 +40,7 @@ export function warn(message: string, metrics?: Verdict['metrics'], evidence?: V
 export function borderline(message: string, metrics?: Verdict['metrics'], evidence?: Verdict['evidence']): Verdict {
   return { outcome: 'warn', message, borderline: true, metrics, evidence };
 }
-/** Not enough evidence either way (design.md "Grading"): an outcome of its own, never a warn, never failed by strict mode. */
+/** Not enough evidence either way (docs/grading.md "Outcomes"): an outcome of its own, never a warn, never failed by strict mode. */
 export function inconclusive(why: string, metrics?: Verdict['metrics'], evidence?: Verdict['evidence']): Verdict {
   return { outcome: 'inconclusive', message: why, metrics, evidence };
 }

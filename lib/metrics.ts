@@ -1,4 +1,4 @@
-// Per-request and aggregate metrics, exactly as design.md "Measuring" defines them.
+// Per-request and aggregate metrics, exactly as docs/grading.md "Measuring" defines them.
 //
 // Units: times in ms (since the request's t0 unless named *Abs), rates in tokens/s.
 // A value that cannot be measured is `undefined` with a reason in `reasons`, never 0, NaN or Infinity:

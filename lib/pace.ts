@@ -1,6 +1,6 @@
 // The pace of a server as this run has measured it: per-token time, token gap, TTFT and prefill rate, from every
 // streamed request the harness sends (lib/api.ts feeds it). Timing checks size their token counts, repetitions and
-// deadlines from it (design.md "Grading": budgets scale with the speed the check measures), so a correct server at
+// deadlines from it (docs/grading.md "Who owns a deadline": budgets scale with the speed the check measures), so a correct server at
 // 3 tok/s and at 5000 tok/s gets the same verdicts.
 //
 // Speeds change during a run (neighbours on a shared machine move them 200x), so the pace is the recent past: the

@@ -6,7 +6,7 @@
 // (reports/simulation.json). Nothing here reads time or draws unseeded randomness, so a verdict can be recomputed
 // from the metrics a results file keeps.
 //
-// Rules every function follows (design.md "Grading"):
+// Rules every function follows (docs/grading.md "Timing verdicts"):
 // - fail only when a confidence bound (not a point estimate) is past the threshold, AND the effect is large enough
 //   to matter; borderline evidence is `warn` with the figures;
 // - a starved client (event-loop delay p99 above `starvedLoopP99Ms`) or too few samples is `inconclusive`, never fail;
@@ -30,7 +30,7 @@ export interface SpeedupThresholds {
 export interface SpeedupInput {
   /** wall_tps of each single request (one at a time). */
   singleTps: ReadonlyArray<number | undefined>;
-  /** Aggregate wall_tps of each barrier-released pair (design.md: total tokens / (last end − first start)). */
+  /** Aggregate wall_tps of each barrier-released pair (docs/grading.md "Measuring": total tokens / (last end − first start)). */
   aggregateTps: ReadonlyArray<number | undefined>;
   /** Slots, declared or reported; undefined = unknown (the measurement itself says whether requests batch). */
   slots: number | undefined;

@@ -3,7 +3,7 @@
 // Pure functions over plain numbers (ms since the request's t0), so the same code grades the `metrics` checks
 // and lets reporters flag figures of any check from its results file (evidence: tokenTimes, readTimes, e2eMs).
 //
-// Two kinds of evidence (design.md "Measuring", seed 000 / 004):
+// Two kinds of evidence (docs/grading.md "Measuring"; seed 000 / 004):
 //  1. Delivery: the tokens reached the client in a window far shorter than the generation took. A server that
 //     buffers and flushes (vllm-mlx's MLLM path: role chunk at once, every content token in one write at the end)
 //     makes (tokens − 1) / (last − first) explode: 14000 tok/s. Cues: most token events in ONE read, or almost all

@@ -1,4 +1,4 @@
-// One shared recording cache with one abort policy (style.md "Mend when you touch it"): several checks of a family
+// One shared recording cache with one abort policy: several checks of a family
 // read the same recorded exchanges (the sse streams, the long streams of `stream`, the metrics sample, the cycles
 // run), recorded once per run and server.
 //

@@ -1,7 +1,7 @@
 // Small, dependency-free statistics for timing verdicts.
 //
 // Conventions (why): timings arrive as `number | undefined` (a missing metric is `undefined`, never 0, see
-// design.md "Measuring"), so every function here accepts such arrays and ignores values that are not finite
+// docs/grading.md "Measuring"), so every function here accepts such arrays and ignores values that are not finite
 // numbers. Empty input gives `undefined`, never NaN or Infinity. Nothing here draws randomness without a seed,
 // so a verdict computed from a results file can be recomputed exactly.
 

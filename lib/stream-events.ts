@@ -1,6 +1,6 @@
 // Flavour adapters: decoded SSE / NDJSON events -> one common token stream that metrics and checks read.
 //
-// Lenient exactly where real servers differ (servers-notes.md "Cross-server observations"): usage may arrive in
+// Lenient exactly where real servers differ (docs/servers.md "Cross-server observations"): usage may arrive in
 // the finish chunk, in a `choices: []` chunk, twice, or as `usage: null` on every chunk; reasoning may be in
 // `reasoning_content`, `reasoning` or `thinking`; extra fields are ignored. Strictness about those differences
 // belongs to the checks, which read the raw facts kept here (chunks, usageEvents, eventsAfterDone, ...).

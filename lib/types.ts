@@ -64,7 +64,7 @@ export interface Profile {
 export type Level = 'MUST' | 'SHOULD' | 'INFO';
 /** What a check's own run returns. Level and known issues are applied afterwards by grade(). */
 export type RawOutcome = 'pass' | 'fail' | 'warn' | 'inconclusive' | 'skip';
-/** The closed vocabulary of results (design.md "Grading"). */
+/** The closed vocabulary of results (docs/grading.md "Outcomes"). */
 /**
  * `inconclusive`: the evidence could not decide (too short, our own client starved, our budget ran out while the server
  * was still working). An outcome of its own: never folded into warn, never turned into a failure by strict mode.
@@ -90,7 +90,7 @@ export interface Verdict {
    * For a `warn`: the figures lean the check's way but no confidence bound is past its threshold (a point estimate
    * past it, a minority of samples, one timing sample). Strict mode fails only a warn on clear evidence — a
    * deterministic observation (bytes, a status code) or a bound past the threshold — so it leaves a borderline warn a
-   * warn (design.md "Grading"). Absent: clear. Set with `borderline()` from lib/messages.ts.
+   * warn (docs/grading.md "Timing verdicts"). Absent: clear. Set with `borderline()` from lib/messages.ts.
    */
   borderline?: boolean;
   metrics?: Record<string, unknown>;

@@ -18,7 +18,7 @@ export interface WorkloadFigures {
   ttft_p50_ms?: number;
   /** Median of the naive per-request gen_tps (tok/s): phantom-prone, reporters flag it. */
   gen_tps_p50?: number;
-  /** speedup(N) per design.md, when the workload measured one. */
+  /** speedup(N) as docs/grading.md "Measuring" defines it, when the workload measured one. */
   speedup?: number;
   /** Sum of usage.completion_tokens over the requests (undefined when any request had no usage). */
   tokens_usage?: number;

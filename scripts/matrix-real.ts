@@ -1,5 +1,5 @@
-// The real llama-server column of `npm run matrix`: when the llama.cpp bundle is here (../shared/llama.cpp, or
-// CONFORMANCE_LLAMA_DIR) and its binary can run, a random-weight model is written and a servers file with one more
+// The real llama-server column of `npm run matrix`: when the llama.cpp bundle is found (CONFORMANCE_LLAMA_DIR, or
+// llama.cpp/ beside the checkout) and its binary can run, a random-weight model is written and a servers file with one more
 // profile, `llama-server-b4747`, is generated beside the matrix output. The suite starts and stops that server itself
 // (the profile's start command), like any other; its configuration is the real-llama self-tests' tiny-4.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
 // npm run matrix -- [--projects a,b,…] [--out reports/matrix] [--budget-min 15] [--readme] [--no-real]
 // npm run matrix -- --from results.json … [--out dir] [--readme]     (no run: merge results files, e.g. of several machines)
 //
-// Runs the seed study's servers (the emu-* emulations, plus a real llama-server when ../shared/llama.cpp exists) one
+// Runs the seed study's servers (the emu-* emulations, plus a real llama-server when the llama.cpp bundle is found) one
 // after another, each as its own `vitest run --project <id>` writing reports/matrix/runs/<id>/results.json, with
 // progress on the console and one overall time budget (a project still running when it is spent is stopped: its
 // results file keeps what it measured and its row says "interrupted"). Then builds the seed-style comparison from the

@@ -3,7 +3,7 @@
 // over-long requests must not disturb the timing of other families.
 //
 // References: OpenAI API error codes (400 `context_length_exceeded`); documented server behaviour in
-// ../shared/servers-notes.md (vLLM, llama.cpp `exceed_context_size_error`, omlx 32768 limit, Ollama silent
+// docs/servers.md (vLLM, llama.cpp `exceed_context_size_error`, omlx 32768 limit, Ollama silent
 // truncation); seed study 000 (omlx 400 above 32768 on a model trained for more; mlx-vlm > 30k pathology;
 // a 52k-token prefill taking 31 min instead of 2–3).
 //
@@ -40,7 +40,7 @@ function windowText(ctx: CheckContext): string {
 
 /**
  * Deadlines for a request with a long prompt: a slow server legitimately needs minutes to prefill 0.9 × 128k tokens
- * (servers-notes: ~500 tokens/s on an M2 Max), so the profile's per-request deadlines are raised to this bound.
+ * (~500 tokens/s on an M2 Max, docs/servers.md "rapid-mlx"), so the profile's per-request deadlines are raised to this bound.
  */
 const LONG_REQUEST_MS = 600_000;
 function longDeadlines(ctx: CheckContext): Partial<CheckContext['deadlines']> {
@@ -146,7 +146,7 @@ export const checks: CheckDef[] = [
     title: 'prompts at 50 % and 90 % of the advertised window are answered 200',
     level: 'MUST',
     rationale: 'A client sizes prompts by the window the server advertises; rejecting or cutting prompts inside it breaks every long-document use.',
-    reference: 'OpenAI API reference, Chat Completions (a request within the model context length is served); omlx/Ollama behaviour in servers-notes.md (hard limits below the model, silent truncation)',
+    reference: 'OpenAI API reference, Chat Completions (a request within the model context length is served); omlx/Ollama behaviour in docs/servers.md "Over-long prompts" (hard limits below the model, silent truncation)',
     requires: ['openai-chat', 'context-window'],
     thresholds: {
       lowFraction: { value: 0.5, why: 'the first prompt: half the window, far from any off-by-one in prompt + max_tokens accounting' },
@@ -200,7 +200,7 @@ export const checks: CheckDef[] = [
     title: 'the served window is the model\'s trained context (or the one the profile declares for it)',
     level: 'SHOULD',
     rationale: 'omlx serves and enforces 32768 tokens by default on a model trained for far more; a user who declared the model\'s 262144 must see that.',
-    reference: 'seed 000 (omlx HTTP 400 above 32768 tokens, model supports more); servers-notes.md §5 omlx max_context_window default 32768; llama.cpp n_ctx vs n_ctx_train',
+    reference: 'seed 000 (omlx HTTP 400 above 32768 tokens, model supports more); docs/servers.md "omlx": max_context_window default 32768; llama.cpp n_ctx vs n_ctx_train',
     requires: ['context-window'],
     thresholds: {
       minServedFraction: { value: 1, why: 'any window below the trained context is worth a warning; lower it per profile where a smaller window is deliberate' },
@@ -229,7 +229,7 @@ export const checks: CheckDef[] = [
     title: 'a prompt of ≥ 1.25x the window gets HTTP 400 (context exceeded) before prefill and before any SSE bytes',
     level: 'MUST',
     rationale: 'A client must learn at once that the prompt is too long: a 500 is retried, a drop or hang stalls it, truncation silently loses the prompt, an in-stream error arrives after it accepted a 200.',
-    reference: `${REF_OPENAI_ERRORS}; vLLM "maximum context length is N tokens", llama.cpp 400 exceed_context_size_error (servers-notes.md §10, §11)`,
+    reference: `${REF_OPENAI_ERRORS}; vLLM "maximum context length is N tokens", llama.cpp 400 exceed_context_size_error (docs/servers.md "llama.cpp", "vllm")`,
     requires: ['openai-chat', 'context-window'],
     thresholds: {
       overFactor: { value: 1.3, why: 'at least 1.25x the window, so calibration error and template overhead cannot make the prompt fit' },
@@ -319,7 +319,7 @@ export const checks: CheckDef[] = [
     title: 'the largest accepted prompt, found by bisection, beside the advertised window',
     level: 'INFO',
     rationale: 'What a server really accepts is what a client can rely on; an advertised window the server does not honour (either way) misleads every client that sizes prompts by it.',
-    reference: 'seed 000 (omlx rejects above 32768); servers-notes.md §5 (silent truncation vs 400 pre-check)',
+    reference: 'seed 000 (omlx rejects above 32768); docs/servers.md "Over-long prompts" (silent truncation vs 400 pre-check)',
     requires: ['openai-chat', 'context-window'],
     tier: 'full',
     thresholds: {
@@ -390,7 +390,7 @@ export const checks: CheckDef[] = [
     title: 'prefill time grows about linearly with the prompt, not quadratically',
     level: 'MUST',
     rationale: 'A quadratic prefill turns a long prompt into a stall: a 52k-token prompt took 31 min instead of 2–3 (seed 000); mlx-vlm is pathological above 30k tokens.',
-    reference: 'seed 000 (52k-token prefill 31 min instead of 2–3; mlx-vlm > 30k); servers-notes.md §6 mlx-vlm single-pass prefill O(N²) (#1355)',
+    reference: 'seed 000 (52k-token prefill 31 min instead of 2–3; mlx-vlm > 30k); docs/servers.md "mlx-vlm": single-pass prefill O(N²) (#1355)',
     requires: ['openai-chat'],
     thresholds: {
       failLowBound: { value: 1.6, why: 'clearly quadratic: the 95 % lower bound of the log-log slope at 1.6 or more (linear = 1, quadratic = 2)' },
@@ -502,7 +502,7 @@ export const checks: CheckDef[] = [
     title: 'after long and over-long prompts, a normal request works at normal speed',
     level: 'MUST',
     rationale: 'A server that degrades after one long prompt (a cache never freed, a slot left broken) fails every user after it, long after the prompt that did it.',
-    reference: 'seed 000 (mlx-vlm pathological after > 30k prompts; cyclic slowdown 790 → 3.5 tok/s); servers-notes.md vllm-mlx #501, #442',
+    reference: 'seed 000 (mlx-vlm pathological after > 30k prompts; cyclic slowdown 790 → 3.5 tok/s); docs/servers.md "vllm-mlx" (#501, #442)',
     requires: ['openai-chat'],
     thresholds: {
       repetitions: { value: 7, why: 'normal requests timed before and after: with 7 and 7, Moses\' 95 % interval ignores the 9 most extreme of the 49 pairwise ratios on each side, so one stalled request cannot decide the verdict' },

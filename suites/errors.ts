@@ -186,7 +186,7 @@ export function classify(label: string, rec: Recording, json: unknown): Outcome 
   const s = rec.status;
   const f = rec.failure?.kind;
   // A 2xx is an acceptance whatever follows: with a deadline this short and no measured pace, a slow first token cannot
-  // be told from a stuck one (design.md "Who owns a deadline"), so it is not judged here.
+  // be told from a stuck one (docs/grading.md "Who owns a deadline"), so it is not judged here.
   if (s !== undefined && s >= 200 && s < 300) return { label, rec, kind: 'accepted' };
   // No answer within the deadline.
   if (f === 'headers-timeout' || f === 'total-timeout' || f === 'token-idle') return { label, rec, kind: 'hang' };

@@ -198,7 +198,7 @@ function streamRate(x: Exchange): { tps?: number; atLeast: boolean } {
 /** Bound of each metrics check: the first one pays for the shared sample (3 × 24 tokens at 3 tok/s is ~25 s). */
 const METRICS_TIMEOUT_MS = 90_000;
 
-const REFERENCE_PHANTOM = 'design.md "Measuring" (gen_tps); seed 000: vllm-mlx streamed the role chunk at once and every content token in one write at the end, so naive clients computed 14000 tok/s (vllm-mlx #187, #200)';
+const REFERENCE_PHANTOM = 'docs/grading.md "Measuring" (gen_tps); seed 000: vllm-mlx streamed the role chunk at once and every content token in one write at the end, so naive clients computed 14000 tok/s (vllm-mlx #187, #200)';
 
 export const checks: CheckDef[] = [
   {

@@ -1,5 +1,5 @@
-// Family `ollama`: Ollama's native streaming API (/api/chat, NDJSON). Reference: Ollama API docs (docs/api.md,
-// "Generate a chat completion"): a stream of JSON objects, one per line; the final object has done: true, done_reason
+// Family `ollama`: Ollama's native streaming API (/api/chat, NDJSON). Reference: Ollama API docs
+// (https://github.com/ollama/ollama/blob/main/docs/api.md, "Generate a chat completion"): a stream of JSON objects, one per line; the final object has done: true, done_reason
 // and the statistics (total_duration, load_duration, prompt_eval_count, prompt_eval_duration, eval_count,
 // eval_duration, in nanoseconds). One recorded stream per run, shared by the family's checks.
 import type { CheckContext, CheckDef } from '../lib/check.ts';

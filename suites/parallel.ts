@@ -96,7 +96,7 @@ function failedRequest(requirement: string, xs: Array<{ label: string; x: Exchan
 }
 
 const starvedLoop: Threshold = { value: 100, why: 'a client event loop that stalls for 100 ms or more at p99 mis-times requests of a few hundred ms: inconclusive, never a failure' };
-const REF_SEED = 'Seed study 000 (run_double_batch: mlx-openai-server 2.17x, mlx-omni-server 0.85x); design.md "Measuring" (speedup)';
+const REF_SEED = 'Seed study 000 (run_double_batch: mlx-openai-server 2.17x, mlx-omni-server 0.85x); docs/grading.md "Measuring" (speedup)';
 
 export const checks: CheckDef[] = [
   {
@@ -110,7 +110,7 @@ export const checks: CheckDef[] = [
     timeoutMs: 180_000,
     thresholds: {
       failBelow: { value: 0.9, why: 'fail only when the CI upper bound is below 0.9x: parallel clearly slower than serial (0.85x seen), never on noise around 1.0x' },
-      warnBelow: { value: 1.3, why: 'below 1.3x there is no effective batching (a serial server scores 1.0x by design.md\'s definition; real batching 1.8-2.2x)' },
+      warnBelow: { value: 1.3, why: 'below 1.3x there is no effective batching (a serial server scores 1.0x by docs/grading.md "Measuring"; real batching 1.8-2.2x)' },
       alpha: { value: 0.05, why: '95 % percentile-bootstrap interval of the ratio of medians' },
       minReps: { value: 5, why: 'a bootstrap interval of a median needs at least 5 repetitions of each to stay off a single delayed run' },
       starvedLoopP99Ms: starvedLoop,
@@ -243,7 +243,7 @@ export const checks: CheckDef[] = [
     title: 'concurrent streams within the server\'s slots all make progress together',
     level: 'MUST',
     rationale: 'A server that declares N slots but serialises makes the second user wait for the whole of the first answer before seeing a token.',
-    reference: 'Seed study 000 (mlx-omni-server blocks its event loop per step); servers-notes.md (vllm-mlx SimpleEngine serialises; 503 + Retry-After when busy)',
+    reference: 'Seed study 000 (mlx-omni-server blocks its event loop per step); docs/servers.md "vllm-mlx" (SimpleEngine serialises; 503 + Retry-After when busy)',
     requires: ['openai-chat', 'multi-slot'],
     timeoutMs: 90_000,
     thresholds: {

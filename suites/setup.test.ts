@@ -13,7 +13,7 @@ describe(inject('profile').id, () => {
       title: 'server reachable and ready',
       family: 'setup',
       level: 'MUST',
-      // A declared value the server contradicts is a warning (design.md "Grading": declared wins, disagreement warns).
+      // A declared value the server contradicts is a warning (docs/grading.md "Declared and discovered capabilities").
       outcome: setupError ? 'error' : disagreements.length ? 'warn' : 'pass',
       message: setupError
         ? `setup error: ${setupError}`
@@ -21,7 +21,7 @@ describe(inject('profile').id, () => {
           (disagreements.length ? `\nDeclared and reported values disagree: ${disagreements.join('; ')}` : '') +
           (server.discovery?.notes.length ? `\nNotes: ${server.discovery.notes.join('; ')}` : ''),
       rationale: 'Nothing can be checked on a server that is not there; this is a setup error, never a check failure.',
-      reference: 'design.md "Grading": error',
+      reference: 'docs/grading.md "Outcomes": error',
       profileId: profile.id,
       metrics: { identity: server.identity, model: server.model, contextWindow: server.contextWindow, trainedContext: server.trainedContext, slots: server.slots, discovery: server.discovery },
     };

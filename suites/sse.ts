@@ -6,7 +6,7 @@
 // three short requests in total: a stream with include_usage, the same stream without it, and — when the profile
 // declares determinism — the same request non-streamed. The prompt asks the model to echo a multibyte string.
 //
-// Lenient exactly where real servers differ and clients cope (servers-notes.md): SSE comments (`: ping`, bare `:`),
+// Lenient exactly where real servers differ and clients cope (docs/servers.md "Cross-server observations"): SSE comments (`: ping`, bare `:`),
 // `data:` without the space, CRLF, several data lines in one event, `usage: null` on every chunk, usage in the finish
 // chunk or repeated (SHOULD only), reasoning fields, extra fields such as `request_id` or `timings`.
 //
@@ -764,7 +764,7 @@ export const checks: CheckDef[] = [
     title: 'usage takes OpenAI\'s form: one extra chunk with choices: [], only when asked',
     level: 'SHOULD',
     rationale: 'Clients read choices[0] of each chunk; usage in the finish chunk, repeated, or sent unasked breaks them or double-counts.',
-    reference: 'OpenAI API reference, stream_options.include_usage: "The usage field on this chunk shows the token usage statistics for the entire request, and the choices field will always be an empty array"; servers-notes.md usage placement',
+    reference: 'OpenAI API reference, stream_options.include_usage: "The usage field on this chunk shows the token usage statistics for the entire request, and the choices field will always be an empty array"; docs/servers.md "Usage placement"',
     run: (ctx) => judged(ctx, 'streamed chat', (r) => unusable([r.withUsage, r.withoutUsage], 'streamed chat') ?? judgeUsageForm(r.withUsage, r.withoutUsage)),
   },
   {
@@ -782,7 +782,7 @@ export const checks: CheckDef[] = [
     title: 'which SSE comments the server sends, and how often',
     level: 'INFO',
     rationale: 'Keep-alive comments (": ping", ": keep-alive", ":") are valid but make time-to-first-byte differ from TTFT; users should know.',
-    reference: `${WHATWG}: a line starting with ":" is ignored; servers-notes.md (llama.cpp ":", vllm-mlx ": heartbeat", oMLX ": keep-alive")`,
+    reference: `${WHATWG}: a line starting with ":" is ignored; docs/servers.md "SSE comments" (llama.cpp ":", vllm-mlx ": heartbeat", oMLX ": keep-alive")`,
     run: (ctx) => judged(ctx, 'streamed chat', (_r, s) => judgeComments(s)),
   },
 ];

@@ -469,7 +469,7 @@ export const checks: CheckDef[] = [
     title: 'tokens arrive spread over the request, not in one burst at the end',
     level: 'MUST',
     rationale: 'A server that holds tokens and flushes them at the end breaks live display and makes naive clients compute phantom tokens/s (vllm-mlx 14000 tok/s).',
-    reference: 'OpenAI API reference, Chat Completions `stream`; seed 000 (vllm-mlx phantom gen_tps from burst delivery); servers-notes.md cross-server observation 1',
+    reference: 'OpenAI API reference, Chat Completions `stream`; seed 000 (vllm-mlx phantom gen_tps from burst delivery); docs/servers.md "Burst delivery"',
     requires: ['openai-chat'],
     thresholds: {
       ...LONG_SIZING,
@@ -531,7 +531,7 @@ export const checks: CheckDef[] = [
     title: 'response headers arrive before a long prefill ends',
     level: 'SHOULD',
     rationale: 'Clients with a header timeout give up on a server that sends nothing while it prefills a long prompt; headers (and pings) keep the connection visibly alive.',
-    reference: 'RFC 9110 §15 (status sent when known) and OpenAI `stream`; servers-notes.md (oMLX sends `: keep-alive` at open, llama.cpp pings while idle)',
+    reference: 'RFC 9110 §15 (status sent when known) and OpenAI `stream`; docs/servers.md "SSE comments" (oMLX sends `: keep-alive` at open, llama.cpp pings while idle)',
     requires: ['openai-chat'],
     thresholds: {
       promptTokens: { value: 3000, why: 'the longest prompt asked (within a 4096-token window): at 20,000 tok/s of prefill it takes 150 ms, well above timer noise' },

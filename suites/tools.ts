@@ -378,7 +378,7 @@ export const checks: CheckDef[] = [
     title: 'streamed tool-call arguments are spread over several deltas (INFO: whole at the end is allowed)',
     level: 'INFO',
     rationale: 'Arguments streamed as generated let a client show progress; several servers send the call whole at the end, which works but streams nothing.',
-    reference: `${OPENAI}: chat completion chunk (delta.tool_calls[].function.arguments may arrive in fragments); servers-notes.md (mlx-omni-server, oMLX send calls whole)`,
+    reference: `${OPENAI}: chat completion chunk (delta.tool_calls[].function.arguments may arrive in fragments); docs/servers.md "Burst delivery" (mlx-omni-server, oMLX send calls whole)`,
     run: gated(async (ctx) => {
       const x = await streamed(ctx);
       const bad = streamUnusable(x, 'the streamed tool_choice "required" request');

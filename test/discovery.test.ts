@@ -1,5 +1,5 @@
 // Context-window discovery is one adapter per server, reading that server's documented endpoint and field
-// (servers-notes.md "Context discovery"), never field sniffing: omlx's capabilities.max_tokens is a window,
+// (docs/servers.md "Context discovery"), never field sniffing: omlx's capabilities.max_tokens is a window,
 // while max_tokens elsewhere is a generation cap.
 import { test, expect, afterEach } from 'vitest';
 import { createServer, type Server } from 'node:http';

@@ -293,8 +293,8 @@ test('mediaType drops parameters and case', () => {
 });
 
 // ---------------------------------------------------------------------------------------------------------
-// The sse judges on hand-written streams shaped like real servers' (servers-notes.md): none of what a client has to
-// tolerate may fail a MUST check. And the fault shapes they must catch, without a server.
+// The sse judges on hand-written streams shaped like real servers' (docs/servers.md "Cross-server observations"):
+// none of what a client has to tolerate may fail a MUST check. And the fault shapes they must catch, without a server.
 
 import { makeSample, type Sample } from '../lib/sse-samples.ts';
 import {

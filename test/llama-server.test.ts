@@ -5,8 +5,9 @@ import { mkdtempSync, mkdirSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
-import { findLlamaBundle, llamaBundlePlaces, llamaRunnable, llamaServerArgv, llamaThreads, taskset, LLAMA_DIR_ENV } from '../lib/llama-server.ts';
-import { llamaAvailability } from './real-llama/harness.ts';
+import { findLlamaBundle, llamaBundlePlaces, llamaRunnable, llamaServerArgv, llamaThreads, taskset, DEFAULT_LLAMA_DIR, LLAMA_DIR_ENV } from '../lib/llama-server.ts';
+import { ROOT } from '../lib/profile.ts';
+import { llamaAvailability, llamaRequired, REQUIRE_LLAMA_ENV } from './real-llama/harness.ts';
 
 function fakeBundle(script: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'fake-llama-'));
@@ -19,17 +20,19 @@ function fakeBundle(script: string): string {
   return dir;
 }
 
-test('the env var names the only place looked in; without it, ../shared/llama.cpp beside the repo, then /work/shared/llama.cpp', () => {
+test('the env var names the only place looked in; without it, llama.cpp/ beside the checkout', () => {
   expect(llamaBundlePlaces({ [LLAMA_DIR_ENV]: '/x/y' })).toEqual(['/x/y']);
-  const places = llamaBundlePlaces({});
-  expect(places.at(-1)).toBe('/work/shared/llama.cpp');
-  expect(places[0]).toMatch(/[\\/]shared[\\/]llama\.cpp$/);
+  expect(llamaBundlePlaces({})).toEqual([DEFAULT_LLAMA_DIR]);
+  expect(DEFAULT_LLAMA_DIR).toBe(join(ROOT, '..', 'llama.cpp'));
   expect(findLlamaBundle({ [LLAMA_DIR_ENV]: '/nonexistent/llama' })).toEqual({ searched: ['/nonexistent/llama'] });
 });
 
-test('a missing bundle skips with one line naming where it looked, and fails under CI=true', async () => {
+test('a missing bundle skips with one line naming where it looked; only CONFORMANCE_REQUIRE_LLAMA makes it required, not CI=true', async () => {
   const a = await llamaAvailability({ [LLAMA_DIR_ENV]: '/nonexistent/llama' });
-  expect(a).toEqual({ skip: expect.stringContaining('/nonexistent/llama'), failInCi: true });
+  expect(a).toEqual({ skip: expect.stringContaining('/nonexistent/llama'), missing: true });
+  expect(llamaRequired({ CI: 'true' })).toBe(false);
+  expect(llamaRequired({ CI: 'true', [REQUIRE_LLAMA_ENV]: '1' })).toBe(true);
+  expect(llamaRequired({ [REQUIRE_LLAMA_ENV]: '0' })).toBe(false);
 });
 
 test.skipIf(process.platform !== 'linux' || process.arch !== 'x64')('a binary that cannot run is a skip naming why (old glibc), never a CI failure', async () => {
@@ -37,7 +40,7 @@ test.skipIf(process.platform !== 'linux' || process.arch !== 'x64')('a binary th
   const r = await llamaRunnable(findLlamaBundle({ [LLAMA_DIR_ENV]: dir }).bundle!);
   expect(r).toEqual({ ok: false, reason: expect.stringMatching(/C library is too old.*GLIBC_2\.38/) });
   const a = await llamaAvailability({ [LLAMA_DIR_ENV]: dir });
-  expect(a).toMatchObject({ failInCi: false, skip: expect.stringContaining('GLIBC_2.38') });
+  expect(a).toMatchObject({ missing: false, skip: expect.stringContaining('GLIBC_2.38') });
   const ok = fakeBundle('echo "version: 4747 (abc)"; exit 0');
   expect(await llamaRunnable(findLlamaBundle({ [LLAMA_DIR_ENV]: ok }).bundle!)).toEqual({ ok: true, version: '4747 (abc)' });
 });

@@ -234,7 +234,7 @@ describe('decodeNdjson', () => {
 });
 
 // ---------------------------------------------------------------------------------------------------------
-// Adapters, on streams shaped like the real servers' (servers-notes.md "Cross-server observations").
+// Adapters, on streams shaped like the real servers' (docs/servers.md "Cross-server observations").
 
 const sse = (...events: (string | [string, string])[]) =>
   decodeSse(events.map((e, i) => ({

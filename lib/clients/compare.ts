@@ -1,5 +1,5 @@
 // Comparison of what a client library reported with what the wire carried. Pure functions, unit-tested in
-// test/clients-compare.test.ts; suites/clients.ts turns their findings into verdicts.
+// test/clients.test.ts; suites/clients.ts turns their findings into verdicts.
 import type { Recording } from '../types.ts';
 import { escapeBytes } from '../sse.ts';
 import { firstDifference } from '../framing.ts';

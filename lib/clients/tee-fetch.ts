@@ -2,7 +2,7 @@
 // wire bytes are timestamped on arrival, exactly as for every other check, and the same bytes are handed to the
 // client as it pulls them. What the client has pulled is counted, so the chunk a client failed on can be named.
 //
-// Rules (design.md "Rules of the road"): only the profile's origin is reachable (a client that tries anything else,
+// Rules (docs/harness.md "Talking to the server"): only the profile's origin is reachable (a client that tries anything else,
 // e.g. a run-time tokenizer download, gets a network error and the attempt is reported); the credentials come from
 // the profile and go only into the Authorization header (whatever the client set is removed); redirects are never
 // followed (record() uses maxRedirections 0: the client sees the 3xx, as with fetch's redirect: 'manual').

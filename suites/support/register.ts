@@ -135,7 +135,7 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
         try {
           result = await runCheck(check, { profile, server, tier, strict, runId: inject('runId'), deadlineAt: deadline || undefined, preflight: inject('fidelity') });
         } catch (e) {
-          // Our budget ran out while the server was still working: no evidence either way (design.md "Grading").
+          // Our budget ran out while the server was still working: no evidence either way (docs/grading.md "Who owns a deadline").
           if (e instanceof RunDeadlineReached) {
             markDeadlineHit(inject('stateDir'));
             finish('inconclusive', `${(e as Error).message} (CONFORMANCE_DEADLINE_S=${inject('runDeadlineS')}): our budget, not the server's failure`);

@@ -1,14 +1,15 @@
 // The real-llama project: the whole catalogue against a real llama.cpp llama-server, in three configurations
-// (tiny model with 4 slots and with 1, bandwidth-bound model with 4). Without the bundle it skips with one line;
-// under CI=true a missing bundle fails; a binary that cannot run here skips naming why.
+// (tiny model with 4 slots and with 1, bandwidth-bound model with 4). Without the bundle it skips with one line,
+// also under CI=true; only CONFORMANCE_REQUIRE_LLAMA=1 makes a missing bundle fail. A binary that cannot run here
+// skips naming why.
 import { test } from 'vitest';
-import { describeLlamaConfig, llamaAvailability, selectedConfigs } from './harness.ts';
+import { describeLlamaConfig, llamaAvailability, llamaRequired, selectedConfigs, REQUIRE_LLAMA_ENV } from './harness.ts';
 
 const available = await llamaAvailability();
 if (available.bundle) {
   for (const cfg of selectedConfigs()) describeLlamaConfig(cfg, available.bundle);
-} else if (available.failInCi && process.env.CI === 'true') {
-  test('real-llama: the llama.cpp bundle is present (required under CI=true)', () => {
+} else if (available.missing && llamaRequired()) {
+  test(`real-llama: the llama.cpp bundle is present (required by ${REQUIRE_LLAMA_ENV}=1)`, () => {
     throw new Error(`real-llama: ${available.skip}`);
   });
 } else {

@@ -82,7 +82,7 @@ export const EXPECTATIONS: Record<string, PerConfig> = {
       'bandwidth-4': {
         outcomes: ['pass', 'inconclusive'],
         borderlineWarn: true,
-        why: 'two streams batch 1.55x on a quiet machine, 1.24-1.34x with a neighbour on the other core (memory bandwidth is shared): an interval that straddles 1.3x is a borderline warn by design.md, never a clear one; ' + SPEED,
+        why: 'two streams batch 1.55x on a quiet machine, 1.24-1.34x with a neighbour on the other core (memory bandwidth is shared): an interval that straddles 1.3x is a borderline warn by docs/grading.md "Timing verdicts", never a clear one; ' + SPEED,
       },
       'tiny-4': {
         outcomes: ['pass', 'warn', 'inconclusive'],

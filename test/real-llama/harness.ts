@@ -24,14 +24,24 @@ export function orderedChecks(): CheckDef[] {
   return Object.entries(families).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)).flatMap(([, m]) => m.checks);
 }
 
-export type Availability = { bundle: LlamaBundle; version: string } | { bundle?: undefined; skip: string; failInCi: boolean };
+/** `missing`: no bundle at all (a failure where one is required), as opposed to a binary that cannot run here. */
+export type Availability = { bundle: LlamaBundle; version: string } | { bundle?: undefined; skip: string; missing: boolean };
 
-/** Is there a bundle, and can its binary run here? A missing bundle fails under CI=true; an unrunnable binary skips. */
+/**
+ * Environment variable that makes a missing bundle a failure (our CI sets it). Without it a missing bundle skips,
+ * also under CI=true, so a fork's CI without the bundle stays green.
+ */
+export const REQUIRE_LLAMA_ENV = 'CONFORMANCE_REQUIRE_LLAMA';
+export function llamaRequired(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env[REQUIRE_LLAMA_ENV] === '1' || env[REQUIRE_LLAMA_ENV] === 'true';
+}
+
+/** Is there a bundle, and can its binary run here? Either answer no is a skip naming why. */
 export async function llamaAvailability(env: NodeJS.ProcessEnv = process.env): Promise<Availability> {
   const { bundle, searched } = findLlamaBundle(env);
-  if (!bundle) return { skip: `no llama.cpp bundle (bin/llama-server, vocab/, make-model.mjs) in ${searched.join(' or ')}; set ${LLAMA_DIR_ENV}`, failInCi: true };
+  if (!bundle) return { skip: `no llama.cpp bundle (bin/llama-server, vocab/, make-model.mjs) in ${searched.join(' or ')}; set ${LLAMA_DIR_ENV}`, missing: true };
   const r = await llamaRunnable(bundle);
-  if (!r.ok) return { skip: `${bundle.binary} cannot run here: ${r.reason}`, failInCi: false };
+  if (!r.ok) return { skip: `${bundle.binary} cannot run here: ${r.reason}`, missing: false };
   return { bundle, version: r.version };
 }
 
