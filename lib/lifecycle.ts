@@ -1,6 +1,8 @@
 // Server lifecycle: start a profile's command, wait for readiness within a bound, stop it and its children.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import type { Profile, Readiness } from './types.ts';
 import { record, bodyText, bodyJson } from './client.ts';
 import { redact } from './secrets.ts';
@@ -58,10 +60,23 @@ function installExitHook(): void {
   }
 }
 
+/**
+ * tsx's loader as this package resolves it: `node --import tsx` would resolve it from the child's working folder,
+ * which need not hold it (a server started in the user's folder, the package installed elsewhere by npx).
+ */
+export const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+/** `--import tsx` in a node command line, pointed at this package's tsx. */
+function withOwnTsx(args: string[]): string[] {
+  return args.map((a, i) => (a === 'tsx' && args[i - 1] === '--import' ? TSX_LOADER : a));
+}
+
 /** Spawn argv (with {port} filled in) in its own process group, capturing its output. */
 export function spawnServer(argv: string[], opts: { cwd?: string; env?: Record<string, string>; logLines?: number } = {}): RunningServer {
-  const [cmd, ...args] = argv;
+  const [cmd, ...rest] = argv;
+  const isNode = cmd === 'node' || cmd === process.execPath;
   const exe = cmd === 'node' ? process.execPath : cmd!;
+  const args = isNode ? withOwnTsx(rest) : rest;
   const child = spawn(exe, args, {
     cwd: opts.cwd,
     env: { ...process.env, ...opts.env },

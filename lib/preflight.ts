@@ -5,7 +5,7 @@ import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { makeContext, type CheckDef } from './check.ts';
 import { chat, generationBody, uniquePrompt, type Exchange } from './api.ts';
-import { spawnServer, type RunningServer } from './lifecycle.ts';
+import { TSX_LOADER, spawnServer, type RunningServer } from './lifecycle.ts';
 import { ROOT } from './profile.ts';
 import type { Profile } from './types.ts';
 import { lagSummary, monotonicOffset, stampedArrivals, stepMinima, steadyWindow, type FidelityPreflight } from './fidelity.ts';
@@ -31,7 +31,7 @@ export interface StampServer {
 /** The reference server stamping every event with its send time, at a fixed cadence, all streams in phase. */
 export async function startStampServer(o: StampServerOptions): Promise<StampServer> {
   const argv = [
-    ...(o.wrap ?? []), process.execPath, '--import', 'tsx', join(ROOT, 'fixtures/reference-server/main.ts'), '--port', '0', '--stamp-send',
+    ...(o.wrap ?? []), process.execPath, '--import', TSX_LOADER, join(ROOT, 'fixtures/reference-server/main.ts'), '--port', '0', '--stamp-send',
     '--slots', String(o.slots), '--decode-step-ms', String(o.cadenceMs), '--batch-step-cost', '0',
     // No prefill cost and a window that fits any stream length the benchmarks ask for.
     '--prefill-ms-per-token', '0', '--prefill-quadratic-ms', '0', '--context-window', '1000000',
