@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import type { CheckDef } from '../lib/check.ts';
 import { ROOT } from '../lib/profile.ts';
 import { FAMILY_ORDER } from '../lib/family-order.ts';
+import { SETUP_CHECK } from '../suites/support/setup-check.ts';
 
 export interface CatalogueEntry {
   id: string;
@@ -20,18 +21,7 @@ export interface CatalogueEntry {
 }
 
 /** The setup check is registered by suites/setup.test.ts, not declared in a family file. */
-const SETUP: CatalogueEntry = {
-  id: 'setup.server-ready',
-  family: 'setup',
-  title: 'server reachable and ready',
-  level: 'MUST',
-  rationale: 'Nothing can be checked on a server that is not there; this is a setup error, never a check failure.',
-  reference: 'docs/grading.md "Outcomes": error',
-  requires: [],
-  tier: 'quick',
-  destructive: false,
-  thresholds: {},
-};
+const SETUP: CatalogueEntry = { ...SETUP_CHECK, family: 'setup', requires: [], tier: 'quick', destructive: false, thresholds: {} };
 
 export async function loadCatalogue(): Promise<CatalogueEntry[]> {
   const dir = join(ROOT, 'suites');

