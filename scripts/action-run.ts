@@ -399,7 +399,9 @@ export interface MainDeps {
 }
 
 export async function main(env: NodeJS.ProcessEnv = process.env, deps: MainDeps = {}): Promise<number> {
-  const log = deps.log ?? ((s: string) => process.stdout.write(`${s}\n`));
+  const write = deps.log ?? ((s: string) => process.stdout.write(`${s}\n`));
+  // One line each: a newline from an input must not start a workflow command (::set-env, ::add-mask…) of its own.
+  const log = (s: string) => write(s.replace(/[\r\n]+/g, ' '));
   const token = input(env, 'GITHUB_TOKEN');
   registerSecret(token);
   let basics: Basics | undefined;

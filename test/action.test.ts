@@ -403,6 +403,14 @@ describe('the run step on a bad input', () => {
     expect(s.log).toEqual(['::error::conformance action: input "tier" must be quick or full, not "huge"']);
   });
 
+  test('an input with a newline cannot start a workflow command of its own: the log line stays one line', async () => {
+    const s = await simulate(githubEnv({ INPUT_TIER: 'huge\n::add-mask::x' }), fixture('reference.json'), 0);
+    expect(s.code).toBe(2);
+    expect(s.log).toHaveLength(1);
+    expect(s.log[0]).not.toMatch(/[\r\n]/);
+    expect(s.outputText.split('\n').filter((l) => l.startsWith('::'))).toEqual([]);
+  });
+
   test('a baseline that is not there is a bad input, found before anything runs', async () => {
     const s = await simulate(githubEnv({ INPUT_BASELINE: 'base/results.json' }), fixture('reference.json'), 0);
     expect(s.code).toBe(2);
