@@ -232,6 +232,10 @@ export function suiteCommand(plan: ActionPlan, env: NodeJS.ProcessEnv): SuiteCom
 
 const spawnSuite: RunSuite = (cmd) =>
   new Promise((done) => {
+    if (!existsSync(cmd.args[0]!)) {
+      process.stderr.write(`conformance action: the suite's CLI is missing (${cmd.args[0]})\n`);
+      return done(4);
+    }
     const child = spawn(cmd.command, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: 'inherit' });
     child.on('error', (e) => {
       process.stderr.write(`conformance action: could not run the suite's CLI: ${e.message}\n`);
