@@ -1,5 +1,6 @@
-// Vitest reporter: a Markdown summary per project, appended to $GITHUB_STEP_SUMMARY when that is set (the PR's
-// check page), else written to reports/<project>/summary.md. Rendered by reporters/render.ts from results data.
+// Vitest reporter: a Markdown summary per project, always written to reports/<project>/summary.md (so it travels with
+// the artifact) and also appended to $GITHUB_STEP_SUMMARY when that is set (the PR's check page). Rendered by
+// reporters/render.ts from results data.
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { redact } from '../lib/secrets.ts';
@@ -8,15 +9,12 @@ import { RunEndReporter } from './run-end.ts';
 import type { ResultsFile } from './results-types.ts';
 import { renderMarkdown, toColumns, type Column } from './render.ts';
 
-/** Where a summary goes: the step summary file when GITHUB_STEP_SUMMARY is set, else <dir>/summary.md. Returns the path. */
+/** Write <dir>/summary.md, and append the same text to the step summary file when GITHUB_STEP_SUMMARY is set. Returns the summary.md path. */
 export function writeSummary(markdown: string, dir: string, env: NodeJS.ProcessEnv = process.env): string {
   const text = redact(markdown);
-  if (env.GITHUB_STEP_SUMMARY) {
-    appendFileSync(env.GITHUB_STEP_SUMMARY, `${text}\n`);
-    return env.GITHUB_STEP_SUMMARY;
-  }
   const path = join(dir, 'summary.md');
   writeTextAtomic(path, text);
+  if (env.GITHUB_STEP_SUMMARY) appendFileSync(env.GITHUB_STEP_SUMMARY, `${text}\n`);
   return path;
 }
 

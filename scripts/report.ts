@@ -5,8 +5,8 @@
 // rerunning anything. Files of several machines merge: each column is "<project> @ <machine>"; shards of the same
 // project and machine merge into one column. With no files given it reads reports/<project>/results.json and
 // reports/<project>/shard-*/results.json. Per column, the summary and badges go where the live reporters put them
-// (<out>/<project>/summary.md, <out>/<project>/badges/); with several columns a matrix summary goes to <out>/summary.md
-// (or is appended to $GITHUB_STEP_SUMMARY when set).
+// (<out>/<project>/summary.md, <out>/<project>/badges/); with several columns a matrix summary goes to <out>/summary.md.
+// Each summary is also appended to $GITHUB_STEP_SUMMARY when that is set.
 // Exit code: 0, or 1 when a file could not be read or does not match fixtures/schemas/results.schema.json
 // (the readable ones are still reported), 2 on bad usage.
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';

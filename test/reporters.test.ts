@@ -16,7 +16,7 @@ import { badgeSpecs, gateFailed, renderConsole, renderMarkdown, tally, toColumns
 import { runReport, parseArgs } from '../scripts/report.ts';
 import ResultsReporter from '../reporters/results.ts';
 import ConsoleTableReporter from '../reporters/console.ts';
-import SummaryReporter from '../reporters/summary.ts';
+import SummaryReporter, { writeSummary } from '../reporters/summary.ts';
 import BadgesReporter from '../reporters/badges.ts';
 import JunitReporter from '../reporters/junit.ts';
 
@@ -323,6 +323,20 @@ describe('render', () => {
     expect(() => renderConsole(cols)).not.toThrow();
     expect(renderMarkdown(cols)).toContain('line\\|with\\|pipes');
     expect(() => badgeSpecs(cols[0])).not.toThrow();
+  });
+
+  test('writeSummary: summary.md always; the same text appended to the step summary only when GITHUB_STEP_SUMMARY is set', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'summary-'));
+    const step = join(dir, 'step-summary.md');
+    writeFileSync(step, 'earlier step\n');
+    expect(writeSummary('## one', join(dir, 'a'), {})).toBe(join(dir, 'a', 'summary.md'));
+    expect(readFileSync(join(dir, 'a', 'summary.md'), 'utf8')).toBe('## one');
+    expect(readFileSync(step, 'utf8')).toBe('earlier step\n');
+    expect(writeSummary('## two', join(dir, 'b'), { GITHUB_STEP_SUMMARY: step })).toBe(join(dir, 'b', 'summary.md'));
+    expect(readFileSync(join(dir, 'b', 'summary.md'), 'utf8')).toBe('## two');
+    expect(readFileSync(step, 'utf8')).toBe('earlier step\n## two\n');
+    writeSummary('## two, again', join(dir, 'b'), { GITHUB_STEP_SUMMARY: '' });
+    expect(readFileSync(step, 'utf8')).toBe('earlier step\n## two\n');
   });
 
   test('report CLI arguments', () => {
