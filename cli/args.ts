@@ -28,8 +28,10 @@ export type Command =
   | { kind: 'help' }
   | { kind: 'version' };
 
-/** Families a user may name in --only / --skip (setup always runs; api-last belongs to api). */
+/** Families a user may name in --skip (setup always runs; api-last belongs to api)… */
 export const SELECTABLE_FAMILIES = FAMILY_ORDER.filter((f) => f !== 'setup' && f !== 'api-last');
+/** … and in --only, where `setup` alone means "is it reachable and ready". */
+export const ONLY_FAMILIES = ['setup', ...SELECTABLE_FAMILIES];
 
 export const HELP = `llm-server-conformance: check that an OpenAI-compatible LLM server streams, batches, limits and reports correctly.
 
@@ -66,7 +68,7 @@ Run:
   --machine LABEL       machine label recorded in the results (default: the host name)
   --quiet               no progress lines (the final table and gate line still print)
 
-Families: ${SELECTABLE_FAMILIES.join(', ')}
+Families: ${SELECTABLE_FAMILIES.join(', ')} (--only setup: reachability alone)
 
 Exit codes: 0 gate passed · 1 gate failed · 2 usage error · 3 server never ready · 4 internal error
 A CI job's timeout must cover the wait and the deadline.
@@ -78,12 +80,13 @@ Examples:
   npx llm-server-conformance --base-url http://127.0.0.1:8000 --baseline base/results.json --fail-on-regression
   npx llm-server-conformance explain stream.ttft-before-end`;
 
-function families(raw: string | undefined, flag: string): string[] | undefined {
+function families(raw: string | undefined, flag: '--only' | '--skip'): string[] | undefined {
   if (raw === undefined) return undefined;
+  const allowed = flag === '--only' ? ONLY_FAMILIES : SELECTABLE_FAMILIES;
   const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
-  if (!list.length) throw new UsageError(`${flag} needs a comma-separated list of families (${SELECTABLE_FAMILIES.join(', ')})`);
+  if (!list.length) throw new UsageError(`${flag} needs a comma-separated list of families (${allowed.join(', ')})`);
   for (const f of list) {
-    if (!SELECTABLE_FAMILIES.includes(f)) throw new UsageError(`${flag}: unknown family "${f}"; families: ${SELECTABLE_FAMILIES.join(', ')}`);
+    if (!allowed.includes(f)) throw new UsageError(`${flag}: unknown family "${f}"; families: ${allowed.join(', ')}`);
   }
   return list;
 }

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { FAMILY_ORDER } from '../lib/family-order.ts';
+import { ONLY_FAMILIES } from '../cli/args.ts';
 import { redact, registerSecret } from '../lib/secrets.ts';
 import type { Outcome } from '../lib/types.ts';
 import type { ResultsFile } from '../reporters/results-types.ts';
@@ -119,13 +119,17 @@ function positive(env: NodeJS.ProcessEnv, name: string): number | undefined | st
   return n;
 }
 
-/** The files input as families for --only: family names, or suites/<family>.test.ts paths. */
+/**
+ * The files input as families for --only: family names, or suites/<family>.test.ts paths (api-last's checks belong
+ * to the api family; setup alone is a reachability check).
+ */
 export function familiesOf(files: string): string[] | { error: string } {
   const out: string[] = [];
   for (const token of files.split(/[\s,]+/).filter(Boolean)) {
     const m = /^(?:\.\/)?suites\/([a-z-]+)\.test\.ts$/.exec(token);
-    const family = m ? m[1]! : token;
-    if (!FAMILY_ORDER.includes(family)) return { error: `input "files": "${token}" is neither a family nor suites/<family>.test.ts (families: ${FAMILY_ORDER.join(', ')})` };
+    const named = m ? m[1]! : token;
+    const family = named === 'api-last' ? 'api' : named;
+    if (!ONLY_FAMILIES.includes(family)) return { error: `input "files": "${token}" is neither a family nor suites/<family>.test.ts (families: ${ONLY_FAMILIES.join(', ')})` };
     if (!out.includes(family)) out.push(family);
   }
   return out;

@@ -25,7 +25,7 @@ test('usage errors say what is wrong', () => {
   expect(usage(['--base-url', 'http://x', '--servers', 's.json'])).toMatch(/give one/);
   expect(usage(['--servers', 's.json'])).toMatch(/--servers FILE and --server ID go together/);
   expect(usage(['--base-url', 'http://x', '--tier', 'fast'])).toMatch(/--tier must be quick or full, not "fast"/);
-  expect(usage(['--base-url', 'http://x', '--only', 'sse,nope'])).toMatch(/--only: unknown family "nope"; families: api, sse/);
+  expect(usage(['--base-url', 'http://x', '--only', 'sse,nope'])).toMatch(/--only: unknown family "nope"; families: setup, api, sse/);
   expect(usage(['--base-url', 'http://x', '--only', 'sse', '--skip', 'api'])).toMatch(/give one/);
   expect(usage(['--base-url', 'http://x', '--wait', 'soon'])).toMatch(/--wait needs a number of seconds ≥ 0, not "soon"/);
   expect(usage(['--base-url', 'http://x', '--deadline', '3'])).toMatch(/--deadline needs a number of seconds ≥ 10/);
@@ -56,6 +56,7 @@ test('a full command line becomes the run options and the environment the run re
 
 test('--only and --skip select suite files: setup always, api-last with api', () => {
   expect(familyFilters({})).toEqual([]);
+  expect(familyFilters({ only: ['setup'] })).toEqual(['suites/setup.test.ts']);
   expect(familyFilters({ only: ['api', 'sse'] })).toEqual(['suites/setup.test.ts', 'suites/api.test.ts', 'suites/sse.test.ts', 'suites/api-last.test.ts']);
   const skipped = familyFilters({ skip: ['api', 'errors'] });
   expect(skipped).toContain('suites/setup.test.ts');

@@ -39,7 +39,7 @@ function cli(args: string[], o: { node?: string; timeoutMs?: number; env?: Recor
     // npx resolves the bin the package declares; with another node the bin file is run by that node directly.
     const child = o.node
       ? spawn(o.node, [bin, ...args], { cwd: user, env: userEnv(o.env) })
-      : spawn('npx', ['--no', 'llm-server-conformance', ...args], { cwd: user, env: userEnv(o.env) });
+      : spawn('npx', ['llm-server-conformance', ...args], { cwd: user, env: userEnv(o.env) });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -70,7 +70,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 describe('the packed package', () => {
   test('holds what a run needs and nothing of the repository around it', () => {
     const files = JSON.parse(readFileSync(join(work, 'files.json'), 'utf8')) as string[];
-    for (const needed of ['bin/llm-server-conformance.mjs', 'cli/main.ts', 'index.mjs', 'index.d.ts', 'LICENSE', 'vitest.config.ts', 'servers.json', 'fixtures/reference-server/main.ts', 'fixtures/schemas/results.schema.json', 'suites/sse.ts', 'reporters/results.ts'])
+    for (const needed of ['bin/llm-server-conformance.mjs', 'cli/main.ts', 'index.mjs', 'index.d.mts', 'LICENSE', 'vitest.config.ts', 'servers.json', 'fixtures/reference-server/main.ts', 'fixtures/schemas/results.schema.json', 'suites/sse.ts', 'reporters/results.ts'])
       expect(files, needed).toContain(needed);
     for (const f of files) expect(f, f).not.toMatch(/^(test|bench|\.ci|fixtures\/results|scripts\/(?!report|html|compare))\//);
     // The client libraries are optional peers: a plain install leaves them out.

@@ -1,0 +1,107 @@
+// Types of the package's root export (index.mjs). Kept in step with cli/run.ts and reporters/results-types.ts by
+// test/package-types.ts (tsc fails when they drift).
+
+export type Outcome = 'pass' | 'fail' | 'warn' | 'inconclusive' | 'skip' | 'known' | 'known-passing' | 'error';
+export type Level = 'MUST' | 'SHOULD' | 'INFO';
+
+export interface RunOptions {
+  /** An OpenAI-compatible server's root (project id "env"); may hold {port} when `start` is given. */
+  baseUrl?: string;
+  model?: string;
+  /** NAME of the environment variable holding the API key (default OPENAI_API_KEY). */
+  apiKeyEnv?: string;
+  /** Shell command that starts the server (with baseUrl). */
+  start?: string;
+  /** Folder `start` runs in (default: the current folder). */
+  cwd?: string;
+  /** A servers file and the profile id in it (instead of baseUrl). */
+  serversFile?: string;
+  server?: string;
+  /** Bound on the wait for readiness (default: the profile's startTimeoutMs). */
+  waitSeconds?: number;
+  tier?: 'quick' | 'full';
+  strict?: boolean;
+  /** Families to run, or to leave out (setup always runs). */
+  only?: string[];
+  skip?: string[];
+  /** Bound on the checks, counted from readiness. */
+  deadlineSeconds?: number;
+  /** Default ./conformance-reports in the current folder. */
+  reportsDir?: string;
+  /** A results.json to compare with; failOnRegression makes a regression fail the gate. */
+  baseline?: string;
+  failOnRegression?: boolean;
+  machine?: string;
+  /** Progress on the console: a live line on a TTY, plain lines otherwise, or none. */
+  progress?: 'tty' | 'lines' | 'none';
+}
+
+export interface CheckResult {
+  id: string;
+  title: string;
+  family: string;
+  level: Level;
+  outcome: Outcome;
+  message: string;
+  rationale: string;
+  reference: string;
+  durationMs?: number;
+  metrics?: Record<string, unknown>;
+  evidence?: unknown[];
+  loopDelay?: { p99Ms: number; maxMs: number };
+  file?: string;
+}
+
+export interface RunError {
+  where: string;
+  message: string;
+}
+
+export interface ResultsHeader {
+  suite: { name: string; version: string };
+  date: string;
+  project: string;
+  profile: Record<string, unknown>;
+  server: Record<string, unknown>;
+  machine: { hostname?: string; label: string; platform: string; arch: string; cpus: number; chip?: string; memGiB: number; node: string };
+  tier: 'quick' | 'full';
+  strict: boolean;
+  shard?: string;
+  fidelity?: unknown;
+}
+
+export interface ResultsFile {
+  header: ResultsHeader;
+  checks: CheckResult[];
+  finished?: { date: string; reason: string };
+  errors?: RunError[];
+}
+
+export declare const EXIT: {
+  readonly passed: 0;
+  readonly failed: 1;
+  readonly usage: 2;
+  readonly neverReady: 3;
+  readonly internal: 4;
+};
+
+export type Gate = 'passed' | 'failed' | 'never-ready' | 'error';
+
+export interface RunResult {
+  exitCode: 0 | 1 | 2 | 3 | 4;
+  gate: Gate;
+  reason: string;
+  project: string;
+  reportsDir: string;
+  resultsPath: string;
+  results?: ResultsFile;
+  counts: Record<Outcome, number>;
+  score: { passed: number; graded: number };
+  regressions?: number;
+}
+
+/** Bad options: the message names the problem; nothing was run. */
+export declare class UsageError extends Error {}
+
+/** Run the catalogue against one server; resolves with the gate, the exit code and the results. */
+export declare function runConformance(options: RunOptions, io?: { cwd?: string; log?: (line: string) => void }): Promise<RunResult>;
