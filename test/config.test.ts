@@ -31,7 +31,8 @@ test('a server that is not running is one setup error, not a wall of failed chec
   writeFileSync(file, JSON.stringify({ servers: [{ id: 'dead', baseUrl: `http://127.0.0.1:${port}`, model: 'm', startTimeoutMs: 2000 }] }));
   const r = vitest(['--project', 'dead', 'suites/setup.test.ts', 'suites/api.test.ts', '--reporter=json', `--outputFile=${join(dir, 'out.json')}`], { SERVERS_FILE: file });
   expect(r.code).not.toBe(0);
-  expect(r.out).toContain(`nothing answers at http://127.0.0.1:${port}`);
+  expect(r.out).toContain(`server "dead" was not ready within 2.0 s at http://127.0.0.1:${port}`);
+  expect(r.out).toContain('connection refused (ECONNREFUSED)');
   const json = JSON.parse(readFileSync(join(dir, 'out.json'), 'utf8')) as {
     testResults: Array<{ assertionResults: Array<{ title: string; status: string; failureMessages: string[]; meta?: { conformance?: { outcome: string } } }> }>;
   };
@@ -39,7 +40,7 @@ test('a server that is not running is one setup error, not a wall of failed chec
   expect(results.length).toBeGreaterThan(1);
   const failed = results.filter((a) => a.status === 'failed');
   expect(failed.map((a) => a.title)).toEqual([expect.stringMatching(/^setup\.server-ready/)]);
-  expect(failed[0]!.failureMessages.join('\n')).toMatch(/setup error: nothing answers/);
+  expect(failed[0]!.failureMessages.join('\n')).toMatch(/setup error: server "dead" was not ready within 2\.0 s/);
   for (const a of results) expect(a.meta?.conformance?.outcome, a.title).toBe('error');
   expect(results.filter((a) => a.status === 'skipped').length).toBe(results.length - 1);
 });
