@@ -177,7 +177,7 @@ export function grade(check: CheckDef, v: Verdict, profile: Profile, strict: boo
     message = `SHOULD not met (fails under CONFORMANCE_STRICT=1): ${message}`;
   }
   if (v.outcome === 'fail' && check.level === 'INFO') outcome = 'warn';
-  // Strict mode fails a warn only on clear evidence (README "fail only on clear evidence"): a borderline one stays a
+  // Strict mode fails a warn only on clear evidence (docs/grading.md "Levels and strict mode"): a borderline one stays a
   // warn and says why. It never touches `inconclusive`: that is no evidence against the server.
   if (v.outcome === 'warn' && strict && check.level !== 'INFO') {
     if (v.borderline) message = `borderline evidence, not failed under CONFORMANCE_STRICT=1 (no confidence bound past the threshold): ${message}`;

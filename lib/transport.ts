@@ -8,7 +8,7 @@ import { constants as zc, createBrotliDecompress, createGunzip, createInflate, t
 import type { Socket } from 'node:net';
 
 // ------------------------------------------------------------------------------------------------------------
-// Caps (README "Memory bounds"). A stream past a read cap is cut and graded as the server's failure; past a
+// Caps (docs/hostile.md "Memory bounds"). A stream past a read cap is cut and graded as the server's failure; past a
 // record cap the bytes are still read and counted, only not kept.
 
 export const CAPS = {

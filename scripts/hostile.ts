@@ -39,7 +39,7 @@ async function main(argv: string[]): Promise<number> {
     rows.push({ mode, external: ext, seconds: +(r.wallMs / 1000).toFixed(1), peakRssMiB: Math.round(r.peakRssKiB / 1024), exitCode: r.exitCode, problems });
   }
   writeFileSync(join(out, 'summary.json'), `${JSON.stringify(rows, null, 2)}\n`);
-  // The README table: behaviour, the check that catches it, the time the whole catalogue took to end.
+  // The table of docs/hostile.md: behaviour, the check that catches it, the time the whole catalogue took to end.
   const md = ['| mode | behaviour | caught by | catalogue ended after | peak RSS |', '|---|---|---|---|---|'];
   for (const r of rows as Array<{ mode: Mode; external: boolean; seconds: number; peakRssMiB: number }>) {
     const info = r.external ? EXTERNAL_CRASH : modeInfo(r.mode);

@@ -1,13 +1,14 @@
 // npm run matrix -- [--projects a,b,…] [--out reports/matrix] [--budget-min 15] [--readme] [--no-real]
 // npm run matrix -- --from results.json … [--out dir] [--readme]     (no run: merge results files, e.g. of several machines)
+// --readme: also regenerate the study's table in docs/seed-matrix.md (between its matrix markers).
 //
 // Runs the seed study's servers (the emu-* emulations, plus a real llama-server when the llama.cpp bundle is found) one
 // after another, each as its own `vitest run --project <id>` writing reports/matrix/runs/<id>/results.json, with
 // progress on the console and one overall time budget (a project still running when it is spent is stopped: its
 // results file keeps what it measured and its row says "interrupted"). Then builds the seed-style comparison from the
-// results files alone (reporters/seed-matrix.ts): Markdown (matrix.md, and the README's table with --readme) and the
-// HTML report (index.html, the matrix on top), and checks every emulation's verdicts against those pinned in
-// fixtures/seed-study.ts. Exit status: 0; 1 when a pinned verdict moved or a results file could not be read; 2 on bad usage.
+// results files alone (reporters/seed-matrix.ts): Markdown (matrix.md, and the table of docs/seed-matrix.md with
+// --readme) and the HTML report (index.html, the matrix on top), and checks every emulation's verdicts against those
+// pinned in fixtures/seed-study.ts. Exit status: 0; 1 when a pinned verdict moved or a results file could not be read; 2 on bad usage.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -20,7 +21,7 @@ import { EMULATIONS, pinnedDeviations, studyMarkdown } from '../fixtures/seed-st
 import { defaultResultsFiles, loadResultsFiles } from './report.ts';
 import { realLlamaColumn, type RealColumn } from './matrix-real.ts';
 
-const USAGE = 'usage: npm run matrix -- [--projects a,b] [--out reports/matrix] [--budget-min 15] [--readme] [--no-real] | --from results.json … [--out dir] [--readme]';
+const USAGE = 'usage: npm run matrix -- [--projects a,b] [--out reports/matrix] [--budget-min 15] [--readme] [--no-real] | --from results.json … [--out dir] [--readme]\n  --readme: also regenerate the study\'s table in docs/seed-matrix.md (between its matrix markers)';
 
 export interface MatrixArgs {
   projects?: string[];
@@ -127,14 +128,17 @@ function runProject(id: string, env: NodeJS.ProcessEnv, deadline: number, prefix
   });
 }
 
-/** Replace the part of README.md between the matrix markers. */
-export function spliceReadme(readme: string, generated: string): string {
+/** The page whose generated table --readme regenerates (between the matrix markers). */
+export const MATRIX_PAGE = 'docs/seed-matrix.md';
+
+/** Replace the part of a Markdown page (docs/seed-matrix.md) between the matrix markers; pure. */
+export function spliceMatrixBlock(page: string, generated: string): string {
   const begin = '<!-- matrix:begin -->';
   const end = '<!-- matrix:end -->';
-  const i = readme.indexOf(begin);
-  const j = readme.indexOf(end);
-  if (i < 0 || j < i) throw new Error(`README.md has no ${begin} … ${end} section`);
-  return `${readme.slice(0, i + begin.length)}\n${generated.trim()}\n${readme.slice(j)}`;
+  const i = page.indexOf(begin);
+  const j = page.indexOf(end);
+  if (i < 0 || j < i) throw new Error(`${MATRIX_PAGE} has no ${begin} … ${end} section`);
+  return `${page.slice(0, i + begin.length)}\n${generated.trim()}\n${page.slice(j)}`;
 }
 
 export interface Built {
@@ -238,9 +242,9 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   writeFileSync(htmlFile, html);
   console.log(`\n${built.markdown}\n`);
   if (args.readme) {
-    const readmeFile = join(ROOT, 'README.md');
-    writeFileSync(readmeFile, spliceReadme(readFileSync(readmeFile, 'utf8'), built.markdown));
-    console.log(`matrix: README.md table regenerated`);
+    const pageFile = join(ROOT, MATRIX_PAGE);
+    writeFileSync(pageFile, spliceMatrixBlock(readFileSync(pageFile, 'utf8'), built.markdown));
+    console.log(`matrix: ${MATRIX_PAGE} table regenerated`);
   }
   for (const n of built.notes) console.error(`matrix: ${n}`);
   if (built.deviations.length) {

@@ -259,7 +259,7 @@ describe('no-starvation is not fooled by burst delivery', () => {
 
 describe('borderline or clear: what strict mode may fail (Verdict.borderline)', () => {
   // Strict mode fails a warn only when a confidence bound is past the warn threshold; a point estimate past it is
-  // borderline and stays a warn (README "fail only on clear evidence").
+  // borderline and stays a warn (docs/grading.md "Timing verdicts").
   const th = { failBelow: 0.9, warnBelow: 1.3, alpha: 0.05, minReps: 5, starvedLoopP99Ms: 100 };
   const singles = [120, 121, 119, 120, 122];
   test('speedup: an interval wholly below 1.3x is clear; one reaching it is borderline', () => {

@@ -13,7 +13,7 @@ import { matrixHtml, matrixMarkdown, matrixRows, scoreOf, SCORE_DEFINITION } fro
 import { COMMON_NON_PASS, EMULATIONS, deviationsOf, pinnedDeviations, studyMarkdown } from '../fixtures/seed-study.ts';
 import { loadServers } from '../lib/profile.ts';
 import { families } from '../suites/catalogue.ts';
-import { spliceReadme } from '../scripts/matrix.ts';
+import { spliceMatrixBlock } from '../scripts/matrix.ts';
 
 const fixture = (name: string) => JSON.parse(readFileSync(join(ROOT, 'fixtures', 'results', name), 'utf8')) as ResultsFile;
 const MACHINES_DIR = join(ROOT, 'fixtures', 'results', 'machines');
@@ -177,8 +177,8 @@ describe('the pins of fixtures/seed-study.ts', () => {
   });
 });
 
-test('README splice replaces only the marked section', () => {
-  const readme = 'a\n<!-- matrix:begin -->\nold\n<!-- matrix:end -->\nb\n';
-  expect(spliceReadme(readme, 'new table')).toBe('a\n<!-- matrix:begin -->\nnew table\n<!-- matrix:end -->\nb\n');
-  expect(() => spliceReadme('no markers', 'x')).toThrow(/matrix:begin/);
+test('docs/seed-matrix.md splice replaces only the marked section', () => {
+  const page = 'a\n<!-- matrix:begin -->\nold\n<!-- matrix:end -->\nb\n';
+  expect(spliceMatrixBlock(page, 'new table')).toBe('a\n<!-- matrix:begin -->\nnew table\n<!-- matrix:end -->\nb\n');
+  expect(() => spliceMatrixBlock('no markers', 'x')).toThrow(/matrix:begin/);
 });

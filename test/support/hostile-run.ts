@@ -258,7 +258,7 @@ export function judge(r: ModeResult, info: ModeInfo = r.external ? EXTERNAL_CRAS
   return problems;
 }
 
-/** One line per mode for the README table and the final note. */
+/** One line per mode for the table of docs/hostile.md and the final note. */
 export function summaryLine(r: ModeResult, problems: string[]): string {
   const res = r.results;
   const counts: Record<string, number> = {};
