@@ -605,3 +605,12 @@ describe('the sticky pull request comment (a local stand-in of the GitHub REST A
   });
 });
 
+
+test('docs/github-action.md lists every input and output action.yml declares', () => {
+  const doc = readFileSync(join(ROOT, 'docs', 'github-action.md'), 'utf8');
+  const block = (name: string) => ACTION.split(`\n${name}:\n`)[1]!.split(/\n[a-z]+:/)[0]!;
+  const names = (text: string) => [...text.matchAll(/^ {2}([a-z-]+):$/gm)].map((m) => m[1]!);
+  const declared = [...names(block('inputs')), ...names(block('outputs'))];
+  expect(declared.length).toBeGreaterThan(30);
+  expect(declared.filter((n) => !doc.includes(`| \`${n}\` |`))).toEqual([]);
+});

