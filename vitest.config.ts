@@ -3,10 +3,10 @@
 import { defineConfig } from 'vitest/config';
 import type { TestProjectInlineConfiguration } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
-import { loadServers, envProfile } from './lib/profile.ts';
-import type { Profile } from './lib/types.ts';
-import { runDeadlineFromEnv } from './lib/run-deadline.ts';
-import { FAMILY_ORDER } from './lib/family-order.ts';
+import { loadServers, envProfile } from './lib/config/profile.ts';
+import type { Profile } from './lib/check/types.ts';
+import { runDeadlineFromEnv } from './lib/run/run-deadline.ts';
+import { FAMILY_ORDER } from './lib/check/family-order.ts';
 import { CONFORMANCE_REPORTERS } from './reporters/list.ts';
 
 export { FAMILY_ORDER };

@@ -1,8 +1,8 @@
 // One client run of the fidelity benchmark, in its own process (bench/fidelity.ts pins it to a core):
 //   node --import tsx bench/fidelity-client.ts <harness|floor> <baseUrl> <streams> <tokens>
 // Prints one JSON line: lag (arrival − send) of the in-phase steady state, client CPU per event, event rate.
-import { lagSummary, monotonicOffset, stampedArrivalsInBytes, steadyWindow, type StampedArrival } from '../lib/fidelity.ts';
-import { harnessLag, harnessStreams, measuredHarnessRound } from '../lib/preflight.ts';
+import { lagSummary, monotonicOffset, stampedArrivalsInBytes, steadyWindow, type StampedArrival } from '../lib/run/fidelity.ts';
+import { harnessLag, harnessStreams, measuredHarnessRound } from '../lib/run/preflight.ts';
 import { readFileSync } from 'node:fs';
 import { rawStream } from './floor-client.ts';
 
@@ -81,7 +81,7 @@ async function floorRound(): Promise<ClientResult> {
   };
 }
 
-/** The body the harness builds with generationBody (lib/preflight.ts): same model, prompt shape, max_tokens, ignore_eos. */
+/** The body the harness builds with generationBody (lib/run/preflight.ts): same model, prompt shape, max_tokens, ignore_eos. */
 function generationBodyFor(i: number): Record<string, unknown> {
   return {
     model: 'reference-model', messages: [{ role: 'user', content: `[request floor-${process.pid}-${i}] Fidelity.` }],

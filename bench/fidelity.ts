@@ -4,7 +4,7 @@
 //    process pinned to the client core.
 // 2. Fidelity: one reference server in --stamp-send mode (every event carries its send time on the monotonic clock),
 //    a 10 ms cadence with all streams in phase, pinned to core 0. Against it, in turn (floor, harness, floor, …), each
-//    in a fresh process pinned to core 1: the harness's real recording path (lib/preflight.ts → lib/api.ts `chat`) and
+//    in a fresh process pinned to core 1: the harness's real recording path (lib/run/preflight.ts → lib/http/exchange.ts `chat`) and
 //    a raw node:net floor (bench/floor-client.ts). Per client: arrival − send p50/p99/max of the events sent while
 //    every stream was live, client CPU per event. At 1, 32, 128 and 256 streams.
 // 3. A rate sweep (256 streams, shorter cadence) until the harness's core saturates (or the server's, which is said).
@@ -15,10 +15,10 @@ import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { ROOT } from '../lib/profile.ts';
-import { startStampServer, runPreflight, type StampServer } from '../lib/preflight.ts';
-import { median } from '../lib/stats.ts';
-import type { FidelityPreflight } from '../lib/fidelity.ts';
+import { ROOT } from '../lib/config/profile.ts';
+import { startStampServer, runPreflight, type StampServer } from '../lib/run/preflight.ts';
+import { median } from '../lib/grading/stats.ts';
+import type { FidelityPreflight } from '../lib/run/fidelity.ts';
 import type { ClientResult } from './fidelity-client.ts';
 import { TARGET_EVENTS_PER_S, type ThroughputRow } from './throughput.ts';
 

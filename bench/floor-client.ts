@@ -1,8 +1,8 @@
 // The floor of the fidelity benchmark: the least a Node client can do to receive a stream. node:net, the request
 // written by hand, no HTTP parser, no SSE parser; each `data` event is timestamped and its bytes kept, nothing else.
-// Stamps are read from the kept bytes after the stream ended (lib/fidelity.ts stampedArrivalsInBytes).
+// Stamps are read from the kept bytes after the stream ended (lib/run/fidelity.ts stampedArrivalsInBytes).
 import { connect } from 'node:net';
-import type { BodyRead } from '../lib/types.ts';
+import type { BodyRead } from '../lib/check/types.ts';
 
 /** POST a streaming chat completion and record every read until the server closes the connection. */
 export function rawStream(baseUrl: string, body: unknown, timeoutMs = 120_000): Promise<BodyRead[]> {

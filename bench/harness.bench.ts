@@ -2,7 +2,7 @@
 // must release N requests within a small spread. bench/fidelity.ts (run after these by `npm run bench`) measures
 // the timestamps' fidelity end to end.
 import { bench, describe } from 'vitest';
-import { releaseTogether } from '../lib/barrier.ts';
+import { releaseTogether } from '../lib/measure/barrier.ts';
 import { processStream, streamReads } from './throughput.ts';
 
 // The per-event figures with their target (events/s per core, CPU time) are printed by bench/throughput.ts.

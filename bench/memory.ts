@@ -2,9 +2,9 @@
 // recorder's bookkeeping (BodyRecorder) and the live decode (StreamDecode), exactly as send() does, each read a fresh
 // Buffer as a socket gives it; the Exchanges are kept, as a check keeps its recordings until it has graded them.
 //   node --expose-gc --import tsx bench/memory.ts [streams] [tokens]
-import { StreamDecode, type Exchange } from '../lib/api.ts';
-import { MAX_RECORDED_BYTES } from '../lib/client.ts';
-import type { Recording } from '../lib/types.ts';
+import { StreamDecode, type Exchange } from '../lib/http/exchange.ts';
+import { MAX_RECORDED_BYTES } from '../lib/http/recorder.ts';
+import type { Recording } from '../lib/check/types.ts';
 import { BodyRecorder, chunkBytes } from './throughput.ts';
 
 const streams = Number(process.argv[2] ?? 32);

@@ -3,9 +3,9 @@
 // the checks read (SSE decoding, JSON, flavour adapter, metrics). Target: ≥ 500,000 events/s on one core.
 //   node --import tsx bench/throughput.ts [--json]
 import { Bench } from 'tinybench';
-import { StreamDecode } from '../lib/api.ts';
-import { MAX_RECORDED_BYTES } from '../lib/client.ts';
-import type { BodyRead, Recording } from '../lib/types.ts';
+import { StreamDecode } from '../lib/http/exchange.ts';
+import { MAX_RECORDED_BYTES } from '../lib/http/recorder.ts';
+import type { BodyRead, Recording } from '../lib/check/types.ts';
 
 export const TARGET_EVENTS_PER_S = 500_000;
 
@@ -37,7 +37,7 @@ export function streamReads(events: number, perRead = 1): BodyRead[] {
 const control = { progress() {}, abort() {}, overflow() {} };
 
 /**
- * The recorder's bookkeeping per read as lib/client.ts keeps it (the read's time, its bytes while within the byte
+ * The recorder's bookkeeping per read as lib/http/recorder.ts keeps it (the read's time, its bytes while within the byte
  * cap, the body at the end), for the benchmarks that run the recording path without a socket.
  */
 export class BodyRecorder {

@@ -1,7 +1,7 @@
 // The command line: subcommands and options, parsed into plain values. A usage error is a message naming the problem,
 // never an exception from deep inside a run.
 import { parseArgs } from 'node:util';
-import { FAMILY_ORDER } from '../lib/family-order.ts';
+import { FAMILY_ORDER } from '../lib/check/family-order.ts';
 import type { RunOptions } from './run.ts';
 
 export const EXIT = {

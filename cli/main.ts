@@ -1,7 +1,7 @@
 // The CLI: parse, dispatch, print, and return the exit code (bin/llm-server-conformance.mjs sets it).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from '../lib/profile.ts';
+import { ROOT } from '../lib/config/profile.ts';
 import { EXIT, HELP, UsageError, parseCommand } from './args.ts';
 import { explain, listing, loadCatalogue } from './catalogue.ts';
 import { runConformance } from './run.ts';

@@ -3,9 +3,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startVitest } from 'vitest/node';
-import { ROOT, envProfile, loadServers, ProfileError } from '../lib/profile.ts';
-import { FAMILY_ORDER } from '../lib/family-order.ts';
-import type { Outcome } from '../lib/types.ts';
+import { ROOT, envProfile, loadServers, ProfileError } from '../lib/config/profile.ts';
+import { FAMILY_ORDER } from '../lib/check/family-order.ts';
+import type { Outcome } from '../lib/check/types.ts';
 import type { ResultsFile } from '../reporters/results-types.ts';
 import { projectDir } from '../reporters/results.ts';
 import { gateFailed, tally, toColumns } from '../reporters/render.ts';

@@ -3,7 +3,7 @@
 // long-context ("400 ok"). A README points shields.io at the JSON or embeds the SVG.
 import { join } from 'node:path';
 import { makeBadge } from 'badge-maker';
-import { redact } from '../lib/secrets.ts';
+import { redact } from '../lib/config/secrets.ts';
 import { dirOfResults, writeJsonAtomic, writeTextAtomic } from './results.ts';
 import { RunEndReporter } from './run-end.ts';
 import type { ResultsFile } from './results-types.ts';

@@ -9,8 +9,8 @@
 // it moved when the relative change exceeds `tolerance`.
 // Curves (arrays of objects) are not compared point by point: their points have no samples of their own.
 import type { CheckResult, ResultsFile } from './results-types.ts';
-import type { Level, Outcome } from '../lib/types.ts';
-import { bootstrapRatioCI, finite, median } from '../lib/stats.ts';
+import type { Level, Outcome } from '../lib/check/types.ts';
+import { bootstrapRatioCI, finite, median } from '../lib/grading/stats.ts';
 import { normaliseResults, normKey, firstLine } from './report-data.ts';
 import { fmtNum } from './html-escape.ts';
 
@@ -195,7 +195,7 @@ export function figuresOf(check: CheckResult): Figures {
         for (const f of fields) if (!NOT_COMPARED.test(normKey(f))) addSamples(`${path}[].${f}`, v.filter(isObj).map((o) => o[f]).filter(fin));
       }
     } else if (isObj(v)) {
-      // A summary ({ n, p50, p90, p99, min, max, mean }, lib/stats.ts summarize) is one figure: its median. The tails
+      // A summary ({ n, p50, p90, p99, min, max, mean }, lib/grading/stats.ts summarize) is one figure: its median. The tails
       // and extremes of a handful of requests are too noisy to gate on, and n is a count.
       if (fin(v.p50) && ['p90', 'p99', 'min', 'max', 'mean', 'n'].some((k) => k in v) && !(fin(v.low) && fin(v.high))) {
         scalars.set(`${path}.p50`, { value: v.p50, base: metricBase(path) });

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { CheckResult, ResultsFile } from './results-types.ts';
 import { esc, fmtNum } from './html-escape.ts';
-import { describePreflight } from '../lib/fidelity.ts';
+import { describePreflight } from '../lib/run/fidelity.ts';
 import { plotSvg, type PlotSeries } from './svg-plot.ts';
 import { clientMatrixHtml } from './clients-matrix.ts';
 import {

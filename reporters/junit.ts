@@ -12,8 +12,8 @@
 //    outcome per test suite.
 // Vitest's own junit reporter cannot do this (its <skipped/> carries no message and it has no error/failure split).
 import { join } from 'node:path';
-import { redact } from '../lib/secrets.ts';
-import type { Outcome } from '../lib/types.ts';
+import { redact } from '../lib/config/secrets.ts';
+import type { Outcome } from '../lib/check/types.ts';
 import type { CheckResult, ResultsFile } from './results-types.ts';
 import { shardOf, writeTextAtomic } from './results.ts';
 import { RunAllReporter } from './run-end.ts';

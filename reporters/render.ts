@@ -1,10 +1,10 @@
 // Pure functions: results files -> console table text, Markdown summary, badge specs.
 // The live reporters and `npm run report` call the same functions, so a report rebuilt from results.json is the
 // report the run printed. Nothing here reads the clock, the environment or the disk.
-import type { Outcome } from '../lib/types.ts';
-import type { WorkloadFigures } from '../lib/workload.ts';
-import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/phantom.ts';
-import { describePreflight } from '../lib/fidelity.ts';
+import type { Outcome } from '../lib/check/types.ts';
+import type { WorkloadFigures } from '../lib/measure/workload.ts';
+import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/grading/phantom.ts';
+import { describePreflight } from '../lib/run/fidelity.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
 import { clientMatrixLines } from './clients-matrix.ts';
 
@@ -115,7 +115,7 @@ export function figure(v: unknown): number | undefined {
   return undefined;
 }
 
-/** One workload's figures as a table row: lib/workload.ts figures (requests optional), plus which check and its outcome. */
+/** One workload's figures as a table row: lib/measure/workload.ts figures (requests optional), plus which check and its outcome. */
 export interface WorkloadRow extends Omit<WorkloadFigures, 'samples' | 'requests'> {
   check: string;
   outcome: Outcome;
@@ -126,7 +126,7 @@ export interface WorkloadRow extends Omit<WorkloadFigures, 'samples' | 'requests
 
 const FIGURE_KEYS = ['wall_tps_p50', 'ttft_p50_ms', 'ttft_p50', 'gen_tps_p50', 'speedup'];
 
-/** A lib/workload.ts WorkloadFigures object (not just any `workload` descriptor a check keeps, e.g. {cycles, tokens}). */
+/** A lib/measure/workload.ts WorkloadFigures object (not just any `workload` descriptor a check keeps, e.g. {cycles, tokens}). */
 function isWorkloadFigures(w: unknown): w is Record<string, unknown> {
   return !!w && typeof w === 'object' && !Array.isArray(w) && FIGURE_KEYS.some((k) => figure((w as Record<string, unknown>)[k]) !== undefined);
 }
@@ -136,7 +136,7 @@ function workloadsOf(c: CheckResult): Record<string, unknown>[] {
   if (!m) return [];
   if (Array.isArray(m.workloads) && m.workloads.some(isWorkloadFigures)) return m.workloads.filter(isWorkloadFigures);
   if (isWorkloadFigures(m.workload)) return [m.workload];
-  // Checks that did not adopt lib/workload.ts: their top-level seed figures make one row named by the check.
+  // Checks that did not adopt lib/measure/workload.ts: their top-level seed figures make one row named by the check.
   const ttft = figure(m.ttft_p50_ms) ?? figure(m.ttft_p50);
   const wall = figure(m.wall_tps_p50);
   const sp = figure(m.speedup) ?? figure(m.speedup_p50);

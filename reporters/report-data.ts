@@ -2,12 +2,12 @@
 // hand edit may lack any field, and a check's metrics are free-form. Nothing here throws on odd input; a value
 // that is not there is `undefined` and the report shows "n/a". Pure functions only.
 import type { CheckResult, ResultsFile, ResultsHeader } from './results-types.ts';
-import type { Level, Outcome } from '../lib/types.ts';
-import type { FidelityPreflight } from '../lib/fidelity.ts';
-import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/phantom.ts';
+import type { Level, Outcome } from '../lib/check/types.ts';
+import type { FidelityPreflight } from '../lib/run/fidelity.ts';
+import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/grading/phantom.ts';
 
-export { FAMILY_ORDER } from '../lib/family-order.ts';
-import { FAMILY_ORDER } from '../lib/family-order.ts';
+export { FAMILY_ORDER } from '../lib/check/family-order.ts';
+import { FAMILY_ORDER } from '../lib/check/family-order.ts';
 
 const OUTCOMES: readonly Outcome[] = ['pass', 'fail', 'warn', 'inconclusive', 'skip', 'known', 'known-passing', 'error'];
 const LEVELS: readonly Level[] = ['MUST', 'SHOULD', 'INFO'];
@@ -238,7 +238,7 @@ function figuresIn(o: unknown): Partial<Record<FigureName, number>> {
 }
 
 /**
- * Workloads of a check: `metrics.workload` / `metrics.workloads` (lib/workload.ts), else the check's top-level
+ * Workloads of a check: `metrics.workload` / `metrics.workloads` (lib/measure/workload.ts), else the check's top-level
  * figures as one unnamed workload. Each carries the check's phantom flag when it has a gen_tps.
  */
 export function workloadsOf(check: CheckResult | undefined, hardware?: unknown): Workload[] {
@@ -282,7 +282,7 @@ export function figureOf(check: CheckResult | undefined, name: FigureName): numb
 
 /**
  * Phantom flag of one check's gen_tps: its own stream verdicts (metrics.streams[].phantom, as metrics.gen-tps-plausible
- * writes them), a `phantom` field, or its evidence re-assessed with lib/phantom.ts (the same rules the checks use).
+ * writes them), a `phantom` field, or its evidence re-assessed with lib/grading/phantom.ts (the same rules the checks use).
  */
 export function checkPhantom(check: CheckResult, hardware?: unknown): Phantom | undefined {
   const m = isObj(check.metrics) ? check.metrics : {};

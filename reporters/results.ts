@@ -9,9 +9,9 @@ import { hostname, cpus, totalmem, platform, arch } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import type { Reporter, TestCase, TestModule, TestProject, TestRunEndReason, TestSpecification, Vitest } from 'vitest/node';
 import type { SerializedError } from 'vitest';
-import type { Profile } from '../lib/types.ts';
-import { redact, redactDeep, stripUrlCredentials } from '../lib/secrets.ts';
-import { apiKeyOf } from '../lib/request-auth.ts';
+import type { Profile } from '../lib/check/types.ts';
+import { redact, redactDeep, stripUrlCredentials } from '../lib/config/secrets.ts';
+import { apiKeyOf } from '../lib/config/request-auth.ts';
 import type { ConformanceMeta } from '../suites/support/provided.d.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
 

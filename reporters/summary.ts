@@ -3,7 +3,7 @@
 // reporters/render.ts from results data.
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { redact } from '../lib/secrets.ts';
+import { redact } from '../lib/config/secrets.ts';
 import { dirOfResults, writeTextAtomic } from './results.ts';
 import { RunEndReporter } from './run-end.ts';
 import type { ResultsFile } from './results-types.ts';

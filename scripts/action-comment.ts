@@ -3,7 +3,7 @@
 // the log (a warning), so a comment that could not be posted never changes the gate. The token travels only in the
 // Authorization header; every line returned is redacted of it.
 import { readFileSync } from 'node:fs';
-import { redact } from '../lib/secrets.ts';
+import { redact } from '../lib/config/secrets.ts';
 
 export interface CommentTarget {
   /** https://api.github.com, or GITHUB_API_URL (GitHub Enterprise, or a local stand-in in the self-tests). */

@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { FAULTS } from '../fixtures/reference-server/faults.ts';
 import { checks } from '../suites/clients.ts';
-import { grade, runCheck } from '../lib/check.ts';
+import { grade, runCheck } from '../lib/check/check.ts';
 import { startReference } from '../test/support/reference.ts';
 import type { ClientCell } from '../suites/clients.ts';
 

@@ -4,8 +4,8 @@
 // (the profile's start command), like any other; its configuration is the real-llama self-tests' tiny-4.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { findLlamaBundle, llamaRunnable, llamaServerProfile, makeLlamaModel } from '../lib/llama-server.ts';
-import { DEFAULT_SERVERS_FILE, loadServers } from '../lib/profile.ts';
+import { findLlamaBundle, llamaRunnable, llamaServerProfile, makeLlamaModel } from '../lib/server/llama-server.ts';
+import { DEFAULT_SERVERS_FILE, loadServers } from '../lib/config/profile.ts';
 import { B4747_KNOWN_ISSUES, LLAMA_CONFIGS } from '../test/real-llama/configs.ts';
 
 export interface RealColumn {

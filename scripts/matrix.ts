@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ROOT } from '../lib/profile.ts';
+import { ROOT } from '../lib/config/profile.ts';
 import { renderHtml } from '../reporters/html.ts';
 import { normaliseResults } from '../reporters/report-data.ts';
 import { matrixMarkdown, matrixRows, type MatrixRow } from '../reporters/seed-matrix.ts';

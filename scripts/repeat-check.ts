@@ -5,8 +5,8 @@
 //   node --import tsx scripts/repeat-check.ts --check metrics.gen-tps-plausible [--fault stream-role-now-content-at-end]
 //        [--decode-tps 125] [--iterations 20] [--burner]
 import { randomBytes } from 'node:crypto';
-import { grade, runCheck } from '../lib/check.ts';
-import { startBurner, type Burner } from '../lib/cpu-burner.ts';
+import { grade, runCheck } from '../lib/check/check.ts';
+import { startBurner, type Burner } from '../lib/measure/cpu-burner.ts';
 import { loadFamily } from '../test/support/speed-matrix.ts';
 import { startReference } from '../test/support/reference.ts';
 

@@ -12,8 +12,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { compileSchema, schemaErrors } from '../lib/schemas.ts';
-import { redact } from '../lib/secrets.ts';
+import { compileSchema, schemaErrors } from '../lib/config/schemas.ts';
+import { redact } from '../lib/config/secrets.ts';
 import type { ResultsFile } from '../reporters/results-types.ts';
 import { projectDir } from '../reporters/results.ts';
 import { renderConsole, toColumns, type Column } from '../reporters/render.ts';

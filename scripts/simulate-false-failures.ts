@@ -11,7 +11,7 @@
 //    adds the raw calibration runs kept in earlier reports to this run's before fitting (more load conditions, more
 //    tail); `--calibration-runs 0 --pool FILE` refits from stored runs alone.
 // 2. Simulation: for every timing check, 10,000 seeded trials of the check's quick-tier workload built from the fitted
-//    nominal figures plus sampled jitter, graded by exactly the pure functions of lib/cycles-grading.ts, lib/parallel-grading.ts, lib/context-grading.ts (and the same
+//    nominal figures plus sampled jitter, graded by exactly the pure functions of lib/grading/cycles.ts, lib/grading/parallel.ts, lib/grading/context.ts (and the same
 //    sequential-sampling rule for parallel.speedup-2). Scenarios: the correct server (fitted jitter, and the fitted
 //    scales doubled as a stress margin) and each fault of the reference server, modelled from its definition.
 // 3. Report: false-failure rate per check (with a 95 % upper bound) against the target of 1 in 10,000, detection rate
@@ -21,18 +21,18 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
-import { makeContext, runCheck, type CheckDef } from '../lib/check.ts';
-import { startBurner, type Burner } from '../lib/cpu-burner.ts';
-import { median, mulberry32, quantile, theilSen } from '../lib/stats.ts';
-import type { Verdict } from '../lib/types.ts';
+import { makeContext, runCheck, type CheckDef } from '../lib/check/check.ts';
+import { startBurner, type Burner } from '../lib/measure/cpu-burner.ts';
+import { median, mulberry32, quantile, theilSen } from '../lib/grading/stats.ts';
+import type { Verdict } from '../lib/check/types.ts';
 import {
   cyclesUndecided, gradeMemory, gradeNoSlowdown, gradeNoStalls, gradeTtftStable, type CycleSample, type LoopDelay, type RssSample, type StallRequest,
-} from '../lib/cycles-grading.ts';
-import { gradeNoStarvation, gradeScaling, gradeSpeedup, speedupUndecided, type ScalingLevel, type StarvationStream } from '../lib/parallel-grading.ts';
+} from '../lib/grading/cycles.ts';
+import { gradeNoStarvation, gradeScaling, gradeSpeedup, speedupUndecided, type ScalingLevel, type StarvationStream } from '../lib/grading/parallel.ts';
 import { checks as cycleChecks, cyclesRun, cyclesWorkload, trendThresholds } from '../suites/cycles.ts';
 import { checks as parallelChecks, speedupWorkload } from '../suites/parallel.ts';
 import { checks as contextChecks } from '../suites/context.ts';
-import { gradePrefillScaling, scalingLengths } from '../lib/context-grading.ts';
+import { gradePrefillScaling, scalingLengths } from '../lib/grading/context.ts';
 import { FAULTS } from '../fixtures/reference-server/faults.ts';
 import { DEFAULTS } from '../fixtures/reference-server/server.ts';
 import type { PrefillContext } from '../fixtures/reference-server/scheduler.ts';
@@ -441,7 +441,7 @@ export function referencePrefillMs(n: number, o: PrefillModel): number {
   return total;
 }
 
-/** A TimingGrade of lib/context-grading.ts as the verdict the check returns (outcome and reason). */
+/** A TimingGrade of lib/grading/context.ts as the verdict the check returns (outcome and reason). */
 function gradeVerdict(g: { outcome: string; reason: string }): Verdict {
   return { outcome: g.outcome as Verdict['outcome'], message: g.reason };
 }

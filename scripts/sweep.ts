@@ -7,8 +7,8 @@
 //                    [--no-change] [--families stream,metrics] [--burner] [--out reports/sweep.json]
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { startBurner, type Burner } from '../lib/cpu-burner.ts';
-import { ROOT } from '../lib/profile.ts';
+import { startBurner, type Burner } from '../lib/measure/cpu-burner.ts';
+import { ROOT } from '../lib/config/profile.ts';
 import { FAMILY_ORDER } from '../vitest.config.ts';
 import {
   MATRIX_FAULTS, faultProofs, runCatalogue, runFaultProof, speedArgs, speedProfile, type CatalogueRun, type FaultRow,

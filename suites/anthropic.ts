@@ -2,14 +2,14 @@
 // "Streaming Messages": each event is an `event: <type>` line plus a `data: <json>` line whose `type` is the same;
 // flow message_start → (content_block_start, content_block_delta…, content_block_stop)… → message_delta → message_stop,
 // with ping events anywhere and error events on failure. One recorded stream per run, shared by the family's checks.
-import type { CheckContext, CheckDef } from '../lib/check.ts';
-import type { Verdict } from '../lib/types.ts';
-import { send, generationBody } from '../lib/api.ts';
-import { fail, pass } from '../lib/messages.ts';
-import { escapeBytes } from '../lib/sse.ts';
-import { mediaType } from '../lib/framing.ts';
-import { assertReached, evidenceOf, makeSample, unusable, type Sample } from '../lib/sse-samples.ts';
-import { shared, incompleteVerdict, type SharedRecording } from '../lib/recordings.ts';
+import type { CheckContext, CheckDef } from '../lib/check/check.ts';
+import type { Verdict } from '../lib/check/types.ts';
+import { send, generationBody } from '../lib/http/exchange.ts';
+import { fail, pass } from '../lib/check/messages.ts';
+import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import { mediaType } from '../lib/decode/framing.ts';
+import { assertReached, evidenceOf, makeSample, unusable, type Sample } from '../lib/decode/sse-samples.ts';
+import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
 type Obj = Record<string, unknown>;

@@ -1,11 +1,11 @@
 // api checks that must run last (vitest.config.ts FAMILY_ORDER ends with api-last): servers that load models on
 // demand (Ollama, mlx-omni-server, oMLX's model pool) may evict the loaded model when asked for another one.
-import type { CheckDef } from '../lib/check.ts';
-import { chat, generationBody, uniquePrompt, describeExchange } from '../lib/api.ts';
-import { classifyErrorBody, OPENAI_ERROR_SHAPE } from '../lib/error-body.ts';
-import { fail, pass, warn } from '../lib/messages.ts';
-import { escapeBytes } from '../lib/sse.ts';
-import { bodyText } from '../lib/client.ts';
+import type { CheckDef } from '../lib/check/check.ts';
+import { chat, generationBody, uniquePrompt, describeExchange } from '../lib/http/exchange.ts';
+import { classifyErrorBody, OPENAI_ERROR_SHAPE } from '../lib/decode/error-body.ts';
+import { fail, pass, warn } from '../lib/check/messages.ts';
+import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import { bodyText } from '../lib/http/recorder.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
 export const checks: CheckDef[] = [

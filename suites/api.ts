@@ -1,11 +1,11 @@
 // Family `api`: basic OpenAI API behaviour (mostly non-streaming). Reference: OpenAI API reference, Chat Completions.
-import type { CheckContext, CheckDef } from '../lib/check.ts';
-import { chat, generationBody, getJson, uniquePrompt, describeExchange, type Exchange } from '../lib/api.ts';
-import { compileSchema, schemaErrors } from '../lib/schemas.ts';
-import { fail, inconclusive, pass } from '../lib/messages.ts';
-import { filler } from '../lib/prompts.ts';
-import { escapeBytes } from '../lib/sse.ts';
-import { bodyText } from '../lib/client.ts';
+import type { CheckContext, CheckDef } from '../lib/check/check.ts';
+import { chat, generationBody, getJson, uniquePrompt, describeExchange, type Exchange } from '../lib/http/exchange.ts';
+import { compileSchema, schemaErrors } from '../lib/config/schemas.ts';
+import { fail, inconclusive, pass } from '../lib/check/messages.ts';
+import { filler } from '../lib/http/prompts.ts';
+import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import { bodyText } from '../lib/http/recorder.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
 const validateCompletion = compileSchema('chat-completion.schema.json');

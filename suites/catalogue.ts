@@ -1,7 +1,7 @@
 // Every check family, found by file name (suites/<family>.ts exporting `checks` and `proofs`).
 // Vite's import.meta.glob keeps this list true without anyone editing it.
 /// <reference types="vite/client" />
-import type { CheckDef } from '../lib/check.ts';
+import type { CheckDef } from '../lib/check/check.ts';
 import type { Proof } from './support/proof.ts';
 
 export interface FamilyModule {

@@ -8,12 +8,12 @@
 // events, error parts) or reports something other than the wire. The same bytes go through the MUST rules of the
 // family that owns the API, so the verdict says whether the server also broke the API reference (naming the check)
 // or only that client's expectations.
-import type { CheckContext, CheckDef } from '../lib/check.ts';
-import type { Evidence, Recording, Verdict } from '../lib/types.ts';
-import { fail, pass, inconclusive, skip } from '../lib/messages.ts';
-import { escapeBytes } from '../lib/sse.ts';
-import { bodyJson } from '../lib/client.ts';
-import { uniquePrompt } from '../lib/api.ts';
+import type { CheckContext, CheckDef } from '../lib/check/check.ts';
+import type { Evidence, Recording, Verdict } from '../lib/check/types.ts';
+import { fail, pass, inconclusive, skip } from '../lib/check/messages.ts';
+import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import { bodyJson } from '../lib/http/recorder.ts';
+import { uniquePrompt } from '../lib/http/exchange.ts';
 import { teeFetch } from '../lib/clients/tee-fetch.ts';
 import { DRIVERS, clientLabel, emptyObservation, errorText, installedVersion, missingClient, type ClientCase, type ClientDriver, type Mode, type Observation } from '../lib/clients/drivers.ts';
 import { jsonFacts, reasoningFieldsOf, streamFacts, tolerantStream, wireShape, type Facts } from '../lib/clients/wire.ts';

@@ -2,13 +2,13 @@
 // framing as chat. References: OpenAI API reference "Completions (legacy)": stream — "tokens will be sent as data-only
 // server-sent events as they become available, with the stream terminated by a data: [DONE] message"; WHATWG HTML §9.2.6.
 // One recorded stream per run, shared by the family's checks.
-import type { CheckContext, CheckDef } from '../lib/check.ts';
-import type { Verdict } from '../lib/types.ts';
-import { send, generationBody } from '../lib/api.ts';
-import { pass } from '../lib/messages.ts';
+import type { CheckContext, CheckDef } from '../lib/check/check.ts';
+import type { Verdict } from '../lib/check/types.ts';
+import { send, generationBody } from '../lib/http/exchange.ts';
+import { pass } from '../lib/check/messages.ts';
 import { judgeChunkSchema, judgeContentType, judgeDataPrefix, judgeDoneTerminator, judgeEventTerminator, judgeOneJsonPerEvent } from './sse.ts';
-import { assertReached, evidenceOf, makeSample, unusable, type Sample } from '../lib/sse-samples.ts';
-import { shared, incompleteVerdict, type SharedRecording } from '../lib/recordings.ts';
+import { assertReached, evidenceOf, makeSample, unusable, type Sample } from '../lib/decode/sse-samples.ts';
+import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
 const COMPLETIONS = 'OpenAI API reference, Completions (legacy): stream = data-only server-sent events of text_completion objects, terminated by data: [DONE] (https://platform.openai.com/docs/api-reference/completions/create)';

@@ -7,22 +7,22 @@
 // truncation); seed study 000 (omlx 400 above 32768 on a model trained for more; mlx-vlm > 30k pathology;
 // a 52k-token prefill taking 31 min instead of 2–3).
 //
-// Grading functions are pure and live in lib/context-grading.ts (simulated in test/context-grading.test.ts).
-import type { CheckContext, CheckDef } from '../lib/check.ts';
-import type { Evidence } from '../lib/types.ts';
-import { chat, generationBody, uniquePrompt, describeExchange, measurePace, paceFor, type Exchange } from '../lib/api.ts';
-import { served } from '../lib/served.ts';
-import { budgetText, endedByUs } from '../lib/deadlines.ts';
-import { sizedFrom, tokensAt } from '../lib/pace.ts';
-import { bodyText } from '../lib/client.ts';
-import { escapeBytes } from '../lib/sse.ts';
-import { promptOfTokens, calibrate } from '../lib/prompts.ts';
-import { fail, pass, warn, inconclusive, skip, fmt } from '../lib/messages.ts';
-import { median, summarize } from '../lib/stats.ts';
+// Grading functions are pure and live in lib/grading/context.ts (simulated in test/context-grading.test.ts).
+import type { CheckContext, CheckDef } from '../lib/check/check.ts';
+import type { Evidence } from '../lib/check/types.ts';
+import { chat, generationBody, uniquePrompt, describeExchange, measurePace, paceFor, type Exchange } from '../lib/http/exchange.ts';
+import { served } from '../lib/measure/served.ts';
+import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
+import { sizedFrom, tokensAt } from '../lib/measure/pace.ts';
+import { bodyText } from '../lib/http/recorder.ts';
+import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import { promptOfTokens, calibrate } from '../lib/http/prompts.ts';
+import { fail, pass, warn, inconclusive, skip, fmt } from '../lib/check/messages.ts';
+import { median, summarize } from '../lib/grading/stats.ts';
 import {
   bisectLargestAccepted, classifyOverWindow, gradePrefillScaling, gradeRejectionLatency, gradeServedWindow, gradeSlowdown,
   guardStarvation, scalingLengths, scalingWorstCase, type OverWindowFinding, type ProbeAnswer, type ScalingPoint, type TimingGrade,
-} from '../lib/context-grading.ts';
+} from '../lib/grading/context.ts';
 import { passProof, faultProof, plainProof, type Proof } from './support/proof.ts';
 
 // ---------------------------------------------------------------------------------------------------------------

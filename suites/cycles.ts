@@ -4,23 +4,23 @@
 // One recorded run is shared by the four checks (memoized per run id): a warm-up cycle (dropped: model load and
 // kernel compilation make it slow), then K cycles of R streamed requests of T tokens each, every prompt fresh text.
 // Quick tier: K = 6, R = 3, T = 24 (about 5 s on the reference server); full tier: K = 8, R = 4, T = 64.
-// The verdicts are the pure functions of lib/cycles-grading.ts (their false-failure rates are simulated by
+// The verdicts are the pure functions of lib/grading/cycles.ts (their false-failure rates are simulated by
 // scripts/simulate-false-failures.ts).
-import type { CheckContext, CheckDef, Threshold, Tier } from '../lib/check.ts';
-import { chat, describeExchange, generationBody, uniquePrompt, type Exchange } from '../lib/api.ts';
-import { filler } from '../lib/prompts.ts';
-import { served, textlessNote } from '../lib/served.ts';
-import { processTreeRssKiB } from '../lib/lifecycle.ts';
-import { cpuSnapshot, cpuUse, type CpuUse } from '../lib/machine-load.ts';
-import { measurePace } from '../lib/api.ts';
-import { expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/pace.ts';
-import { fail, fmt, inconclusive } from '../lib/messages.ts';
-import type { Evidence, Verdict } from '../lib/types.ts';
+import type { CheckContext, CheckDef, Threshold, Tier } from '../lib/check/check.ts';
+import { chat, describeExchange, generationBody, uniquePrompt, type Exchange } from '../lib/http/exchange.ts';
+import { filler } from '../lib/http/prompts.ts';
+import { served, textlessNote } from '../lib/measure/served.ts';
+import { processTreeRssKiB } from '../lib/server/lifecycle.ts';
+import { cpuSnapshot, cpuUse, type CpuUse } from '../lib/measure/machine-load.ts';
+import { measurePace } from '../lib/http/exchange.ts';
+import { expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/measure/pace.ts';
+import { fail, fmt, inconclusive } from '../lib/check/messages.ts';
+import type { Evidence, Verdict } from '../lib/check/types.ts';
 import {
   cyclesUndecided, gradeMemory, gradeNoSlowdown, gradeNoStalls, gradeTtftStable, type CycleSample, type LoopDelay, type RssSample, type StallRequest,
   type TrendThresholds,
-} from '../lib/cycles-grading.ts';
-import { shared, incompleteVerdict, type SharedRecording } from '../lib/recordings.ts';
+} from '../lib/grading/cycles.ts';
+import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
 export interface CyclesWorkload {
@@ -84,7 +84,7 @@ export interface CyclesRun {
   stoppedEarly?: string;
 }
 
-/** The shared run: recorded once per run id and server (lib/recordings.ts), read by every check of the family. */
+/** The shared run: recorded once per run id and server (lib/http/recordings.ts), read by every check of the family. */
 export function cyclesRun(ctx: CheckContext): Promise<SharedRecording<CyclesRun>> {
   return shared(ctx, 'cycles', () => recordCycles(ctx), (r) => r.requests.map((q) => q.x.rec));
 }
@@ -97,7 +97,7 @@ async function runOrVerdict(ctx: CheckContext): Promise<{ run: CyclesRun } | { v
 }
 
 /**
- * Tokens per request sized from the measured speed (lib/pace.ts): each request decodes for about `requestMs`, so
+ * Tokens per request sized from the measured speed (lib/measure/pace.ts): each request decodes for about `requestMs`, so
  * timer jitter is small beside it at 5000 tok/s and a 3 tok/s server finishes the run within its bound.
  */
 export const CYCLE_SIZING = {

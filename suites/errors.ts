@@ -5,13 +5,13 @@
 // token. Reference: OpenAI API reference "Error codes" (400 invalid_request_error), RFC 9110 §15.5 (4xx: the client
 // erred) and §15.6 (5xx: the server failed).
 import fc from 'fast-check';
-import type { CheckContext, CheckDef } from '../lib/check.ts';
-import type { Deadlines, Recording, Verdict } from '../lib/types.ts';
-import { chat, generationBody, getJson, uniquePrompt, describeExchange, type Exchange } from '../lib/api.ts';
-import { record, bodyJson, bodyText } from '../lib/client.ts';
-import { classifyErrorBody, OPENAI_ERROR_SHAPE } from '../lib/error-body.ts';
-import { escapeBytes } from '../lib/sse.ts';
-import { fail, inconclusive, pass, warn } from '../lib/messages.ts';
+import type { CheckContext, CheckDef } from '../lib/check/check.ts';
+import type { Deadlines, Recording, Verdict } from '../lib/check/types.ts';
+import { chat, generationBody, getJson, uniquePrompt, describeExchange, type Exchange } from '../lib/http/exchange.ts';
+import { record, bodyJson, bodyText } from '../lib/http/recorder.ts';
+import { classifyErrorBody, OPENAI_ERROR_SHAPE } from '../lib/decode/error-body.ts';
+import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import { fail, inconclusive, pass, warn } from '../lib/check/messages.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
 /** The fast-check seed of every campaign: the same cases on every run and every server. */

@@ -1,30 +1,30 @@
 // Family `metrics`: are the figures a benchmark would compute from this server's streams real?
 //
 // One shared sample (3 sequential single streams sized from the measured speed, forced to their length, usage
-// requested) feeds every check of the family (lib/recordings.ts). The phantom rules live in lib/phantom.ts so reporters flag other checks' figures
+// requested) feeds every check of the family (lib/http/recordings.ts). The phantom rules live in lib/grading/phantom.ts so reporters flag other checks' figures
 // with exactly the same code.
-import type { CheckContext, CheckDef } from '../lib/check.ts';
-import type { Evidence, Verdict } from '../lib/types.ts';
-import { chat, generationBody, uniquePrompt, describeExchange, measurePace, type Exchange } from '../lib/api.ts';
-import { expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/pace.ts';
-import { shared, incompleteVerdict, type SharedRecording } from '../lib/recordings.ts';
-import { clientAllowanceMs } from '../lib/client-lag.ts';
-import { serverDecode } from '../lib/server-timings.ts';
-import { fail, fmt, inconclusive, pass, skip, warn } from '../lib/messages.ts';
-import { borderline } from '../lib/messages.ts';
-import { escapeBytes } from '../lib/sse.ts';
-import { bodyText } from '../lib/client.ts';
-import { median, min, max } from '../lib/stats.ts';
+import type { CheckContext, CheckDef } from '../lib/check/check.ts';
+import type { Evidence, Verdict } from '../lib/check/types.ts';
+import { chat, generationBody, uniquePrompt, describeExchange, measurePace, type Exchange } from '../lib/http/exchange.ts';
+import { expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/measure/pace.ts';
+import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
+import { clientAllowanceMs } from '../lib/measure/client-lag.ts';
+import { serverDecode } from '../lib/decode/server-timings.ts';
+import { fail, fmt, inconclusive, pass, skip, warn } from '../lib/check/messages.ts';
+import { borderline } from '../lib/check/messages.ts';
+import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import { bodyText } from '../lib/http/recorder.ts';
+import { median, min, max } from '../lib/grading/stats.ts';
 import {
   PHANTOM_THRESHOLDS, PHYSICAL_THRESHOLDS, assessPhysical, assessStream, describeCauses, genTpsAtLeast, maxPlausibleTps, physicalBoundTps,
   type PhantomAssessment, type PhantomThresholds,
-} from '../lib/phantom.ts';
-import { workloadFigures } from '../lib/workload.ts';
+} from '../lib/grading/phantom.ts';
+import { workloadFigures } from '../lib/measure/workload.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
 /**
  * The shared sample: a long stream, a short one, a long one, each forced to its length, usage requested. Lengths are
- * sized from the measured speed (lib/pace.ts): a long stream decodes for about `decodeMs`, so a flush is far longer
+ * sized from the measured speed (lib/measure/pace.ts): a long stream decodes for about `decodeMs`, so a flush is far longer
  * to generate than any stall of our client, at 3 tok/s as at 5000. The short one gives the generation rate end to
  * end: (long − short tokens) / (long − short e2e) is what the server really produced per second, prefill and delivery
  * aside — the cadence bursts are judged against when the server reports no rate of its own.
@@ -179,7 +179,7 @@ async function judgeable(ctx: CheckContext): Promise<{ s: Sample; stallMs: numbe
   if (r.incomplete) return { verdict: incompleteVerdict(r, 'the metrics sample was recorded') };
   const bad = unusable(r.value);
   if (bad) return { verdict: inconclusive(bad, undefined, evidence(ctx, r.value)) };
-  // Our lateness while the sample was recorded (sampled at 1 ms: lib/client-lag.ts), with the run's preflight lag.
+  // Our lateness while the sample was recorded (sampled at 1 ms: lib/measure/client-lag.ts), with the run's preflight lag.
   return { s: r.value, stallMs: ctx.clientLag({ p99Ms: r.lag.p99Ms, maxMs: clientAllowanceMs(r.lag) }).ms };
 }
 

@@ -2,16 +2,16 @@
 // (https://github.com/ollama/ollama/blob/main/docs/api.md, "Generate a chat completion"): a stream of JSON objects, one per line; the final object has done: true, done_reason
 // and the statistics (total_duration, load_duration, prompt_eval_count, prompt_eval_duration, eval_count,
 // eval_duration, in nanoseconds). One recorded stream per run, shared by the family's checks.
-import type { CheckContext, CheckDef } from '../lib/check.ts';
-import type { Recording, Verdict } from '../lib/types.ts';
-import { send, generationBody } from '../lib/api.ts';
-import { fail, pass } from '../lib/messages.ts';
-import { escapeBytes } from '../lib/sse.ts';
-import { analyzeNdjson, bytesAt, mediaType, type NdjsonFraming } from '../lib/framing.ts';
-import { assertReached } from '../lib/sse-samples.ts';
-import { shared, incompleteVerdict, type SharedRecording } from '../lib/recordings.ts';
+import type { CheckContext, CheckDef } from '../lib/check/check.ts';
+import type { Recording, Verdict } from '../lib/check/types.ts';
+import { send, generationBody } from '../lib/http/exchange.ts';
+import { fail, pass } from '../lib/check/messages.ts';
+import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import { analyzeNdjson, bytesAt, mediaType, type NdjsonFraming } from '../lib/decode/framing.ts';
+import { assertReached } from '../lib/decode/sse-samples.ts';
+import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
-import type { Evidence } from '../lib/types.ts';
+import type { Evidence } from '../lib/check/types.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

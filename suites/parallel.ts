@@ -3,21 +3,21 @@
 // (mlx-omni-server 0.85x); one that serialises makes stream B wait for stream A's last token; one that mixes
 // batched sequences sends a user someone else's tokens. Seed 000 (run_double_batch) and seed 004 (32-parallel table).
 //
-// Timing verdicts are the pure functions of lib/parallel-grading.ts; scripts/simulate-false-failures.ts measures their
+// Timing verdicts are the pure functions of lib/grading/parallel.ts; scripts/simulate-false-failures.ts measures their
 // false-failure and detection rates.
-import type { CheckContext, CheckDef, Threshold } from '../lib/check.ts';
-import { chat, describeExchange, generationBody, measurePace, paceFor, uniquePrompt, type Exchange } from '../lib/api.ts';
-import { decodeMsPerToken, describePace, expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/pace.ts';
-import { budgetText, endedByUs } from '../lib/deadlines.ts';
-import { releaseTogether } from '../lib/barrier.ts';
-import { aggregateWallTps, type TimedRequest } from '../lib/metrics.ts';
-import { fail, fmt, inconclusive, skip } from '../lib/messages.ts';
-import { filler } from '../lib/prompts.ts';
-import type { Evidence, Verdict } from '../lib/types.ts';
-import { served, textlessNote, textlessTokens } from '../lib/served.ts';
-import { gradeNoStarvation, gradeScaling, gradeSpeedup, speedupUndecided, type ScalingLevel, type ScalingRep, type StarvationStream } from '../lib/parallel-grading.ts';
-import { gradeIsolation, type IsolationStream } from '../lib/isolation-grading.ts';
-import { CpuMeter, recordBatching, usableSlots } from '../lib/batching.ts';
+import type { CheckContext, CheckDef, Threshold } from '../lib/check/check.ts';
+import { chat, describeExchange, generationBody, measurePace, paceFor, uniquePrompt, type Exchange } from '../lib/http/exchange.ts';
+import { decodeMsPerToken, describePace, expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/measure/pace.ts';
+import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
+import { releaseTogether } from '../lib/measure/barrier.ts';
+import { aggregateWallTps, type TimedRequest } from '../lib/measure/request-metrics.ts';
+import { fail, fmt, inconclusive, skip } from '../lib/check/messages.ts';
+import { filler } from '../lib/http/prompts.ts';
+import type { Evidence, Verdict } from '../lib/check/types.ts';
+import { served, textlessNote, textlessTokens } from '../lib/measure/served.ts';
+import { gradeNoStarvation, gradeScaling, gradeSpeedup, speedupUndecided, type ScalingLevel, type ScalingRep, type StarvationStream } from '../lib/grading/parallel.ts';
+import { gradeIsolation, type IsolationStream } from '../lib/grading/isolation.ts';
+import { CpuMeter, recordBatching, usableSlots } from '../lib/measure/batching.ts';
 import { passProof, faultProof, plainProof, type Proof } from './support/proof.ts';
 
 function streamBody(ctx: CheckContext, tokens: number, prompt?: string): Record<string, unknown> {
@@ -39,7 +39,7 @@ export function speedupWorkload(tier: 'quick' | 'full'): { reps: number; maxReps
 }
 
 /**
- * Tokens per request of each parallel check, sized from the measured speed (lib/pace.ts): a request decodes for about
+ * Tokens per request of each parallel check, sized from the measured speed (lib/measure/pace.ts): a request decodes for about
  * `requestMs`, so timer jitter stays small beside it at 5000 tok/s and a 3 tok/s server fits the check's bound.
  */
 const SIZING = {
@@ -58,7 +58,7 @@ function sized(ctx: CheckContext, pace: Pace | undefined, which: keyof typeof SI
 const BUDGET_SHARE = 0.6;
 const budgetOf = (ctx: CheckContext) => BUDGET_SHARE * (ctx.check.timeoutMs ?? 60_000);
 
-/** Served: tokens streamed as text, or counted by usage where they decode to no text (lib/served.ts). */
+/** Served: tokens streamed as text, or counted by usage where they decode to no text (lib/measure/served.ts). */
 const ok = served;
 const rejected = (x: Exchange) => x.rec.status === 429 || x.rec.status === 503;
 const timed = (x: Exchange): TimedRequest => ({ startAbs: x.rec.t0Abs, endAbs: x.rec.t0Abs + x.rec.tEnd, completionTokens: x.metrics?.completionTokens });
@@ -282,7 +282,7 @@ export const checks: CheckDef[] = [
       };
       const ours = recs.flat().find((x) => endedByUs(x.rec));
       if (ours) return inconclusive(budgetText('the concurrent streams finished', paceFor(ctx), describeExchange(ours)), { tokens, sizing });
-      // Bursts are judged against this server's own single-stream decode rate (lib/pace.ts), not a fixed gap.
+      // Bursts are judged against this server's own single-stream decode rate (lib/measure/pace.ts), not a fixed gap.
       const p = paceFor(ctx);
       const referenceTps = p ? 1000 / decodeMsPerToken(p) : undefined;
       const judged = recs.filter((xs) => !unjudgeable(xs));
@@ -337,7 +337,7 @@ export const checks: CheckDef[] = [
           ids: [...new Set(chunks.map((c) => c?.id).filter((v): v is string => typeof v === 'string'))],
           models: [...new Set(chunks.map((c) => c?.model).filter((v): v is string => typeof v === 'string'))],
           text: x.events?.text ?? '',
-          // Tokens without text on either side (lib/served.ts) leave nothing to compare.
+          // Tokens without text on either side (lib/measure/served.ts) leave nothing to compare.
           soloText: textlessTokens(solo[i]) !== undefined || textlessTokens(x) !== undefined ? undefined : solo[i].events?.text,
         };
       });

@@ -1,6 +1,6 @@
 // setup.server-ready: the first result of every project says what answered, or why nothing could be checked.
 import { test, inject, describe } from 'vitest';
-import { describeDiscovery } from '../lib/discovery.ts';
+import { describeDiscovery } from '../lib/server/discovery.ts';
 import { SETUP_CHECK } from './support/setup-check.ts';
 
 describe(inject('profile').id, () => {

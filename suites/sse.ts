@@ -2,7 +2,7 @@
 // raw recording. References: WHATWG HTML §9.2 "Server-sent events" (§9.2.6 Interpreting an event stream), OpenAI API
 // reference "Chat Completions: streaming" (chat.completion.chunk, stream_options.include_usage, data: [DONE]).
 //
-// Every check of the family reads the same few recorded exchanges (lib/recordings.ts, per run and server), so the family costs
+// Every check of the family reads the same few recorded exchanges (lib/http/recordings.ts, per run and server), so the family costs
 // three short requests in total: a stream with include_usage, the same stream without it, and — when the profile
 // declares determinism — the same request non-streamed. The prompt asks the model to echo a multibyte string.
 //
@@ -11,19 +11,19 @@
 // chunk or repeated (SHOULD only), reasoning fields, extra fields such as `request_id` or `timings`.
 //
 // Each judge is a pure function of the recorded samples, so test/framing.test.ts can feed it hand-written streams.
-import type { CheckContext, CheckDef } from '../lib/check.ts';
-import type { Recording, Verdict } from '../lib/types.ts';
-import { send, generationBody } from '../lib/api.ts';
-import { compileSchema, schemaErrors } from '../lib/schemas.ts';
-import { fail, pass, inconclusive, fmt } from '../lib/messages.ts';
-import { escapeBytes } from '../lib/sse.ts';
-import { quantile } from '../lib/stats.ts';
+import type { CheckContext, CheckDef } from '../lib/check/check.ts';
+import type { Recording, Verdict } from '../lib/check/types.ts';
+import { send, generationBody } from '../lib/http/exchange.ts';
+import { compileSchema, schemaErrors } from '../lib/config/schemas.ts';
+import { fail, pass, inconclusive, fmt } from '../lib/check/messages.ts';
+import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import { quantile } from '../lib/grading/stats.ts';
 import {
   bytesAt, bytesAround, classifyPayload, echoIntegrity, firstDifference, invalidUtf8Offsets, loneSurrogates, mediaType,
   runTogetherEvents, splitAcrossEvents, splitCharacterBoundaries,
-} from '../lib/framing.ts';
-import { shared, incompleteVerdict, type SharedRecording } from '../lib/recordings.ts';
-import { assertReached, evidenceOf, makeSample, unusable, type EventInfo, type Sample } from '../lib/sse-samples.ts';
+} from '../lib/decode/framing.ts';
+import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
+import { assertReached, evidenceOf, makeSample, unusable, type EventInfo, type Sample } from '../lib/decode/sse-samples.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
 type Obj = Record<string, unknown>;
@@ -67,7 +67,7 @@ async function recordRun(ctx: CheckContext): Promise<SseRun> {
   };
 }
 
-/** The family's recorded exchanges, recorded once per run and server (lib/recordings.ts: one abort policy). */
+/** The family's recorded exchanges, recorded once per run and server (lib/http/recordings.ts: one abort policy). */
 export function sseRun(ctx: CheckContext): Promise<SharedRecording<SseRun>> {
   return shared(ctx, 'sse', () => recordRun(ctx), (r) => [r.withUsage.rec, r.withoutUsage.rec, r.nonStream?.rec]);
 }

@@ -2,24 +2,24 @@
 // Medians over repetitions; a verdict fails only when a confidence bound is past the threshold; too short or too
 // noisy a measurement, or a starved client, is inconclusive (a warn), never a pass and never a fail.
 // Reference: the seeds (Rapid-MLX's TTFT equalled the whole response time), OpenAI API reference "stream".
-import type { CheckContext, CheckDef } from '../lib/check.ts';
-import type { Evidence, Verdict } from '../lib/types.ts';
-import { chat, generationBody, uniquePrompt, describeExchange, type Exchange } from '../lib/api.ts';
-import { textlessNote, textlessTokens } from '../lib/served.ts';
-import { promptOfTokens } from '../lib/prompts.ts';
-import { bootstrapMedianCI, bootstrapRatioCI, median, summarize } from '../lib/stats.ts';
-import { bandAbove, pause, pollUntil, readSpread, stallShare, type ReadSpread } from '../lib/timing.ts';
-import { findBusyReader, type BusyReader } from '../lib/server-load.ts';
-import { escapeBytes } from '../lib/sse.ts';
-import { bodyText } from '../lib/client.ts';
-import { fail, fmt, inconclusive, pass, warn } from '../lib/messages.ts';
-import { usableSlots } from '../lib/batching.ts';
-import { measurePace, paceFor } from '../lib/api.ts';
-import { decodeMsPerToken, describePace, expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/pace.ts';
-import { clientAllowanceMs } from '../lib/client-lag.ts';
-import { budgetText, endedByUs } from '../lib/deadlines.ts';
-import { shared, incompleteVerdict, type SharedRecording } from '../lib/recordings.ts';
-import { borderline } from '../lib/messages.ts';
+import type { CheckContext, CheckDef } from '../lib/check/check.ts';
+import type { Evidence, Verdict } from '../lib/check/types.ts';
+import { chat, generationBody, uniquePrompt, describeExchange, type Exchange } from '../lib/http/exchange.ts';
+import { textlessNote, textlessTokens } from '../lib/measure/served.ts';
+import { promptOfTokens } from '../lib/http/prompts.ts';
+import { bootstrapMedianCI, bootstrapRatioCI, median, summarize } from '../lib/grading/stats.ts';
+import { bandAbove, pause, pollUntil, readSpread, stallShare, type ReadSpread } from '../lib/measure/timing.ts';
+import { findBusyReader, type BusyReader } from '../lib/measure/server-load.ts';
+import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import { bodyText } from '../lib/http/recorder.ts';
+import { fail, fmt, inconclusive, pass, warn } from '../lib/check/messages.ts';
+import { usableSlots } from '../lib/measure/batching.ts';
+import { measurePace, paceFor } from '../lib/http/exchange.ts';
+import { decodeMsPerToken, describePace, expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/measure/pace.ts';
+import { clientAllowanceMs } from '../lib/measure/client-lag.ts';
+import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
+import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
+import { borderline } from '../lib/check/messages.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 
 const CAP = 200;
@@ -50,7 +50,7 @@ function evidenceOf(label: string, x: Exchange): Evidence {
 
 // ------------------------------------------------------------------------------------------------------------
 // Long streams shared by ttft-before-end and spread (one recording, two readings), recorded once per run and server
-// (lib/recordings.ts). Their length is sized from the measured speed (lib/pace.ts): long enough that the decode
+// (lib/http/recordings.ts). Their length is sized from the measured speed (lib/measure/pace.ts): long enough that the decode
 // dwarfs the TTFT and lasts about `decodeMs`, never fewer than `minTokens`, and all of them within the share of the
 // check's bound the recording may spend. Each stream is sized again from the pace just measured, so a server that
 // slows down mid-recording gets shorter streams rather than a deadline it cannot meet.
@@ -139,7 +139,7 @@ function usable(r: SharedRecording<LongStreams>, what: string): { ok: Exchange[]
   }
   const tokens = ls.exchanges.map((x) => x.metrics?.completionTokens ?? 0);
   const sources = [...new Set(ls.exchanges.map((x) => x.metrics?.tokenSource ?? 'none'))].join('/');
-  // Tokens served without text (lib/served.ts) have no arrival times: long enough by usage, but nothing to time.
+  // Tokens served without text (lib/measure/served.ts) have no arrival times: long enough by usage, but nothing to time.
   const ok = ls.exchanges.filter((x) => (x.metrics?.completionTokens ?? 0) >= ls.minTokens && textlessTokens(x) === undefined);
   if (ok.length < 2) {
     const textless = textlessNote(ls.exchanges);
@@ -189,7 +189,7 @@ function startStream(ctx: CheckContext, maxTokens: number, exact: boolean, what:
       return new Promise((resolve) => waiters.push({ n, resolve }));
     },
   };
-  // Usage tells a generation served as tokens without text (lib/served.ts) from one that ended early.
+  // Usage tells a generation served as tokens without text (lib/measure/served.ts) from one that ended early.
   const body = generationBody(ctx, 'openai-chat', { prompt: uniquePrompt(ctx, what), maxTokens, stream: true, exactLength: exact, extra: { stream_options: { include_usage: true } } });
   s.done = chat(ctx, body, {
     signal: ac.signal,
@@ -263,7 +263,7 @@ async function cancelByCounters(ctx: CheckContext, reader: BusyReader): Promise<
     if (x.rec.failure?.kind === 'aborted') return inconclusive(`no ${TOKENS_BEFORE_ABORT} token events within ${startBound(ctx)} ms: too slow to test cancellation`, undefined, [evidenceOf('orphan', x)]);
     const problem = streamProblem(x);
     if (problem) return fail({ requirement: 'A long streaming request MUST start streaming so that cancelling it can be tested.', expected: 'HTTP 200 and token events', actual: problem });
-    // Tokens served without text (lib/served.ts) give nothing to cut the stream after: once more, with a fresh prompt.
+    // Tokens served without text (lib/measure/served.ts) give nothing to cut the stream after: once more, with a fresh prompt.
     if (textlessTokens(x) !== undefined && attempt < 2) continue;
     if (textlessTokens(x) !== undefined) return inconclusive(`no orphan stream of ${attempt} carried text to cancel it after${textlessNote([x])}`);
     return inconclusive(`the generation ended after ${orphan.count} token event(s), before it could be cancelled (declare forceLength so ${n} tokens can be requested)`);
@@ -436,7 +436,7 @@ export const checks: CheckDef[] = [
       const ttfts = u.ok.map((x) => x.metrics?.ttftMs);
       const e2es = u.ok.map((x) => x.rec.tEnd);
       const ci = bootstrapRatioCI(ttfts, e2es, { seed: 1 });
-      // Our lateness while the streams were recorded (sampled at 1 ms: lib/client-lag.ts), with the run's preflight lag.
+      // Our lateness while the streams were recorded (sampled at 1 ms: lib/measure/client-lag.ts), with the run's preflight lag.
       const lag = ctx.clientLag({ p99Ms: rec.lag.p99Ms, maxMs: clientAllowanceMs(rec.lag) });
       const stall = lag.ms;
       const metrics = {
@@ -546,7 +546,7 @@ export const checks: CheckDef[] = [
       const minPrefill = ctx.threshold('minPrefillMs');
       const maxShare = ctx.threshold('maxHeadersShare');
       const prefillMs = ctx.threshold('prefillMs');
-      // Prompt length from the measured prefill rate (lib/pace.ts), re-sized after each request; 1000 tokens until
+      // Prompt length from the measured prefill rate (lib/measure/pace.ts), re-sized after each request; 1000 tokens until
       // a rate is known. The loop stops when the next request would not fit 60 % of the check's bound.
       const sizeFor = (tps: number | undefined) => Math.max(Math.min(256, cap), Math.min(cap, tps !== undefined ? Math.round((tps * prefillMs) / 1000) : 1000));
       let rate = paceFor(ctx)?.prefillTps;

@@ -10,16 +10,16 @@
 // finishes them within the budget. A response cut by max_tokens is inconclusive while what was written could still
 // become valid JSON; text that can never be JSON fails, cut or not. Capability `structured-output`: declared, or
 // discovered by the probe of structured.supported (a json_object request, also judged by structured.json-object).
-import type { CheckContext, CheckDef } from '../lib/check.ts';
-import type { Verdict } from '../lib/types.ts';
-import { send, generationBody, uniquePrompt, type Exchange } from '../lib/api.ts';
-import { bodyText } from '../lib/client.ts';
-import { escapeBytes } from '../lib/sse.ts';
-import { fail, inconclusive, pass, skip } from '../lib/messages.ts';
-import { jsonPrefix } from '../lib/json-prefix.ts';
-import { featureGate, judgeInvalidCases, probeCheck, unanswered } from '../lib/feature-probe.ts';
-import { chatAnswer, schemaProblems } from '../lib/tool-calls.ts';
-import { sharedValue } from '../lib/recordings.ts';
+import type { CheckContext, CheckDef } from '../lib/check/check.ts';
+import type { Verdict } from '../lib/check/types.ts';
+import { send, generationBody, uniquePrompt, type Exchange } from '../lib/http/exchange.ts';
+import { bodyText } from '../lib/http/recorder.ts';
+import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import { fail, inconclusive, pass, skip } from '../lib/check/messages.ts';
+import { jsonPrefix } from '../lib/decode/json-prefix.ts';
+import { featureGate, judgeInvalidCases, probeCheck, unanswered } from '../lib/server/feature-probe.ts';
+import { chatAnswer, schemaProblems } from '../lib/decode/tool-calls.ts';
+import { sharedValue } from '../lib/http/recordings.ts';
 import { passProof, faultProof, skipProof, type Proof } from './support/proof.ts';
 
 const OPENAI = 'OpenAI API reference, Chat Completions: response_format (https://platform.openai.com/docs/api-reference/chat/create)';

@@ -10,19 +10,19 @@
 // The tools offered have bounded parameters (enums only), so even a random-weight model under a grammar finishes a
 // call within the token budget. Capability `tools`: declared, or discovered by the probe request of tools.supported.
 // Recordings are shared between checks (one request each, memoized per run and server).
-import type { CheckContext, CheckDef } from '../lib/check.ts';
-import type { ApiFlavour, Verdict } from '../lib/types.ts';
-import { send, generationBody, uniquePrompt, type Exchange } from '../lib/api.ts';
-import { bodyText } from '../lib/client.ts';
-import { escapeBytes } from '../lib/sse.ts';
-import { fail, inconclusive, pass, skip } from '../lib/messages.ts';
-import { jsonPrefix } from '../lib/json-prefix.ts';
-import { classifyAnswer, featureGate, judgeInvalidCases, probeCheck, unanswered } from '../lib/feature-probe.ts';
+import type { CheckContext, CheckDef } from '../lib/check/check.ts';
+import type { ApiFlavour, Verdict } from '../lib/check/types.ts';
+import { send, generationBody, uniquePrompt, type Exchange } from '../lib/http/exchange.ts';
+import { bodyText } from '../lib/http/recorder.ts';
+import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import { fail, inconclusive, pass, skip } from '../lib/check/messages.ts';
+import { jsonPrefix } from '../lib/decode/json-prefix.ts';
+import { classifyAnswer, featureGate, judgeInvalidCases, probeCheck, unanswered } from '../lib/server/feature-probe.ts';
 import {
   anthropicAnswer, anthropicStreamedToolUses, callShapeProblems, chatAnswer, judgeArguments, judgeValue, streamedToolCalls,
   toolUseShapeProblems, type ToolCall,
-} from '../lib/tool-calls.ts';
-import { sharedValue } from '../lib/recordings.ts';
+} from '../lib/decode/tool-calls.ts';
+import { sharedValue } from '../lib/http/recordings.ts';
 import { passProof, faultProof, skipProof, type Proof } from './support/proof.ts';
 
 const OPENAI = 'OpenAI API reference, Chat Completions (https://platform.openai.com/docs/api-reference/chat/create)';

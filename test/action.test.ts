@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT } from '../lib/profile.ts';
+import { ROOT } from '../lib/config/profile.ts';
 import { CLI, OUTPUT_NAMES, artifactName, familiesOf, main, planAction, sanitiseArtifactName, type SuiteCommand } from '../scripts/action-run.ts';
 import { compareResults } from '../reporters/compare.ts';
 import { tally, toColumns } from '../reporters/render.ts';

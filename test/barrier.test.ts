@@ -1,5 +1,5 @@
 import { test, expect, describe } from 'vitest';
-import { releaseTogether } from '../lib/barrier.ts';
+import { releaseTogether } from '../lib/measure/barrier.ts';
 
 describe('releaseTogether', () => {
   test('all N are released after the gate, none before; start order recorded', async () => {

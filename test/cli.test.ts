@@ -7,7 +7,7 @@ import { EXIT, UsageError, parseCommand } from '../cli/args.ts';
 import { familyFilters, judgeRun, runEnvironment } from '../cli/run.ts';
 import { explain, loadCatalogue } from '../cli/catalogue.ts';
 import { missingClient, DRIVERS } from '../lib/clients/drivers.ts';
-import { ROOT } from '../lib/profile.ts';
+import { ROOT } from '../lib/config/profile.ts';
 import type { ResultsFile } from '../reporters/results-types.ts';
 
 const usage = (argv: string[]) => {

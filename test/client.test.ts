@@ -2,9 +2,9 @@
 import { test, expect, beforeAll, afterAll } from 'vitest';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { record, bodyText, readFlowing } from '../lib/client.ts';
-import { decodeSse } from '../lib/sse.ts';
-import { openaiChatEvents } from '../lib/stream-events.ts';
+import { record, bodyText, readFlowing } from '../lib/http/recorder.ts';
+import { decodeSse } from '../lib/decode/stream-decoder.ts';
+import { openaiChatEvents } from '../lib/decode/stream-events.ts';
 
 type Script = (res: ServerResponse) => Promise<void>;
 const scripts = new Map<string, Script>();

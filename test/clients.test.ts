@@ -7,10 +7,10 @@ import { wireLines, payloadsOf, tolerantStream, streamFacts, jsonFacts, reasonin
 import { compareFacts, judgeIncremental, triggerOf } from '../lib/clients/compare.ts';
 import { teeFetch } from '../lib/clients/tee-fetch.ts';
 import { DRIVERS, emptyObservation, errorText } from '../lib/clients/drivers.ts';
-import { DEFAULT_DEADLINES } from '../lib/client.ts';
+import { DEFAULT_DEADLINES } from '../lib/http/recorder.ts';
 import { clientMatrix, clientMatrixHtml, clientMatrixLines } from '../reporters/clients-matrix.ts';
 import { textTable } from '../reporters/render.ts';
-import type { BodyRead, Recording } from '../lib/types.ts';
+import type { BodyRead, Recording } from '../lib/check/types.ts';
 import type { CheckResult } from '../reporters/results-types.ts';
 
 const enc = new TextEncoder();
@@ -207,7 +207,7 @@ describe('every client against a server that requires a key', () => {
   test("the profile's key reaches the server in the Authorization header only, whatever the client sends, and appears in no result", async () => {
     const { startReference } = await import('./support/reference.ts');
     const { checks } = await import('../suites/clients.ts');
-    const { runCheck, grade } = await import('../lib/check.ts');
+    const { runCheck, grade } = await import('../lib/check/check.ts');
     const key = 'sk-clients-test-0123456789';
     process.env.CLIENTS_TEST_KEY = key;
     const ref = await startReference(['--api-key', key]);

@@ -97,7 +97,7 @@ describe('figures beyond noise', () => {
     expect(compareResults(file([{ evidence: ev(base) }]), file([{ evidence: ev(base.map((t) => t * 3)) }])).metricChanges).toEqual([]);
   });
 
-  test('per-request records under `samples` (lib/workload.ts) are raw samples', () => {
+  test('per-request records under `samples` (lib/measure/workload.ts) are raw samples', () => {
     const wl = (tps: number[]) => ({ workload: { name: 'w', wall_tps_p50: tps[2], samples: tps.map((t) => ({ wall_tps: t, counted: 32 })) } });
     const r = compareResults(file([{ metrics: wl(steady) }]), file([{ metrics: wl(steady.map((x) => x / 2)) }]));
     expect(r.metricChanges.map((m) => [m.metric, m.method, m.kind])).toEqual([['workload.samples[].wall_tps', 'bootstrap', 'regression']]);

@@ -4,8 +4,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT } from '../lib/profile.ts';
-import { freePort } from '../lib/lifecycle.ts';
+import { ROOT } from '../lib/config/profile.ts';
+import { freePort } from '../lib/server/lifecycle.ts';
 
 function vitest(args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', ...args], {

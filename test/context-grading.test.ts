@@ -1,12 +1,12 @@
 // The context family's grading functions are pure: unit tests, and seeded simulations of noisy timings that
 // measure false failures (target ≤ 1 in 10,000 trials) and detection rates on the faults.
 import { test, expect, describe } from 'vitest';
-import { mulberry32, median } from '../lib/stats.ts';
+import { mulberry32, median } from '../lib/grading/stats.ts';
 import {
   CONTEXT_EXCEEDED_RE, bisectLargestAccepted, classifyOverWindow, errorMessageOf, errorShapeOf, gradePrefillScaling,
   gradeRejectionLatency, gradeServedWindow, gradeSlowdown, guardStarvation, mannWhitneyCounts, ratioCI, scalingLengths, scalingWorstCase,
   type OverWindowObservation, type ProbeAnswer, type ScalingThresholds,
-} from '../lib/context-grading.ts';
+} from '../lib/grading/context.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Noise model, fitted from a real run: 10 runs of context.over-window-400, context.prefill-scaling and

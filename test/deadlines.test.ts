@@ -1,14 +1,14 @@
-// Who owns a deadline (lib/deadlines.ts), the pace it is sized from (lib/pace.ts), the shared recording cache's abort
-// policy (lib/recordings.ts), the client's own lag (lib/client-lag.ts) and token counts without usage (lib/metrics.ts).
+// Who owns a deadline (lib/measure/deadlines.ts), the pace it is sized from (lib/measure/pace.ts), the shared recording cache's abort
+// policy (lib/http/recordings.ts), the client's own lag (lib/measure/client-lag.ts) and token counts without usage (lib/measure/request-metrics.ts).
 import { describe, expect, test } from 'vitest';
 import fc from 'fast-check';
-import { BUDGET_FACTOR, PREFILL_FACTOR, STALL_FACTOR, budgetText, endedByUs, endingOf, requestDeadlines, stallLimitMs } from '../lib/deadlines.ts';
-import { decodeMsPerToken, describePace, expectedMs, observe, observations, paceOf, repetitionsFor, resetPace, tokensFor, type PaceObservation } from '../lib/pace.ts';
-import { clientAllowanceMs, setLagBaseline, startLagSampler } from '../lib/client-lag.ts';
-import { tokenCountOf, requestMetrics } from '../lib/metrics.ts';
-import { shared, resetShared } from '../lib/recordings.ts';
-import { runCheck, type CheckContext } from '../lib/check.ts';
-import type { Deadlines, Profile, Recording } from '../lib/types.ts';
+import { BUDGET_FACTOR, PREFILL_FACTOR, STALL_FACTOR, budgetText, endedByUs, endingOf, requestDeadlines, stallLimitMs } from '../lib/measure/deadlines.ts';
+import { decodeMsPerToken, describePace, expectedMs, observe, observations, paceOf, repetitionsFor, resetPace, tokensFor, type PaceObservation } from '../lib/measure/pace.ts';
+import { clientAllowanceMs, setLagBaseline, startLagSampler } from '../lib/measure/client-lag.ts';
+import { tokenCountOf, requestMetrics } from '../lib/measure/request-metrics.ts';
+import { shared, resetShared } from '../lib/http/recordings.ts';
+import { runCheck, type CheckContext } from '../lib/check/check.ts';
+import type { Deadlines, Profile, Recording } from '../lib/check/types.ts';
 
 const BASE: Deadlines = { connectMs: 2_000, headersMs: 15_000, tokenIdleMs: 5_000, totalMs: 30_000 };
 const obs = (tokens: number, e2eMs: number, ttftMs: number, extra: Partial<PaceObservation> = {}): PaceObservation => ({ at: 0, tokens, tokenSource: 'usage', e2eMs, ttftMs, ...extra });
@@ -179,7 +179,7 @@ describe('the shared recording cache', () => {
 describe('a check\'s own bound', () => {
   const profile: Profile = { id: 'p', baseUrl: 'http://127.0.0.1:9', model: 'm', apis: ['openai-chat'], readiness: { kind: 'completion' }, startTimeoutMs: 1000, slots: 1, deterministic: false, context: { discovery: 'none' } };
   const server = { baseUrl: 'http://127.0.0.1:9', identity: {} };
-  const def = (run: (ctx: CheckContext) => Promise<import('../lib/types.ts').Verdict>) => ({ id: 'x.bound', title: 't', level: 'MUST' as const, rationale: 'r', reference: 'r', requires: [], timeoutMs: 50, run });
+  const def = (run: (ctx: CheckContext) => Promise<import('../lib/check/types.ts').Verdict>) => ({ id: 'x.bound', title: 't', level: 'MUST' as const, rationale: 'r', reference: 'r', requires: [], timeoutMs: 50, run });
 
   test('a check that grades what it has when told its bound ran out keeps its verdict', async () => {
     const { verdict } = await runCheck(def((ctx) => new Promise((resolve) => ctx.signal.addEventListener('abort', () => resolve({ outcome: 'inconclusive', message: 'cut short, graded by the check' })))), { profile: { ...profile }, server, log: () => undefined });

@@ -4,8 +4,8 @@
 import { test, expect, afterEach } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { discoverContext, discoverIdentity, discoverServer, effectiveProfile } from '../lib/discovery.ts';
-import type { DiscoveryAdapter, Profile } from '../lib/types.ts';
+import { discoverContext, discoverIdentity, discoverServer, effectiveProfile } from '../lib/server/discovery.ts';
+import type { DiscoveryAdapter, Profile } from '../lib/check/types.ts';
 
 let server: Server | undefined;
 afterEach(async () => {

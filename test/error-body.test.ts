@@ -1,5 +1,5 @@
 import { test, expect } from 'vitest';
-import { classifyErrorBody } from '../lib/error-body.ts';
+import { classifyErrorBody } from '../lib/decode/error-body.ts';
 
 test('OpenAI error object', () => {
   expect(classifyErrorBody({ error: { message: 'bad', type: 'invalid_request_error', param: 'messages', code: null } }))

@@ -1,8 +1,8 @@
 // lib/feature-probe: the lenient-vs-broken rule for optional features (200 supported, 4xx unsupported, 5xx broken).
 import { test, expect } from 'vitest';
-import type { Exchange } from '../lib/api.ts';
-import type { Recording } from '../lib/types.ts';
-import { classifyAnswer, judgeInvalidCases, unanswered } from '../lib/feature-probe.ts';
+import type { Exchange } from '../lib/http/exchange.ts';
+import type { Recording } from '../lib/check/types.ts';
+import { classifyAnswer, judgeInvalidCases, unanswered } from '../lib/server/feature-probe.ts';
 
 function exchange(status: number | undefined, json?: unknown, failure?: Recording['failure']): Exchange {
   const body = new TextEncoder().encode(json === undefined ? '' : JSON.stringify(json));

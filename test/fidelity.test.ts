@@ -5,15 +5,15 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   clientLag, describePreflight, lagSummary, monotonicOffset, sendTimeMs, stampedArrivals, stampedArrivalsInBytes, steadyWindow, stepMinima,
   type FidelityPreflight, type StampedArrival,
-} from '../lib/fidelity.ts';
-import { harnessStreams, runPreflight, startStampServer, type StampServer } from '../lib/preflight.ts';
-import { StreamDecode } from '../lib/api.ts';
+} from '../lib/run/fidelity.ts';
+import { harnessStreams, runPreflight, startStampServer, type StampServer } from '../lib/run/preflight.ts';
+import { StreamDecode } from '../lib/http/exchange.ts';
 import { BodyRecorder } from '../bench/throughput.ts';
-import { grade, runCheck } from '../lib/check.ts';
+import { grade, runCheck } from '../lib/check/check.ts';
 import { checks as streamChecks } from '../suites/stream.ts';
 import { rawStream } from '../bench/floor-client.ts';
 import { startReference, type ReferenceHandle } from './support/reference.ts';
-import type { BodyRead, Recording } from '../lib/types.ts';
+import type { BodyRead, Recording } from '../lib/check/types.ts';
 import { createServer, type AddressInfo } from 'node:net';
 
 const enc = new TextEncoder();

@@ -1,4 +1,4 @@
-// Self-tests of lib/framing.ts: hand-written byte strings for every framing fact the sse/completions/anthropic/ollama
+// Self-tests of lib/decode/framing.ts: hand-written byte strings for every framing fact the sse/completions/anthropic/ollama
 // checks read (WHATWG SSE edge cases: LF, CRLF, CR, multi-line data, comments, BOM, EOF without a blank line), and of
 // those families' judges on streams shaped like real servers' (lenient where clients cope, strict on real defects).
 import { test, expect, describe } from 'vitest';
@@ -7,8 +7,8 @@ import {
   analyzeSse, analyzeNdjson, runTogetherEvents, splitJsonValues, classifyPayload, splitAcrossEvents, loneSurrogates,
   splitCharacterBoundaries, mojibakeForms, echoIntegrity, invalidUtf8Offsets, mediaType, bytesAround, firstDifference,
   type SseFraming,
-} from '../lib/framing.ts';
-import type { BodyRead } from '../lib/types.ts';
+} from '../lib/decode/framing.ts';
+import type { BodyRead } from '../lib/check/types.ts';
 
 const enc = new TextEncoder();
 const reads = (...parts: (string | Uint8Array)[]): BodyRead[] =>
@@ -296,7 +296,7 @@ test('mediaType drops parameters and case', () => {
 // The sse judges on hand-written streams shaped like real servers' (docs/servers.md "Cross-server observations"):
 // none of what a client has to tolerate may fail a MUST check. And the fault shapes they must catch, without a server.
 
-import { makeSample, type Sample } from '../lib/sse-samples.ts';
+import { makeSample, type Sample } from '../lib/decode/sse-samples.ts';
 import {
   judgeContentType, judgeEventTerminator, judgeNoLoneCr, judgeDataPrefix, judgeUnknownFields, judgeOneJsonPerEvent,
   judgeDoneTerminator, judgeChunkSchema, judgeRoleFirst, judgeFinishOnce, judgeUsageChunk, judgeUsageForm, judgeUtf8, judgeComments,
@@ -304,7 +304,7 @@ import {
 } from '../suites/sse.ts';
 import { judgeNdjsonFraming, judgeDoneLine, makeNdjsonSample } from '../suites/ollama.ts';
 import { judgeEventLines, judgeEventSequence } from '../suites/anthropic.ts';
-import type { Recording, Verdict } from '../lib/types.ts';
+import type { Recording, Verdict } from '../lib/check/types.ts';
 
 const recOf = (body: string | Uint8Array, headers: Record<string, string> = { 'content-type': 'text/event-stream; charset=utf-8' }): Recording => {
   const bytes = typeof body === 'string' ? enc.encode(body) : body;

@@ -1,8 +1,8 @@
 // grade(): level, strict mode and known issues applied to a check's raw verdict. `inconclusive` is an outcome of its
 // own: neither strict mode nor a known-issue entry turns it into anything else.
 import { describe, test, expect } from 'vitest';
-import { grade, type CheckDef } from '../lib/check.ts';
-import type { Level, Profile, Verdict } from '../lib/types.ts';
+import { grade, type CheckDef } from '../lib/check/check.ts';
+import type { Level, Profile, Verdict } from '../lib/check/types.ts';
 
 const check = (level: Level): CheckDef => ({ id: 'x.y', title: 't', level, rationale: 'r', reference: 'ref', requires: [], run: async () => ({ outcome: 'pass', message: '' }) });
 const profile = (known = false): Profile => ({
@@ -45,7 +45,7 @@ describe('grade', () => {
     expect(grade(check('INFO'), edge, profile(), true).outcome).toBe('warn');
   });
   test('borderline() builds a borderline warn; warn() a clear one', async () => {
-    const { borderline, warn } = await import('../lib/messages.ts');
+    const { borderline, warn } = await import('../lib/check/messages.ts');
     expect(borderline('b')).toMatchObject({ outcome: 'warn', message: 'b', borderline: true });
     expect(warn('w').borderline).toBeUndefined();
   });

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { renderHtml } from '../reporters/html.ts';
 import { niceTicks, plotSvg } from '../reporters/svg-plot.ts';
 import { columnsOf, normaliseResults } from '../reporters/report-data.ts';
-import { ROOT } from '../lib/profile.ts';
-import { compileSchema, schemaErrors } from '../lib/schemas.ts';
+import { ROOT } from '../lib/config/profile.ts';
+import { compileSchema, schemaErrors } from '../lib/config/schemas.ts';
 import { HOSTILE, sampleResults } from './support/results-samples.ts';
 import { FIXTURE_DIR, realResultsFiles } from './support/real-results.ts';
 

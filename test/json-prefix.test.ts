@@ -1,7 +1,7 @@
 // lib/json-prefix: complete JSON, a viable beginning of JSON (a cut answer: inconclusive), or never JSON (a failure).
 import { test, expect } from 'vitest';
 import fc from 'fast-check';
-import { jsonPrefix } from '../lib/json-prefix.ts';
+import { jsonPrefix } from '../lib/decode/json-prefix.ts';
 
 test('complete JSON texts', () => {
   for (const t of ['{"a":1}', ' {"a":[1,2,{"b":null}]} \n', '"x"', '12', '[]', '{}', '{"ok":false } ']) expect(jsonPrefix(t).state, t).toBe('complete');

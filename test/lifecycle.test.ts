@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
-import { spawnServer, waitReady, freePort, SetupError, NeverReadyError, waitBoundMs } from '../lib/lifecycle.ts';
+import { spawnServer, waitReady, freePort, SetupError, NeverReadyError, waitBoundMs } from '../lib/server/lifecycle.ts';
 import { referenceProfile } from './support/reference.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'lifecycle-'));

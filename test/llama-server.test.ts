@@ -1,12 +1,12 @@
-// lib/llama-server.ts without running llama-server: where the bundle is looked for, why it cannot run, what argv
+// lib/server/llama-server.ts without running llama-server: where the bundle is looked for, why it cannot run, what argv
 // starts it. (test/real-llama runs the real server.)
 import { test, expect } from 'vitest';
 import { mkdtempSync, mkdirSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
-import { findLlamaBundle, llamaBundlePlaces, llamaRunnable, llamaServerArgv, llamaThreads, taskset, DEFAULT_LLAMA_DIR, LLAMA_DIR_ENV } from '../lib/llama-server.ts';
-import { ROOT } from '../lib/profile.ts';
+import { findLlamaBundle, llamaBundlePlaces, llamaRunnable, llamaServerArgv, llamaThreads, taskset, DEFAULT_LLAMA_DIR, LLAMA_DIR_ENV } from '../lib/server/llama-server.ts';
+import { ROOT } from '../lib/config/profile.ts';
 import { llamaAvailability, llamaRequired, REQUIRE_LLAMA_ENV } from './real-llama/harness.ts';
 
 function fakeBundle(script: string): string {

@@ -1,12 +1,12 @@
-// Who used the CPUs while the cycles ran (lib/machine-load.ts), and the rule that lets a neighbour's load, not the
-// server, explain a trend (lib/cycles-grading.ts contention): excused only with a rise of other load AND a CPU-bound
+// Who used the CPUs while the cycles ran (lib/measure/machine-load.ts), and the rule that lets a neighbour's load, not the
+// server, explain a trend (lib/grading/cycles.ts contention): excused only with a rise of other load AND a CPU-bound
 // server whose own CPU fell about as much as its speed.
 import { describe, expect, test } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cpuSnapshot, cpuUse, processTreeJiffies, type CpuUse } from '../lib/machine-load.ts';
+import { cpuSnapshot, cpuUse, processTreeJiffies, type CpuUse } from '../lib/measure/machine-load.ts';
 import fc from 'fast-check';
-import { contention, cyclesUndecided, gradeNoSlowdown, gradeTtftStable, type CycleSample } from '../lib/cycles-grading.ts';
+import { contention, cyclesUndecided, gradeNoSlowdown, gradeTtftStable, type CycleSample } from '../lib/grading/cycles.ts';
 import { checks as cycleChecks, cyclesWorkload, trendThresholds } from '../suites/cycles.ts';
 
 const th = { relative: 0.2, absolute: 0, alpha: 0.05, minCycles: 5, starvedLoopP99Ms: 100 };

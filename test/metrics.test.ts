@@ -1,8 +1,8 @@
 import { test, expect, describe } from 'vitest';
-import { aggregateWallTps, requestMetrics, speedup } from '../lib/metrics.ts';
-import { decodeSse } from '../lib/sse.ts';
-import { openaiChatEvents } from '../lib/stream-events.ts';
-import type { BodyRead } from '../lib/types.ts';
+import { aggregateWallTps, requestMetrics, speedup } from '../lib/measure/request-metrics.ts';
+import { decodeSse } from '../lib/decode/stream-decoder.ts';
+import { openaiChatEvents } from '../lib/decode/stream-events.ts';
+import type { BodyRead } from '../lib/check/types.ts';
 
 const enc = new TextEncoder();
 const reads = (...parts: [number, string][]): BodyRead[] => parts.map(([t, s]) => ({ t, bytes: enc.encode(s) }));

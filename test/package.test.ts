@@ -6,8 +6,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT } from '../lib/profile.ts';
-import { TSX_LOADER, freePort, spawnServer } from '../lib/lifecycle.ts';
+import { ROOT } from '../lib/config/profile.ts';
+import { TSX_LOADER, freePort, spawnServer } from '../lib/server/lifecycle.ts';
 import { EXIT } from '../cli/args.ts';
 import { startReference, type ReferenceHandle } from './support/reference.ts';
 

@@ -1,6 +1,6 @@
 // parallel.no-starvation at any speed: a stream is "one burst" only against the server's own decode rate.
 import { describe, expect, test } from 'vitest';
-import { arrivedInBurst, gradeNoStarvation, type StarvationStream } from '../lib/parallel-grading.ts';
+import { arrivedInBurst, gradeNoStarvation, type StarvationStream } from '../lib/grading/parallel.ts';
 
 const stream = (first: number, tokens: number, msPerToken: number): StarvationStream => ({ status: 200, firstTokenAbs: first, lastTokenAbs: first + (tokens - 1) * msPerToken, tokens });
 

@@ -1,11 +1,10 @@
 // The pure grading functions of the cycles and parallel families, on hand-made measurements: each verdict both ways,
 // the borderline band, and the inconclusive cases (starved client, too few samples).
 import { describe, expect, test } from 'vitest';
-import {
-  cycleCurve, endMedians, gradeIsolation, gradeMemory, gradeNoSlowdown, gradeNoStalls, gradeNoStarvation, gradeScaling, gradeSpeedup, clientExplainsSlowdown,
-  gradeTtftStable, saturationPoint, serialisedPairs, speedupUndecided, type CycleSample, type IsolationStream, type StarvationStream,
-} from '../lib/perf-grading.ts';
-import { mulberry32 } from '../lib/stats.ts';
+import { cycleCurve, endMedians, gradeMemory, gradeNoSlowdown, gradeNoStalls, gradeTtftStable, type CycleSample } from '../lib/grading/cycles.ts';
+import { gradeNoStarvation, gradeScaling, gradeSpeedup, clientExplainsSlowdown, saturationPoint, serialisedPairs, speedupUndecided, type StarvationStream } from '../lib/grading/parallel.ts';
+import { gradeIsolation, type IsolationStream } from '../lib/grading/isolation.ts';
+import { mulberry32 } from '../lib/grading/stats.ts';
 
 const calm = { p99Ms: 12, maxMs: 20 };
 const starvedLoop = { p99Ms: 250, maxMs: 400 };
@@ -241,7 +240,7 @@ describe('parallel.isolation', () => {
 
 describe('no-starvation is not fooled by burst delivery', () => {
   test('streams whose tokens all arrive at once are no evidence of serialisation (inconclusive, not fail)', async () => {
-    const { gradeNoStarvation, arrivedInBurst } = await import('../lib/perf-grading.ts');
+    const { gradeNoStarvation, arrivedInBurst } = await import('../lib/grading/parallel.ts');
     // The emu-rapid-mlx shape: four streams, each flushed in one read, a few ms apart.
     const burst = (at: number) => ({ status: 200, tokens: 24, firstTokenAbs: at, lastTokenAbs: at });
     const reps = [[burst(1000), burst(1011.7), burst(1017), burst(1026.7)], [burst(2000), burst(2008.4), burst(2022.7), burst(2030.2)]];
@@ -250,7 +249,7 @@ describe('no-starvation is not fooled by burst delivery', () => {
     expect(v).toMatchObject({ outcome: 'inconclusive', message: expect.stringMatching(/every stream's tokens arrived in one burst/) });
   });
   test('real serialisation (tokens spread over each stream, one after another) still fails', async () => {
-    const { gradeNoStarvation } = await import('../lib/perf-grading.ts');
+    const { gradeNoStarvation } = await import('../lib/grading/parallel.ts');
     const s = (start: number) => ({ status: 200, tokens: 24, firstTokenAbs: start, lastTokenAbs: start + 190 });
     const reps = [[s(0), s(200), s(400)], [s(1000), s(1200), s(1400)]];
     expect(gradeNoStarvation({ reps, slots: 4, thresholds: { minReps: 2, starvedLoopP99Ms: 50 } }).outcome).toBe('fail');
@@ -281,7 +280,8 @@ describe('borderline or clear: what strict mode may fail (Verdict.borderline)', 
     expect(drop.borderline).toBe((drop.metrics!.slopeCI as number[])[1]! >= 0);
   });
   test('memory growth without a clear slope, and serialisation in some repetitions only, are borderline', async () => {
-    const { gradeMemory, gradeNoStarvation } = await import('../lib/perf-grading.ts');
+    const { gradeMemory } = await import('../lib/grading/cycles.ts');
+    const { gradeNoStarvation } = await import('../lib/grading/parallel.ts');
     const th2 = { minGrowthKiB: 16 * 1024, minLeakKiBPerRequest: 512, alpha: 0.05, minSamples: 8 };
     const noisy = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 40_000, -30_000, 45_000, -28_000, 50_000, -20_000, 60_000, 10_000, 70_000, 30_000];
     const m = gradeMemory({ samples: noisy.map((d, i) => ({ request: i + 1, rssKiB: 100_000 + d })), thresholds: th2 });

@@ -1,9 +1,9 @@
-// lib/phantom.ts: delivery and physics rules for phantom gen_tps, on hand-made and randomised streams.
+// lib/grading/phantom.ts: delivery and physics rules for phantom gen_tps, on hand-made and randomised streams.
 import { test, expect, describe } from 'vitest';
 import fc from 'fast-check';
 import {
   assessStream, assessPhysical, physicalBoundTps, genTpsAtLeast, rateTps, phantomFromEvidence, physicalFlag, maxPlausibleTps, causeLabel,
-} from '../lib/phantom.ts';
+} from '../lib/grading/phantom.ts';
 
 /** n token events, one per read, every `gap` ms after `ttft`. */
 function steady(n: number, ttft: number, gap: number): number[] {
@@ -173,8 +173,8 @@ describe('reporter side (plain JSON from results files)', () => {
   });
 });
 
-describe('server-reported timings, per source and unit (lib/server-timings.ts serverDecode)', async () => {
-  const { serverDecode } = await import('../lib/server-timings.ts');
+describe('server-reported timings, per source and unit (lib/decode/server-timings.ts serverDecode)', async () => {
+  const { serverDecode } = await import('../lib/decode/server-timings.ts');
   test('llama.cpp timings (ms): predicted_per_second, else predicted_n / predicted_ms; prompt_ms as the pre-token time', () => {
     expect(serverDecode({ source: 'timings', t: 0, value: { predicted_per_second: 125, prompt_ms: 12 } }, 48)).toMatchObject({ tps: 125, tpsField: 'timings.predicted_per_second', preMs: 12 });
     expect(serverDecode({ source: 'timings', t: 0, value: { predicted_n: 50, predicted_ms: 400 } }, 48).tps).toBeCloseTo(125, 9);

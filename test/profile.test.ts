@@ -1,7 +1,7 @@
 // Profiles are data validated at load: a wrong profile names the server and the field.
 import { test, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { parseServers, envProfile, ProfileError, DEFAULT_SERVERS_FILE, isPaidHost } from '../lib/profile.ts';
+import { parseServers, envProfile, ProfileError, DEFAULT_SERVERS_FILE, isPaidHost } from '../lib/config/profile.ts';
 
 const minimal = (p: Record<string, unknown>) => JSON.stringify({ servers: [{ id: 'srv', baseUrl: 'http://127.0.0.1:8000', model: 'm', ...p }] });
 

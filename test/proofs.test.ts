@@ -2,8 +2,8 @@
 // naming the fault) on the reference server with exactly one fault switched on.
 import { describe, test, expect, afterAll } from 'vitest';
 import { families } from '../suites/catalogue.ts';
-import { grade, runCheck } from '../lib/check.ts';
-import { discoverServer } from '../lib/discovery.ts';
+import { grade, runCheck } from '../lib/check/check.ts';
+import { discoverServer } from '../lib/server/discovery.ts';
 import { startReference, type ReferenceHandle } from './support/reference.ts';
 import { strictExpectation, type Proof } from '../suites/support/proof.ts';
 

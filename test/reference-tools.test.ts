@@ -4,7 +4,7 @@ import { test, expect, beforeAll, afterAll, describe } from 'vitest';
 import { startReferenceServer, type RunningServer } from '../fixtures/reference-server/main.ts';
 import { jsonInstance } from '../fixtures/reference-server/json-instance.ts';
 import { mulberry32 } from '../fixtures/reference-server/model.ts';
-import { schemaProblems } from '../lib/tool-calls.ts';
+import { schemaProblems } from '../lib/decode/tool-calls.ts';
 
 const SCHEMAS: unknown[] = [
   { type: 'object', properties: { city: { type: 'string', enum: ['Paris', 'Tokyo'] }, unit: { enum: ['c', 'f'] } }, required: ['city', 'unit'], additionalProperties: false },

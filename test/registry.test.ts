@@ -4,7 +4,7 @@ import { test, expect } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { families, allChecks, allProofs } from '../suites/catalogue.ts';
-import { ROOT } from '../lib/profile.ts';
+import { ROOT } from '../lib/config/profile.ts';
 
 test('every family file exports checks and proofs, ids are family.slug and start with the family', () => {
   expect(Object.keys(families).length).toBeGreaterThan(0);

@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, loadServers } from '../lib/profile.ts';
+import { ROOT, loadServers } from '../lib/config/profile.ts';
 import type { ResultsFile } from '../reporters/results-types.ts';
 
 const KEY = `canarykey${randomBytes(8).toString('hex')}`;
@@ -95,7 +95,7 @@ test('nothing the run printed contains a canary', () => {
 });
 
 test('credentials are stripped from templated base URLs too (profiles use {port} before a port is chosen)', async () => {
-  const { stripUrlCredentials } = await import('../lib/secrets.ts');
+  const { stripUrlCredentials } = await import('../lib/config/secrets.ts');
   expect(stripUrlCredentials('http://us%40er:p%3Ass@127.0.0.1:{port}/v1')).toEqual({ url: 'http://127.0.0.1:{port}/v1', secrets: ['us@er', 'p:ss'] });
   expect(stripUrlCredentials('http://127.0.0.1:{port}')).toEqual({ url: 'http://127.0.0.1:{port}', secrets: [] });
   expect(stripUrlCredentials('http://u:p%ZZ@h:{port}').secrets).toEqual(['u', 'p%ZZ']);

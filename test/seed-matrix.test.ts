@@ -4,14 +4,14 @@
 import { describe, expect, test } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from '../lib/profile.ts';
+import { ROOT } from '../lib/config/profile.ts';
 import { buildHooks } from '../fixtures/reference-server/faults.ts';
 import type { StepContext } from '../fixtures/reference-server/scheduler.ts';
 import type { ResultsFile } from '../reporters/results-types.ts';
 import { renderHtml } from '../reporters/html.ts';
 import { matrixHtml, matrixMarkdown, matrixRows, scoreOf, SCORE_DEFINITION } from '../reporters/seed-matrix.ts';
 import { COMMON_NON_PASS, EMULATIONS, deviationsOf, pinnedDeviations, studyMarkdown } from '../fixtures/seed-study.ts';
-import { loadServers } from '../lib/profile.ts';
+import { loadServers } from '../lib/config/profile.ts';
 import { families } from '../suites/catalogue.ts';
 import { spliceMatrixBlock } from '../scripts/matrix.ts';
 

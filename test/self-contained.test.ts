@@ -5,7 +5,7 @@ import { test, expect } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from '../lib/profile.ts';
+import { ROOT } from '../lib/config/profile.ts';
 
 const SHARED = 'shared';
 /** Paths outside the checkout that our own machines use. */

@@ -1,9 +1,9 @@
 import { test, expect, describe } from 'vitest';
 import fc from 'fast-check';
-import { decodeNdjson, decodeSse, escapeBytes, isInvalidUtf8, splitRawEvents } from '../lib/sse.ts';
-import { anthropicEvents, ollamaEvents, openaiChatEvents, openaiCompletionEvents } from '../lib/stream-events.ts';
-import { requestMetrics } from '../lib/metrics.ts';
-import type { BodyRead } from '../lib/types.ts';
+import { decodeNdjson, decodeSse, escapeBytes, isInvalidUtf8, splitRawEvents } from '../lib/decode/stream-decoder.ts';
+import { anthropicEvents, ollamaEvents, openaiChatEvents, openaiCompletionEvents } from '../lib/decode/stream-events.ts';
+import { requestMetrics } from '../lib/measure/request-metrics.ts';
+import type { BodyRead } from '../lib/check/types.ts';
 
 const enc = new TextEncoder();
 /** Reads at t = 1, 2, 3, ... from strings or byte arrays. */

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadServers, parseServers, startCwd, ROOT } from '../lib/profile.ts';
+import { loadServers, parseServers, startCwd, ROOT } from '../lib/config/profile.ts';
 
 const servers = (start: Record<string, unknown>) => JSON.stringify({ servers: [{ id: 'cwd-srv', baseUrl: 'http://127.0.0.1:{port}', model: 'm', start }] });
 

@@ -1,7 +1,7 @@
 // The supervisor names what the process did. A crashing server closes its listening socket a moment before its exit
 // event arrives; on a loaded machine the probe can land in that moment, and the process must still read as exited.
 import { expect, test } from 'vitest';
-import { EXIT_GRACE_MS, MAX_RESTARTS, requestRestart, startSupervisor } from '../lib/supervisor.ts';
+import { EXIT_GRACE_MS, MAX_RESTARTS, requestRestart, startSupervisor } from '../lib/server/supervisor.ts';
 
 function supervisorWith(stateAt: () => string) {
   return startSupervisor({ processState: stateAt, restart: async () => { throw new Error('no start'); }, onRestart: () => undefined });

@@ -6,10 +6,10 @@
 // families still fail a server that answers 200 with neither text nor usage (the same server with its usage off).
 import { describe, expect, test } from 'vitest';
 import { runCatalogue, speedArgs, speedProfile } from './support/speed-matrix.ts';
-import { served, textlessTokens } from '../lib/served.ts';
-import { gradeNoStarvation, type StarvationStream } from '../lib/parallel-grading.ts';
-import type { Exchange } from '../lib/api.ts';
-import type { StreamEvents } from '../lib/stream-events.ts';
+import { served, textlessTokens } from '../lib/measure/served.ts';
+import { gradeNoStarvation, type StarvationStream } from '../lib/grading/parallel.ts';
+import type { Exchange } from '../lib/http/exchange.ts';
+import type { StreamEvents } from '../lib/decode/stream-events.ts';
 
 describe('answers served as tokens without text', () => {
   test('the timing families grade a correct server that streams every 5th answer as no text: 0 fail, 0 error', { timeout: 240_000 }, async () => {

@@ -1,6 +1,6 @@
 import { test, expect, describe } from 'vitest';
 import fc from 'fast-check';
-import { bandAbove, pause, pollUntil, readSpread, stallShare } from '../lib/timing.ts';
+import { bandAbove, pause, pollUntil, readSpread, stallShare } from '../lib/measure/timing.ts';
 
 describe('pause and pollUntil', () => {
   test('pause resolves after about the time asked, and at once when aborted', async () => {

@@ -2,7 +2,7 @@
 import { test, expect } from 'vitest';
 import {
   anthropicAnswer, anthropicStreamedToolUses, callShapeProblems, chatAnswer, judgeArguments, streamedToolCalls,
-} from '../lib/tool-calls.ts';
+} from '../lib/decode/tool-calls.ts';
 
 const SCHEMA = { type: 'object', properties: { city: { enum: ['Paris', 'Tokyo'] } }, required: ['city'], additionalProperties: false };
 const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({ json: { choices: [{ index: 0, delta, finish_reason: finish }] } });

@@ -5,10 +5,10 @@ import { test, expect } from 'vitest';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { gzipSync, createGzip, constants as zc } from 'node:zlib';
-import { record, bodyText, bodyJson } from '../lib/client.ts';
-import { chunkDecoder, CAPS, describeRequest, recentRequests } from '../lib/transport.ts';
-import { decodeSse } from '../lib/sse.ts';
-import { openaiChatEvents } from '../lib/stream-events.ts';
+import { record, bodyText, bodyJson } from '../lib/http/recorder.ts';
+import { chunkDecoder, CAPS, describeRequest, recentRequests } from '../lib/http/transport.ts';
+import { decodeSse } from '../lib/decode/stream-decoder.ts';
+import { openaiChatEvents } from '../lib/decode/stream-events.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -213,7 +213,7 @@ test('the journal names the last requests, redacted', async () => {
 });
 
 test('stream guards: a line past the line cap and a stream far past max_tokens are cut as overflow', async () => {
-  const { streamGuards, runawayLimit } = await import('../lib/stream-guards.ts');
+  const { streamGuards, runawayLimit } = await import('../lib/http/stream-guards.ts');
   const calls: string[] = [];
   const control = { progress: () => undefined, abort: () => undefined, overflow: (r: string) => calls.push(r) };
   const g = streamGuards({ max_tokens: 10 });

@@ -4,10 +4,10 @@
 import { test, expect, afterAll } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { families } from '../suites/catalogue.ts';
-import { grade, runCheck, skipReason } from '../lib/check.ts';
-import { discoverServer } from '../lib/discovery.ts';
+import { grade, runCheck, skipReason } from '../lib/check/check.ts';
+import { discoverServer } from '../lib/server/discovery.ts';
 import { startReference, type ReferenceHandle } from './support/reference.ts';
-import type { Profile } from '../lib/types.ts';
+import type { Profile } from '../lib/check/types.ts';
 
 const started: ReferenceHandle[] = [];
 afterAll(async () => {

@@ -8,10 +8,10 @@
 // the cycles family although another family's generations ran before it.
 import { afterAll, describe, expect, test } from 'vitest';
 import { families } from '../suites/catalogue.ts';
-import { grade, runCheck, skipReason } from '../lib/check.ts';
-import { record, resetConnections } from '../lib/client.ts';
-import { loadServers } from '../lib/profile.ts';
-import type { Profile } from '../lib/types.ts';
+import { grade, runCheck, skipReason } from '../lib/check/check.ts';
+import { record, resetConnections } from '../lib/http/recorder.ts';
+import { loadServers } from '../lib/config/profile.ts';
+import type { Profile } from '../lib/check/types.ts';
 import { EMULATIONS, deviationsOf, outcomeOf } from '../fixtures/seed-study.ts';
 import { FAMILY_ORDER } from '../reporters/report-data.ts';
 import { startReference, type ReferenceHandle } from './support/reference.ts';

@@ -1,9 +1,9 @@
 // Comparison of what a client library reported with what the wire carried. Pure functions, unit-tested in
 // test/clients.test.ts; suites/clients.ts turns their findings into verdicts.
-import type { Recording } from '../types.ts';
-import { escapeBytes } from '../sse.ts';
-import { firstDifference } from '../framing.ts';
-import { fmt } from '../messages.ts';
+import type { Recording } from '../check/types.ts';
+import { escapeBytes } from '../decode/stream-decoder.ts';
+import { firstDifference } from '../decode/framing.ts';
+import { fmt } from '../check/messages.ts';
 import type { Facts } from './wire.ts';
 import { wireLines } from './wire.ts';
 import { errorText, type ClientDriver, type Observation } from './drivers.ts';

@@ -8,8 +8,8 @@
 // package.json): a user who has not installed one gets the check skipped with the install command.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { ROOT } from '../profile.ts';
-import type { ApiFlavour } from '../types.ts';
+import { ROOT } from '../config/profile.ts';
+import type { ApiFlavour } from '../check/types.ts';
 
 export interface ClientCase {
   /** Server root without /v1 and without a trailing slash. */

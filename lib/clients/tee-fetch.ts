@@ -1,4 +1,4 @@
-// A `fetch` handed to a client library: every request goes through our recorder (lib/client.ts record()), so the
+// A `fetch` handed to a client library: every request goes through our recorder (lib/http/recorder.ts record()), so the
 // wire bytes are timestamped on arrival, exactly as for every other check, and the same bytes are handed to the
 // client as it pulls them. What the client has pulled is counted, so the chunk a client failed on can be named.
 //
@@ -6,9 +6,9 @@
 // e.g. a run-time tokenizer download, gets a network error and the attempt is reported); the credentials come from
 // the profile and go only into the Authorization header (whatever the client set is removed); redirects are never
 // followed (record() uses maxRedirections 0: the client sees the 3xx, as with fetch's redirect: 'manual').
-import { record } from '../client.ts';
-import { redact } from '../secrets.ts';
-import type { Deadlines, Recording } from '../types.ts';
+import { record } from '../http/recorder.ts';
+import { redact } from '../config/secrets.ts';
+import type { Deadlines, Recording } from '../check/types.ts';
 
 export interface TeeExchange {
   method: string;

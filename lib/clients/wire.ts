@@ -4,10 +4,10 @@
 // a bare "{…}" line, an NDJSON line, several JSON values run together), whatever the SSE framing around it. So
 // when a client drops text because the framing is broken, the comparison shows the text it dropped; whether the
 // framing itself was valid is decided separately by the MUST rules of the sse/anthropic/ollama families.
-import type { ApiFlavour, BodyRead } from '../types.ts';
-import type { SseDecoded, NdjsonDecoded } from '../sse.ts';
-import { openaiChatEvents, anthropicEvents, ollamaEvents, type StreamEvents } from '../stream-events.ts';
-import { analyzeSse, splitJsonValues } from '../framing.ts';
+import type { ApiFlavour, BodyRead } from '../check/types.ts';
+import type { SseDecoded, NdjsonDecoded } from '../decode/stream-decoder.ts';
+import { openaiChatEvents, anthropicEvents, ollamaEvents, type StreamEvents } from '../decode/stream-events.ts';
+import { analyzeSse, splitJsonValues } from '../decode/framing.ts';
 
 export interface WireLine {
   /** ms since t0 of the read that completed the line. */
@@ -71,7 +71,7 @@ export function payloadsOf(line: string): string[] {
   }
 }
 
-/** What a tolerant reader recovers from a streamed body, in the common shape of lib/stream-events.ts. */
+/** What a tolerant reader recovers from a streamed body, in the common shape of lib/decode/stream-events.ts. */
 export function tolerantStream(flavour: ApiFlavour, reads: readonly BodyRead[]): { events: StreamEvents; lines: WireLine[] } {
   const lines = wireLines(reads);
   if (flavour === 'ollama-native') {

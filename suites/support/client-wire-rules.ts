@@ -1,15 +1,15 @@
 // The families' own MUST (and SHOULD) judges, run on the bytes a client library was given, so a client check can
 // say whether the server also broke the API reference (naming the check) or only that client's expectations.
 // The judges are the checks' pure functions; ids and levels are read from the check declarations.
-import type { ApiFlavour, Level, Recording, Verdict } from '../../lib/types.ts';
-import type { CheckDef } from '../../lib/check.ts';
-import { bodyJson } from '../../lib/client.ts';
-import { compileSchema, schemaErrors } from '../../lib/schemas.ts';
+import type { ApiFlavour, Level, Recording, Verdict } from '../../lib/check/types.ts';
+import type { CheckDef } from '../../lib/check/check.ts';
+import { bodyJson } from '../../lib/http/recorder.ts';
+import { compileSchema, schemaErrors } from '../../lib/config/schemas.ts';
 import {
   checks as sseChecks, judgeContentType, judgeEventTerminator, judgeDataPrefix, judgeOneJsonPerEvent, judgeDoneTerminator,
   judgeChunkSchema, judgeFinishOnce, judgeUsageChunk, judgeNoLoneCr, judgeUnknownFields, judgeRoleFirst,
 } from '../sse.ts';
-import { makeSample, type Sample } from '../../lib/sse-samples.ts';
+import { makeSample, type Sample } from '../../lib/decode/sse-samples.ts';
 import { checks as anthropicChecks, judgeEventLines, judgeEventSequence } from '../anthropic.ts';
 import { checks as ollamaChecks, judgeNdjsonFraming, judgeDoneLine, makeNdjsonSample } from '../ollama.ts';
 import { checks as apiChecks } from '../api.ts';

@@ -7,16 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
-import { startCwd } from '../../lib/profile.ts';
-import { requestAuth } from '../../lib/request-auth.ts';
-import { NeverReadyError, SetupError, freePort, spawnServer, waitBoundMs, waitReady, type RunningServer } from '../../lib/lifecycle.ts';
-import { describeDiscovery, discoverServer } from '../../lib/discovery.ts';
-import { stripUrlCredentials, redact } from '../../lib/secrets.ts';
-import type { ServerInfo } from '../../lib/types.ts';
-import { preflightEnabled, runPreflight, startStampServer, PREFLIGHT_DEFAULTS } from '../../lib/preflight.ts';
-import { describePreflight } from '../../lib/fidelity.ts';
-import { startSupervisor } from '../../lib/supervisor.ts';
-import { runDeadlineFromEnv } from '../../lib/run-deadline.ts';
+import { startCwd } from '../../lib/config/profile.ts';
+import { requestAuth } from '../../lib/config/request-auth.ts';
+import { NeverReadyError, SetupError, freePort, spawnServer, waitBoundMs, waitReady, type RunningServer } from '../../lib/server/lifecycle.ts';
+import { describeDiscovery, discoverServer } from '../../lib/server/discovery.ts';
+import { stripUrlCredentials, redact } from '../../lib/config/secrets.ts';
+import type { ServerInfo } from '../../lib/check/types.ts';
+import { preflightEnabled, runPreflight, startStampServer, PREFLIGHT_DEFAULTS } from '../../lib/run/preflight.ts';
+import { describePreflight } from '../../lib/run/fidelity.ts';
+import { startSupervisor } from '../../lib/server/supervisor.ts';
+import { runDeadlineFromEnv } from '../../lib/run/run-deadline.ts';
 
 export default async function setup(project: TestProject) {
   const profile = project.config.provide.profile!;
@@ -87,7 +87,7 @@ export default async function setup(project: TestProject) {
     console.log(`[${profile.id}] ${describePreflight(fidelity)}`);
   }
 
-  // A server the suite started is restarted when it stops answering mid-run (bounded; lib/supervisor.ts).
+  // A server the suite started is restarted when it stops answering mid-run (bounded; lib/server/supervisor.ts).
   const supervisor = await startSupervisor({
     processState: () => {
       if (!server) return undefined;

@@ -11,11 +11,11 @@
 //   invalid input is their finding, and the probe decides for them.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Profile, ServerInfo } from '../../lib/types.ts';
-import { describeRequest, probeBudgetMs, probeHealth, requestsSince, unansweredSince } from '../../lib/health.ts';
-import { recentRequests } from '../../lib/transport.ts';
-import { MAX_RESTARTS, requestRestart } from '../../lib/supervisor.ts';
-import { redact } from '../../lib/secrets.ts';
+import type { Profile, ServerInfo } from '../../lib/check/types.ts';
+import { describeRequest, probeBudgetMs, probeHealth, requestsSince, unansweredSince } from '../../lib/server/health.ts';
+import { recentRequests } from '../../lib/http/transport.ts';
+import { MAX_RESTARTS, requestRestart } from '../../lib/server/supervisor.ts';
+import { redact } from '../../lib/config/secrets.ts';
 
 /** Observing checks in a row that ended on requests without an answer before the breaker opens. */
 export const HANG_STREAK = 3;

@@ -1,7 +1,7 @@
 // Values handed from vitest.config.ts / globalSetup to the checks (provide/inject).
-import type { Profile, ServerInfo } from '../../lib/types.ts';
-import type { CheckRecord } from '../../lib/types.ts';
-import type { FidelityPreflight } from '../../lib/fidelity.ts';
+import type { Profile, ServerInfo } from '../../lib/check/types.ts';
+import type { CheckRecord } from '../../lib/check/types.ts';
+import type { FidelityPreflight } from '../../lib/run/fidelity.ts';
 
 export {};
 
@@ -14,7 +14,7 @@ declare module 'vitest' {
     runId: string;
     /** Directory for cross-file state of this project's run (e.g. "server died during <id>"). */
     stateDir: string;
-    /** The run's fidelity preflight (lib/preflight.ts): our client's own lag on this machine now; absent when skipped. */
+    /** The run's fidelity preflight (lib/run/preflight.ts): our client's own lag on this machine now; absent when skipped. */
     fidelity?: FidelityPreflight;
     /** Supervisor URL (restart a server the suite started that stopped answering); '' when there is none. */
     supervisor: string;

@@ -2,12 +2,12 @@
 // servers apart), one test per check whose name starts with the check id.
 import { describe, test, inject } from 'vitest';
 import { format } from 'node:util';
-import { grade, runCheck, skipReason, RunDeadlineReached, type CheckDef, type Tier } from '../../lib/check.ts';
-import { requestAuth } from '../../lib/request-auth.ts';
-import { redact, redactDeep } from '../../lib/secrets.ts';
+import { grade, runCheck, skipReason, RunDeadlineReached, type CheckDef, type Tier } from '../../lib/check/check.ts';
+import { requestAuth } from '../../lib/config/request-auth.ts';
+import { redact, redactDeep } from '../../lib/config/secrets.ts';
 import type { ConformanceMeta } from './provided.d.ts';
 import { afterCheck, deadlineHit, firstTime, markDeadlineHit, readBreaker, type GuardContext } from './guard.ts';
-import { probeBudgetMs } from '../../lib/health.ts';
+import { probeBudgetMs } from '../../lib/server/health.ts';
 
 /**
  * Whatever a check (or a client library it drives: ollama-js prints the bodies it cannot parse) writes to the console
@@ -58,7 +58,7 @@ function guardContext(deadlineAt: number): GuardContext {
 /**
  * When checks of this file must stop so the run still ends by its deadline: every file after this one costs a worker
  * start and its imports even when its checks are not run (measured here as this file's own import time, at least
- * 2 s a file), and the reporters need the reserve lib/run-deadline.ts keeps.
+ * 2 s a file), and the reporters need the reserve lib/run/run-deadline.ts keeps.
  */
 function fileDeadline(fileFamily: string, importMs: number): number {
   const deadline = inject('runDeadline') ?? 0;

@@ -1,8 +1,8 @@
 // The three llama-server configurations of the real-llama self-tests, and the profile each runs under: the
 // `llama.cpp` profile of servers.json (its knownIssues and forceLength) with a start command for a generated model.
 // Nothing else is declared: model id, window and slots are discovered, as a user running it would get them.
-import type { LlamaRecipe, LlamaServerOptions } from '../../lib/llama-server.ts';
-import type { KnownIssue, Profile } from '../../lib/types.ts';
+import type { LlamaRecipe, LlamaServerOptions } from '../../lib/server/llama-server.ts';
+import type { KnownIssue, Profile } from '../../lib/check/types.ts';
 
 export type LlamaConfigName = 'tiny-4' | 'tiny-1' | 'bandwidth-4';
 

@@ -2,7 +2,7 @@
 // outcome; timing checks a set (the machine is shared, so speed varies 10x while a run goes on). Every expected
 // non-pass carries its reason: llama.cpp's documented behaviour with a link, or the suite's reason for skipping.
 // A check not listed must pass everywhere.
-import type { Outcome } from '../../lib/types.ts';
+import type { Outcome } from '../../lib/check/types.ts';
 import type { LlamaConfigName } from './configs.ts';
 
 export interface Expectation {
@@ -22,7 +22,7 @@ const LOADED = 'timing on a shared 2-core machine: a starved client is inconclus
 /** Timing checks whose grading under changing or extreme speed is issue 8 item 3 (`speed`): a fail here is theirs. */
 const SPEED = `${LOADED}; speed-sized budgets and phantom/cadence grading are issue 8 item 3`;
 /** The cycles family on a shared machine: a neighbour's load is a step the slope cannot tell from a server's. */
-const CYCLES = `${SPEED}; a neighbour that takes the server's CPU mid-run is inconclusive (lib/machine-load.ts), but one that shares its caches and memory bandwidth slows it without taking CPU: a warn (short of the fail criterion), never a fail`;
+const CYCLES = `${SPEED}; a neighbour that takes the server's CPU mid-run is inconclusive (lib/measure/machine-load.ts), but one that shares its caches and memory bandwidth slows it without taking CPU: a warn (short of the fail criterion), never a fail`;
 
 export const EXPECTATIONS: Record<string, PerConfig> = {
   // --- protocol checks: one outcome each

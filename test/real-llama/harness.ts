@@ -1,4 +1,4 @@
-// Runs the whole catalogue against a real llama-server (lib/llama-server.ts) in one configuration and asserts each
+// Runs the whole catalogue against a real llama-server (lib/server/llama-server.ts) in one configuration and asserts each
 // check's graded outcome against test/real-llama/expectations.ts. Registered by test/real-llama/*.test.ts.
 import { describe, test, expect, beforeAll, afterAll } from 'vitest';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,13 +8,13 @@ import { randomBytes } from 'node:crypto';
 import { families } from '../../suites/catalogue.ts';
 import { FAMILY_ORDER } from '../../reporters/report-data.ts';
 import { reportsRoot } from '../../reporters/results.ts';
-import { grade, runCheck, skipReason, type CheckDef } from '../../lib/check.ts';
-import { discoverServer, describeDiscovery } from '../../lib/discovery.ts';
-import { loadServers, ROOT } from '../../lib/profile.ts';
+import { grade, runCheck, skipReason, type CheckDef } from '../../lib/check/check.ts';
+import { discoverServer, describeDiscovery } from '../../lib/server/discovery.ts';
+import { loadServers, ROOT } from '../../lib/config/profile.ts';
 import {
   findLlamaBundle, llamaRunnable, llamaServerProfile, makeLlamaModel, startLlamaServer, LLAMA_DIR_ENV, type LlamaBundle, type LlamaServer,
-} from '../../lib/llama-server.ts';
-import type { Outcome, Profile, ServerInfo } from '../../lib/types.ts';
+} from '../../lib/server/llama-server.ts';
+import type { Outcome, Profile, ServerInfo } from '../../lib/check/types.ts';
 import { B4747_KNOWN_ISSUES, LLAMA_CONFIGS, type LlamaConfig, type LlamaConfigName } from './configs.ts';
 import { expectationFor, type Expectation } from './expectations.ts';
 

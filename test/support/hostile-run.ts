@@ -7,10 +7,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ROOT } from '../../lib/profile.ts';
-import { compileSchema, schemaErrors } from '../../lib/schemas.ts';
+import { ROOT } from '../../lib/config/profile.ts';
+import { compileSchema, schemaErrors } from '../../lib/config/schemas.ts';
 import { MODES, type Mode, type ModeInfo } from '../../fixtures/hostile-server/modes.ts';
-import { spawnServer, type RunningServer } from '../../lib/lifecycle.ts';
+import { spawnServer, type RunningServer } from '../../lib/server/lifecycle.ts';
 import type { ResultsFile } from '../../reporters/results-types.ts';
 
 export interface ModeRunOptions {

@@ -4,7 +4,7 @@
 // they are.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from '../../lib/profile.ts';
+import { ROOT } from '../../lib/config/profile.ts';
 
 export const FIXTURE_DIR = join(ROOT, 'fixtures', 'results');
 

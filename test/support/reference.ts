@@ -1,8 +1,8 @@
 // Spawn the reference server (a real child process, real HTTP over loopback) for self-tests.
-import { spawnServer, waitReady, type RunningServer } from '../../lib/lifecycle.ts';
-import { loadServers, ROOT } from '../../lib/profile.ts';
-import { discoverServer } from '../../lib/discovery.ts';
-import type { Profile, ServerInfo } from '../../lib/types.ts';
+import { spawnServer, waitReady, type RunningServer } from '../../lib/server/lifecycle.ts';
+import { loadServers, ROOT } from '../../lib/config/profile.ts';
+import { discoverServer } from '../../lib/server/discovery.ts';
+import type { Profile, ServerInfo } from '../../lib/check/types.ts';
 
 export interface ReferenceHandle {
   baseUrl: string;

@@ -4,9 +4,9 @@
 // test/speed-matrix.test.ts (the two ends, in CI). Real HTTP to a real reference-server process, as in the proofs.
 import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { grade, runCheck, skipReason, type CheckDef } from '../../lib/check.ts';
-import { ROOT } from '../../lib/profile.ts';
-import type { Outcome, Profile } from '../../lib/types.ts';
+import { grade, runCheck, skipReason, type CheckDef } from '../../lib/check/check.ts';
+import { ROOT } from '../../lib/config/profile.ts';
+import type { Outcome, Profile } from '../../lib/check/types.ts';
 import type { Proof } from '../../suites/support/proof.ts';
 import { startReference } from './reference.ts';
 

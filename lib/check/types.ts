@@ -1,0 +1,207 @@
+// Types at the boundaries of the harness. Everything in lib/ is plain functions over these;
+// nothing here knows about Vitest or its reporters.
+
+export type ApiFlavour = 'openai-chat' | 'openai-completions' | 'anthropic-messages' | 'ollama-native';
+
+/** Adapters for context-window discovery; each knows one server's endpoint and field names. */
+export type DiscoveryAdapter =
+  | 'auto' | 'none' | 'reference' | 'llama.cpp' | 'vllm' | 'rapid-mlx' | 'omlx' | 'ollama' | 'mlx-vlm' | 'mlx-omni' | 'mlx-serve';
+
+export type Readiness =
+  | { kind: 'http'; path: string; status?: number; bodyIncludes?: string; jsonField?: string; jsonEquals?: string | number | boolean }
+  | { kind: 'completion' };
+
+export interface Deadlines {
+  /** TCP connect. */
+  connectMs: number;
+  /** Request written -> response headers. */
+  headersMs: number;
+  /** Longest gap between two *token-bearing* events (comments/pings do not count). */
+  tokenIdleMs: number;
+  /** Whole request. */
+  totalMs: number;
+}
+
+export interface KnownIssue { check: string; reason: string; link?: string }
+
+export interface Profile {
+  id: string;
+  description?: string;
+  baseUrl: string;
+  model: string;
+  apis: ApiFlavour[];
+  /** NAME of an environment variable holding the API key; never the key. */
+  apiKeyEnv?: string;
+  start?: { command: string[]; cwd?: string; env?: Record<string, string> };
+  readiness: Readiness;
+  startTimeoutMs: number;
+  /** Requests served at once, when declared; otherwise discovered (ServerInfo.slots) or unknown. */
+  slots?: number;
+  deterministic: boolean;
+  context: {
+    /** Per-request window the user declares (tokens); wins over discovery. */
+    declared?: number;
+    /** The model's trained context, if the user knows it (e.g. 262144). */
+    modelTrained?: number;
+    /** `auto` (the default): identify the server and use its family's adapter, else the generic places. */
+    discovery: DiscoveryAdapter;
+  };
+  hardware?: { memoryBandwidthGBs: number; activeBytesPerTokenGB: number; speculativeDecoding?: boolean };
+  /** Extra request fields merged into every generation request (e.g. turning thinking off). */
+  extraBody?: Record<string, unknown>;
+  /** How to make the model produce exactly max_tokens tokens. */
+  forceLength?: { ignoreEos?: boolean; minTokens?: boolean };
+  deadlines?: Partial<Deadlines>;
+  /** Per-check threshold overrides: { "parallel.speedup-2": { "failBelow": 0.8 } }. */
+  thresholds?: Record<string, Record<string, number>>;
+  knownIssues?: KnownIssue[];
+  /** Optional request features, declared; when absent, one probe request discovers them (lib/server/feature-probe.ts). */
+  capabilities?: Partial<Record<'tools' | 'structured-output', boolean>>;
+  /** What in this profile is an assumption rather than a documented fact. */
+  assumptions?: string[];
+}
+
+export type Level = 'MUST' | 'SHOULD' | 'INFO';
+/** What a check's own run returns. Level and known issues are applied afterwards by grade(). */
+export type RawOutcome = 'pass' | 'fail' | 'warn' | 'inconclusive' | 'skip';
+/** The closed vocabulary of results (docs/grading.md "Outcomes"). */
+/**
+ * `inconclusive`: the evidence could not decide (too short, our own client starved, our budget ran out while the server
+ * was still working). An outcome of its own: never folded into warn, never turned into a failure by strict mode.
+ */
+export type Outcome = 'pass' | 'fail' | 'warn' | 'inconclusive' | 'skip' | 'known' | 'known-passing' | 'error';
+
+/** Capabilities a check may require; a profile lacking one skips the check with the reason. */
+export type Capability =
+  | ApiFlavour
+  | 'deterministic'   // profile declares deterministic output at temperature 0
+  | 'started'         // the suite started the server itself (process tree visible)
+  | 'multi-slot'      // profile declares more than one slot
+  | 'hardware'        // memory bandwidth + active bytes per token declared
+  | 'context-window'  // a per-request window is known (declared or discovered)
+  | 'tools'           // tool calls: skipped only when declared false, else discovered by the family's probe
+  | 'structured-output'; // response_format: likewise
+
+export interface Verdict {
+  outcome: RawOutcome;
+  /** Requirement, Expected, Actual, offending bytes (escaped) — see lib/check/messages.ts. */
+  message: string;
+  /**
+   * For a `warn`: the figures lean the check's way but no confidence bound is past its threshold (a point estimate
+   * past it, a minority of samples, one timing sample). Strict mode fails only a warn on clear evidence — a
+   * deterministic observation (bytes, a status code) or a bound past the threshold — so it leaves a borderline warn a
+   * warn (docs/grading.md "Timing verdicts"). Absent: clear. Set with `borderline()` from lib/check/messages.ts.
+   */
+  borderline?: boolean;
+  metrics?: Record<string, unknown>;
+  /** Per-request timestamps and wire excerpts, capped; what reports show behind a cell. */
+  evidence?: Evidence[];
+}
+
+export interface Evidence {
+  label: string;
+  /** Escaped excerpt of raw bytes. */
+  wire?: string;
+  /** ms since request start of each body read. */
+  readTimes?: number[];
+  tokenTimes?: number[];
+  ttftMs?: number;
+  e2eMs?: number;
+  status?: number;
+  /** Completion tokens of the stream (usage, else estimated) and the generation rate its delivery is judged against. */
+  completionTokens?: number;
+  referenceTps?: number;
+  referenceSource?: string;
+}
+
+export interface ServerInfo {
+  /** The base URL actually used (with {port} filled in), credentials removed. */
+  baseUrl: string;
+  identity: { name?: string; version?: string; source?: string; raw?: Record<string, unknown> };
+  contextWindow?: { value: number; source: string };
+  trainedContext?: { value: number; source: string };
+  /** Requests served at once: declared, or what the server reports (llama.cpp total_slots); absent = unknown. */
+  slots?: { value: number; source: string };
+  /** The model id requests name: declared, or the one model the server lists when the profile names none/"default". */
+  model?: { value: string; source: string };
+  /** Which adapter read the figures and why, what the server reported, and where it disagrees with the profile. */
+  discovery?: DiscoveryRecord;
+  startedPid?: number;
+  /** How the wait for readiness went: how long, how many probes; when never ready, why and whether the bound passed. */
+  readiness?: { ready: boolean; waitedMs: number; probes?: number; reason?: string; boundPassed?: boolean };
+  /** Restarts of a server the suite started that stopped answering mid-run (lib/server/supervisor.ts). */
+  restarts?: Array<{ after: string; request: string; process: string; ok: boolean; detail: string }>;
+}
+
+export interface DiscoveryRecord {
+  /** Adapter used (`llama.cpp`, `generic`, …) and how it was chosen (declared, or the identified server). */
+  adapter: string;
+  why: string;
+  /** What the server itself reported, before declarations were applied. */
+  reported: { window?: { value: number; source: string }; trained?: { value: number; source: string }; slots?: { value: number; source: string }; models?: string[] };
+  /** Declared values that disagree with reported ones (the declared value is used), and other notes. */
+  disagreements: string[];
+  notes: string[];
+}
+
+/** One body read, timestamped before any parsing. */
+export interface BodyRead {
+  /** ms since t0 (just before the request was written). */
+  t: number;
+  bytes: Uint8Array;
+}
+
+export type RequestFailure =
+  | 'connect'          // nothing answered / refused / DNS
+  | 'headers-timeout'
+  | 'token-idle'       // no token-bearing event within tokenIdleMs
+  | 'total-timeout'
+  | 'reset'            // socket reset / closed by the server mid-response
+  | 'overflow'         // the server sent too much: past a read cap, a line cap, or far past max_tokens
+  | 'aborted';         // aborted by the caller (e.g. cancel checks)
+
+/** The raw recording of one HTTP exchange: what framing checks read. */
+export interface Recording {
+  method: string;
+  url: string;
+  /** Request body as sent (redacted, capped). */
+  requestBody?: string;
+  /** performance.now() at t0, so recordings of parallel requests can be put on one time axis. */
+  t0Abs: number;
+  status?: number;
+  headers: Record<string, string>;
+  /** ms since t0 when headers arrived. */
+  tHeaders?: number;
+  reads: BodyRead[];
+  /** ms since t0 when the body ended (or the request failed). */
+  tEnd: number;
+  /** Concatenated body bytes (capped at maxBytes; `truncated` says so). */
+  body: Uint8Array;
+  truncated: boolean;
+  failure?: { kind: RequestFailure; message: string };
+  /** Bytes as they came over the wire (before content decoding). */
+  wireBytes?: number;
+  /** Whether the request went out on a keep-alive socket that had carried an earlier request. */
+  socketReused?: boolean;
+  /** Set when this is the one retry after a reset on a reused keep-alive socket (the first attempt's error). */
+  retriedAfter?: string;
+}
+
+/** One graded check as recorded: what a test attaches to its task and what results.json keeps. */
+export interface CheckRecord {
+  id: string;
+  title: string;
+  family: string;
+  level: Level;
+  outcome: Outcome;
+  message: string;
+  rationale: string;
+  reference: string;
+  durationMs?: number;
+  /** Figures the check measured (ttft_p50, wall_tps_p50, speedup, curves …). */
+  metrics?: Record<string, unknown>;
+  /** Per-request timestamps and wire excerpts (capped). */
+  evidence?: unknown[];
+  /** Our own client's event-loop delay during the check (a starved client cannot grade timing). */
+  loopDelay?: { p99Ms: number; maxMs: number };
+}

@@ -1,0 +1,340 @@
+// HTTP client that records every body read with a timestamp taken before any parsing.
+// undici's request() over one keep-alive Agent per process (idle ≤ 4 s: uvicorn closes at 5 s).
+import type { Readable } from 'node:stream';
+import { Agent, request as undiciRequest, errors as undiciErrors } from 'undici';
+import type { Deadlines, Recording, RequestFailure } from '../check/types.ts';
+import { redact } from '../config/secrets.ts';
+import { CAPS, chargeRun, chunkDecoder, journalStart, recordingCaps, withSocketUse } from './transport.ts';
+
+export const DEFAULT_DEADLINES: Deadlines = {
+  connectMs: 5_000,
+  headersMs: 60_000,
+  tokenIdleMs: 30_000,
+  totalMs: 120_000,
+};
+
+/** Raw bytes kept per recording; enough for every framing check, small enough for results files. */
+export const MAX_RECORDED_BYTES = CAPS.recordedBytesPerStream;
+
+let sharedAgent: Agent | undefined;
+function newAgent(connectMs: number): Agent {
+  return new Agent({
+    connections: null,
+    pipelining: 1,
+    keepAliveTimeout: 4_000,
+    keepAliveMaxTimeout: 4_000,
+    headersTimeout: 0, // our own deadlines apply (a long prefill is legitimate)
+    bodyTimeout: 0,
+    connect: { timeout: connectMs },
+  });
+}
+function agent(connectMs: number): Agent {
+  sharedAgent ??= newAgent(connectMs);
+  return sharedAgent;
+}
+
+/** Close pooled sockets (e.g. before a check that must see a fresh connection). */
+export async function resetConnections(): Promise<void> {
+  const a = sharedAgent;
+  sharedAgent = undefined;
+  if (a) await a.close().catch(() => undefined);
+}
+
+export interface RequestOptions {
+  method?: 'GET' | 'POST' | 'HEAD';
+  url: string;
+  headers?: Record<string, string>;
+  /** Object bodies are JSON-encoded; strings/Uint8Array are sent as they are. */
+  body?: unknown;
+  deadlines?: Partial<Deadlines>;
+  /** Caller's abort (e.g. cancel after N tokens). */
+  signal?: AbortSignal;
+  /** Called once when the status and headers have arrived, before the body (e.g. to hand a Response to a client). */
+  onHeaders?: (status: number, headers: Record<string, string>) => void;
+  /** Called synchronously for every body read (after its timestamp is taken). */
+  onRead?: (t: number, bytes: Uint8Array, control: StreamControl) => void;
+  /**
+   * When set, the token-inactivity deadline applies and is reset only by control.progress():
+   * the caller decides what a token-bearing event is (pings and comments are not progress).
+   */
+  tokenProgress?: boolean;
+  /** Secrets to scrub from the recorded request body. */
+  secrets?: string[];
+  maxBytes?: number;
+}
+
+export interface StreamControl {
+  /** Mark token progress (resets the token-inactivity deadline; `nextIdleMs` re-sizes it, `why` names the rule). */
+  progress(nextIdleMs?: number, why?: string): void;
+  /** Stop reading: closes the connection (the server sees a disconnect). */
+  abort(reason?: string): void;
+  /** Stop reading because the server sent too much (past a cap, past max_tokens): graded as the server's failure. */
+  overflow(reason: string): void;
+}
+
+class Deadline extends Error {
+  constructor(readonly kind: RequestFailure, message: string) {
+    super(message);
+  }
+}
+
+function classify(err: unknown, signalReason: unknown): { kind: RequestFailure; message: string } {
+  if (signalReason instanceof Deadline) return { kind: signalReason.kind, message: signalReason.message };
+  if (err instanceof Deadline) return { kind: err.kind, message: err.message };
+  const e = err as { code?: string; message?: string; name?: string; cause?: { code?: string } };
+  const code = e?.code ?? e?.cause?.code ?? '';
+  const msg = `${e?.name ?? 'Error'}: ${e?.message ?? String(err)}${code ? ` (${code})` : ''}`;
+  if (signalReason !== undefined) return { kind: 'aborted', message: String((signalReason as Error)?.message ?? signalReason) };
+  if (err instanceof undiciErrors.ConnectTimeoutError || /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|EADDRNOTAVAIL|UND_ERR_CONNECT/.test(code))
+    return { kind: 'connect', message: msg };
+  return { kind: 'reset', message: msg };
+}
+
+/**
+ * A reset before any response on a socket that had carried an earlier request (the keep-alive race: the server
+ * closed it idle just as we reused it). Only this is retried, once, on a fresh connection; a reset on a fresh
+ * connection is the server's own doing and is graded.
+ */
+function isReusedSocketReset(rec: Recording): boolean {
+  return rec.failure?.kind === 'reset' && rec.status === undefined && rec.socketReused === true;
+}
+
+/**
+ * Send one request and record it. Never throws for server behaviour: failures are in `failure`.
+ * All deadlines are enforced, so no call can hang.
+ */
+export async function record(opts: RequestOptions): Promise<Recording> {
+  const first = await recordOnce(opts);
+  if (!isReusedSocketReset(first)) return first;
+  // A dispatcher of its own guarantees a fresh connection without closing sockets other requests are using.
+  const fresh = newAgent(opts.deadlines?.connectMs ?? DEFAULT_DEADLINES.connectMs);
+  try {
+    const second = await recordOnce(opts, fresh);
+    second.retriedAfter = first.failure!.message;
+    return second;
+  } finally {
+    void fresh.close().catch(() => undefined);
+  }
+}
+
+async function recordOnce(opts: RequestOptions, dispatcher?: Agent): Promise<Recording> {
+  const d: Deadlines = { ...DEFAULT_DEADLINES, ...opts.deadlines };
+  const caps = recordingCaps(opts.maxBytes);
+  const maxBytes = caps.bytes;
+  const method = opts.method ?? (opts.body === undefined ? 'GET' : 'POST');
+  const headers: Record<string, string> = { ...opts.headers };
+  let payload: string | Uint8Array | undefined;
+  if (typeof opts.body === 'string' || opts.body instanceof Uint8Array) payload = opts.body;
+  else if (opts.body !== undefined) {
+    payload = JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const ac = new AbortController();
+  const timers: NodeJS.Timeout[] = [];
+  const fail = (kind: RequestFailure, message: string) => {
+    if (!ac.signal.aborted) ac.abort(new Deadline(kind, message));
+  };
+  timers.push(setTimeout(() => fail('total-timeout', `no end of response within ${d.totalMs} ms (total deadline)`), d.totalMs));
+  const onCallerAbort = () => {
+    if (!ac.signal.aborted) ac.abort(opts.signal?.reason ?? new Error('aborted by caller'));
+  };
+  if (opts.signal?.aborted) onCallerAbort();
+  opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
+
+  let idleTimer: NodeJS.Timeout | undefined;
+  let idleMs = d.tokenIdleMs;
+  let idleWhy = 'token-inactivity deadline';
+  // The caller may re-size the bound as the stream shows its own pace (lib/measure/deadlines.ts: a stall is silence far
+  // longer than the stream's own token gap). The timer is re-armed in place on every token event (this runs thousands
+  // of times a second on a fast server); it is re-created only when the bound changes by more than a tenth.
+  const armIdle = (nextMs?: number, why?: string) => {
+    if (!opts.tokenProgress) return;
+    if (nextMs !== undefined && nextMs > 0 && Math.abs(nextMs - idleMs) > 0.1 * idleMs) {
+      idleMs = nextMs;
+      idleWhy = why ?? idleWhy;
+      if (idleTimer) { clearTimeout(idleTimer); idleTimer = undefined; }
+    }
+    if (idleTimer) { idleTimer.refresh(); return; }
+    idleTimer = setTimeout(
+      () => fail('token-idle', `no token-bearing event for ${Math.round(idleMs)} ms (${idleWhy}; pings and comments do not count)`),
+      idleMs,
+    );
+  };
+
+  const rec: Recording = {
+    method,
+    url: redact(opts.url, opts.secrets),
+    requestBody: payload === undefined ? undefined : redact(typeof payload === 'string' ? payload : Buffer.from(payload).toString('utf8'), opts.secrets).slice(0, 64 * 1024),
+    t0Abs: 0,
+    headers: {},
+    reads: [],
+    tEnd: 0,
+    body: new Uint8Array(0),
+    truncated: false,
+  };
+  const parts: Uint8Array[] = [];
+  let kept = 0;
+  let wire = 0;
+  const entry = journalStart({ method, url: rec.url, body: rec.requestBody?.slice(0, 2_000), tStart: Date.now() });
+  const control: StreamControl = {
+    progress: armIdle,
+    abort: (reason) => {
+      if (!ac.signal.aborted) ac.abort(new Deadline('aborted', reason ?? 'aborted by check'));
+    },
+    overflow: (reason) => fail('overflow', reason),
+  };
+
+  const t0 = performance.now();
+  rec.t0Abs = t0;
+  timers.push(setTimeout(() => fail('headers-timeout', `no response headers within ${d.headersMs} ms`), d.headersMs));
+  const headersTimer = timers[timers.length - 1];
+  const keep = (t: number, bytes: Uint8Array) => {
+    if (rec.reads.length < caps.reads) rec.reads.push({ t, bytes: kept < maxBytes ? bytes : new Uint8Array(0) });
+    else rec.truncated = true;
+    if (kept < maxBytes) {
+      const room = maxBytes - kept;
+      parts.push(bytes.length <= room ? bytes : bytes.subarray(0, room));
+      kept += Math.min(bytes.length, room);
+      if (bytes.length > room) rec.truncated = true;
+    } else rec.truncated = true;
+    opts.onRead?.(t, bytes, control);
+  };
+  try {
+    // Redirects are never followed (undici's request() has no redirect handling unless an interceptor adds it):
+    // the Authorization header must not travel to another origin; checks see the 3xx itself.
+    const { result, use } = withSocketUse(() => undiciRequest(opts.url, { method, headers, body: payload, dispatcher: dispatcher ?? agent(d.connectMs), signal: ac.signal }));
+    const socketUse = use;
+    try {
+      const res = await result;
+      rec.tHeaders = performance.now() - t0;
+      clearTimeout(headersTimer);
+      rec.status = res.statusCode;
+      for (const [k, v] of Object.entries(res.headers)) rec.headers[k] = Array.isArray(v) ? v.join(', ') : String(v ?? '');
+      opts.onHeaders?.(res.statusCode, rec.headers);
+      // undici's request() hands over the wire bytes: a compressed stream is decoded here, each read keeping its time.
+      const decoder = chunkDecoder(rec.headers['content-encoding']);
+      armIdle();
+      let t = 0;
+      /** One read: timestamp first, before any parsing; false when the recording must stop. */
+      const onChunk = (bytes: Uint8Array, decoded: Uint8Array = bytes): boolean => {
+        wire += bytes.length;
+        keep(t, decoded);
+        if (!ac.signal.aborted && wire > CAPS.readBytesPerStream) control.overflow(`the response went on past ${CAPS.readBytesPerStream / 2 ** 20} MiB without ending (read cap per stream)`);
+        return !ac.signal.aborted;
+      };
+      if (!decoder) {
+        await readFlowing(res.body, (chunk) => {
+          t = performance.now() - t0;
+          return onChunk(chunk);
+        });
+      } else {
+        // The decoder is asynchronous: reads are taken one at a time.
+        for await (const chunk of res.body) {
+          t = performance.now() - t0;
+          const bytes = chunk as Uint8Array;
+          if (!onChunk(bytes, await decoder.push(bytes))) break;
+        }
+      }
+      if (decoder && !ac.signal.aborted) {
+        const tail = await decoder.end();
+        if (tail.length) keep(t, tail);
+      }
+      if (decoder?.error && !ac.signal.aborted) fail('reset', `the body could not be decoded: ${decoder.error}`);
+      if (ac.signal.aborted) rec.failure = classify(ac.signal.reason, ac.signal.reason);
+    } finally {
+      rec.socketReused = socketUse.reused;
+    }
+  } catch (err) {
+    rec.failure = classify(err, ac.signal.aborted ? ac.signal.reason : undefined);
+    if (rec.failure.kind === 'reset' && rec.status === undefined && rec.socketReused !== true)
+      rec.failure.message += ' — on a fresh connection: the server reset it before answering (not retried; only a reset on a reused keep-alive socket is)';
+  } finally {
+    rec.tEnd = performance.now() - t0;
+    for (const t of timers) clearTimeout(t);
+    if (idleTimer) clearTimeout(idleTimer);
+    opts.signal?.removeEventListener('abort', onCallerAbort);
+  }
+  rec.wireBytes = wire;
+  // A deadline that cut a response mid-body says how much came (one byte a second reads differently from nothing).
+  if (rec.failure && rec.status !== undefined && /timeout|token-idle/.test(rec.failure.kind)) {
+    const last = rec.reads.at(-1)?.t;
+    rec.failure.message += ` (${wire} bytes in ${rec.reads.length} reads had arrived${last !== undefined ? `, the last ${Math.round(rec.tEnd - last)} ms before the cut` : ''})`;
+  }
+  const declared = Number(rec.headers['content-length']);
+  if (rec.failure && rec.status !== undefined && Number.isFinite(declared) && declared > wire && !rec.headers['content-encoding'])
+    rec.failure.message += ` (the body ended after ${wire} of the ${declared} bytes its Content-Length announced)`;
+  rec.body = concat(parts, kept);
+  chargeRun(kept, rec.reads.length);
+  entry.tEnd = Date.now();
+  entry.status = rec.status;
+  if (rec.failure) entry.failure = `${rec.failure.kind}: ${rec.failure.message}`;
+  return rec;
+}
+
+/**
+ * Reads a body by 'data' events until it ends, `onChunk` returns false (the body is then destroyed) or it fails (the
+ * promise rejects with the stream's error, as `for await` would throw it). Why not `for await`: an async iterator makes
+ * a promise per read and reads the clock a microtask later (10-11 % more client CPU per event at 32 and 128 streams, BENCHMARKS.md).
+ */
+export function readFlowing(body: Readable, onChunk: (chunk: Uint8Array) => boolean): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const settle = (err?: unknown) => {
+      if (settled) return;
+      settled = true;
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', onError);
+      body.off('close', onClose);
+      // A late error of a stream we stopped reading must not become an unhandled 'error' event.
+      body.on('error', () => {});
+      if (err === undefined) resolve();
+      else reject(err);
+    };
+    const onData = (chunk: Uint8Array) => {
+      if (settled) return;
+      if (!onChunk(chunk)) {
+        settle();
+        body.destroy();
+      }
+    };
+    const onEnd = () => settle();
+    const onError = (err: unknown) => settle(err);
+    // Closed without 'end' or 'error' (destroyed without a reason): what `for await` reports as a premature close.
+    const onClose = () => settle(Object.assign(new Error('the response body closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    body.on('data', onData);
+    body.once('end', onEnd);
+    body.once('error', onError);
+    body.once('close', onClose);
+  });
+}
+
+function concat(parts: Uint8Array[], n: number): Uint8Array {
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+export function bodyText(rec: Recording): string {
+  return new TextDecoder().decode(rec.body);
+}
+
+/** Body parsed as JSON, or undefined with the reason. */
+export function bodyJson(rec: Recording): { json?: unknown; error?: string } {
+  const text = bodyText(rec).trim();
+  if (!text) return { error: 'empty body' };
+  try {
+    return { json: JSON.parse(text) };
+  } catch (e) {
+    // A body cut at exactly its announced length: the Content-Length was shorter than the body the server meant.
+    const declared = Number(rec.headers['content-length']);
+    const truncated = /Unterminated|Unexpected end|end of JSON/i.test((e as Error).message);
+    if (rec.truncated) return { error: `not JSON within the first ${rec.body.length} bytes kept of a ${rec.wireBytes ?? '?'}-byte body (record cap per stream): ${(e as Error).message}` };
+    const cut = truncated && Number.isFinite(declared) && declared === (rec.wireBytes ?? rec.body.length) ? ` (the body stops at the ${declared} bytes its Content-Length announced)` : '';
+    return { error: `not JSON: ${(e as Error).message}${cut}` };
+  }
+}

@@ -1,0 +1,72 @@
+// Slots when nobody declared them and the server does not report them: parallel.speedup-2 measures whether two
+// requests really run together, and clear batching enables the multi-slot checks at that concurrency. Also the
+// client's own CPU share during a measurement: on a small machine our client competes with the server for cores.
+import { availableParallelism } from 'node:os';
+import type { CheckContext } from '../check/check.ts';
+
+export interface BatchingEvidence {
+  /** Concurrency at which batching was measured. */
+  concurrency: number;
+  speedup: number;
+  /** Lower confidence bound of the speedup. */
+  low?: number;
+  source: string;
+}
+
+/** Per run and server: measured batching, or null when the measurement found none. Bounded by the runs of one process. */
+const measured = new Map<string, BatchingEvidence | null>();
+const keyOf = (ctx: CheckContext) => `${ctx.runId}|${ctx.baseUrl}|${ctx.profile.id}`;
+
+export function recordBatching(ctx: CheckContext, evidence: BatchingEvidence | null): void {
+  measured.set(keyOf(ctx), evidence);
+}
+
+/** What parallel.speedup-2 measured in this run: evidence, null (none found), or undefined (not measured). */
+export function measuredBatching(ctx: CheckContext): BatchingEvidence | null | undefined {
+  return measured.get(keyOf(ctx));
+}
+
+/**
+ * How many concurrent requests a multi-slot check may count on: the declared or reported slots, else the concurrency
+ * at which batching was measured; otherwise why there is no such figure (the check skips with it).
+ */
+export function usableSlots(ctx: CheckContext): { value: number; source: string } | { value?: undefined; why: string } {
+  // ctx.profile carries the declared or reported slots (lib/server/discovery.ts effectiveProfile).
+  if (ctx.profile.slots !== undefined) return { value: ctx.profile.slots, source: ctx.server.slots?.source ?? 'declared in profile (slots)' };
+  const b = measuredBatching(ctx);
+  if (b) return { value: b.concurrency, source: b.source };
+  if (b === null) return { why: 'slots unknown (neither declared nor reported) and parallel.speedup-2 measured no batching at 2 concurrent: requests look serialised, so there are no parallel slots to test (declare "slots" if there are)' };
+  return { why: 'slots unknown (neither declared nor reported) and batching not measured in this run (parallel.speedup-2 did not run): declare "slots"' };
+}
+
+export interface CpuShare {
+  /** CPU time our process used (user + system), ms. */
+  cpuMs: number;
+  wallMs: number;
+  cores: number;
+  /** cpuMs / (wallMs × cores): the fraction of the machine's CPU our client took. */
+  share: number;
+}
+
+/** Accumulates our own process's CPU time over the intervals between start() and stop(). */
+export class CpuMeter {
+  private cpuUs = 0;
+  private wall = 0;
+  private open?: { cpu: NodeJS.CpuUsage; t: number };
+  start(): void {
+    this.open = { cpu: process.cpuUsage(), t: performance.now() };
+  }
+  stop(): void {
+    if (!this.open) return;
+    const d = process.cpuUsage(this.open.cpu);
+    this.cpuUs += d.user + d.system;
+    this.wall += performance.now() - this.open.t;
+    this.open = undefined;
+  }
+  result(): CpuShare | undefined {
+    if (this.wall <= 0) return undefined;
+    const cores = availableParallelism();
+    const cpuMs = this.cpuUs / 1000;
+    return { cpuMs, wallMs: this.wall, cores, share: Math.min(1, cpuMs / (this.wall * cores)) };
+  }
+}
