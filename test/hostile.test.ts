@@ -5,7 +5,7 @@
 // `npm run hostile` runs every mode, one run each, with time and peak RSS per mode.
 import { test, expect } from 'vitest';
 import { MODE_NAMES, modeInfo } from '../fixtures/hostile-server/modes.ts';
-import { judge, runModes, summaryLine, type ModeSpec } from './support/hostile-run.ts';
+import { endedInTime, judge, runModes, summaryLine, type ModeSpec } from './support/hostile-run.ts';
 
 const QUICK: ModeSpec[] = MODE_NAMES.filter((m) => modeInfo(m).quick).map((mode) => ({ mode }));
 /** The quick set's bound (the issue: at most 5 minutes in CI); each mode alone must also end within 10 minutes. */
@@ -20,7 +20,7 @@ test(`the catalogue against the quick set of hostile modes (${QUICK.map((q) => q
     problems.push(...p.map((x) => `${r.project}: ${x}`));
   }
   expect(problems).toEqual([]);
-  expect(results[0]!.wallMs).toBeLessThan(DEADLINE_S * 1000);
+  expect(endedInTime(results[0]!)).toBe(true);
   // The console table folds a server that never answered into one line, not 54 ERROR rows.
   const out = results[0]!.output;
   // Header: server line, suite line, the fidelity preflight line (the preflight measures our client, so it runs
@@ -38,5 +38,5 @@ test('the run deadline is enforced inside the run: it ends in time, the checks n
   });
   console.log(summaryLine(r!, problems));
   expect(problems).toEqual([]);
-  expect(r!.wallMs).toBeLessThan(deadlineS * 1000);
+  expect(endedInTime(r!)).toBe(true);
 });

@@ -29,6 +29,8 @@ export interface ModeResult {
   external: boolean;
   project: string;
   wallMs: number;
+  /** What the run's projects waited for their servers to get ready (the deadline counts from there). */
+  waitedMs: number;
   /** Peak resident memory of the suite's processes (Vitest main + workers; the hostile server excluded), KiB. */
   peakRssKiB: number;
   exitCode: number | null;
@@ -171,15 +173,16 @@ export async function runModes(specs: ModeSpec[], o: ModeRunOptions = {}): Promi
     const wallMs = performance.now() - t0;
     writeFileSync(join(dir, 'output.txt'), output);
     const other = readFileSync(otherLog, 'utf8');
-    return specs.map((x, i) => {
-      let results: ResultsFile | undefined;
+    const resultsOf = projects.map((project) => {
       try {
-        results = JSON.parse(readFileSync(join(reportsDir, projects[i]!, 'results.json'), 'utf8')) as ResultsFile;
+        return JSON.parse(readFileSync(join(reportsDir, project, 'results.json'), 'utf8')) as ResultsFile;
       } catch {
-        results = undefined;
+        return undefined;
       }
-      return { mode: x.mode, external: !!x.external, project: projects[i]!, wallMs, peakRssKiB: peak, exitCode, dir, reportsDir, output, otherOriginLog: other, canary, results, deadlineS, partial: !!o.files?.length };
     });
+    // The deadline counts from readiness: the run may add what its projects waited for their servers.
+    const waitedMs = resultsOf.reduce((sum, f) => sum + ((f?.header.server as { readiness?: { waitedMs?: number } } | undefined)?.readiness?.waitedMs ?? 0), 0);
+    return specs.map((x, i) => ({ mode: x.mode, external: !!x.external, project: projects[i]!, wallMs, waitedMs, peakRssKiB: peak, exitCode, dir, reportsDir, output, otherOriginLog: other, canary, results: resultsOf[i], deadlineS, partial: !!o.files?.length }));
   } finally {
     for (const e of exts) await e?.server.stop();
   }
@@ -199,10 +202,18 @@ function filesUnder(dir: string): string[] {
   });
 }
 
+/** Vitest's own start before any server is waited for (worker pool, config, reporters). */
+const STARTUP_ALLOWANCE_MS = 15_000;
+
+/** The run ended by its deadline, which counts from the moment its servers were ready. */
+export function endedInTime(r: Pick<ModeResult, 'wallMs' | 'waitedMs' | 'deadlineS'>): boolean {
+  return r.wallMs <= r.deadlineS * 1000 + r.waitedMs + STARTUP_ALLOWANCE_MS;
+}
+
 /** Everything wrong with a mode's run (empty: as it should be). */
 export function judge(r: ModeResult, info: ModeInfo = r.external ? EXTERNAL_CRASH : MODES[r.mode]): string[] {
   const problems: string[] = [];
-  if (r.wallMs > r.deadlineS * 1000) problems.push(`took ${Math.round(r.wallMs / 1000)} s, past its ${r.deadlineS} s deadline`);
+  if (!endedInTime(r)) problems.push(`took ${Math.round(r.wallMs / 1000)} s, past its ${r.deadlineS} s deadline (counted from readiness; ${Math.round(r.waitedMs / 1000)} s waited for the servers)`);
   if (r.exitCode === null) problems.push('the run was killed (did not end by itself)');
   // Reports complete and valid.
   const res = r.results;
