@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import { spawnServer, waitReady, freePort, SetupError, NeverReadyError, waitBoundMs } from '../lib/server/lifecycle.ts';
 import { referenceProfile } from './support/reference.ts';
+import { requestAuth } from '../lib/config/request-auth.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'lifecycle-'));
 
@@ -106,4 +107,27 @@ test('stop() ends the server and the children it spawned (process group)', async
     return state !== '' && !state.startsWith('Z');
   })();
   expect(alive).toBe(false);
+});
+
+test('readiness probes carry the same credentials as the checks: a key variable as Bearer, credentials in the URL as Basic', async () => {
+  const port = await freePort();
+  const seen: string[] = [];
+  const srv = createServer((req, res) => {
+    seen.push(req.headers.authorization ?? '(none)');
+    const ok = req.headers.authorization === `Basic ${Buffer.from('user:s3cret-pass').toString('base64')}`;
+    res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' }).end(ok ? '{"object":"list","data":[]}' : '{"error":"unauthorized"}');
+  });
+  await new Promise<void>((r) => srv.listen(port, '127.0.0.1', r));
+  try {
+    const profile = referenceProfile({ id: 'basic', baseUrl: `http://user:s3cret-pass@127.0.0.1:${port}`, apiKeyEnv: undefined, readiness: { kind: 'http', path: '/v1/models' } });
+    const auth = requestAuth(profile, {});
+    expect(auth.secrets).toEqual(['user', 's3cret-pass']);
+    await waitReady(profile, `http://127.0.0.1:${port}`, auth.headers, undefined, { boundMs: 3_000 });
+    expect(seen).toEqual([`Basic ${Buffer.from('user:s3cret-pass').toString('base64')}`]);
+    // A key variable wins over URL credentials, as in every check.
+    expect(requestAuth({ ...profile, apiKeyEnv: 'K' }, { K: 'sk-test-123456' }).headers).toEqual({ authorization: 'Bearer sk-test-123456' });
+    expect(requestAuth({ baseUrl: 'http://127.0.0.1:1' }, {}).headers).toEqual({});
+  } finally {
+    srv.close();
+  }
 });
