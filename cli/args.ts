@@ -1,7 +1,7 @@
 // The command line: subcommands and options, parsed into plain values. A usage error is a message naming the problem,
 // never an exception from deep inside a run.
 import { parseArgs } from 'node:util';
-import { FAMILY_ORDER } from '../lib/check/family-order.ts';
+import { CHECKS_OF, FAMILY_ORDER } from '../lib/check/family-order.ts';
 import type { RunOptions } from './run.ts';
 
 export const EXIT = {
@@ -28,8 +28,8 @@ export type Command =
   | { kind: 'help' }
   | { kind: 'version' };
 
-/** Families a user may name in --skip (setup always runs; api-last belongs to api)… */
-export const SELECTABLE_FAMILIES = FAMILY_ORDER.filter((f) => f !== 'setup' && f !== 'api-last');
+/** Families a user may name in --skip (setup always runs; a file such as api-last belongs to its family, CHECKS_OF)… */
+export const SELECTABLE_FAMILIES = FAMILY_ORDER.filter((f) => f !== 'setup' && !(f in CHECKS_OF));
 /** … and in --only, where `setup` alone means "is it reachable and ready". */
 export const ONLY_FAMILIES = ['setup', ...SELECTABLE_FAMILIES];
 

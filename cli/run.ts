@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startVitest } from 'vitest/node';
 import { ROOT, envProfile, loadServers, ProfileError } from '../lib/config/profile.ts';
-import { FAMILY_ORDER } from '../lib/check/family-order.ts';
+import { CHECKS_OF, FAMILY_ORDER } from '../lib/check/family-order.ts';
 import type { Outcome } from '../lib/check/types.ts';
 import type { ResultsFile } from '../reporters/results-types.ts';
 import { projectDir } from '../reporters/results.ts';
@@ -69,7 +69,7 @@ export function familyFilters(o: Pick<RunOptions, 'only' | 'skip'>): string[] {
   if (!o.only && !o.skip) return [];
   const chosen = FAMILY_ORDER.filter((f) => {
     if (f === 'setup') return true;
-    const family = f === 'api-last' ? 'api' : f;
+    const family = CHECKS_OF[f] ?? f;
     return o.only ? o.only.includes(family) : !o.skip!.includes(family);
   });
   return chosen.map((f) => `suites/${f}.test.ts`);

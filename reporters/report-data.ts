@@ -7,7 +7,7 @@ import type { FidelityPreflight } from '../lib/run/fidelity.ts';
 import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/grading/phantom.ts';
 
 export { FAMILY_ORDER } from '../lib/check/family-order.ts';
-import { FAMILY_ORDER } from '../lib/check/family-order.ts';
+import { FAMILY_ORDER, NOT_HEADLINE } from '../lib/check/family-order.ts';
 
 const OUTCOMES: readonly Outcome[] = ['pass', 'fail', 'warn', 'inconclusive', 'skip', 'known', 'known-passing', 'error'];
 const LEVELS: readonly Level[] = ['MUST', 'SHOULD', 'INFO'];
@@ -333,9 +333,6 @@ const PREFERRED: Record<FigureName, { ids: string[]; families: string[] }> = {
   genTps: { ids: ['metrics.gen-tps-plausible'], families: ['metrics', 'stream', 'api', 'sse'] },
   speedup: { ids: ['parallel.speedup-2'], families: ['parallel'] },
 };
-
-/** Loaded or long-prompt workloads are not single-stream headlines. */
-const NOT_HEADLINE = ['parallel', 'cycles', 'context'];
 
 /** The headline figure of a column: from the preferred check, else the first preferred family having it, else any check. */
 export function headlineFigure(col: Column, name: FigureName): Figure {

@@ -18,6 +18,7 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ONLY_FAMILIES } from '../cli/args.ts';
+import { CHECKS_OF } from '../lib/check/family-order.ts';
 import { redact, registerSecret } from '../lib/config/secrets.ts';
 import type { Outcome } from '../lib/check/types.ts';
 import type { ResultsFile } from '../reporters/results-types.ts';
@@ -128,7 +129,7 @@ export function familiesOf(files: string): string[] | { error: string } {
   for (const token of files.split(/[\s,]+/).filter(Boolean)) {
     const m = /^(?:\.\/)?suites\/([a-z-]+)\.test\.ts$/.exec(token);
     const named = m ? m[1]! : token;
-    const family = named === 'api-last' ? 'api' : named;
+    const family = CHECKS_OF[named] ?? named;
     if (!ONLY_FAMILIES.includes(family)) return { error: `input "files": "${token}" is neither a family nor suites/<family>.test.ts (families: ${ONLY_FAMILIES.join(', ')})` };
     if (!out.includes(family)) out.push(family);
   }

@@ -11,6 +11,13 @@ import { mediaType } from '../lib/decode/framing.ts';
 import { assertReached, evidenceOf, makeSample, unusable, type Sample } from '../lib/decode/sse-samples.ts';
 import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
+
+/** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
+export const family: FamilySpec = {
+  name: 'anthropic', order: 40,
+  what: 'the Anthropic Messages event sequence (`/v1/messages`, streamed)',
+};
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -7,6 +7,10 @@ import { fail, pass, warn } from '../lib/check/messages.ts';
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
 import { bodyText } from '../lib/http/recorder.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
+
+/** api checks in a file of their own, run after every other family (scripts/families.ts derives its test file and place in FAMILY_ORDER from this). */
+export const family: FamilySpec = { name: 'api-last', order: 1000, checksOf: 'api' };
 
 export const checks: CheckDef[] = [
   {

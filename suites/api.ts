@@ -7,6 +7,13 @@ import { filler } from '../lib/http/prompts.ts';
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
 import { bodyText } from '../lib/http/recorder.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
+
+/** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
+export const family: FamilySpec = {
+  name: 'api', order: 10,
+  what: '`/v1/models` lists the model; chat completion schema; max_tokens, stop, usage, unknown model',
+};
 
 const validateCompletion = compileSchema('chat-completion.schema.json');
 

@@ -1,10 +1,13 @@
-// Every check family, found by file name (suites/<family>.ts exporting `checks` and `proofs`).
+// Every check family, found by file name (suites/<family>.ts exporting `family`, `checks` and `proofs`).
 // Vite's import.meta.glob keeps this list true without anyone editing it.
 /// <reference types="vite/client" />
 import type { CheckDef } from '../lib/check/check.ts';
 import type { Proof } from './support/proof.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
 
 export interface FamilyModule {
+  /** Its declaration (scripts/families.ts derives the rest from it; test/families.test.ts lints it). */
+  family: FamilySpec;
   checks: CheckDef[];
   proofs: Proof[];
 }

@@ -21,6 +21,13 @@ import { compareFacts, judgeIncremental, triggerOf, type Incremental } from '../
 import { judgeWire, type WireRules } from './support/client-wire-rules.ts';
 import { ECHO_TEXT } from './sse.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
+
+/** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
+export const family: FamilySpec = {
+  name: 'clients', order: 60,
+  what: 'the client libraries applications use (OpenAI SDK, Vercel AI SDK, LangChain, Anthropic SDK, ollama-js), each streaming and non-streaming against the server, compared with the wire — see [clients.md](clients.md)',
+};
 
 /** Enough tokens for text to spread over time (the reference server: ~8 ms a token), few enough to stay cheap. */
 const MAX_TOKENS = 24;

@@ -10,6 +10,13 @@ import { judgeChunkSchema, judgeContentType, judgeDataPrefix, judgeDoneTerminato
 import { assertReached, evidenceOf, makeSample, unusable, type Sample } from '../lib/decode/sse-samples.ts';
 import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
+
+/** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
+export const family: FamilySpec = {
+  name: 'completions', order: 30,
+  what: 'the same SSE framing for the legacy `/v1/completions` stream',
+};
 
 const COMPLETIONS = 'OpenAI API reference, Completions (legacy): stream = data-only server-sent events of text_completion objects, terminated by data: [DONE] (https://platform.openai.com/docs/api-reference/completions/create)';
 

@@ -24,6 +24,13 @@ import {
   guardStarvation, scalingLengths, scalingWorstCase, type OverWindowFinding, type ProbeAnswer, type ScalingPoint, type TimingGrade,
 } from '../lib/grading/context.ts';
 import { passProof, faultProof, plainProof, type Proof } from './support/proof.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
+
+/** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
+export const family: FamilySpec = {
+  name: 'context', order: 130, headline: false,
+  what: 'prompts within the window accepted, a proper 400 beyond it, served vs trained window, prefill scaling, healthy afterwards',
+};
 
 // ---------------------------------------------------------------------------------------------------------------
 // Helpers shared by the checks of this family

@@ -22,6 +22,13 @@ import {
 } from '../lib/grading/cycles.ts';
 import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
+
+/** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
+export const family: FamilySpec = {
+  name: 'cycles', order: 120, timing: true, headline: false,
+  what: "no slowdown, no recurring stalls, stable TTFT and memory over repeated cycles; on Linux, where the suite started the server, each cycle also records who used the CPUs (the server's process tree, our client, everything else, from `/proc`): a slowdown or TTFT growth that a neighbour explains — other load up by ≥ 0.25 cores, a CPU-bound server (≥ 0.5 cores) whose own CPU fell about as much as its speed — is `inconclusive` with those figures, never blamed on the server, while a decay of 15 % per cycle or more beside such a neighbour still fails (`test/machine-load.test.ts` holds the rule against generated neighbours)",
+};
 
 export interface CyclesWorkload {
   /** How the token count was chosen (set when the run sizes it from the measured speed). */

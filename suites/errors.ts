@@ -13,6 +13,13 @@ import { classifyErrorBody, OPENAI_ERROR_SHAPE } from '../lib/decode/error-body.
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
 import { fail, inconclusive, pass, warn } from '../lib/check/messages.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
+
+/** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
+export const family: FamilySpec = {
+  name: 'errors', order: 140,
+  what: "malformed and mutated requests (fast-check, seeded): non-JSON bodies and the request's required shape (messages missing, empty or not an array; a message without a valid role or content) get a 4xx (MUST); a wrong-typed optional parameter (`max_tokens: \"ten\"`) accepted with 200 is lenient, not broken (SHOULD); a 5xx, a dropped connection or a hang for client input is a failure (MUST); the server survives",
+};
 
 /** The fast-check seed of every campaign: the same cases on every run and every server. */
 export const SEED = 20_240_531;

@@ -21,6 +21,13 @@ import {
 } from '../lib/grading/phantom.ts';
 import { workloadFigures } from '../lib/measure/workload.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
+
+/** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
+export const family: FamilySpec = {
+  name: 'metrics', order: 100, timing: true,
+  what: 'phantom gen_tps (bursts, physical bound), usage vs stream, server-reported timings vs measured',
+};
 
 /**
  * The shared sample: a long stream, a short one, a long one, each forced to its length, usage requested. Lengths are

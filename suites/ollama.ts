@@ -12,6 +12,13 @@ import { assertReached } from '../lib/decode/sse-samples.ts';
 import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
 import type { Evidence } from '../lib/check/types.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
+
+/** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
+export const family: FamilySpec = {
+  name: 'ollama', order: 50,
+  what: "Ollama's native NDJSON stream (`/api/chat`) and its final statistics",
+};
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -19,6 +19,13 @@ import { gradeNoStarvation, gradeScaling, gradeSpeedup, speedupUndecided, type S
 import { gradeIsolation, type IsolationStream } from '../lib/grading/isolation.ts';
 import { CpuMeter, recordBatching, usableSlots } from '../lib/measure/batching.ts';
 import { passProof, faultProof, plainProof, type Proof } from './support/proof.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
+
+/** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
+export const family: FamilySpec = {
+  name: 'parallel', order: 110, timing: true, headline: false,
+  what: 'barrier-synchronised speedup with 2 requests, scaling curve, no starvation, stream isolation',
+};
 
 function streamBody(ctx: CheckContext, tokens: number, prompt?: string): Record<string, unknown> {
   return generationBody(ctx, 'openai-chat', {

@@ -25,6 +25,13 @@ import {
 import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
 import { assertReached, evidenceOf, makeSample, unusable, type EventInfo, type Sample } from '../lib/decode/sse-samples.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
+
+/** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
+export const family: FamilySpec = {
+  name: 'sse', order: 20,
+  what: 'byte-level SSE framing: content type, event terminators, `data:` prefix, one JSON per event, `[DONE]` last, chunk schema, role first, one finish_reason, usage chunk, UTF-8 intact, comments',
+};
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -21,6 +21,13 @@ import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
 import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
 import { borderline } from '../lib/check/messages.ts';
 import { passProof, faultProof, type Proof } from './support/proof.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
+
+/** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
+export const family: FamilySpec = {
+  name: 'stream', order: 90, timing: true,
+  what: 'real streaming: TTFT well below end-to-end time, tokens spread over time, headers before prefill ends, cancel frees the slot',
+};
 
 const CAP = 200;
 const cap = (xs: number[]) => xs.slice(0, CAP).map((x) => Math.round(x * 10) / 10);

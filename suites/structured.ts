@@ -21,6 +21,13 @@ import { featureGate, judgeInvalidCases, probeCheck, unanswered } from '../lib/s
 import { chatAnswer, schemaProblems } from '../lib/decode/tool-calls.ts';
 import { sharedValue } from '../lib/http/recordings.ts';
 import { passProof, faultProof, skipProof, type Proof } from './support/proof.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
+
+/** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
+export const family: FamilySpec = {
+  name: 'structured', order: 80,
+  what: '`response_format` json_object and json_schema (strict), streamed and not: the output parses and validates; an ignored schema fails; a bounded answer cut by max_tokens is inconclusive',
+};
 
 const OPENAI = 'OpenAI API reference, Chat Completions: response_format (https://platform.openai.com/docs/api-reference/chat/create)';
 

@@ -24,6 +24,13 @@ import {
 } from '../lib/decode/tool-calls.ts';
 import { sharedValue } from '../lib/http/recordings.ts';
 import { passProof, faultProof, skipProof, type Proof } from './support/proof.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
+
+/** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
+export const family: FamilySpec = {
+  name: 'tools', order: 70,
+  what: 'tool calls: `tool_choice` required / named / auto / none, ids, arguments that parse and validate (ajv), finish_reason, streamed deltas (index, id, name, fragments), parallel calls, `parallel_tool_calls: false`, the `role: "tool"` follow-up, truncation ending "length", 4xx for invalid tools, Anthropic `tool_use`',
+};
 
 const OPENAI = 'OpenAI API reference, Chat Completions (https://platform.openai.com/docs/api-reference/chat/create)';
 const ANTHROPIC = 'Anthropic Messages API, tool use (https://docs.anthropic.com/en/api/messages)';

@@ -1,0 +1,84 @@
+// A family is declared once, in its suite file (`export const family: FamilySpec`); its Vitest entry, its place in
+// FAMILY_ORDER, the per-family lists and its docs row are written from the declarations by `npm run families`
+// (scripts/families.ts). This test fails when any of them drifts from what the script would write.
+import { test, expect } from 'vitest';
+import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { families } from '../suites/catalogue.ts';
+import { ROOT } from '../lib/config/profile.ts';
+import { CHECKS_OF, FAMILY_ORDER, NOT_HEADLINE, TIMING_FAMILIES } from '../lib/check/family-order.ts';
+import { DOCS_BEGIN, DOCS_END, GENERATED, declarations, drift, isSuiteFile, plan, renderStub, type SuiteModule } from '../scripts/families.ts';
+
+const FIX = 'run npm run families';
+
+test('every suite file declares its family, named after the file, with a place of its own', () => {
+  const files = readdirSync(join(ROOT, 'suites')).filter(isSuiteFile).map((f) => f.replace(/\.ts$/, '')).sort();
+  expect(Object.keys(families).sort(), 'suites/catalogue.ts (Vite) and scripts/families.ts (readdir) see the same suite files').toEqual(files);
+  expect(declarations(families).problems, `family declarations (fix them, then ${FIX})`).toEqual([]);
+});
+
+test('the generated files are what npm run families writes: stubs, lib/check/family-order.ts, the docs table', () => {
+  const p = plan(families);
+  expect(p.problems, FIX).toEqual([]);
+  expect(drift(p), `generated files differ from the declarations: ${FIX}`).toEqual([]);
+});
+
+test('FAMILY_ORDER and the per-family lists agree with the declarations; setup first, api-last last', async () => {
+  const { specs } = declarations(families);
+  expect(FAMILY_ORDER, FIX).toEqual(specs.map((s) => s.name));
+  expect(FAMILY_ORDER[0]).toBe('setup');
+  expect(FAMILY_ORDER.at(-1)).toBe('api-last');
+  expect(TIMING_FAMILIES, FIX).toEqual(specs.filter((s) => s.timing).map((s) => s.name));
+  expect(NOT_HEADLINE, FIX).toEqual(specs.filter((s) => s.headline === false).map((s) => s.name));
+  expect(CHECKS_OF, FIX).toEqual({ 'api-last': 'api' });
+  // vitest.config.ts re-exports the same list (the sequencer and the projects' familyOrder use it).
+  expect((await import('../vitest.config.ts')).FAMILY_ORDER).toBe(FAMILY_ORDER);
+  // test/support/speed-matrix.ts keeps its own copy of the timing families (to be replaced by an import).
+  expect((await import('./support/speed-matrix.ts')).TIMING_FAMILIES, 'test/support/speed-matrix.ts TIMING_FAMILIES vs `timing: true`').toEqual([...TIMING_FAMILIES]);
+});
+
+test('every check registered by a generated stub belongs to the family the stub names', () => {
+  for (const [file, mod] of Object.entries(families)) {
+    const family = mod.family.checksOf ?? mod.family.name;
+    for (const c of mod.checks) expect(c.id.startsWith(`${family}.`), `${c.id} in suites/${file}.ts (family ${family})`).toBe(true);
+  }
+});
+
+test('the lint catches a missing declaration, a clash of order, a hand-written entry and a left-over stub', () => {
+  const mod = (family: SuiteModule['family']): SuiteModule => ({ family, checks: [{ id: 'x.a', level: 'MUST' }] });
+  const bad = declarations({ a: mod(undefined), b: mod({ name: 'b', order: 10, what: 'b' }), c: mod({ name: 'c', order: 10, what: 'c' }), d: mod({ name: 'dd', order: 0 }) });
+  expect(bad.problems.join('\n')).toMatch(/suites\/a\.ts declares no family/);
+  expect(bad.problems.join('\n')).toMatch(/same order 10/);
+  expect(bad.problems.join('\n')).toMatch(/name must be the file's, "d"/);
+  expect(bad.problems.join('\n')).toMatch(/`what` .* is missing/);
+  expect(bad.problems.join('\n')).toMatch(/setup runs first/);
+
+  const root = mkdtempSync(join(tmpdir(), 'families-'));
+  try {
+    mkdirSync(join(root, 'suites'));
+    mkdirSync(join(root, 'docs'));
+    writeFileSync(join(root, 'docs/families.md'), `# x\n\n${DOCS_BEGIN}\nold\n${DOCS_END}\n`);
+    const b = { name: 'b', order: 10, what: 'b things' };
+    writeFileSync(join(root, 'suites/b.test.ts'), renderStub(b));
+    writeFileSync(join(root, 'suites/gone.test.ts'), `// ${GENERATED}\n`);
+    writeFileSync(join(root, 'suites/hand.test.ts'), 'registerChecks("hand", checks);\n');
+    const p = plan({ b: mod(b) }, root);
+    expect(p.problems.join('\n')).toMatch(/suites\/hand\.test\.ts is neither generated nor declared/);
+    expect(p.remove).toEqual(['suites/gone.test.ts']);
+    expect(p.write.get('docs/families.md')).toContain('| `b` | b things | 1 (1 MUST) |');
+    const d = drift(p, root);
+    expect(d).toContain('docs/families.md differs');
+    expect(d).toContain('lib/check/family-order.ts is missing');
+    expect(d).not.toContain('suites/b.test.ts differs');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('the reference server finds every faults/<family>.ts by itself (no list to edit), also under Vite', async () => {
+  const { FAMILIES, FAULTS } = await import('../fixtures/reference-server/faults.ts');
+  const files = readdirSync(join(ROOT, 'fixtures/reference-server/faults')).filter((f) => f.endsWith('.ts')).map((f) => f.replace(/\.ts$/, '')).sort();
+  expect(Object.keys(FAMILIES)).toEqual(files);
+  expect(FAULTS.size).toBe(Object.values(FAMILIES).reduce((n, f) => n + Object.keys(f).length, 0));
+});
