@@ -124,6 +124,28 @@ export function spawnServer(argv: string[], opts: { cwd?: string; env?: Record<s
   };
 }
 
+/**
+ * The URL a server started with `--port 0` prints as its `LISTENING http://127.0.0.1:PORT` line (the reference and
+ * hostile servers, the stamping server of the preflight): binding the port itself, it has no free-port race. Stops
+ * the server and throws, with the last lines it printed (on one line: the preflight's error is quoted inline), when no
+ * such line comes within `timeoutMs` or it exits first.
+ */
+export async function waitForListening(server: RunningServer, timeoutMs: number, name = 'server'): Promise<string> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const url = server.lastLines(40).map((l) => /^LISTENING (http:\/\/127\.0\.0\.1:\d+)/.exec(l)?.[1]).find(Boolean);
+    if (url) return url;
+    if (server.exited() || performance.now() >= deadline) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const ex = server.exited();
+  await server.stop();
+  throw new Error(
+    (ex ? `${name} exited (code ${ex.code}, signal ${ex.signal}) before printing LISTENING` : `${name} did not print LISTENING within ${seconds(timeoutMs)}`) +
+      `; last lines it printed: ${server.lastLines(10).join(' | ') || '(nothing)'}`,
+  );
+}
+
 /** A probe's network failure in a few words ("connection refused"), not the stack of errors that carried it. */
 function probeFailure(f: { kind: string; message: string }): string {
   const code = /\b(ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|ETIMEDOUT)\b/.exec(f.message)?.[1];
