@@ -8,7 +8,7 @@ import { grade, runCheck, skipReason, type CheckDef } from '../../lib/check/chec
 import { ROOT } from '../../lib/config/profile.ts';
 import type { Outcome, Profile } from '../../lib/check/types.ts';
 import type { Proof } from '../../suites/support/proof.ts';
-import { startReference } from './reference.ts';
+import { startReference } from '../../fixtures/reference-server/spawn.ts';
 
 /** The families whose checks time the server. */
 export const TIMING_FAMILIES = ['stream', 'metrics', 'parallel', 'cycles'];

@@ -10,7 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { ROOT } from '../../lib/config/profile.ts';
 import { compileSchema, schemaErrors } from '../../lib/config/schemas.ts';
 import { MODES, type Mode, type ModeInfo } from '../../fixtures/hostile-server/modes.ts';
-import { spawnServer, type RunningServer } from '../../lib/server/lifecycle.ts';
+import type { RunningServer } from '../../lib/server/lifecycle.ts';
+import { HOSTILE_MAIN, hostileCommand, startHostile } from '../../fixtures/hostile-server/spawn.ts';
 import type { ResultsFile } from '../../reporters/results-types.ts';
 
 export interface ModeRunOptions {
@@ -43,8 +44,6 @@ export interface ModeResult {
   partial: boolean;
 }
 
-const HOSTILE_MAIN = 'fixtures/hostile-server/main.ts';
-
 function profileFor(mode: Mode, id: string, otherLog: string, baseUrl?: string): Record<string, unknown> {
   return {
     id,
@@ -53,7 +52,7 @@ function profileFor(mode: Mode, id: string, otherLog: string, baseUrl?: string):
     model: 'reference-model',
     apis: ['openai-chat', 'openai-completions', 'anthropic-messages', 'ollama-native'],
     apiKeyEnv: 'HOSTILE_CANARY_KEY',
-    ...(baseUrl ? {} : { start: { command: ['node', '--import', 'tsx', HOSTILE_MAIN, '--mode', mode, '--port', '{port}', '--other-origin-log', otherLog] } }),
+    ...(baseUrl ? {} : { start: { command: hostileCommand(mode, '{port}', otherLog) } }),
     readiness: { kind: 'http', path: '/health' },
     startTimeoutMs: mode === 'reset-fresh' ? 8_000 : 20_000, // reset-fresh never gets ready: its setup error costs this
     slots: 4,
@@ -90,17 +89,6 @@ function suiteRssKiB(root: number): Promise<number> {
   });
 }
 
-async function startExternal(mode: Mode, otherLog: string): Promise<{ server: RunningServer; url: string }> {
-  const server = spawnServer([process.execPath, '--import', 'tsx', HOSTILE_MAIN, '--mode', mode, '--port', '0', '--other-origin-log', otherLog], { cwd: ROOT });
-  for (let i = 0; i < 400 && !server.exited(); i++) {
-    const url = server.lastLines(40).map((l) => /^LISTENING (http:\/\/127\.0\.0\.1:\d+)/.exec(l)?.[1]).find(Boolean);
-    if (url) return { server, url };
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  await server.stop();
-  throw new Error(`hostile server (${mode}) did not print LISTENING: ${server.lastLines().join('\n')}`);
-}
-
 export interface ModeSpec {
   mode: Mode;
   /** Start the hostile server ourselves and give the suite a profile without a start command. */
@@ -126,7 +114,7 @@ export async function runModes(specs: ModeSpec[], o: ModeRunOptions = {}): Promi
   const projects = specs.map((x) => `hostile-${x.mode}${x.external ? '-external' : ''}`);
   const exts: Array<{ server: RunningServer; url: string } | undefined> = [];
   try {
-    for (const x of specs) exts.push(x.external ? await startExternal(x.mode, otherLog) : undefined);
+    for (const x of specs) exts.push(x.external ? await startHostile(x.mode, otherLog) : undefined);
     const profiles = specs.map((x, i) => profileFor(x.mode, projects[i]!, otherLog, exts[i]?.url));
     writeFileSync(join(dir, 'servers.json'), JSON.stringify({ servers: profiles }, null, 2));
     const env: NodeJS.ProcessEnv = {
