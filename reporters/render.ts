@@ -7,6 +7,7 @@ import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '
 import { describePreflight } from '../lib/run/fidelity.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
 import { clientMatrixLines } from './clients-matrix.ts';
+import { isJsonObject } from '../lib/json.ts';
 
 // ------------------------------------------------------------------------------------------------------------
 // Columns: one per (project, machine); shards and repeated files of the same pair merge into one.
@@ -128,7 +129,7 @@ const FIGURE_KEYS = ['wall_tps_p50', 'ttft_p50_ms', 'ttft_p50', 'gen_tps_p50', '
 
 /** A lib/measure/workload.ts WorkloadFigures object (not just any `workload` descriptor a check keeps, e.g. {cycles, tokens}). */
 function isWorkloadFigures(w: unknown): w is Record<string, unknown> {
-  return !!w && typeof w === 'object' && !Array.isArray(w) && FIGURE_KEYS.some((k) => figure((w as Record<string, unknown>)[k]) !== undefined);
+  return isJsonObject(w) && FIGURE_KEYS.some((k) => figure(w[k]) !== undefined);
 }
 
 function workloadsOf(c: CheckResult): Record<string, unknown>[] {

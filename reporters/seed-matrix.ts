@@ -5,6 +5,7 @@
 import type { CheckResult } from './results-types.ts';
 import { esc, fmtNum } from './html-escape.ts';
 import { columnPhantom, columnsOf, headlineFigure, metricNumber, normaliseResults, type Column } from './report-data.ts';
+import { isJsonObject } from '../lib/json.ts';
 
 /** How a cell reads: the text, and the outcome of the check it comes from (for marks and colours). */
 export interface Cell {
@@ -78,9 +79,6 @@ export const SCORE_DEFINITION =
 // ---------------------------------------------------------------------------------------------------------
 // Reading one column
 
-function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 const numOf = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
 /** Inconclusive: the evidence could not decide (an outcome of its own, never a warn). */
@@ -208,7 +206,7 @@ function overWindowCell(col: Column): Cell {
   const c = col.checks.get('context.over-window-400');
   const none = notMeasured(c);
   if (none) return none;
-  const findings = isObj(c!.metrics) && Array.isArray(c!.metrics.findings) ? c!.metrics.findings.filter((f): f is string => typeof f === 'string') : [];
+  const findings = isJsonObject(c!.metrics) && Array.isArray(c!.metrics.findings) ? c!.metrics.findings.filter((f): f is string => typeof f === 'string') : [];
   const kinds = [...new Set(findings)];
   if (!kinds.length) return cellFrom(c, outcomeOf(c));
   return cellFrom(c, kinds.map((k) => OVER_WINDOW_TEXT[k] ?? k).join('; '));
@@ -229,8 +227,8 @@ function cyclesCell(col: Column): Cell {
 }
 
 function serverOf(col: Column): string {
-  const s = isObj(col.header.server) ? col.header.server : {};
-  const id = isObj(s.identity) ? s.identity : {};
+  const s = isJsonObject(col.header.server) ? col.header.server : {};
+  const id = isJsonObject(s.identity) ? s.identity : {};
   const name = typeof id.name === 'string' ? id.name : undefined;
   const version = typeof id.version === 'string' ? id.version : undefined;
   return name ? `${name}${version ? ` ${version}` : ''}` : 'n/a';
