@@ -354,7 +354,8 @@ function runText(r: RunLabel): string {
   return `${r.project} @ ${r.machine}, ${r.date || 'date n/a'}, suite ${r.suiteVersion}, ${r.tier}`;
 }
 
-function pct(r: number | undefined): string {
+/** A ratio new/old as a signed relative change (1.12 → "+12%", 0.9 → "-10%"). */
+function relativeChange(r: number | undefined): string {
   if (r === undefined || !Number.isFinite(r)) return 'n/a';
   const p = (r - 1) * 100;
   return `${p >= 0 ? '+' : ''}${p.toFixed(Math.abs(p) < 10 ? 1 : 0)}%`;
@@ -380,10 +381,10 @@ export function formatComparison(c: Comparison, names: { old?: string; new?: str
   let unknownShown = 0;
   for (const m of c.metricChanges) {
     if (m.direction === 'unknown' && unknownShown++ >= cap) continue;
-    const change = m.ratio !== undefined ? pct(m.ratio) : `Δ ${m.new !== undefined && m.old !== undefined ? fmtNum(m.new - m.old) : 'n/a'}`;
+    const change = m.ratio !== undefined ? relativeChange(m.ratio) : `Δ ${m.new !== undefined && m.old !== undefined ? fmtNum(m.new - m.old) : 'n/a'}`;
     const how =
       m.method === 'bootstrap'
-        ? `median ${fmtNum(m.old)} → ${fmtNum(m.new)} (${change}; ${Math.round((1 - c.options.alpha) * 100)}% CI ${pct(m.ci?.low)} … ${pct(m.ci?.high)}; n ${m.nOld}/${m.nNew})`
+        ? `median ${fmtNum(m.old)} → ${fmtNum(m.new)} (${change}; ${Math.round((1 - c.options.alpha) * 100)}% CI ${relativeChange(m.ci?.low)} … ${relativeChange(m.ci?.high)}; n ${m.nOld}/${m.nNew})`
         : m.method === 'interval'
           ? `${fmtNum(m.old)} → ${fmtNum(m.new)} (${change}; the runs' own confidence intervals do not overlap; new ${fmtNum(m.ci?.low)} … ${fmtNum(m.ci?.high)})`
           : `${fmtNum(m.old)} → ${fmtNum(m.new)} (${change}; beyond ±${Math.round(c.options.tolerance * 100)}%, no raw samples)`;

@@ -105,7 +105,8 @@ export function scoreOf(checks: Iterable<CheckResult>): Score {
   return s;
 }
 
-const pct = (x: number | undefined) => (x === undefined ? 'n/a' : `${fmtNum(x * 100)} %`);
+/** A share as a percentage in the report's figure style (fmtNum: 3 significant digits, 0.5 → "50 %"). */
+const percentFigure = (x: number | undefined) => (x === undefined ? 'n/a' : `${fmtNum(x * 100)} %`);
 
 function cellFrom(c: CheckResult | undefined, text: string, value?: number): Cell {
   return { text, outcome: outcomeOf(c), ...(c ? { from: c.id } : {}), ...(value !== undefined ? { value } : {}) };
@@ -155,13 +156,13 @@ function streamingCell(col: Column): Cell {
   const share = metricNumber(sp?.metrics, ['maxReadShare']);
   const bad = (c: CheckResult | undefined) => c !== undefined && (c.outcome === 'fail' || c.outcome === 'known' || c.outcome === 'warn');
   const why: string[] = [];
-  if (bad(tb)) why.push(`first token at ${pct(ratio)} of the response time`);
-  if (bad(sp)) why.push(`${pct(share)} of the text in one read`);
+  if (bad(tb)) why.push(`first token at ${percentFigure(ratio)} of the response time`);
+  if (bad(sp)) why.push(`${percentFigure(share)} of the text in one read`);
   const worst = [tb, sp].find((c) => bad(c));
   if (worst) return cellFrom(worst, `no: ${why.join('; ')}`);
   const undecided = [tb, sp].find((c) => !c || c.outcome !== 'pass');
   if (undecided) return cellFrom(undecided, outcomeOf(undecided) === 'skip' ? 'skipped' : outcomeOf(undecided));
-  return cellFrom(tb, `yes (TTFT ${pct(ratio)} of e2e)`, ratio);
+  return cellFrom(tb, `yes (TTFT ${percentFigure(ratio)} of e2e)`, ratio);
 }
 
 function phantomCell(col: Column): Cell {
@@ -184,7 +185,7 @@ function servedWindowCell(col: Column): Cell {
   const trained = metricNumber(m, ['trainedContext']);
   const fraction = metricNumber(m, ['fraction']);
   if (served === undefined) return cellFrom(c, 'n/a');
-  const of = trained !== undefined && trained !== served ? ` of ${fmtNum(trained)} trained (${pct(fraction ?? served / trained)})` : trained !== undefined ? ' (= trained)' : '';
+  const of = trained !== undefined && trained !== served ? ` of ${fmtNum(trained)} trained (${percentFigure(fraction ?? served / trained)})` : trained !== undefined ? ' (= trained)' : '';
   return cellFrom(c, `${fmtNum(served)}${of}`, served);
 }
 
@@ -222,7 +223,7 @@ function cyclesCell(col: Column): Cell {
   const first = metricNumber(m, ['firstMedianTps']);
   const last = metricNumber(m, ['lastMedianTps']);
   if (slope === undefined) return cellFrom(c, outcomeOf(c));
-  const span = first !== undefined && last !== undefined ? `; ${fmtNum(first)} → ${fmtNum(last)} tok/s` : ratio !== undefined ? `; last/first ${pct(ratio)}` : '';
+  const span = first !== undefined && last !== undefined ? `; ${fmtNum(first)} → ${fmtNum(last)} tok/s` : ratio !== undefined ? `; last/first ${percentFigure(ratio)}` : '';
   return cellFrom(c, `${slope >= 0 ? '+' : '−'}${fmtNum(Math.abs(slope))} tok/s per cycle${span}`, slope);
 }
 
