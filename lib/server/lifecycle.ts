@@ -253,26 +253,31 @@ export async function waitReady(
   );
 }
 
-/** Resident memory (KiB) of a process and its descendants via ps (works on Linux and macOS). */
-export async function processTreeRssKiB(rootPid: number): Promise<number | undefined> {
+/**
+ * Resident memory (KiB) of a process and its descendants via ps (works on Linux and macOS); undefined when the process
+ * is not running. `skip`: leave out the processes whose command line it matches, and their descendants.
+ */
+export async function processTreeRssKiB(rootPid: number, opts: { skip?: (commandLine: string) => boolean } = {}): Promise<number | undefined> {
   const out = await new Promise<string>((res) => {
-    const ps = spawn('ps', ['-A', '-o', 'pid=,ppid=,rss='], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const ps = spawn('ps', ['-A', '-o', opts.skip ? 'pid=,ppid=,rss=,args=' : 'pid=,ppid=,rss='], { stdio: ['ignore', 'pipe', 'ignore'] });
     let s = '';
     ps.stdout.on('data', (d: Buffer) => (s += d.toString()));
     ps.on('close', () => res(s));
     ps.on('error', () => res(''));
   });
-  const rows = out.trim().split('\n').map((l) => l.trim().split(/\s+/).map(Number)).filter((r) => r.length === 3);
-  if (!rows.some((r) => r[0] === rootPid)) return undefined;
-  const children = new Map<number, number[]>();
-  for (const [pid, ppid] of rows) children.set(ppid!, [...(children.get(ppid!) ?? []), pid!]);
-  const rss = new Map(rows.map((r) => [r[0]!, r[2]!]));
+  const rows = out.trim().split('\n').map((l) => /^\s*(\d+)\s+(\d+)\s+(\d+)(?:\s+(.*))?$/.exec(l)).filter((m): m is RegExpExecArray => !!m)
+    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), rss: Number(m[3]), args: m[4] ?? '' }));
+  const root = rows.find((r) => r.pid === rootPid);
+  if (!root) return undefined;
+  const children = new Map<number, typeof rows>();
+  for (const r of rows) children.set(r.ppid, [...(children.get(r.ppid) ?? []), r]);
   let total = 0;
-  const stack = [rootPid];
+  const stack = [root];
   for (let guard = 0; stack.length && guard < 10_000; guard++) {
-    const p = stack.pop()!;
-    total += rss.get(p) ?? 0;
-    stack.push(...(children.get(p) ?? []));
+    const r = stack.pop()!;
+    if (opts.skip?.(r.args)) continue;
+    total += r.rss;
+    stack.push(...(children.get(r.pid) ?? []));
   }
   return total;
 }

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { ROOT } from '../../lib/config/profile.ts';
 import { compileSchema, schemaErrors } from '../../lib/config/schemas.ts';
 import { MODES, type Mode, type ModeInfo } from '../../fixtures/hostile-server/modes.ts';
-import type { RunningServer } from '../../lib/server/lifecycle.ts';
+import { processTreeRssKiB, type RunningServer } from '../../lib/server/lifecycle.ts';
 import { HOSTILE_MAIN, hostileCommand, startHostile } from '../../fixtures/hostile-server/spawn.ts';
 import type { ResultsFile } from '../../reporters/results-types.ts';
 
@@ -62,31 +62,6 @@ function profileFor(mode: Mode, id: string, otherLog: string, baseUrl?: string):
     forceLength: { ignoreEos: true },
     deadlines: { connectMs: 2_000, headersMs: 15_000, tokenIdleMs: 5_000, totalMs: 30_000 },
   };
-}
-
-/** Tree RSS of `root` and its descendants, leaving out the hostile server's own processes (KiB). */
-function suiteRssKiB(root: number): Promise<number> {
-  return new Promise((resolve) => {
-    const ps = spawn('ps', ['-A', '-o', 'pid=,ppid=,rss=,args='], { stdio: ['ignore', 'pipe', 'ignore'] });
-    let s = '';
-    ps.stdout.on('data', (d: Buffer) => (s += d.toString()));
-    ps.on('error', () => resolve(0));
-    ps.on('close', () => {
-      const rows = s.trim().split('\n').map((l) => /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(.*)$/.exec(l)).filter((m): m is RegExpExecArray => !!m)
-        .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), rss: Number(m[3]), args: m[4]! }));
-      const kids = new Map<number, typeof rows>();
-      for (const r of rows) kids.set(r.ppid, [...(kids.get(r.ppid) ?? []), r]);
-      let total = 0;
-      const stack = rows.filter((r) => r.pid === root);
-      for (let guard = 0; stack.length && guard < 10_000; guard++) {
-        const r = stack.pop()!;
-        if (r.args.includes(HOSTILE_MAIN)) continue;
-        total += r.rss;
-        stack.push(...(kids.get(r.pid) ?? []));
-      }
-      resolve(total);
-    });
-  });
 }
 
 export interface ModeSpec {
@@ -143,7 +118,8 @@ export async function runModes(specs: ModeSpec[], o: ModeRunOptions = {}): Promi
     child.stderr.on('data', keep);
     let peak = 0;
     const sampler = setInterval(() => {
-      if (child.pid) void suiteRssKiB(child.pid).then((k) => (peak = Math.max(peak, k)));
+      // The suite's processes: the hostile server (started by the suite's global setup) left out.
+      if (child.pid) void processTreeRssKiB(child.pid, { skip: (args) => args.includes(HOSTILE_MAIN) }).then((k) => (peak = Math.max(peak, k ?? 0)));
     }, 500);
     // Hard stop well past the deadline: the run must end by itself; this only keeps a broken run from hanging CI.
     const kill = setTimeout(() => {
