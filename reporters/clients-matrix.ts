@@ -3,6 +3,7 @@
 // `metrics.client` record each clients.* check stores), shared by the console reporter and the HTML report.
 import type { CheckResult } from './results-types.ts';
 import { esc } from './html-escape.ts';
+import { isJsonObject } from '../lib/json.ts';
 
 export interface MatrixColumn {
   label: string;
@@ -28,10 +29,9 @@ export interface ClientMatrix {
   rows: Array<{ id: string; cells: Array<ClientMatrixCell | undefined> }>;
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function caseOf(v: unknown): CaseView | undefined {
-  if (!isObj(v) || typeof v.outcome !== 'string') return undefined;
+  if (!isJsonObject(v) || typeof v.outcome !== 'string') return undefined;
   return {
     outcome: v.outcome,
     error: typeof v.error === 'string' ? v.error : undefined,
@@ -41,8 +41,8 @@ function caseOf(v: unknown): CaseView | undefined {
 }
 
 function cellOf(c: CheckResult): ClientMatrixCell {
-  const m = isObj(c.metrics) && isObj(c.metrics.client) ? c.metrics.client : undefined;
-  const pk = m && isObj(m.packages) ? m.packages : {};
+  const m = isJsonObject(c.metrics) && isJsonObject(c.metrics.client) ? c.metrics.client : undefined;
+  const pk = m && isJsonObject(m.packages) ? m.packages : {};
   // A skipped check stored no metrics: its title names the packages ("OpenAI SDK (openai@6.49.0) …").
   const version = Object.entries(pk).map(([p, v]) => `${p}@${String(v)}`).join(' + ') || /\(([^()]*@[^()]*)\)/.exec(c.title)?.[1]?.replace(/, /g, ' + ') || '?';
   const s = caseOf(m?.stream);

@@ -13,6 +13,7 @@ import type { Level, Outcome } from '../lib/check/types.ts';
 import { bootstrapRatioCI, finite, median } from '../lib/grading/stats.ts';
 import { normaliseResults, normKey, firstLine } from './report-data.ts';
 import { fmtNum } from './html-escape.ts';
+import { isJsonObject } from '../lib/json.ts';
 
 export interface CompareOptions {
   /** Relative change that counts as moved when no raw samples exist (default 0.3: one figure from a noisy machine). */
@@ -166,9 +167,6 @@ interface Figures {
   intervals: Map<string, Interval>;
 }
 
-function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 const fin = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 /** Arrays of per-request records whose numeric fields are raw samples (never curves: their points differ in x). */
@@ -190,11 +188,11 @@ export function figuresOf(check: CheckResult): Figures {
     if (fin(v)) scalars.set(path, { value: v, base: metricBase(path) });
     else if (Array.isArray(v)) {
       if (v.length && v.every((x) => typeof x === 'number' || x === null)) addSamples(path, finite(v as Array<number | null>));
-      else if (SAMPLE_RECORDS.test(key) && v.some(isObj)) {
-        const fields = new Set(v.filter(isObj).flatMap((o) => Object.keys(o).filter((k) => fin(o[k]))));
-        for (const f of fields) if (!NOT_COMPARED.test(normKey(f))) addSamples(`${path}[].${f}`, v.filter(isObj).map((o) => o[f]).filter(fin));
+      else if (SAMPLE_RECORDS.test(key) && v.some(isJsonObject)) {
+        const fields = new Set(v.filter(isJsonObject).flatMap((o) => Object.keys(o).filter((k) => fin(o[k]))));
+        for (const f of fields) if (!NOT_COMPARED.test(normKey(f))) addSamples(`${path}[].${f}`, v.filter(isJsonObject).map((o) => o[f]).filter(fin));
       }
-    } else if (isObj(v)) {
+    } else if (isJsonObject(v)) {
       // A summary ({ n, p50, p90, p99, min, max, mean }, lib/grading/stats.ts summarize) is one figure: its median. The tails
       // and extremes of a handful of requests are too noisy to gate on, and n is a count.
       if (fin(v.p50) && ['p90', 'p99', 'min', 'max', 'mean', 'n'].some((k) => k in v) && !(fin(v.low) && fin(v.high))) {
@@ -356,7 +354,8 @@ function runText(r: RunLabel): string {
   return `${r.project} @ ${r.machine}, ${r.date || 'date n/a'}, suite ${r.suiteVersion}, ${r.tier}`;
 }
 
-function pct(r: number | undefined): string {
+/** A ratio new/old as a signed relative change (1.12 → "+12%", 0.9 → "-10%"). */
+function relativeChange(r: number | undefined): string {
   if (r === undefined || !Number.isFinite(r)) return 'n/a';
   const p = (r - 1) * 100;
   return `${p >= 0 ? '+' : ''}${p.toFixed(Math.abs(p) < 10 ? 1 : 0)}%`;
@@ -382,10 +381,10 @@ export function formatComparison(c: Comparison, names: { old?: string; new?: str
   let unknownShown = 0;
   for (const m of c.metricChanges) {
     if (m.direction === 'unknown' && unknownShown++ >= cap) continue;
-    const change = m.ratio !== undefined ? pct(m.ratio) : `Δ ${m.new !== undefined && m.old !== undefined ? fmtNum(m.new - m.old) : 'n/a'}`;
+    const change = m.ratio !== undefined ? relativeChange(m.ratio) : `Δ ${m.new !== undefined && m.old !== undefined ? fmtNum(m.new - m.old) : 'n/a'}`;
     const how =
       m.method === 'bootstrap'
-        ? `median ${fmtNum(m.old)} → ${fmtNum(m.new)} (${change}; ${Math.round((1 - c.options.alpha) * 100)}% CI ${pct(m.ci?.low)} … ${pct(m.ci?.high)}; n ${m.nOld}/${m.nNew})`
+        ? `median ${fmtNum(m.old)} → ${fmtNum(m.new)} (${change}; ${Math.round((1 - c.options.alpha) * 100)}% CI ${relativeChange(m.ci?.low)} … ${relativeChange(m.ci?.high)}; n ${m.nOld}/${m.nNew})`
         : m.method === 'interval'
           ? `${fmtNum(m.old)} → ${fmtNum(m.new)} (${change}; the runs' own confidence intervals do not overlap; new ${fmtNum(m.ci?.low)} … ${fmtNum(m.ci?.high)})`
           : `${fmtNum(m.old)} → ${fmtNum(m.new)} (${change}; beyond ±${Math.round(c.options.tolerance * 100)}%, no raw samples)`;

@@ -15,6 +15,7 @@ import {
   OUTCOMES, workloadsOf, type Column, type CurveSpec, type FigureName, type Phantom, type Workload,
 } from './report-data.ts';
 import { matrixHtml, matrixRows } from './seed-matrix.ts';
+import { isJsonObject } from '../lib/json.ts';
 
 export interface HtmlOptions {
   title?: string;
@@ -126,7 +127,7 @@ function headerSection(title: string, columns: Column[], opts: HtmlOptions): str
 }
 
 function rec(v: unknown): Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  return isJsonObject(v) ? v : {};
 }
 function text(v: unknown): string | undefined {
   return typeof v === 'string' && v ? v : typeof v === 'number' && Number.isFinite(v) ? String(v) : undefined;

@@ -7,6 +7,7 @@ import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '
 import { describePreflight } from '../lib/run/fidelity.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
 import { clientMatrixLines } from './clients-matrix.ts';
+import { isJsonObject } from '../lib/json.ts';
 
 // ------------------------------------------------------------------------------------------------------------
 // Columns: one per (project, machine); shards and repeated files of the same pair merge into one.
@@ -128,7 +129,7 @@ const FIGURE_KEYS = ['wall_tps_p50', 'ttft_p50_ms', 'ttft_p50', 'gen_tps_p50', '
 
 /** A lib/measure/workload.ts WorkloadFigures object (not just any `workload` descriptor a check keeps, e.g. {cycles, tokens}). */
 function isWorkloadFigures(w: unknown): w is Record<string, unknown> {
-  return !!w && typeof w === 'object' && !Array.isArray(w) && FIGURE_KEYS.some((k) => figure((w as Record<string, unknown>)[k]) !== undefined);
+  return isJsonObject(w) && FIGURE_KEYS.some((k) => figure(w[k]) !== undefined);
 }
 
 function workloadsOf(c: CheckResult): Record<string, unknown>[] {
@@ -202,13 +203,14 @@ export function workloadRows(col: Column): WorkloadRow[] {
 // ------------------------------------------------------------------------------------------------------------
 // Text helpers
 
-export function fmtNum(x: number | undefined, digits = 1): string {
+/** A number for a table cell: fixed digits below 100, '-' when missing (not html-escape.ts fmtNum's 3 significant digits). */
+function cellNum(x: number | undefined, digits = 1): string {
   if (x === undefined || !Number.isFinite(x)) return '-';
   return Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(digits);
 }
 
 export function genTpsCell(r: WorkloadRow): string {
-  const gen = r.gen_tps_p50 === undefined && r.phantom ? 'n/a' : fmtNum(r.gen_tps_p50);
+  const gen = r.gen_tps_p50 === undefined && r.phantom ? 'n/a' : cellNum(r.gen_tps_p50);
   return r.phantom ? `${gen} PHANTOM (${r.phantom.label})` : gen;
 }
 
@@ -309,7 +311,7 @@ function consoleOne(col: Column, o: ConsoleOptions): string {
     out.push('workloads:');
     out.push(textTable(
       ['check', 'workload', 'wall_tps_p50', 'ttft_p50', 'gen_tps_p50', 'speedup', 'tokens usage / counted'],
-      wl.map((r) => [r.check, r.name, fmtNum(r.wall_tps_p50), r.ttft_p50_ms === undefined ? '-' : `${fmtNum(r.ttft_p50_ms)} ms`, genTpsCell(r), r.speedup === undefined ? '-' : `${r.speedup.toFixed(2)}x`, tokensCell(r)]),
+      wl.map((r) => [r.check, r.name, cellNum(r.wall_tps_p50), r.ttft_p50_ms === undefined ? '-' : `${cellNum(r.ttft_p50_ms)} ms`, genTpsCell(r), r.speedup === undefined ? '-' : `${r.speedup.toFixed(2)}x`, tokensCell(r)]),
     ));
   }
   const ph = phantomChecks(col);
@@ -340,7 +342,7 @@ function consoleMatrix(cols: readonly Column[], o: ConsoleOptions): string {
     out.push('workloads:');
     out.push(textTable(
       ['column', 'check', 'workload', 'wall_tps_p50', 'ttft_p50', 'gen_tps_p50', 'speedup', 'tokens usage / counted'],
-      wl.map(({ col, r }) => [`[${col + 1}]`, r.check, r.name, fmtNum(r.wall_tps_p50), r.ttft_p50_ms === undefined ? '-' : `${fmtNum(r.ttft_p50_ms)} ms`, genTpsCell(r), r.speedup === undefined ? '-' : `${r.speedup.toFixed(2)}x`, tokensCell(r)]),
+      wl.map(({ col, r }) => [`[${col + 1}]`, r.check, r.name, cellNum(r.wall_tps_p50), r.ttft_p50_ms === undefined ? '-' : `${cellNum(r.ttft_p50_ms)} ms`, genTpsCell(r), r.speedup === undefined ? '-' : `${r.speedup.toFixed(2)}x`, tokensCell(r)]),
     ));
   }
   const ph = cols.flatMap((c, i) => groupPhantoms(phantomChecks(c)).map((g) => `  [${i + 1}] PHANTOM ${g.checks.join(', ')} (${g.label}): ${firstLine(g.detail, o.messageWidth ?? 200)}`));
@@ -397,8 +399,8 @@ function mdOne(col: Column): string {
     out.push('| check | workload | wall_tps p50 | ttft p50 | gen_tps p50 | speedup | tokens usage / counted |');
     out.push('|---|---|---|---|---|---|---|');
     for (const r of wl) {
-      const gen = r.phantom ? `${fmtNum(r.gen_tps_p50)} **PHANTOM** (${mdEscape(r.phantom.label)})` : fmtNum(r.gen_tps_p50);
-      out.push(`| \`${r.check}\` | ${mdEscape(r.name)} | ${fmtNum(r.wall_tps_p50)} | ${r.ttft_p50_ms === undefined ? '-' : `${fmtNum(r.ttft_p50_ms)} ms`} | ${gen} | ${r.speedup === undefined ? '-' : `${r.speedup.toFixed(2)}x`} | ${tokensCell(r)} |`);
+      const gen = r.phantom ? `${cellNum(r.gen_tps_p50)} **PHANTOM** (${mdEscape(r.phantom.label)})` : cellNum(r.gen_tps_p50);
+      out.push(`| \`${r.check}\` | ${mdEscape(r.name)} | ${cellNum(r.wall_tps_p50)} | ${r.ttft_p50_ms === undefined ? '-' : `${cellNum(r.ttft_p50_ms)} ms`} | ${gen} | ${r.speedup === undefined ? '-' : `${r.speedup.toFixed(2)}x`} | ${tokensCell(r)} |`);
     }
   }
   const ph = phantomChecks(col);

@@ -8,13 +8,11 @@ import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '
 
 export { FAMILY_ORDER } from '../lib/check/family-order.ts';
 import { FAMILY_ORDER, NOT_HEADLINE } from '../lib/check/family-order.ts';
+import { isJsonObject } from '../lib/json.ts';
 
 const OUTCOMES: readonly Outcome[] = ['pass', 'fail', 'warn', 'inconclusive', 'skip', 'known', 'known-passing', 'error'];
 const LEVELS: readonly Level[] = ['MUST', 'SHOULD', 'INFO'];
 
-function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 function str(v: unknown, dflt = ''): string {
   return typeof v === 'string' ? v : v === undefined || v === null ? dflt : String(v);
 }
@@ -24,7 +22,7 @@ function num(v: unknown): number | undefined {
 
 function normaliseFidelity(f: Record<string, unknown>): FidelityPreflight {
   const summary = (v: unknown) => {
-    if (!isObj(v) || ![v.n, v.p50Ms, v.p99Ms, v.maxMs].every((x) => num(x) !== undefined)) return undefined;
+    if (!isJsonObject(v) || ![v.n, v.p50Ms, v.p99Ms, v.maxMs].every((x) => num(x) !== undefined)) return undefined;
     return { n: num(v.n)!, p50Ms: num(v.p50Ms)!, p99Ms: num(v.p99Ms)!, maxMs: num(v.maxMs)! };
   };
   const lag = summary(f.lag);
@@ -43,15 +41,15 @@ function normaliseFidelity(f: Record<string, unknown>): FidelityPreflight {
 
 /** A results file as far as it can be read; `source` names it in notes. Never throws. */
 export function normaliseResults(input: unknown): ResultsFile {
-  const r = isObj(input) ? input : {};
-  const h = isObj(r.header) ? r.header : {};
-  const machine = isObj(h.machine) ? h.machine : {};
+  const r = isJsonObject(input) ? input : {};
+  const h = isJsonObject(r.header) ? r.header : {};
+  const machine = isJsonObject(h.machine) ? h.machine : {};
   const header: ResultsHeader = {
-    suite: isObj(h.suite) ? { name: str(h.suite.name, 'llm-server-conformance'), version: str(h.suite.version, '?') } : { name: 'llm-server-conformance', version: '?' },
+    suite: isJsonObject(h.suite) ? { name: str(h.suite.name, 'llm-server-conformance'), version: str(h.suite.version, '?') } : { name: 'llm-server-conformance', version: '?' },
     date: str(h.date),
     project: str(h.project, 'unknown project'),
-    profile: isObj(h.profile) ? h.profile : {},
-    server: isObj(h.server) ? h.server : {},
+    profile: isJsonObject(h.profile) ? h.profile : {},
+    server: isJsonObject(h.server) ? h.server : {},
     machine: {
       hostname: typeof machine.hostname === 'string' ? machine.hostname : undefined,
       label: str(machine.label) || str(machine.hostname) || 'unknown machine',
@@ -65,12 +63,12 @@ export function normaliseResults(input: unknown): ResultsFile {
     tier: h.tier === 'full' ? 'full' : 'quick',
     strict: h.strict === true,
     ...(typeof h.shard === 'string' ? { shard: h.shard } : {}),
-    ...(isObj(h.fidelity) ? { fidelity: normaliseFidelity(h.fidelity) } : {}),
+    ...(isJsonObject(h.fidelity) ? { fidelity: normaliseFidelity(h.fidelity) } : {}),
   };
-  const rawChecks: unknown[] = Array.isArray(r.checks) ? r.checks : isObj(r.checks) ? Object.entries(r.checks).map(([id, c]) => ({ id, ...(isObj(c) ? c : {}) })) : [];
+  const rawChecks: unknown[] = Array.isArray(r.checks) ? r.checks : isJsonObject(r.checks) ? Object.entries(r.checks).map(([id, c]) => ({ id, ...(isJsonObject(c) ? c : {}) })) : [];
   const checks: CheckResult[] = [];
   for (const c of rawChecks) {
-    if (!isObj(c) || typeof c.id !== 'string' || !c.id) continue;
+    if (!isJsonObject(c) || typeof c.id !== 'string' || !c.id) continue;
     const id = c.id;
     checks.push({
       id,
@@ -82,13 +80,13 @@ export function normaliseResults(input: unknown): ResultsFile {
       rationale: str(c.rationale),
       reference: str(c.reference),
       ...(num(c.durationMs) !== undefined ? { durationMs: num(c.durationMs) } : {}),
-      ...(isObj(c.metrics) ? { metrics: c.metrics } : {}),
+      ...(isJsonObject(c.metrics) ? { metrics: c.metrics } : {}),
       ...(Array.isArray(c.evidence) ? { evidence: c.evidence } : {}),
-      ...(isObj(c.loopDelay) ? { loopDelay: { p99Ms: num(c.loopDelay.p99Ms) ?? NaN, maxMs: num(c.loopDelay.maxMs) ?? NaN } } : {}),
+      ...(isJsonObject(c.loopDelay) ? { loopDelay: { p99Ms: num(c.loopDelay.p99Ms) ?? NaN, maxMs: num(c.loopDelay.maxMs) ?? NaN } } : {}),
     });
   }
-  const fin = isObj(r.finished) ? { date: str(r.finished.date), reason: str(r.finished.reason) } : undefined;
-  const errors = Array.isArray(r.errors) ? r.errors.filter(isObj).map((e) => ({ where: str(e.where, '?'), message: str(e.message) })) : [];
+  const fin = isJsonObject(r.finished) ? { date: str(r.finished.date), reason: str(r.finished.reason) } : undefined;
+  const errors = Array.isArray(r.errors) ? r.errors.filter(isJsonObject).map((e) => ({ where: str(e.where, '?'), message: str(e.message) })) : [];
   return { header, checks, ...(fin ? { finished: fin } : {}), ...(errors.length ? { errors } : {}) };
 }
 
@@ -174,12 +172,12 @@ export function normKey(k: string): string {
 export function flatNumbers(metrics: unknown, depth = 3): Map<string, number> {
   const out = new Map<string, number>();
   const walk = (v: unknown, prefix: string, d: number) => {
-    if (!isObj(v) || d < 0) return;
+    if (!isJsonObject(v) || d < 0) return;
     for (const [k, x] of Object.entries(v)) {
       const key = prefix + normKey(k);
       if (typeof x === 'number' && Number.isFinite(x)) {
         if (!out.has(key)) out.set(key, x);
-      } else if (isObj(x)) walk(x, key, d - 1);
+      } else if (isJsonObject(x)) walk(x, key, d - 1);
     }
   };
   walk(metrics, '', depth);
@@ -243,12 +241,12 @@ function figuresIn(o: unknown): Partial<Record<FigureName, number>> {
  */
 export function workloadsOf(check: CheckResult | undefined, hardware?: unknown): Workload[] {
   const m = check?.metrics;
-  if (!check || !isObj(m)) return [];
+  if (!check || !isJsonObject(m)) return [];
   const raw: Record<string, unknown>[] = [];
   for (const [k, v] of Object.entries(m)) {
     const nk = normKey(k);
-    if (nk === 'workload' && isObj(v)) raw.push(v);
-    if (nk === 'workloads' && Array.isArray(v)) raw.push(...v.filter(isObj));
+    if (nk === 'workload' && isJsonObject(v)) raw.push(v);
+    if (nk === 'workloads' && Array.isArray(v)) raw.push(...v.filter(isJsonObject));
   }
   const out: Workload[] = raw.filter((w) => Object.keys(figuresIn(w)).length > 0).map((w) => ({
     check: check.id,
@@ -285,8 +283,8 @@ export function figureOf(check: CheckResult | undefined, name: FigureName): numb
  * writes them), a `phantom` field, or its evidence re-assessed with lib/grading/phantom.ts (the same rules the checks use).
  */
 export function checkPhantom(check: CheckResult, hardware?: unknown): Phantom | undefined {
-  const m = isObj(check.metrics) ? check.metrics : {};
-  const streams = Array.isArray(m.streams) ? m.streams.filter(isObj) : [];
+  const m = isJsonObject(check.metrics) ? check.metrics : {};
+  const streams = Array.isArray(m.streams) ? m.streams.filter(isJsonObject) : [];
   const judged = streams.filter((s) => typeof s.phantom === 'boolean');
   const flagged = judged.filter((s) => s.phantom === true);
   if (judged.length && flagged.length * 2 >= judged.length) {
@@ -298,7 +296,7 @@ export function checkPhantom(check: CheckResult, hardware?: unknown): Phantom | 
     if (nk !== 'phantom' && nk !== 'gentpsphantom') continue;
     if (v === true) return { cause: str(m.phantomCause ?? m.phantom_cause) || 'flagged', detail: firstLine(check.message), from: check.id };
     if (typeof v === 'string' && v) return { cause: v, detail: v, from: check.id };
-    if (isObj(v) && v.flagged !== false) {
+    if (isJsonObject(v) && v.flagged !== false) {
       const cause = str(v.cause ?? v.reason ?? v.message) || 'flagged';
       return { cause, detail: str(v.detail) || cause, from: check.id };
     }
@@ -315,7 +313,7 @@ export function checkPhantom(check: CheckResult, hardware?: unknown): Phantom | 
 
 /** The profile's hardware as the results header recorded it (for the physical bound). */
 export function hardwareOf(col: Column): unknown {
-  return isObj(col.header.profile) ? col.header.profile.hardware : undefined;
+  return isJsonObject(col.header.profile) ? col.header.profile.hardware : undefined;
 }
 
 export interface Figure {
@@ -399,7 +397,7 @@ export interface CurveSpec {
 /** A number, or the median-like field of a summary object ({ p50 } / { median } / { value }). */
 function pointValue(v: unknown): number | undefined {
   if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
-  if (isObj(v)) return num(v.p50) ?? num(v.median) ?? num(v.value) ?? num(v.estimate) ?? num(v.mean);
+  if (isJsonObject(v)) return num(v.p50) ?? num(v.median) ?? num(v.value) ?? num(v.estimate) ?? num(v.mean);
   return undefined;
 }
 
@@ -433,7 +431,7 @@ function pointsFromArray(arr: unknown[], spec: CurveSpec, plainOk: boolean): Cur
     return pts;
   }
   arr.forEach((item, i) => {
-    if (!isObj(item)) return;
+    if (!isJsonObject(item)) return;
     const yk = findKey(item, spec.y);
     if (!yk) return;
     const xk = findKey(item, spec.x, yk);
@@ -467,7 +465,7 @@ function pointsFromParallelArrays(o: Record<string, unknown>, spec: CurveSpec): 
 
 /** Points of a curve in a check's metrics, or [] when none can be read. */
 export function curvePoints(metrics: unknown, spec: CurveSpec): CurvePoint[] {
-  if (!isObj(metrics)) return [];
+  if (!isJsonObject(metrics)) return [];
   const candidates: Array<{ key: string; value: unknown; preferred: boolean }> = [];
   const preferred = new Set(spec.prefer.map(normKey));
   for (const p of spec.prefer) {
@@ -477,7 +475,7 @@ export function curvePoints(metrics: unknown, spec: CurveSpec): CurvePoint[] {
   const walk = (key: string, v: unknown, d: number) => {
     if (d < 0) return;
     if (Array.isArray(v)) candidates.push({ key, value: v, preferred: preferred.has(normKey(key)) });
-    else if (isObj(v)) {
+    else if (isJsonObject(v)) {
       candidates.push({ key, value: v, preferred: false });
       for (const [k, x] of Object.entries(v)) walk(k, x, d - 1);
     }
@@ -485,7 +483,7 @@ export function curvePoints(metrics: unknown, spec: CurveSpec): CurvePoint[] {
   walk('', metrics, 2);
   for (const c of candidates) {
     const plainOk = c.preferred || spec.y.some((re) => re.test(normKey(c.key)));
-    const pts = Array.isArray(c.value) ? pointsFromArray(c.value, spec, plainOk) : isObj(c.value) ? pointsFromParallelArrays(c.value, spec) : [];
+    const pts = Array.isArray(c.value) ? pointsFromArray(c.value, spec, plainOk) : isJsonObject(c.value) ? pointsFromParallelArrays(c.value, spec) : [];
     if (pts.length) return pts;
   }
   return [];

@@ -5,6 +5,7 @@
 import type { CheckResult } from './results-types.ts';
 import { esc, fmtNum } from './html-escape.ts';
 import { columnPhantom, columnsOf, headlineFigure, metricNumber, normaliseResults, type Column } from './report-data.ts';
+import { isJsonObject } from '../lib/json.ts';
 
 /** How a cell reads: the text, and the outcome of the check it comes from (for marks and colours). */
 export interface Cell {
@@ -78,9 +79,6 @@ export const SCORE_DEFINITION =
 // ---------------------------------------------------------------------------------------------------------
 // Reading one column
 
-function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 const numOf = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
 /** Inconclusive: the evidence could not decide (an outcome of its own, never a warn). */
@@ -107,7 +105,8 @@ export function scoreOf(checks: Iterable<CheckResult>): Score {
   return s;
 }
 
-const pct = (x: number | undefined) => (x === undefined ? 'n/a' : `${fmtNum(x * 100)} %`);
+/** A share as a percentage in the report's figure style (fmtNum: 3 significant digits, 0.5 → "50 %"). */
+const percentFigure = (x: number | undefined) => (x === undefined ? 'n/a' : `${fmtNum(x * 100)} %`);
 
 function cellFrom(c: CheckResult | undefined, text: string, value?: number): Cell {
   return { text, outcome: outcomeOf(c), ...(c ? { from: c.id } : {}), ...(value !== undefined ? { value } : {}) };
@@ -157,13 +156,13 @@ function streamingCell(col: Column): Cell {
   const share = metricNumber(sp?.metrics, ['maxReadShare']);
   const bad = (c: CheckResult | undefined) => c !== undefined && (c.outcome === 'fail' || c.outcome === 'known' || c.outcome === 'warn');
   const why: string[] = [];
-  if (bad(tb)) why.push(`first token at ${pct(ratio)} of the response time`);
-  if (bad(sp)) why.push(`${pct(share)} of the text in one read`);
+  if (bad(tb)) why.push(`first token at ${percentFigure(ratio)} of the response time`);
+  if (bad(sp)) why.push(`${percentFigure(share)} of the text in one read`);
   const worst = [tb, sp].find((c) => bad(c));
   if (worst) return cellFrom(worst, `no: ${why.join('; ')}`);
   const undecided = [tb, sp].find((c) => !c || c.outcome !== 'pass');
   if (undecided) return cellFrom(undecided, outcomeOf(undecided) === 'skip' ? 'skipped' : outcomeOf(undecided));
-  return cellFrom(tb, `yes (TTFT ${pct(ratio)} of e2e)`, ratio);
+  return cellFrom(tb, `yes (TTFT ${percentFigure(ratio)} of e2e)`, ratio);
 }
 
 function phantomCell(col: Column): Cell {
@@ -186,7 +185,7 @@ function servedWindowCell(col: Column): Cell {
   const trained = metricNumber(m, ['trainedContext']);
   const fraction = metricNumber(m, ['fraction']);
   if (served === undefined) return cellFrom(c, 'n/a');
-  const of = trained !== undefined && trained !== served ? ` of ${fmtNum(trained)} trained (${pct(fraction ?? served / trained)})` : trained !== undefined ? ' (= trained)' : '';
+  const of = trained !== undefined && trained !== served ? ` of ${fmtNum(trained)} trained (${percentFigure(fraction ?? served / trained)})` : trained !== undefined ? ' (= trained)' : '';
   return cellFrom(c, `${fmtNum(served)}${of}`, served);
 }
 
@@ -208,7 +207,7 @@ function overWindowCell(col: Column): Cell {
   const c = col.checks.get('context.over-window-400');
   const none = notMeasured(c);
   if (none) return none;
-  const findings = isObj(c!.metrics) && Array.isArray(c!.metrics.findings) ? c!.metrics.findings.filter((f): f is string => typeof f === 'string') : [];
+  const findings = isJsonObject(c!.metrics) && Array.isArray(c!.metrics.findings) ? c!.metrics.findings.filter((f): f is string => typeof f === 'string') : [];
   const kinds = [...new Set(findings)];
   if (!kinds.length) return cellFrom(c, outcomeOf(c));
   return cellFrom(c, kinds.map((k) => OVER_WINDOW_TEXT[k] ?? k).join('; '));
@@ -224,13 +223,13 @@ function cyclesCell(col: Column): Cell {
   const first = metricNumber(m, ['firstMedianTps']);
   const last = metricNumber(m, ['lastMedianTps']);
   if (slope === undefined) return cellFrom(c, outcomeOf(c));
-  const span = first !== undefined && last !== undefined ? `; ${fmtNum(first)} → ${fmtNum(last)} tok/s` : ratio !== undefined ? `; last/first ${pct(ratio)}` : '';
+  const span = first !== undefined && last !== undefined ? `; ${fmtNum(first)} → ${fmtNum(last)} tok/s` : ratio !== undefined ? `; last/first ${percentFigure(ratio)}` : '';
   return cellFrom(c, `${slope >= 0 ? '+' : '−'}${fmtNum(Math.abs(slope))} tok/s per cycle${span}`, slope);
 }
 
 function serverOf(col: Column): string {
-  const s = isObj(col.header.server) ? col.header.server : {};
-  const id = isObj(s.identity) ? s.identity : {};
+  const s = isJsonObject(col.header.server) ? col.header.server : {};
+  const id = isJsonObject(s.identity) ? s.identity : {};
   const name = typeof id.name === 'string' ? id.name : undefined;
   const version = typeof id.version === 'string' ? id.version : undefined;
   return name ? `${name}${version ? ` ${version}` : ''}` : 'n/a';

@@ -15,7 +15,7 @@ import { startBurner, type Burner } from '../lib/measure/cpu-burner.ts';
 import { quantile } from '../lib/grading/stats.ts';
 import { checks as cycleChecks } from '../suites/cycles.ts';
 import { checks as parallelChecks } from '../suites/parallel.ts';
-import { startReference } from '../test/support/reference.ts';
+import { startReference } from '../fixtures/reference-server/spawn.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 

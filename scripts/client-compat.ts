@@ -10,7 +10,7 @@ import { dirname, resolve } from 'node:path';
 import { FAULTS } from '../fixtures/reference-server/faults.ts';
 import { checks } from '../suites/clients.ts';
 import { grade, runCheck } from '../lib/check/check.ts';
-import { startReference } from '../test/support/reference.ts';
+import { startReference } from '../fixtures/reference-server/spawn.ts';
 import type { ClientCell } from '../suites/clients.ts';
 
 /** Fault families whose faults touch a single valid generation request (the others need load, time or bad input). */

@@ -1,13 +1,13 @@
 // npm run hostile -- [mode ...] [--external] [--deadline S] [--out DIR]
 // Runs the whole catalogue against each hostile-server mode (default: every mode, plus crash-after-5 against a
-// server the suite did not start) and judges each run (test/support/hostile-run.ts): finished within the deadline,
+// server the suite did not start) and judges each run (scripts/support/hostile-run.ts): finished within the deadline,
 // the expected checks failed with meaningful messages, reports complete and valid, the canary key nowhere.
 // Prints time and peak RSS per mode; exit status 1 when any mode has a problem. Heavy: run it under
 // `flock /tmp/heavy.lock` on a shared machine.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MODE_NAMES, modeInfo, type Mode } from '../fixtures/hostile-server/modes.ts';
-import { EXTERNAL_CRASH, judge, runMode, summaryLine } from '../test/support/hostile-run.ts';
+import { EXTERNAL_CRASH, judge, runMode, summaryLine } from './support/hostile-run.ts';
 
 async function main(argv: string[]): Promise<number> {
   const modes: Array<{ mode: Mode; external: boolean }> = [];

@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { findLlamaBundle, llamaRunnable, llamaServerProfile, makeLlamaModel } from '../lib/server/llama-server.ts';
 import { DEFAULT_SERVERS_FILE, loadServers } from '../lib/config/profile.ts';
-import { B4747_KNOWN_ISSUES, LLAMA_CONFIGS } from '../test/real-llama/configs.ts';
+import { B4747_KNOWN_ISSUES, LLAMA_CONFIGS } from '../fixtures/llama-configs.ts';
 
 export interface RealColumn {
   /** Project id the column runs as (absent when there is no real server to run). */

@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { grade, runCheck } from '../lib/check/check.ts';
 import { startBurner, type Burner } from '../lib/measure/cpu-burner.ts';
-import { loadFamily } from '../test/support/speed-matrix.ts';
-import { startReference } from '../test/support/reference.ts';
+import { loadFamily } from './support/speed-matrix.ts';
+import { startReference } from '../fixtures/reference-server/spawn.ts';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);

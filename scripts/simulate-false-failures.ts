@@ -36,7 +36,7 @@ import { gradePrefillScaling, scalingLengths } from '../lib/grading/context.ts';
 import { FAULTS } from '../fixtures/reference-server/faults.ts';
 import { DEFAULTS } from '../fixtures/reference-server/server.ts';
 import type { PrefillContext } from '../fixtures/reference-server/scheduler.ts';
-import { startReference } from '../test/support/reference.ts';
+import { startReference } from '../fixtures/reference-server/spawn.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 

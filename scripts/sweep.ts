@@ -12,7 +12,7 @@ import { ROOT } from '../lib/config/profile.ts';
 import { FAMILY_ORDER } from '../vitest.config.ts';
 import {
   MATRIX_FAULTS, faultProofs, runCatalogue, runFaultProof, speedArgs, speedProfile, type CatalogueRun, type FaultRow,
-} from '../test/support/speed-matrix.ts';
+} from './support/speed-matrix.ts';
 
 function args(argv: string[]) {
   const get = (k: string) => { const i = argv.indexOf(k); return i >= 0 ? argv[i + 1] : undefined; };

@@ -20,7 +20,7 @@ export const family: FamilySpec = {
 };
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isJsonObject as isObj } from '../lib/json.ts';
 
 const STREAMING = 'Anthropic API docs, Streaming Messages: event types and event flow (https://docs.anthropic.com/en/api/messages-streaming)';
 export const STOP_REASONS = ['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal', 'model_context_window_exceeded'];

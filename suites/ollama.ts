@@ -21,7 +21,7 @@ export const family: FamilySpec = {
 };
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isJsonObject as isObj } from '../lib/json.ts';
 
 const OLLAMA_API = 'Ollama API docs, POST /api/chat streaming: a stream of JSON objects (application/x-ndjson), the last with done: true and the final statistics (https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-chat-completion)';
 

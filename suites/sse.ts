@@ -34,7 +34,7 @@ export const family: FamilySpec = {
 };
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isJsonObject as isObj } from '../lib/json.ts';
 
 const WHATWG = 'WHATWG HTML §9.2.6 "Interpreting an event stream" (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation)';
 const OPENAI_STREAM = 'OpenAI API reference, Chat Completions streaming: chat.completion.chunk objects as data-only server-sent events, ended by data: [DONE] (https://platform.openai.com/docs/api-reference/chat/streaming)';

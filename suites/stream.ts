@@ -12,7 +12,7 @@ import { bandAbove, pause, pollUntil, readSpread, stallShare, type ReadSpread } 
 import { findBusyReader, type BusyReader } from '../lib/measure/server-load.ts';
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
 import { bodyText } from '../lib/http/recorder.ts';
-import { fail, fmt, inconclusive, pass, warn } from '../lib/check/messages.ts';
+import { fail, fmt, inconclusive, pass, pct, warn } from '../lib/check/messages.ts';
 import { usableSlots } from '../lib/measure/batching.ts';
 import { measurePace, paceFor } from '../lib/http/exchange.ts';
 import { decodeMsPerToken, describePace, expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/measure/pace.ts';
@@ -32,7 +32,6 @@ export const family: FamilySpec = {
 const CAP = 200;
 const cap = (xs: number[]) => xs.slice(0, CAP).map((x) => Math.round(x * 10) / 10);
 const ms = (x: number | undefined) => `${fmt(x, 1)} ms`;
-const pct = (x: number | undefined) => (x === undefined ? 'n/a' : `${(x * 100).toFixed(1)} %`);
 
 /** A request that did not give a complete 200 stream: why, or undefined when it did. */
 function streamProblem(x: Exchange): string | undefined {

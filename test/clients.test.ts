@@ -205,7 +205,7 @@ describe('server × client matrix', () => {
 
 describe('every client against a server that requires a key', () => {
   test("the profile's key reaches the server in the Authorization header only, whatever the client sends, and appears in no result", async () => {
-    const { startReference } = await import('./support/reference.ts');
+    const { startReference } = await import('../fixtures/reference-server/spawn.ts');
     const { checks } = await import('../suites/clients.ts');
     const { runCheck, grade } = await import('../lib/check/check.ts');
     const key = 'sk-clients-test-0123456789';

@@ -13,8 +13,8 @@ const base = {
 
 function diffPaths(a: unknown, b: unknown, path = ''): string[] {
   if (JSON.stringify(a) === JSON.stringify(b)) return [];
-  const isObj = (v: unknown) => typeof v === 'object' && v !== null;
-  if (!isObj(a) || !isObj(b) || Array.isArray(a) !== Array.isArray(b)) return [path];
+  const isObjectOrArray = (v: unknown) => typeof v === 'object' && v !== null;
+  if (!isObjectOrArray(a) || !isObjectOrArray(b) || Array.isArray(a) !== Array.isArray(b)) return [path];
   const keys = new Set([...Object.keys(a as object), ...Object.keys(b as object)]);
   return [...keys].flatMap((k) => diffPaths((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], path ? `${path}.${k}` : k));
 }

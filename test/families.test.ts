@@ -34,8 +34,6 @@ test('FAMILY_ORDER and the per-family lists agree with the declarations; setup f
   expect(CHECKS_OF, FIX).toEqual({ 'api-last': 'api' });
   // vitest.config.ts re-exports the same list (the sequencer and the projects' familyOrder use it).
   expect((await import('../vitest.config.ts')).FAMILY_ORDER).toBe(FAMILY_ORDER);
-  // test/support/speed-matrix.ts keeps its own copy of the timing families (to be replaced by an import).
-  expect((await import('./support/speed-matrix.ts')).TIMING_FAMILIES, 'test/support/speed-matrix.ts TIMING_FAMILIES vs `timing: true`').toEqual([...TIMING_FAMILIES]);
 });
 
 test('every check registered by a generated stub belongs to the family the stub names', () => {

@@ -12,7 +12,7 @@ import { BodyRecorder } from '../bench/throughput.ts';
 import { grade, runCheck } from '../lib/check/check.ts';
 import { checks as streamChecks } from '../suites/stream.ts';
 import { rawStream } from '../bench/floor-client.ts';
-import { startReference, type ReferenceHandle } from './support/reference.ts';
+import { startReference, type ReferenceHandle } from '../fixtures/reference-server/spawn.ts';
 import type { BodyRead, Recording } from '../lib/check/types.ts';
 import { createServer, type AddressInfo } from 'node:net';
 

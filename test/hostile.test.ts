@@ -1,11 +1,11 @@
 // The catalogue against hostile servers (fixtures/hostile-server), as a user runs it: one Vitest run of the quick set
-// of modes (one project each, a canary API key, CONFORMANCE_DEADLINE_S), judged by test/support/hostile-run.ts:
+// of modes (one project each, a canary API key, CONFORMANCE_DEADLINE_S), judged by scripts/support/hostile-run.ts:
 // finished within the deadline, the expected checks failed with messages saying what the server did, every report
 // written and valid, the key nowhere in what was written or printed and never at the other origin.
 // `npm run hostile` runs every mode, one run each, with time and peak RSS per mode.
 import { test, expect } from 'vitest';
 import { MODE_NAMES, modeInfo } from '../fixtures/hostile-server/modes.ts';
-import { endedInTime, judge, runModes, summaryLine, type ModeSpec } from './support/hostile-run.ts';
+import { endedInTime, judge, runModes, summaryLine, type ModeSpec } from '../scripts/support/hostile-run.ts';
 
 const QUICK: ModeSpec[] = MODE_NAMES.filter((m) => modeInfo(m).quick).map((mode) => ({ mode }));
 /** The quick set's bound (the issue: at most 5 minutes in CI); each mode alone must also end within 10 minutes. */

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import { spawnServer, waitReady, freePort, SetupError, NeverReadyError, waitBoundMs } from '../lib/server/lifecycle.ts';
-import { referenceProfile } from './support/reference.ts';
+import { referenceProfile } from '../fixtures/reference-server/spawn.ts';
 import { requestAuth } from '../lib/config/request-auth.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'lifecycle-'));

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { ROOT } from '../lib/config/profile.ts';
 import { TSX_LOADER, freePort, spawnServer } from '../lib/server/lifecycle.ts';
 import { EXIT } from '../cli/args.ts';
-import { startReference, type ReferenceHandle } from './support/reference.ts';
+import { startReference, type ReferenceHandle } from '../fixtures/reference-server/spawn.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'conformance-package-'));
 const user = join(work, 'project');

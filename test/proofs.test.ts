@@ -4,7 +4,7 @@ import { describe, test, expect, afterAll } from 'vitest';
 import { families } from '../suites/catalogue.ts';
 import { grade, runCheck } from '../lib/check/check.ts';
 import { discoverServer } from '../lib/server/discovery.ts';
-import { startReference, type ReferenceHandle } from './support/reference.ts';
+import { startReference, type ReferenceHandle } from '../fixtures/reference-server/spawn.ts';
 import { strictExpectation, type Proof } from '../suites/support/proof.ts';
 
 // One server per distinct set of flags, reused by every proof that needs the same one.

@@ -8,7 +8,7 @@
 //    at 3000 tok/s. (Slowdown and decay at 5 tok/s take 2 minutes between them: the sweep proves them.)
 // Budget: about 3.5 minutes, shared with the other self-test files running beside it.
 import { describe, expect, test } from 'vitest';
-import { MATRIX_FAULTS, TIMING_FAMILIES, faultProofs, runCatalogue, runFaultProof, speedArgs, speedProfile } from './support/speed-matrix.ts';
+import { MATRIX_FAULTS, TIMING_FAMILIES, faultProofs, runCatalogue, runFaultProof, speedArgs, speedProfile } from '../scripts/support/speed-matrix.ts';
 
 const SLOW_CHECKS = ['api.stop-sequence', 'stream.ttft-before-end', 'stream.spread', 'metrics.gen-tps-plausible', 'parallel.speedup-2'];
 const problems = (rows: Array<{ id: string; outcome: string; message: string }>) =>

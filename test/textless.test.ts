@@ -5,7 +5,7 @@
 // families must grade it as served — counted by usage, left out of token timing — never fail or error. The same
 // families still fail a server that answers 200 with neither text nor usage (the same server with its usage off).
 import { describe, expect, test } from 'vitest';
-import { runCatalogue, speedArgs, speedProfile } from './support/speed-matrix.ts';
+import { runCatalogue, speedArgs, speedProfile } from '../scripts/support/speed-matrix.ts';
 import { served, textlessTokens } from '../lib/measure/served.ts';
 import { gradeNoStarvation, type StarvationStream } from '../lib/grading/parallel.ts';
 import type { Exchange } from '../lib/http/exchange.ts';

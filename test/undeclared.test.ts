@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { families } from '../suites/catalogue.ts';
 import { grade, runCheck, skipReason } from '../lib/check/check.ts';
 import { discoverServer } from '../lib/server/discovery.ts';
-import { startReference, type ReferenceHandle } from './support/reference.ts';
+import { startReference, type ReferenceHandle } from '../fixtures/reference-server/spawn.ts';
 import type { Profile } from '../lib/check/types.ts';
 
 const started: ReferenceHandle[] = [];

@@ -14,7 +14,7 @@ import { loadServers } from '../lib/config/profile.ts';
 import type { Profile } from '../lib/check/types.ts';
 import { EMULATIONS, deviationsOf, outcomeOf } from '../fixtures/seed-study.ts';
 import { FAMILY_ORDER } from '../reporters/report-data.ts';
-import { startReference, type ReferenceHandle } from './support/reference.ts';
+import { startReference, type ReferenceHandle } from '../fixtures/reference-server/spawn.ts';
 
 const checkDef = (id: string) => Object.values(families).flatMap((f) => f.checks).find((c) => c.id === id);
 

@@ -244,7 +244,6 @@ export async function runCheck(check: CheckDef, o: ContextOptions): Promise<{ ve
 const BOUND_GRACE_MS = 3_000;
 const fmtSeconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
-export class CheckTimeout extends Error {}
 /** Thrown where the server's answers leave nothing to measure (no usage to calibrate prompts with, …). */
 export class NotMeasurable extends Error {}
 /** The run's deadline (CONFORMANCE_DEADLINE_S) cut the check: our budget, never the server's failure. */

@@ -53,3 +53,6 @@ export function fmt(x: number | undefined, digits = 2): string {
   if (x === undefined || !Number.isFinite(x)) return 'n/a';
   return Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(digits);
 }
+
+/** A share (0.25) as a percentage for messages ("25.0 %"; "n/a" for no value). */
+export const pct = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? 'n/a' : `${(x * 100).toFixed(1)} %`);

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ROOT } from '../config/profile.ts';
 import type { ApiFlavour } from '../check/types.ts';
+import { isJsonObject } from '../json.ts';
 
 export interface ClientCase {
   /** Server root without /v1 and without a trailing slash. */
@@ -86,7 +87,6 @@ function collectingLogger(obs: Observation) {
 
 const messages = (c: ClientCase) => [{ role: 'user' as const, content: c.prompt }];
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
@@ -251,11 +251,11 @@ const anthropicDriver: ClientDriver = {
     const client = new Anthropic({ baseURL: c.root, apiKey: PLACEHOLDER_KEY, fetch: c.fetch, maxRetries: 0, logger: collectingLogger(obs), logLevel: 'warn' });
     const params = { model: c.model, max_tokens: c.maxTokens, messages: messages(c), temperature: 0 };
     const take = (m: { content?: unknown; stop_reason?: unknown; usage?: unknown }) => {
-      const blocks = Array.isArray(m.content) ? m.content.filter(isObj) : [];
+      const blocks = Array.isArray(m.content) ? m.content.filter(isJsonObject) : [];
       obs.text = blocks.filter((b) => b.type === 'text').map((b) => str(b.text)).join('');
       obs.reasoning = blocks.filter((b) => b.type === 'thinking').map((b) => str(b.thinking)).join('');
       obs.finish = str(m.stop_reason) || undefined;
-      const u = isObj(m.usage) ? m.usage : undefined;
+      const u = isJsonObject(m.usage) ? m.usage : undefined;
       if (u) obs.usage = { input: num(u.input_tokens), output: num(u.output_tokens) };
     };
     if (mode === 'non-stream') {

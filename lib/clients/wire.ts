@@ -8,6 +8,7 @@ import type { ApiFlavour, BodyRead } from '../check/types.ts';
 import type { SseDecoded, NdjsonDecoded } from '../decode/stream-decoder.ts';
 import { openaiChatEvents, anthropicEvents, ollamaEvents, type StreamEvents } from '../decode/stream-events.ts';
 import { analyzeSse, splitJsonValues } from '../decode/framing.ts';
+import { isJsonObject } from '../json.ts';
 
 export interface WireLine {
   /** ms since t0 of the read that completed the line. */
@@ -109,16 +110,15 @@ export function streamFacts(ev: StreamEvents): Facts {
 }
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
 /** Facts of a non-streamed JSON answer, per API; undefined when the body is not the API's object at all. */
 export function jsonFacts(flavour: ApiFlavour, json: unknown): Facts | undefined {
-  if (!isObj(json)) return undefined;
+  if (!isJsonObject(json)) return undefined;
   if (flavour === 'anthropic-messages') {
-    const blocks = Array.isArray(json.content) ? json.content.filter(isObj) : [];
-    const u = isObj(json.usage) ? json.usage : undefined;
+    const blocks = Array.isArray(json.content) ? json.content.filter(isJsonObject) : [];
+    const u = isJsonObject(json.usage) ? json.usage : undefined;
     return {
       text: blocks.filter((b) => b.type === 'text').map((b) => str(b.text)).join(''),
       reasoning: blocks.filter((b) => b.type === 'thinking').map((b) => str(b.thinking)).join(''),
@@ -129,7 +129,7 @@ export function jsonFacts(flavour: ApiFlavour, json: unknown): Facts | undefined
     };
   }
   if (flavour === 'ollama-native') {
-    const m = isObj(json.message) ? json.message : {};
+    const m = isJsonObject(json.message) ? json.message : {};
     const p = num(json.prompt_eval_count);
     const c = num(json.eval_count);
     return {
@@ -141,9 +141,9 @@ export function jsonFacts(flavour: ApiFlavour, json: unknown): Facts | undefined
       contentTimes: [],
     };
   }
-  const choice = Array.isArray(json.choices) && isObj(json.choices[0]) ? json.choices[0] : undefined;
-  const m = choice && isObj(choice.message) ? choice.message : {};
-  const u = isObj(json.usage) ? json.usage : undefined;
+  const choice = Array.isArray(json.choices) && isJsonObject(json.choices[0]) ? json.choices[0] : undefined;
+  const m = choice && isJsonObject(choice.message) ? choice.message : {};
+  const u = isJsonObject(json.usage) ? json.usage : undefined;
   const fr = choice && typeof choice.finish_reason === 'string' ? choice.finish_reason : undefined;
   return {
     // Tolerant, like the stream reading: text a server put in choices[].text (the completions shape) was still carried.
@@ -166,7 +166,7 @@ export function reasoningFieldsOf(flavour: ApiFlavour, lines: readonly string[])
       const j = JSON.parse(p) as Obj;
       const choices = Array.isArray(j.choices) ? j.choices : [];
       for (const c of choices) {
-        const d = isObj(c) && isObj(c.delta) ? c.delta : isObj(c) && isObj(c.message) ? c.message : {};
+        const d = isJsonObject(c) && isJsonObject(c.delta) ? c.delta : isJsonObject(c) && isJsonObject(c.message) ? c.message : {};
         for (const k of ['reasoning_content', 'reasoning']) if (typeof d[k] === 'string' && d[k] !== '') found.add(k);
       }
     }

@@ -2,6 +2,7 @@
 // (OpenAI API reference, "Error codes"); real servers also send a flat object (vLLM before v0.10.1:
 // `{"object":"error","message",…}`), a string (`{"error":"msg"}`, Ollama native), or FastAPI's `{"detail": …}`
 // (vllm-mlx). Clients that read `error.message` show nothing useful for the last three, so checks tell them apart.
+import { isJsonObject } from '../json.ts';
 
 export type ErrorShape = 'openai' | 'error-string' | 'flat' | 'detail' | 'none';
 
@@ -15,20 +16,18 @@ export interface ErrorBody {
   note: string;
 }
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const OPENAI_ERROR_SHAPE = '{"error": {"message": "…", "type": "…", "param": …, "code": …}}';
 
 /** Classify a parsed JSON body (undefined when the body was not JSON). */
 export function classifyErrorBody(json: unknown): ErrorBody {
-  if (!isObj(json)) return { shape: 'none', note: json === undefined ? 'the body is not JSON' : 'the body is JSON but not an object' };
+  if (!isJsonObject(json)) return { shape: 'none', note: json === undefined ? 'the body is not JSON' : 'the body is JSON but not an object' };
   const e = json.error;
-  if (isObj(e) && typeof e.message === 'string') {
+  if (isJsonObject(e) && typeof e.message === 'string') {
     return { shape: 'openai', message: e.message, ...(typeof e.type === 'string' ? { type: e.type } : {}), note: 'OpenAI error object' };
   }
   if (typeof e === 'string') return { shape: 'error-string', message: e, note: '`error` is a string, not an object with `message`' };
-  if (isObj(e)) return { shape: 'flat', note: '`error` is an object without a string `message`' };
+  if (isJsonObject(e)) return { shape: 'flat', note: '`error` is an object without a string `message`' };
   if (typeof json.message === 'string') {
     return { shape: 'flat', message: json.message, ...(typeof json.type === 'string' ? { type: json.type } : {}), note: 'flat error object (message at the top level, no `error` object)' };
   }

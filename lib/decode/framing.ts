@@ -13,6 +13,7 @@
 // space after the colon is stripped; unknown field names are ignored; a BOM at the start is stripped).
 
 import type { BodyRead } from '../check/types.ts';
+import { isJsonObject } from '../json.ts';
 
 // ---------------------------------------------------------------------------------------------------------
 // Bytes and times
@@ -391,7 +392,7 @@ export function classifyPayload(data: string): PayloadVerdict {
   if (data.trim() === '[DONE]') return { kind: 'done' };
   try {
     const v: unknown = JSON.parse(data);
-    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return { kind: 'object' };
+    if (isJsonObject(v)) return { kind: 'object' };
     return { kind: 'not-object', type: Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v };
   } catch (e) {
     const parts = splitJsonValues(data);

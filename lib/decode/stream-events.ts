@@ -6,6 +6,7 @@
 // belongs to the checks, which read the raw facts kept here (chunks, usageEvents, eventsAfterDone, ...).
 
 import type { NdjsonDecoded, NdjsonLine, SseDecoded, SseEvent } from './stream-decoder.ts';
+import { isJsonObject } from '../json.ts';
 
 /**
  * One token-bearing event: it carries non-empty generated text. Events are not tokens (a server may put several
@@ -65,9 +66,6 @@ export interface StreamEvents {
 
 type Obj = Record<string, unknown>;
 
-function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 function str(v: unknown): string {
   return typeof v === 'string' ? v : '';
 }
@@ -136,7 +134,7 @@ function usageTimings(u: Obj): Obj | undefined {
 
 /** Shared per-chunk bookkeeping of both OpenAI flavours: usage, timings, identity, errors. */
 function openaiCommon(out: StreamEvents, t: number, json: Obj): void {
-  if (isObj(json.usage)) {
+  if (isJsonObject(json.usage)) {
     out.usageEvents++;
     const u = openaiUsage(json.usage, t);
     out.usages.push(u);
@@ -144,8 +142,8 @@ function openaiCommon(out: StreamEvents, t: number, json: Obj): void {
     const ut = usageTimings(json.usage);
     if (ut) out.serverTimings = { source: 'usage', value: ut, t };
   }
-  if (isObj(json.timings)) out.serverTimings = { source: 'timings', value: json.timings, t };
-  if (isObj(json.metrics)) out.serverTimings = { source: 'metrics', value: json.metrics, t };
+  if (isJsonObject(json.timings)) out.serverTimings = { source: 'timings', value: json.timings, t };
+  if (isJsonObject(json.metrics)) out.serverTimings = { source: 'metrics', value: json.metrics, t };
   if (out.model === undefined && typeof json.model === 'string') out.model = json.model;
   if (out.systemFingerprint === undefined && typeof json.system_fingerprint === 'string') out.systemFingerprint = json.system_fingerprint;
   if (json.error !== undefined && json.error !== null) out.errors.push({ t, json });
@@ -158,7 +156,7 @@ function openaiStep(out: StreamEvents, ev: SseEvent, retain: boolean, perChoice:
   if (ev.data.trim() === '[DONE]') { out.done = true; out.doneT = ev.t; return; }
   const parsed = parseJson(out, ev.t, ev.data, retain);
   if (!parsed.ok) return;
-  if (!isObj(parsed.json)) return;
+  if (!isJsonObject(parsed.json)) return;
   const json = parsed.json;
   if (ev.event === 'error' && json.error === undefined) out.errors.push({ t: ev.t, json });
   openaiCommon(out, ev.t, json);
@@ -167,7 +165,7 @@ function openaiStep(out: StreamEvents, ev: SseEvent, retain: boolean, perChoice:
   let tool = '';
   const choices = Array.isArray(json.choices) ? json.choices : [];
   for (const ch of choices) {
-    if (!isObj(ch)) continue;
+    if (!isJsonObject(ch)) continue;
     const got = perChoice(ch);
     content += got.content;
     reasoning += got.reasoning;
@@ -211,12 +209,12 @@ function reasoningOf(o: Obj): string {
 function toolText(o: Obj): string {
   if (!Array.isArray(o.tool_calls)) return '';
   let s = '';
-  for (const tc of o.tool_calls) if (isObj(tc) && isObj(tc.function)) s += str(tc.function.name) + str(tc.function.arguments);
+  for (const tc of o.tool_calls) if (isJsonObject(tc) && isJsonObject(tc.function)) s += str(tc.function.name) + str(tc.function.arguments);
   return s;
 }
 
 const chatChoice: PerChoice = (ch) => {
-  const d = isObj(ch.delta) ? ch.delta : {};
+  const d = isJsonObject(ch.delta) ? ch.delta : {};
   return { content: str(d.content), reasoning: reasoningOf(d), tool: toolText(d) };
 };
 const completionChoice: PerChoice = (ch) => ({ content: str(ch.text), reasoning: reasoningOf(ch), tool: '' });
@@ -256,30 +254,30 @@ export function anthropicAdapter(): SseAdapter {
   const event = (ev: SseEvent, retain = true): void => {
     if (out.done) { out.eventsAfterDone++; return; }
     const parsed = parseJson(out, ev.t, ev.data, retain);
-    if (!parsed.ok || !isObj(parsed.json)) return;
+    if (!parsed.ok || !isJsonObject(parsed.json)) return;
     const json = parsed.json;
     const type = typeof json.type === 'string' ? json.type : ev.event;
     switch (type) {
       case 'message_start': {
-        const msg = isObj(json.message) ? json.message : {};
+        const msg = isJsonObject(json.message) ? json.message : {};
         if (typeof msg.model === 'string') out.model = msg.model;
-        if (isObj(msg.usage)) takeUsage(msg.usage, ev.t);
+        if (isJsonObject(msg.usage)) takeUsage(msg.usage, ev.t);
         break;
       }
       case 'content_block_start': {
-        const b = isObj(json.content_block) ? json.content_block : {};
+        const b = isJsonObject(json.content_block) ? json.content_block : {};
         addToken(out, ev.t, str(b.text), str(b.thinking), '');
         break;
       }
       case 'content_block_delta': {
-        const d = isObj(json.delta) ? json.delta : {};
+        const d = isJsonObject(json.delta) ? json.delta : {};
         addToken(out, ev.t, str(d.text), str(d.thinking), str(d.partial_json));
         break;
       }
       case 'message_delta': {
-        const d = isObj(json.delta) ? json.delta : {};
+        const d = isJsonObject(json.delta) ? json.delta : {};
         if (typeof d.stop_reason === 'string') out.finishReasons.push({ t: ev.t, value: d.stop_reason });
-        if (isObj(json.usage)) takeUsage(json.usage, ev.t);
+        if (isJsonObject(json.usage)) takeUsage(json.usage, ev.t);
         break;
       }
       case 'message_stop':
@@ -313,11 +311,11 @@ export function ollamaAdapter(): NdjsonAdapter {
       return;
     }
     if (retain) out.chunks.push({ t: line.t, json: line.json });
-    if (!isObj(line.json)) return;
+    if (!isJsonObject(line.json)) return;
     const json = line.json;
     if (out.model === undefined && typeof json.model === 'string') out.model = json.model;
     if (json.error !== undefined && json.error !== null) out.errors.push({ t: line.t, json });
-    const msg = isObj(json.message) ? json.message : {};
+    const msg = isJsonObject(json.message) ? json.message : {};
     addToken(out, line.t, str(msg.content) || str(json.response), str(msg.thinking) || str(json.thinking), toolText(msg));
     if (json.done === true) {
       out.done = true;

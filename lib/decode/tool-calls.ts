@@ -11,9 +11,9 @@
 import Ajv2020 from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
 import { jsonPrefix } from './json-prefix.ts';
+import { isJsonObject } from '../json.ts';
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Argument validation
@@ -62,7 +62,7 @@ export function judgeArguments(args: unknown, schema: unknown): ArgumentsVerdict
 
 /** A parsed arguments / input value: an object that validates. */
 export function judgeValue(value: unknown, schema: unknown): ArgumentsVerdict {
-  if (!isObj(value)) return { state: 'not-object', value, problems: [`arguments are ${JSON.stringify(value)?.slice(0, 60)}, not a JSON object`] };
+  if (!isJsonObject(value)) return { state: 'not-object', value, problems: [`arguments are ${JSON.stringify(value)?.slice(0, 60)}, not a JSON object`] };
   const problems = schemaProblems(value, schema);
   return { state: problems.length ? 'schema' : 'valid', value, problems };
 }
@@ -90,13 +90,13 @@ export interface ChatAnswer {
 
 /** choices[0] of a chat.completion: message, content, finish_reason and tool calls. */
 export function chatAnswer(json: unknown): ChatAnswer {
-  const choice = isObj(json) && Array.isArray(json.choices) ? json.choices[0] : undefined;
-  if (!isObj(choice) || !isObj(choice.message)) return { content: undefined, finishReason: undefined, calls: [], problem: 'no choices[0].message in the response' };
+  const choice = isJsonObject(json) && Array.isArray(json.choices) ? json.choices[0] : undefined;
+  if (!isJsonObject(choice) || !isJsonObject(choice.message)) return { content: undefined, finishReason: undefined, calls: [], problem: 'no choices[0].message in the response' };
   const m = choice.message;
   const raw = Array.isArray(m.tool_calls) ? m.tool_calls : [];
   const calls = raw.map((c): ToolCall => {
-    const f = isObj(c) && isObj(c.function) ? c.function : {};
-    return { id: isObj(c) ? c.id : undefined, type: isObj(c) ? c.type : undefined, name: f.name, arguments: f.arguments };
+    const f = isJsonObject(c) && isJsonObject(c.function) ? c.function : {};
+    return { id: isJsonObject(c) ? c.id : undefined, type: isJsonObject(c) ? c.type : undefined, name: f.name, arguments: f.arguments };
   });
   return { message: m, content: m.content, finishReason: choice.finish_reason, calls };
 }
@@ -138,15 +138,15 @@ export function streamedToolCalls(chunks: ReadonlyArray<{ json: unknown }>): Str
   const finishReasons: string[] = [];
   let noIndex = 0;
   for (const [n, ch] of chunks.entries()) {
-    const choice = isObj(ch.json) && Array.isArray(ch.json.choices) ? ch.json.choices[0] : undefined;
-    if (!isObj(choice)) continue;
+    const choice = isJsonObject(ch.json) && Array.isArray(ch.json.choices) ? ch.json.choices[0] : undefined;
+    if (!isJsonObject(choice)) continue;
     if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') finishReasons.push(choice.finish_reason);
-    const delta = isObj(choice.delta) ? choice.delta : {};
+    const delta = isJsonObject(choice.delta) ? choice.delta : {};
     if (typeof delta.content === 'string') content += delta.content;
     if (!Array.isArray(delta.tool_calls)) continue;
     for (const d of delta.tool_calls) {
-      if (!isObj(d)) { problems.push(`chunk ${n}: a tool_calls entry is ${JSON.stringify(d)}, not an object`); continue; }
-      const f = isObj(d.function) ? d.function : {};
+      if (!isJsonObject(d)) { problems.push(`chunk ${n}: a tool_calls entry is ${JSON.stringify(d)}, not an object`); continue; }
+      const f = isJsonObject(d.function) ? d.function : {};
       const hasIndex = Number.isInteger(d.index);
       if (!hasIndex) noIndex++;
       let k = hasIndex ? byIndex.get(d.index) : typeof d.id === 'string' && d.id !== '' ? undefined : calls.length - 1;
@@ -194,11 +194,11 @@ export interface AnthropicAnswer {
 
 /** A non-streamed Messages response: tool_use blocks, text and stop_reason. */
 export function anthropicAnswer(json: unknown): AnthropicAnswer {
-  if (!isObj(json) || !Array.isArray(json.content)) return { stopReason: undefined, toolUses: [], text: '', problem: 'no content array in the response' };
+  if (!isJsonObject(json) || !Array.isArray(json.content)) return { stopReason: undefined, toolUses: [], text: '', problem: 'no content array in the response' };
   const toolUses: ToolUse[] = [];
   let text = '';
   for (const b of json.content) {
-    if (!isObj(b)) continue;
+    if (!isJsonObject(b)) continue;
     if (b.type === 'tool_use') toolUses.push({ id: b.id, name: b.name, input: b.input });
     if (b.type === 'text' && typeof b.text === 'string') text += b.text;
   }
@@ -213,13 +213,13 @@ export function anthropicStreamedToolUses(chunks: ReadonlyArray<{ json: unknown 
   let text = '';
   for (const [n, ch] of chunks.entries()) {
     const e = ch.json;
-    if (!isObj(e)) continue;
-    if (e.type === 'content_block_start' && isObj(e.content_block) && e.content_block.type === 'tool_use') {
+    if (!isJsonObject(e)) continue;
+    if (e.type === 'content_block_start' && isJsonObject(e.content_block) && e.content_block.type === 'tool_use') {
       const b = e.content_block;
       if (blocks.has(e.index)) problems.push(`event ${n}: a second content_block_start for index ${JSON.stringify(e.index)}`);
       blocks.set(e.index, { id: b.id, name: b.name, input: b.input, json: '', fragments: 0 });
     }
-    if (e.type === 'content_block_delta' && isObj(e.delta)) {
+    if (e.type === 'content_block_delta' && isJsonObject(e.delta)) {
       if (e.delta.type === 'text_delta' && typeof e.delta.text === 'string') text += e.delta.text;
       if (e.delta.type === 'input_json_delta') {
         const b = blocks.get(e.index);
@@ -227,7 +227,7 @@ export function anthropicStreamedToolUses(chunks: ReadonlyArray<{ json: unknown 
         else if (typeof e.delta.partial_json === 'string') { b.json += e.delta.partial_json; b.fragments++; }
       }
     }
-    if (e.type === 'message_delta' && isObj(e.delta) && e.delta.stop_reason !== undefined) stopReason = e.delta.stop_reason;
+    if (e.type === 'message_delta' && isJsonObject(e.delta) && e.delta.stop_reason !== undefined) stopReason = e.delta.stop_reason;
   }
   const list = [...blocks.values()];
   return { stopReason, toolUses: list, text, problems, fragmentEvents: list.map((b) => b.fragments) };

@@ -12,9 +12,9 @@
 // - a starved client (event-loop delay p99 above `starvedLoopP99Ms`) or too few samples is `inconclusive`, never fail;
 // - metrics carry the figures a report plots (`cycles`, `speedup`, `curve`).
 import type { Verdict } from '../check/types.ts';
-import { borderline, fail, fmt, inconclusive, pass, warn } from '../check/messages.ts';
+import { borderline, fail, fmt, inconclusive, pass, pct, warn } from '../check/messages.ts';
 import { median, quantile, summarize, theilSen } from './stats.ts';
-import { pct, starvedReason as starved, type LoopDelay } from '../measure/loop-delay.ts';
+import { starvedReason as starved, type LoopDelay } from '../measure/loop-delay.ts';
 import type { CpuUse } from '../measure/machine-load.ts';
 
 export type { LoopDelay } from '../measure/loop-delay.ts';

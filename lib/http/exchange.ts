@@ -33,7 +33,8 @@ export interface SendOptions {
   onToken?: (t: number, count: number) => void;
 }
 
-const PATHS: Record<ApiFlavour, string> = {
+/** Each API flavour's generation endpoint (also what the health probe asks, lib/server/health.ts). */
+export const GENERATION_PATH: Record<ApiFlavour, string> = {
   'openai-chat': '/v1/chat/completions',
   'openai-completions': '/v1/completions',
   'anthropic-messages': '/v1/messages',
@@ -168,7 +169,7 @@ export async function send(ctx: CheckContext, flavour: ApiFlavour, body: unknown
   const detectorOpts: SendOptions = { ...opts, onToken: (t, n) => { guards.onToken(n); opts.onToken?.(t, n); } };
   const stallFloorMs = opts.deadlines?.tokenIdleMs === undefined ? ctx.deadlines.tokenIdleMs : undefined;
   const rec = await record({
-    url: `${ctx.baseUrl}${PATHS[flavour]}`,
+    url: `${ctx.baseUrl}${GENERATION_PATH[flavour]}`,
     method: 'POST',
     headers,
     body,

@@ -12,6 +12,3 @@ export function starvedReason(loop: LoopDelay | undefined, limitMs: number): str
   if (!loop || !(loop.p99Ms > limitMs)) return undefined;
   return `our client was starved (event-loop delay p99 ${fmt(loop.p99Ms)} ms, max ${fmt(loop.maxMs)} ms > ${fmt(limitMs)} ms): its timestamps cannot grade the server`;
 }
-
-/** A share as a percentage for messages ("n/a" for no value). */
-export const pct = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? 'n/a' : `${(x * 100).toFixed(1)} %`);

@@ -5,7 +5,7 @@ import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { makeContext, type CheckDef } from '../check/check.ts';
 import { chat, generationBody, uniquePrompt, type Exchange } from '../http/exchange.ts';
-import { TSX_LOADER, spawnServer, type RunningServer } from '../server/lifecycle.ts';
+import { TSX_LOADER, spawnServer, waitForListening, type RunningServer } from '../server/lifecycle.ts';
 import { ROOT } from '../config/profile.ts';
 import type { Profile } from '../check/types.ts';
 import { lagSummary, monotonicOffset, stampedArrivals, stepMinima, steadyWindow, type FidelityPreflight } from './fidelity.ts';
@@ -37,16 +37,7 @@ export async function startStampServer(o: StampServerOptions): Promise<StampServ
     '--prefill-ms-per-token', '0', '--prefill-quadratic-ms', '0', '--context-window', '1000000',
   ];
   const server = spawnServer(argv, { cwd: ROOT });
-  const deadline = performance.now() + (o.startTimeoutMs ?? 30_000);
-  let url: string | undefined;
-  while (!url && !server.exited() && performance.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 20));
-    url = server.lastLines(40).map((l) => /^LISTENING (http:\/\/127\.0\.0\.1:\d+)/.exec(l)?.[1]).find(Boolean);
-  }
-  if (!url) {
-    await server.stop();
-    throw new Error(`stamping reference server did not start: ${server.lastLines(5).join(' | ') || 'no output'}`);
-  }
+  const url = await waitForListening(server, o.startTimeoutMs ?? 30_000, 'the stamping reference server');
   return { url, pid: server.pid, process: server, stop: () => server.stop() };
 }
 

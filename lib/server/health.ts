@@ -4,6 +4,7 @@
 // deadlines. Plain functions, no Vitest.
 import type { ApiFlavour, Profile } from '../check/types.ts';
 import { record } from '../http/recorder.ts';
+import { GENERATION_PATH } from '../http/exchange.ts';
 import { describeRequest, recentRequests, type JournalEntry } from '../http/transport.ts';
 
 export interface Health {
@@ -13,13 +14,6 @@ export interface Health {
   /** GET /v1/models answered (a server that lists models but never generates is alive but silent). */
   listsModels: boolean;
 }
-
-const PROBE_PATH: Record<ApiFlavour, string> = {
-  'openai-chat': '/v1/chat/completions',
-  'openai-completions': '/v1/completions',
-  'anthropic-messages': '/v1/messages',
-  'ollama-native': '/api/chat',
-};
 
 function probeBody(flavour: ApiFlavour, model: string, extra: Record<string, unknown> | undefined): Record<string, unknown> {
   const prompt = `[health probe ${Date.now().toString(36)}] Say OK.`;
@@ -49,7 +43,7 @@ export async function probeHealth(profile: Profile, baseUrl: string, headers: Re
     return { answering: false, listsModels: false, detail: `nothing answers at ${baseUrl} (GET /v1/models: ${models.failure.message})` };
   const flavour = profile.apis[0] ?? 'openai-chat';
   const gen = await record({
-    url: `${baseUrl}${PROBE_PATH[flavour]}`, headers: { ...headers, ...(flavour === 'anthropic-messages' ? { 'anthropic-version': '2023-06-01' } : {}) },
+    url: `${baseUrl}${GENERATION_PATH[flavour]}`, headers: { ...headers, ...(flavour === 'anthropic-messages' ? { 'anthropic-version': '2023-06-01' } : {}) },
     body: probeBody(flavour, profile.model, flavour === 'openai-chat' ? profile.extraBody : undefined), secrets,
     deadlines: { connectMs: 2_000, headersMs: budgetMs, tokenIdleMs: budgetMs, totalMs: budgetMs },
   });
@@ -60,7 +54,7 @@ export async function probeHealth(profile: Profile, baseUrl: string, headers: Re
   return {
     answering: false,
     listsModels,
-    detail: `a 1-token generation (POST ${PROBE_PATH[flavour]}) got no complete answer within ${budgetMs} ms (${what})` +
+    detail: `a 1-token generation (POST ${GENERATION_PATH[flavour]}) got no complete answer within ${budgetMs} ms (${what})` +
       (listsModels ? '; GET /v1/models still answers (the process is alive but does not generate)' : models.failure ? `; GET /v1/models: ${models.failure.message}` : ''),
   };
 }

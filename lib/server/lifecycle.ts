@@ -124,6 +124,28 @@ export function spawnServer(argv: string[], opts: { cwd?: string; env?: Record<s
   };
 }
 
+/**
+ * The URL a server started with `--port 0` prints as its `LISTENING http://127.0.0.1:PORT` line (the reference and
+ * hostile servers, the stamping server of the preflight): binding the port itself, it has no free-port race. Stops
+ * the server and throws, with the last lines it printed (on one line: the preflight's error is quoted inline), when no
+ * such line comes within `timeoutMs` or it exits first.
+ */
+export async function waitForListening(server: RunningServer, timeoutMs: number, name = 'server'): Promise<string> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const url = server.lastLines(40).map((l) => /^LISTENING (http:\/\/127\.0\.0\.1:\d+)/.exec(l)?.[1]).find(Boolean);
+    if (url) return url;
+    if (server.exited() || performance.now() >= deadline) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const ex = server.exited();
+  await server.stop();
+  throw new Error(
+    (ex ? `${name} exited (code ${ex.code}, signal ${ex.signal}) before printing LISTENING` : `${name} did not print LISTENING within ${seconds(timeoutMs)}`) +
+      `; last lines it printed: ${server.lastLines(10).join(' | ') || '(nothing)'}`,
+  );
+}
+
 /** A probe's network failure in a few words ("connection refused"), not the stack of errors that carried it. */
 function probeFailure(f: { kind: string; message: string }): string {
   const code = /\b(ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|ETIMEDOUT)\b/.exec(f.message)?.[1];
@@ -231,26 +253,31 @@ export async function waitReady(
   );
 }
 
-/** Resident memory (KiB) of a process and its descendants via ps (works on Linux and macOS). */
-export async function processTreeRssKiB(rootPid: number): Promise<number | undefined> {
+/**
+ * Resident memory (KiB) of a process and its descendants via ps (works on Linux and macOS); undefined when the process
+ * is not running. `skip`: leave out the processes whose command line it matches, and their descendants.
+ */
+export async function processTreeRssKiB(rootPid: number, opts: { skip?: (commandLine: string) => boolean } = {}): Promise<number | undefined> {
   const out = await new Promise<string>((res) => {
-    const ps = spawn('ps', ['-A', '-o', 'pid=,ppid=,rss='], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const ps = spawn('ps', ['-A', '-o', opts.skip ? 'pid=,ppid=,rss=,args=' : 'pid=,ppid=,rss='], { stdio: ['ignore', 'pipe', 'ignore'] });
     let s = '';
     ps.stdout.on('data', (d: Buffer) => (s += d.toString()));
     ps.on('close', () => res(s));
     ps.on('error', () => res(''));
   });
-  const rows = out.trim().split('\n').map((l) => l.trim().split(/\s+/).map(Number)).filter((r) => r.length === 3);
-  if (!rows.some((r) => r[0] === rootPid)) return undefined;
-  const children = new Map<number, number[]>();
-  for (const [pid, ppid] of rows) children.set(ppid!, [...(children.get(ppid!) ?? []), pid!]);
-  const rss = new Map(rows.map((r) => [r[0]!, r[2]!]));
+  const rows = out.trim().split('\n').map((l) => /^\s*(\d+)\s+(\d+)\s+(\d+)(?:\s+(.*))?$/.exec(l)).filter((m): m is RegExpExecArray => !!m)
+    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), rss: Number(m[3]), args: m[4] ?? '' }));
+  const root = rows.find((r) => r.pid === rootPid);
+  if (!root) return undefined;
+  const children = new Map<number, typeof rows>();
+  for (const r of rows) children.set(r.ppid, [...(children.get(r.ppid) ?? []), r]);
   let total = 0;
-  const stack = [rootPid];
+  const stack = [root];
   for (let guard = 0; stack.length && guard < 10_000; guard++) {
-    const p = stack.pop()!;
-    total += rss.get(p) ?? 0;
-    stack.push(...(children.get(p) ?? []));
+    const r = stack.pop()!;
+    if (opts.skip?.(r.args)) continue;
+    total += r.rss;
+    stack.push(...(children.get(r.pid) ?? []));
   }
   return total;
 }

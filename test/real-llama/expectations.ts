@@ -3,7 +3,7 @@
 // non-pass carries its reason: llama.cpp's documented behaviour with a link, or the suite's reason for skipping.
 // A check not listed must pass everywhere.
 import type { Outcome } from '../../lib/check/types.ts';
-import type { LlamaConfigName } from './configs.ts';
+import type { LlamaConfigName } from '../../fixtures/llama-configs.ts';
 
 export interface Expectation {
   outcomes: Outcome[];
@@ -17,7 +17,7 @@ export interface Expectation {
 type PerConfig = Expectation & { configs?: Partial<Record<LlamaConfigName, Expectation>> };
 
 const PROFILE_KNOWN = 'a known issue of the llama.cpp profile (servers.json knownIssues, reason and link there)';
-const B4747_KNOWN = 'a known issue of build b4747, fixed later (test/real-llama/configs.ts B4747_KNOWN_ISSUES, reason and link there)';
+const B4747_KNOWN = 'a known issue of build b4747, fixed later (fixtures/llama-configs.ts B4747_KNOWN_ISSUES, reason and link there)';
 const LOADED = 'timing on a shared 2-core machine: a starved client is inconclusive, never a verdict on the server';
 /** Timing checks whose grading under changing or extreme speed is issue 8 item 3 (`speed`): a fail here is theirs. */
 const SPEED = `${LOADED}; speed-sized budgets and phantom/cadence grading are issue 8 item 3`;

@@ -15,7 +15,7 @@ import {
   findLlamaBundle, llamaRunnable, llamaServerProfile, makeLlamaModel, startLlamaServer, LLAMA_DIR_ENV, type LlamaBundle, type LlamaServer,
 } from '../../lib/server/llama-server.ts';
 import type { Outcome, Profile, ServerInfo } from '../../lib/check/types.ts';
-import { B4747_KNOWN_ISSUES, LLAMA_CONFIGS, type LlamaConfig, type LlamaConfigName } from './configs.ts';
+import { B4747_KNOWN_ISSUES, LLAMA_CONFIGS, type LlamaConfig, type LlamaConfigName } from '../../fixtures/llama-configs.ts';
 import { expectationFor, type Expectation } from './expectations.ts';
 
 /** Checks in run order (the order a project runs its family files in). */

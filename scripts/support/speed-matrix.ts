@@ -8,10 +8,12 @@ import { grade, runCheck, skipReason, type CheckDef } from '../../lib/check/chec
 import { ROOT } from '../../lib/config/profile.ts';
 import type { Outcome, Profile } from '../../lib/check/types.ts';
 import type { Proof } from '../../suites/support/proof.ts';
-import { startReference } from './reference.ts';
+import { startReference } from '../../fixtures/reference-server/spawn.ts';
 
-/** The families whose checks time the server. */
-export const TIMING_FAMILIES = ['stream', 'metrics', 'parallel', 'cycles'];
+import { TIMING_FAMILIES } from '../../lib/check/family-order.ts';
+
+/** The families whose checks time the server (declared `timing: true` in their suite files). */
+export { TIMING_FAMILIES };
 
 export interface FamilyModule { checks: CheckDef[]; proofs: Proof[] }
 
@@ -50,7 +52,7 @@ export interface CatalogueRun {
 const count = (rows: CheckRow[]) => rows.reduce<Record<string, number>>((c, r) => ({ ...c, [r.outcome]: (c[r.outcome] ?? 0) + 1 }), {});
 
 /** Run families (in the order given: vitest.config.ts FAMILY_ORDER for the whole catalogue), or some checks of them, against one reference server started with `args`. */
-export async function runCatalogue(label: string, args: string[], o: { families: string[]; only?: string[]; profile?: Partial<Profile>; tier?: 'quick' | 'full'; log?: (line: string) => void }): Promise<CatalogueRun> {
+export async function runCatalogue(label: string, args: string[], o: { families: readonly string[]; only?: string[]; profile?: Partial<Profile>; tier?: 'quick' | 'full'; log?: (line: string) => void }): Promise<CatalogueRun> {
   const ref = await startReference(args, o.profile);
   const runId = randomBytes(4).toString('hex');
   const rows: CheckRow[] = [];

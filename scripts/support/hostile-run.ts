@@ -10,7 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { ROOT } from '../../lib/config/profile.ts';
 import { compileSchema, schemaErrors } from '../../lib/config/schemas.ts';
 import { MODES, type Mode, type ModeInfo } from '../../fixtures/hostile-server/modes.ts';
-import { spawnServer, type RunningServer } from '../../lib/server/lifecycle.ts';
+import { processTreeRssKiB, type RunningServer } from '../../lib/server/lifecycle.ts';
+import { HOSTILE_MAIN, hostileCommand, startHostile } from '../../fixtures/hostile-server/spawn.ts';
 import type { ResultsFile } from '../../reporters/results-types.ts';
 
 export interface ModeRunOptions {
@@ -45,8 +46,6 @@ export interface ModeResult {
   partial: boolean;
 }
 
-const HOSTILE_MAIN = 'fixtures/hostile-server/main.ts';
-
 function profileFor(mode: Mode, id: string, otherLog: string, baseUrl?: string): Record<string, unknown> {
   return {
     id,
@@ -55,7 +54,7 @@ function profileFor(mode: Mode, id: string, otherLog: string, baseUrl?: string):
     model: 'reference-model',
     apis: ['openai-chat', 'openai-completions', 'anthropic-messages', 'ollama-native'],
     apiKeyEnv: 'HOSTILE_CANARY_KEY',
-    ...(baseUrl ? {} : { start: { command: ['node', '--import', 'tsx', HOSTILE_MAIN, '--mode', mode, '--port', '{port}', '--other-origin-log', otherLog] } }),
+    ...(baseUrl ? {} : { start: { command: hostileCommand(mode, '{port}', otherLog) } }),
     readiness: { kind: 'http', path: '/health' },
     startTimeoutMs: mode === 'reset-fresh' ? 8_000 : 20_000, // reset-fresh never gets ready: its setup error costs this
     slots: 4,
@@ -65,42 +64,6 @@ function profileFor(mode: Mode, id: string, otherLog: string, baseUrl?: string):
     forceLength: { ignoreEos: true },
     deadlines: { connectMs: 2_000, headersMs: 15_000, tokenIdleMs: 5_000, totalMs: 30_000 },
   };
-}
-
-/** Tree RSS of `root` and its descendants, leaving out the hostile server's own processes (KiB). */
-function suiteRssKiB(root: number): Promise<number> {
-  return new Promise((resolve) => {
-    const ps = spawn('ps', ['-A', '-o', 'pid=,ppid=,rss=,args='], { stdio: ['ignore', 'pipe', 'ignore'] });
-    let s = '';
-    ps.stdout.on('data', (d: Buffer) => (s += d.toString()));
-    ps.on('error', () => resolve(0));
-    ps.on('close', () => {
-      const rows = s.trim().split('\n').map((l) => /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(.*)$/.exec(l)).filter((m): m is RegExpExecArray => !!m)
-        .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), rss: Number(m[3]), args: m[4]! }));
-      const kids = new Map<number, typeof rows>();
-      for (const r of rows) kids.set(r.ppid, [...(kids.get(r.ppid) ?? []), r]);
-      let total = 0;
-      const stack = rows.filter((r) => r.pid === root);
-      for (let guard = 0; stack.length && guard < 10_000; guard++) {
-        const r = stack.pop()!;
-        if (r.args.includes(HOSTILE_MAIN)) continue;
-        total += r.rss;
-        stack.push(...(kids.get(r.pid) ?? []));
-      }
-      resolve(total);
-    });
-  });
-}
-
-async function startExternal(mode: Mode, otherLog: string): Promise<{ server: RunningServer; url: string }> {
-  const server = spawnServer([process.execPath, '--import', 'tsx', HOSTILE_MAIN, '--mode', mode, '--port', '0', '--other-origin-log', otherLog], { cwd: ROOT });
-  for (let i = 0; i < 400 && !server.exited(); i++) {
-    const url = server.lastLines(40).map((l) => /^LISTENING (http:\/\/127\.0\.0\.1:\d+)/.exec(l)?.[1]).find(Boolean);
-    if (url) return { server, url };
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  await server.stop();
-  throw new Error(`hostile server (${mode}) did not print LISTENING: ${server.lastLines().join('\n')}`);
 }
 
 export interface ModeSpec {
@@ -128,7 +91,7 @@ export async function runModes(specs: ModeSpec[], o: ModeRunOptions = {}): Promi
   const projects = specs.map((x) => `hostile-${x.mode}${x.external ? '-external' : ''}`);
   const exts: Array<{ server: RunningServer; url: string } | undefined> = [];
   try {
-    for (const x of specs) exts.push(x.external ? await startExternal(x.mode, otherLog) : undefined);
+    for (const x of specs) exts.push(x.external ? await startHostile(x.mode, otherLog) : undefined);
     const profiles = specs.map((x, i) => profileFor(x.mode, projects[i]!, otherLog, exts[i]?.url));
     writeFileSync(join(dir, 'servers.json'), JSON.stringify({ servers: profiles }, null, 2));
     const env: NodeJS.ProcessEnv = {
@@ -157,7 +120,8 @@ export async function runModes(specs: ModeSpec[], o: ModeRunOptions = {}): Promi
     child.stderr.on('data', keep);
     let peak = 0;
     const sampler = setInterval(() => {
-      if (child.pid) void suiteRssKiB(child.pid).then((k) => (peak = Math.max(peak, k)));
+      // The suite's processes: the hostile server (started by the suite's global setup) left out.
+      if (child.pid) void processTreeRssKiB(child.pid, { skip: (args) => args.includes(HOSTILE_MAIN) }).then((k) => (peak = Math.max(peak, k ?? 0)));
     }, 500);
     // Hard stop well past the deadline: the run must end by itself; this only keeps a broken run from hanging CI.
     const kill = setTimeout(() => {
