@@ -146,11 +146,12 @@ export async function waitForListening(server: RunningServer, timeoutMs: number,
   );
 }
 
-/** A probe's network failure in a few words ("connection refused"), not the stack of errors that carried it. */
+/**
+ * A probe's network failure as a line: nothing listening yet (the common case while a server loads) in two words,
+ * anything else as the recorder described it (a reset on a fresh connection says more than its code).
+ */
 function probeFailure(f: { kind: string; message: string }): string {
-  const code = /\b(ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|ETIMEDOUT)\b/.exec(f.message)?.[1];
-  const words: Record<string, string> = { ECONNREFUSED: 'connection refused', ECONNRESET: 'connection reset', ENOTFOUND: 'host not found', EAI_AGAIN: 'host lookup failed' };
-  return code ? `${words[code] ?? f.kind} (${code})` : `${f.kind}: ${f.message}`;
+  return /\bECONNREFUSED\b/.test(f.message) ? 'connection refused (ECONNREFUSED)' : `${f.kind}: ${f.message}`;
 }
 
 /** One readiness probe; returns undefined when ready, else what it saw. */
