@@ -6,26 +6,32 @@ import { grade, runCheck } from '../lib/check/check.ts';
 import { discoverServer } from '../lib/server/discovery.ts';
 import { startReference, type ReferenceHandle } from '../fixtures/reference-server/spawn.ts';
 import { strictExpectation, type Proof } from '../suites/support/proof.ts';
+import { TIMING_FAMILIES } from '../lib/check/family-order.ts';
 
-// One server per distinct set of flags, reused by every proof that needs the same one.
+// Protocol families prove their checks concurrently (their proofs wait on the server, not on the CPU); families that
+// time the server prove theirs one at a time, on a machine kept quiet for them.
+const SEQUENTIAL = new Set([...TIMING_FAMILIES, 'context']);
+
+const flagsOf = (p: Proof) => [...(p.faults ?? []).flatMap((f) => ['--fault', f]), ...(p.serverArgs ?? [])];
+
+// The correct server is one, shared by every proof that needs no flags. A server with flags serves one proof group:
+// in a sequential family it is kept for the next proof when both declare they leave it as they found it; in a
+// concurrent family every proof gets its own (a fault that crashes or leaks must not reach a neighbour).
 const servers = new Map<string, Promise<ReferenceHandle>>();
-function serverFor(p: Proof): Promise<ReferenceHandle> {
-  const args = [...(p.faults ?? []).flatMap((f) => ['--fault', f]), ...(p.serverArgs ?? [])];
-  const key = JSON.stringify(args);
+let ownServers = 0;
+function serverFor(p: Proof, concurrent: boolean): { key: string; handle: Promise<ReferenceHandle> } {
+  const args = flagsOf(p);
+  const key = concurrent && args.length ? `${JSON.stringify(args)}#${++ownServers}` : JSON.stringify(args);
   let s = servers.get(key);
   if (!s) {
     s = startReference(args);
     servers.set(key, s);
   }
-  return s;
+  return { key, handle: s };
 }
-async function release(p: Proof, next: Proof | undefined): Promise<void> {
-  // Faulty servers are used once per proof group; stop them so leaks/hangs cannot affect later proofs
-  // (unless both proofs declare they leave the server as they found it, and use the same flags).
-  if (!p.faults?.length && !p.serverArgs?.length) return;
-  const flags = (x: Proof) => JSON.stringify([...(x.faults ?? []).flatMap((f) => ['--fault', f]), ...(x.serverArgs ?? [])]);
-  if (p.shareServer && next?.shareServer && flags(next) === flags(p)) return;
-  const key = flags(p);
+async function release(key: string, p: Proof, next: Proof | undefined, concurrent: boolean): Promise<void> {
+  if (!flagsOf(p).length) return;
+  if (!concurrent && p.shareServer && next?.shareServer && JSON.stringify(flagsOf(next)) === JSON.stringify(flagsOf(p))) return;
   const s = servers.get(key);
   servers.delete(key);
   if (s) await (await s).stop();
@@ -35,14 +41,16 @@ afterAll(async () => {
 });
 
 for (const [family, mod] of Object.entries(families)) {
-  describe(`proofs: ${family}`, () => {
+  const concurrent = !SEQUENTIAL.has(family);
+  describe(`proofs: ${family}`, { concurrent }, () => {
     for (const [i, proof] of mod.proofs.entries()) {
       const check = mod.checks.find((c) => c.id === proof.check);
       const verb = { pass: 'passes', fail: 'FAILs', warn: 'WARNs', inconclusive: 'is INCONCLUSIVE', skip: 'skips', known: 'is KNOWN', 'known-passing': 'is KNOWN-PASSING', error: 'ERRORs' }[proof.expect];
       const label = proof.faults?.length ? `${proof.check} ${verb} with --fault ${proof.faults.join(',')}` : `${proof.check} ${verb} on the correct server`;
       test(label + (proof.serverArgs?.length ? ` (${proof.serverArgs.join(' ')})` : ''), { timeout: (check?.timeoutMs ?? 60_000) + 30_000 }, async () => {
         expect(check, `check ${proof.check} exists in suites/${family}.ts`).toBeDefined();
-        const ref = await serverFor(proof);
+        const { key, handle } = serverFor(proof, concurrent);
+        const ref = await handle;
         try {
           const profile = { ...ref.profile, ...proof.profile, context: { ...ref.profile.context, ...proof.profile?.context } };
           // A proof that changes the profile (declared slots, window, discovery) gets what setup would have discovered for it.
@@ -64,7 +72,7 @@ for (const [family, mod] of Object.entries(families)) {
           const strict = grade(check!, verdict, profile, true);
           expect(strict.outcome, `outcome of ${proof.check} under CONFORMANCE_STRICT=1; message:\n${strict.message}`).toBe(strictExpectation(proof, check!.level));
         } finally {
-          await release(proof, mod.proofs[i + 1]);
+          await release(key, proof, mod.proofs[i + 1], concurrent);
         }
       });
     }
