@@ -4,14 +4,14 @@
 import type { CheckResult } from './results-types.ts';
 import { esc } from './html-escape.ts';
 
-export interface MatrixColumn {
+interface MatrixColumn {
   label: string;
   checks: Iterable<CheckResult>;
 }
 
 interface CaseView { outcome: string; error?: string; problem?: string; mustBroken?: string[] }
 
-export interface ClientMatrixCell {
+interface ClientMatrixCell {
   /** The check's graded outcome (pass, warn, fail, skip, error, …). */
   outcome: string;
   version: string;
@@ -22,7 +22,7 @@ export interface ClientMatrixCell {
   mustBroken: string[];
 }
 
-export interface ClientMatrix {
+interface ClientMatrix {
   columns: string[];
   /** One row per client check id, in the order first seen. */
   rows: Array<{ id: string; cells: Array<ClientMatrixCell | undefined> }>;

@@ -6,7 +6,7 @@ import type { ApiFlavour, Profile } from '../check/types.ts';
 import { record } from '../http/recorder.ts';
 import { describeRequest, recentRequests, type JournalEntry } from '../http/transport.ts';
 
-export interface Health {
+interface Health {
   answering: boolean;
   /** What the probe saw, one line. */
   detail: string;
