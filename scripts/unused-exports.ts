@@ -33,12 +33,16 @@ interface UnusedExport {
 const rel = (f: string): string => relative(ROOT, f).split(sep).join('/');
 
 function createProgram(): ts.Program {
-  const parsed = ts.getParsedCommandLineOfConfigFile(join(ROOT, 'tsconfig.json'), {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (d) => {
-      throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    join(ROOT, 'tsconfig.json'),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      },
     },
-  });
+  );
   if (!parsed) throw new Error('tsconfig.json: cannot be read');
   const extra = [
     ...ts.sys.readDirectory(join(ROOT, 'cli'), ['.ts']),
@@ -47,10 +51,17 @@ function createProgram(): ts.Program {
     join(ROOT, 'index.mjs'),
     join(ROOT, 'index.d.mts'),
   ].filter((f) => existsSync(f));
-  return ts.createProgram({
-    rootNames: [...new Set([...parsed.fileNames, ...extra])],
-    options: { ...parsed.options, allowJs: true, checkJs: false, noEmit: true },
-  });
+  const options: ts.CompilerOptions = { ...parsed.options, allowJs: true, checkJs: false, noEmit: true };
+  // Packages' declarations are read as empty modules: only the project's own symbols matter here, and parsing the
+  // SDKs' and @types/node's declarations would take most of the time. The default library (Promise, …) is kept.
+  const host = ts.createCompilerHost(options);
+  const libDir = dirname(host.getDefaultLibFileName(options));
+  const getSourceFile = host.getSourceFile.bind(host);
+  host.getSourceFile = (fileName, languageVersion, onError, shouldCreate) =>
+    fileName.includes('/node_modules/') && !fileName.startsWith(libDir)
+      ? ts.createSourceFile(fileName, 'export {};', languageVersion)
+      : getSourceFile(fileName, languageVersion, onError, shouldCreate);
+  return ts.createProgram({ rootNames: [...new Set([...parsed.fileNames, ...extra])], options, host });
 }
 
 /** Exports of these files are used by definition. */
@@ -67,8 +78,7 @@ function namedInCode(files: readonly ts.SourceFile[], projectFiles: readonly str
   const visit = (node: ts.Node): void => {
     if ((ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) && /\.(m?ts|mjs)$/.test(node.text)) {
       const p = node.parent;
-      const isSpecifier =
-        (ts.isImportDeclaration(p) || ts.isExportDeclaration(p)) && p.moduleSpecifier === node;
+      const isSpecifier = (ts.isImportDeclaration(p) || ts.isExportDeclaration(p)) && p.moduleSpecifier === node;
       const isDynamicImport = ts.isCallExpression(p) && p.expression.kind === ts.SyntaxKind.ImportKeyword;
       if (!isSpecifier && !isDynamicImport) {
         const tail = node.text.replace(/^(\.\.?\/)+/, '');
@@ -85,7 +95,9 @@ function findUnusedExports(): UnusedExport[] {
   const program = createProgram();
   const checker = program.getTypeChecker();
   const isProject = (sf: ts.SourceFile): boolean =>
-    sf.fileName.startsWith(ROOT) && !sf.fileName.includes('/node_modules/') && (!sf.isDeclarationFile || /\.d\.mts$/.test(sf.fileName));
+    sf.fileName.startsWith(ROOT) &&
+    !sf.fileName.includes('/node_modules/') &&
+    (!sf.isDeclarationFile || /\.d\.mts$/.test(sf.fileName));
   const files = program.getSourceFiles().filter(isProject);
 
   // Symbol → files (other than nothing) whose identifiers resolve to it, directly or through an alias chain.
@@ -118,12 +130,22 @@ function findUnusedExports(): UnusedExport[] {
     const visit = (node: ts.Node): void => {
       if (ts.isIdentifier(node)) {
         if (whole) markAt(node);
-        else if (ts.isImportSpecifier(node.parent) || ts.isExportSpecifier(node.parent) || ts.isImportClause(node.parent)) {
+        else if (
+          ts.isImportSpecifier(node.parent) ||
+          ts.isExportSpecifier(node.parent) ||
+          ts.isImportClause(node.parent)
+        ) {
           if (node.parent.name === node) markAt(node);
         } else if (ts.isNamespaceImport(node.parent)) namespaces.add(node.text);
         else if (
-          (ts.isPropertyAccessExpression(node.parent) && node.parent.name === node && ts.isIdentifier(node.parent.expression) && namespaces.has(node.parent.expression.text)) ||
-          (ts.isQualifiedName(node.parent) && node.parent.right === node && ts.isIdentifier(node.parent.left) && namespaces.has(node.parent.left.text))
+          (ts.isPropertyAccessExpression(node.parent) &&
+            node.parent.name === node &&
+            ts.isIdentifier(node.parent.expression) &&
+            namespaces.has(node.parent.expression.text)) ||
+          (ts.isQualifiedName(node.parent) &&
+            node.parent.right === node &&
+            ts.isIdentifier(node.parent.left) &&
+            namespaces.has(node.parent.left.text))
         )
           markAt(node);
         else if (ts.isExportAssignment(node.parent)) markAt(node);
@@ -184,4 +206,3 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
   }
   process.exitCode = found.length ? 1 : 0;
 }
-
