@@ -13,8 +13,10 @@
 // listing the folder). Exports used only by test/ or bench/ count as used.
 //
 // Prints `path:line name` per unused export and exits 1 when there is any. `--json` prints them as JSON instead.
-// Usage: node --import tsx scripts/unused-exports.ts [--json]
-import { existsSync, readFileSync } from 'node:fs';
+// `--fix [folder…]` drops the `export` keyword of each finding (only in files under the folders given, when any);
+// a declaration then used nowhere is left for Biome's noUnusedVariables to point at (delete it by hand).
+// Usage: node --import tsx scripts/unused-exports.ts [--json] [--fix [folder…]]
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
@@ -197,12 +199,37 @@ function findUnusedExports(): UnusedExport[] {
   return out.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
 }
 
+/** Drops `export ` at the start of each finding's line (plain `export <declaration>` only); returns how many. */
+function dropExportKeywords(found: readonly UnusedExport[], folders: readonly string[]): number {
+  let n = 0;
+  const byFile = new Map<string, UnusedExport[]>();
+  for (const u of found) {
+    if (folders.length && !folders.some((d) => u.file.startsWith(d.replace(/\/?$/, '/')))) continue;
+    byFile.set(u.file, [...(byFile.get(u.file) ?? []), u]);
+  }
+  for (const [file, list] of byFile) {
+    const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
+    for (const u of list) {
+      const before = lines[u.line - 1]!;
+      lines[u.line - 1] = before.replace(/^(\s*)export (?!default\b|\{|\*)/, '$1');
+      if (lines[u.line - 1] !== before) n++;
+      else console.error(`${u.file}:${u.line} ${u.name}: not a plain export declaration, left as is`);
+    }
+    writeFileSync(join(ROOT, file), lines.join('\n'));
+  }
+  return n;
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  const args = process.argv.slice(2);
   const found = findUnusedExports();
-  if (process.argv.includes('--json')) console.log(JSON.stringify(found, null, 2));
+  if (args.includes('--fix')) {
+    const folders = args.filter((a) => !a.startsWith('--'));
+    console.error(`dropped ${dropExportKeywords(found, folders)} export keyword(s); now run npm run lint`);
+  } else if (args.includes('--json')) console.log(JSON.stringify(found, null, 2));
   else {
     for (const u of found) console.log(`${u.file}:${u.line} ${u.name}`);
     console.error(found.length ? `${found.length} unused export(s)` : 'no unused exports');
+    process.exitCode = found.length ? 1 : 0;
   }
-  process.exitCode = found.length ? 1 : 0;
 }
