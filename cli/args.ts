@@ -19,7 +19,7 @@ export const EXIT = {
 
 export class UsageError extends Error {}
 
-export type Command =
+type Command =
   | { kind: 'run'; options: RunOptions }
   | { kind: 'list'; json: boolean }
   | { kind: 'explain'; id: string }
@@ -29,7 +29,7 @@ export type Command =
   | { kind: 'version' };
 
 /** Families a user may name in --skip (setup always runs; a file such as api-last belongs to its family, CHECKS_OF)… */
-export const SELECTABLE_FAMILIES = FAMILY_ORDER.filter((f) => f !== 'setup' && !(f in CHECKS_OF));
+const SELECTABLE_FAMILIES = FAMILY_ORDER.filter((f) => f !== 'setup' && !(f in CHECKS_OF));
 /** … and in --only, where `setup` alone means "is it reachable and ready". */
 export const ONLY_FAMILIES = ['setup', ...SELECTABLE_FAMILIES];
 

@@ -5,14 +5,14 @@ import type { CheckResult } from './results-types.ts';
 import { esc } from './html-escape.ts';
 import { isJsonObject } from '../lib/json.ts';
 
-export interface MatrixColumn {
+interface MatrixColumn {
   label: string;
   checks: Iterable<CheckResult>;
 }
 
 interface CaseView { outcome: string; error?: string; problem?: string; mustBroken?: string[] }
 
-export interface ClientMatrixCell {
+interface ClientMatrixCell {
   /** The check's graded outcome (pass, warn, fail, skip, error, …). */
   outcome: string;
   version: string;
@@ -23,7 +23,7 @@ export interface ClientMatrixCell {
   mustBroken: string[];
 }
 
-export interface ClientMatrix {
+interface ClientMatrix {
   columns: string[];
   /** One row per client check id, in the order first seen. */
   rows: Array<{ id: string; cells: Array<ClientMatrixCell | undefined> }>;

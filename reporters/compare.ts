@@ -33,10 +33,10 @@ export interface CompareOptions {
   minSamples?: number;
 }
 
-export type Direction = 'higher-better' | 'lower-better' | 'unknown';
-export type ChangeKind = 'regression' | 'improvement' | 'changed' | 'added' | 'removed';
+type Direction = 'higher-better' | 'lower-better' | 'unknown';
+type ChangeKind = 'regression' | 'improvement' | 'changed' | 'added' | 'removed';
 
-export interface OutcomeChange {
+interface OutcomeChange {
   id: string;
   title: string;
   level?: Level;
@@ -47,7 +47,7 @@ export interface OutcomeChange {
   message: string;
 }
 
-export interface MetricChange {
+interface MetricChange {
   id: string;
   metric: string;
   old?: number;
@@ -62,7 +62,7 @@ export interface MetricChange {
   kind: 'regression' | 'improvement' | 'changed';
 }
 
-export interface RunLabel {
+interface RunLabel {
   project: string;
   machine: string;
   date: string;
@@ -173,7 +173,7 @@ const fin = (v: unknown): v is number => typeof v === 'number' && Number.isFinit
 const SAMPLE_RECORDS = /^(samples?|raw|requests|streams|runs|reps)$/;
 
 /** Scalars (dotted paths), raw-sample arrays and self-described intervals of a check. */
-export function figuresOf(check: CheckResult): Figures {
+function figuresOf(check: CheckResult): Figures {
   const scalars = new Map<string, { value: number; base: string }>();
   const samples = new Map<string, { path: string; values: number[] }>();
   const intervals = new Map<string, Interval>();
@@ -227,7 +227,7 @@ function words(path: string): string[] {
     .filter(Boolean);
 }
 
-export function gated(path: string): boolean {
+function gated(path: string): boolean {
   const segs = path.replace(/\[\]/g, '').split('.');
   // A summary's median is named by its parent (e2eMs.p50): judge the parent's words.
   const last = segs[segs.length - 1] === 'p50' && segs.length > 1 ? segs[segs.length - 2]! : segs[segs.length - 1]!;
@@ -247,7 +247,7 @@ function classify(direction: Direction, ratio: number): MetricChange['kind'] {
   return (direction === 'higher-better') === up ? 'improvement' : 'regression';
 }
 
-export function metricChanges(o: CheckResult, n: CheckResult, options: CompareOptions = {}): MetricChange[] {
+function metricChanges(o: CheckResult, n: CheckResult, options: CompareOptions = {}): MetricChange[] {
   const opt = { ...DEFAULTS, ...options };
   const fo = figuresOf(o);
   const fn = figuresOf(n);

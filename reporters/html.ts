@@ -17,7 +17,7 @@ import {
 import { matrixHtml, matrixRows } from './seed-matrix.ts';
 import { isJsonObject } from '../lib/json.ts';
 
-export interface HtmlOptions {
+interface HtmlOptions {
   title?: string;
   /** Shown in the header; pass it in (the function reads no clock). */
   generatedAt?: string;
@@ -384,7 +384,7 @@ function matrixCell(col: Column, row: CheckResult): string {
 }
 
 /** What each outcome means, with the badge the cells use (the footer says it in prose too). */
-export const OUTCOME_MEANING: Record<(typeof OUTCOMES)[number], string> = {
+const OUTCOME_MEANING: Record<(typeof OUTCOMES)[number], string> = {
   pass: 'the requirement is met',
   fail: 'a MUST not met (or a SHOULD under strict mode), on clear evidence',
   warn: 'a SHOULD not met, or borderline evidence (strict mode fails only the clear ones)',

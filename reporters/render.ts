@@ -95,7 +95,7 @@ export function gateLine(cols: readonly Column[]): string {
   return gateFailed(cols) ? `GATE: FAILED (${counts})` : `GATE: passed (${counts})`;
 }
 
-export function knownPassing(col: Column): CheckResult[] {
+function knownPassing(col: Column): CheckResult[] {
   return col.checks.filter((c) => c.outcome === 'known-passing');
 }
 
@@ -107,7 +107,7 @@ function num(v: unknown): number | undefined {
 }
 
 /** A figure stored either as a number or as an object with an estimate (e.g. speedup {estimate, low, high}). */
-export function figure(v: unknown): number | undefined {
+function figure(v: unknown): number | undefined {
   if (typeof v === 'number') return num(v);
   if (v && typeof v === 'object') {
     const o = v as Record<string, unknown>;
@@ -117,7 +117,7 @@ export function figure(v: unknown): number | undefined {
 }
 
 /** One workload's figures as a table row: lib/measure/workload.ts figures (requests optional), plus which check and its outcome. */
-export interface WorkloadRow extends Omit<WorkloadFigures, 'samples' | 'requests'> {
+interface WorkloadRow extends Omit<WorkloadFigures, 'samples' | 'requests'> {
   check: string;
   outcome: Outcome;
   requests?: number;
@@ -145,10 +145,10 @@ function workloadsOf(c: CheckResult): Record<string, unknown>[] {
   return [{ name: c.id, wall_tps_p50: wall, ttft_p50_ms: ttft, gen_tps_p50: figure(m.gen_tps_p50), speedup: sp }];
 }
 
-export interface PhantomCheck { check: string; outcome: Outcome; label: string; detail: string }
+interface PhantomCheck { check: string; outcome: Outcome; label: string; detail: string }
 
 /** Checks whose recorded streams (evidence) show phantom delivery, whether or not they report a workload. */
-export function phantomChecks(col: Column): PhantomCheck[] {
+function phantomChecks(col: Column): PhantomCheck[] {
   const plausible = maxPlausibleTps((col.header.profile as { hardware?: unknown }).hardware);
   const out: PhantomCheck[] = [];
   for (const c of col.checks) {
@@ -159,7 +159,7 @@ export function phantomChecks(col: Column): PhantomCheck[] {
 }
 
 /** Checks that share one recording (same causes and detail) are listed together. */
-export function groupPhantoms(ph: readonly PhantomCheck[]): { checks: string[]; label: string; detail: string }[] {
+function groupPhantoms(ph: readonly PhantomCheck[]): { checks: string[]; label: string; detail: string }[] {
   const groups: { checks: string[]; label: string; detail: string }[] = [];
   for (const p of ph) {
     const g = groups.find((x) => x.label === p.label && x.detail === p.detail);
@@ -209,7 +209,7 @@ function cellNum(x: number | undefined, digits = 1): string {
   return Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(digits);
 }
 
-export function genTpsCell(r: WorkloadRow): string {
+function genTpsCell(r: WorkloadRow): string {
   const gen = r.gen_tps_p50 === undefined && r.phantom ? 'n/a' : cellNum(r.gen_tps_p50);
   return r.phantom ? `${gen} PHANTOM (${r.phantom.label})` : gen;
 }
@@ -236,7 +236,7 @@ function firstLine(s: string, max: number): string {
  * Checks as table rows, with each run of 3 or more consecutive `error` checks that share one message (a server that
  * never answered, or stopped answering) folded into one row: "<message>; 54 checks not run", not 54 ERROR rows.
  */
-export interface CheckRow { check: CheckResult; id: string; message: string; count: number }
+interface CheckRow { check: CheckResult; id: string; message: string; count: number }
 export function collapseErrors(checks: readonly CheckResult[]): CheckRow[] {
   const rows: CheckRow[] = [];
   for (let i = 0; i < checks.length;) {
@@ -277,7 +277,7 @@ function tallyLine(t: Tally): string {
 // ------------------------------------------------------------------------------------------------------------
 // Console
 
-export interface ConsoleOptions { color?: boolean; messageWidth?: number }
+interface ConsoleOptions { color?: boolean; messageWidth?: number }
 
 function knownPassingBanner(cols: readonly Column[], color: boolean): string[] {
   const lines: string[] = [];
@@ -350,7 +350,7 @@ function consoleMatrix(cols: readonly Column[], o: ConsoleOptions): string {
   return out.join('\n');
 }
 
-export function orderedIds(cols: readonly Column[]): string[] {
+function orderedIds(cols: readonly Column[]): string[] {
   const ids: string[] = [];
   for (const c of cols) for (const x of c.checks) if (!ids.includes(x.id)) ids.push(x.id);
   return ids;

@@ -169,7 +169,7 @@ export function normKey(k: string): string {
 }
 
 /** Flatten nested objects into normalised keys (arrays are not descended). Depth-limited. */
-export function flatNumbers(metrics: unknown, depth = 3): Map<string, number> {
+function flatNumbers(metrics: unknown, depth = 3): Map<string, number> {
   const out = new Map<string, number>();
   const walk = (v: unknown, prefix: string, d: number) => {
     if (!isJsonObject(v) || d < 0) return;
@@ -273,16 +273,11 @@ export function workloadsOf(check: CheckResult | undefined, hardware?: unknown):
   return out;
 }
 
-export function figureOf(check: CheckResult | undefined, name: FigureName): number | undefined {
-  for (const w of workloadsOf(check)) if (w.figures[name] !== undefined) return w.figures[name];
-  return undefined;
-}
-
 /**
  * Phantom flag of one check's gen_tps: its own stream verdicts (metrics.streams[].phantom, as metrics.gen-tps-plausible
  * writes them), a `phantom` field, or its evidence re-assessed with lib/grading/phantom.ts (the same rules the checks use).
  */
-export function checkPhantom(check: CheckResult, hardware?: unknown): Phantom | undefined {
+function checkPhantom(check: CheckResult, hardware?: unknown): Phantom | undefined {
   const m = isJsonObject(check.metrics) ? check.metrics : {};
   const streams = Array.isArray(m.streams) ? m.streams.filter(isJsonObject) : [];
   const judged = streams.filter((s) => typeof s.phantom === 'boolean');
@@ -316,7 +311,7 @@ export function hardwareOf(col: Column): unknown {
   return isJsonObject(col.header.profile) ? col.header.profile.hardware : undefined;
 }
 
-export interface Figure {
+interface Figure {
   value?: number;
   /** Check id the figure was read from. */
   from?: string;
@@ -377,7 +372,7 @@ export function firstLine(s: string): string {
 // Curves: arrays of points in a check's metrics, found by key patterns (tried in order), in any of the shapes
 // [{x, y}], {xs: [...], ys: [...]}, or [y, y, ...] (x = 1, 2, ...) when `indexX` is set.
 
-export interface CurvePoint {
+interface CurvePoint {
   x: number;
   y: number;
   note?: string;
@@ -490,7 +485,7 @@ export function curvePoints(metrics: unknown, spec: CurveSpec): CurvePoint[] {
 }
 
 /** Aggregate throughput vs concurrency (parallel.scaling → metrics.curve). */
-export const SCALING_CURVE: CurveSpec = {
+const SCALING_CURVE: CurveSpec = {
   prefer: ['curve', 'points', 'levels', 'scaling'],
   x: [/^concurrency$/, /^(n|c|level|parallel|streams|clients|requests|users)$/, /concurren/, /parallel/],
   y: [/^aggregate(wall)?tps(p50|median)?$/, /^agg(regate)?(wall)?tps/, /aggregate.*(tps|throughput)/, /^throughput/, /throughput/, /aggregate/],
@@ -498,7 +493,7 @@ export const SCALING_CURVE: CurveSpec = {
 };
 
 /** TTFT vs prompt length (context.prefill-scaling). */
-export const PREFILL_CURVE: CurveSpec = {
+const PREFILL_CURVE: CurveSpec = {
   prefer: ['curve', 'points', 'samples', 'lengths', 'prefill'],
   x: [/^prompttokens$/, /^prompt(tokens|len|length)/, /prompt.*tok/, /^tokens$/, /^(length|len)$/, /tokens/, /length/],
   y: [/^ttft(ms)?(p50|median)?$/, /^ttft/, /ttft/, /prefill.*ms/],
@@ -506,7 +501,7 @@ export const PREFILL_CURVE: CurveSpec = {
 };
 
 /** Per-cycle throughput (cycles.no-slowdown → metrics.cycles). */
-export const CYCLE_CURVE: CurveSpec = {
+const CYCLE_CURVE: CurveSpec = {
   prefer: ['cycles', 'perCycle', 'cycleTps', 'curve', 'points'],
   x: [/^cycle$/, /^(cycle|index|i|n)/, /cycle/],
   y: [/^wall(tps)?(p50|median)?$/, /^walltps/, /walltps/, /^(tps|throughput)/, /tps/, /throughput/],

@@ -8,7 +8,7 @@ import { columnPhantom, columnsOf, headlineFigure, metricNumber, normaliseResult
 import { isJsonObject } from '../lib/json.ts';
 
 /** How a cell reads: the text, and the outcome of the check it comes from (for marks and colours). */
-export interface Cell {
+interface Cell {
   text: string;
   /** Outcome of the source check ('n/a' when the check is not in the results). */
   outcome: string;
@@ -18,7 +18,7 @@ export interface Cell {
   value?: number;
 }
 
-export interface Score {
+interface Score {
   /** pass + known-passing. */
   passed: number;
   /** passed + fail + warn + known: the checks that produced evidence about the server. */
@@ -58,7 +58,7 @@ export interface MatrixRow {
 export type CellName = 'wallTps' | 'ttft' | 'speedup2' | 'bestScaling' | 'streaming' | 'phantom' | 'servedWindow' | 'overWindow' | 'cyclesSlope';
 
 /** Column heads, in table order. */
-export const MATRIX_COLUMNS: ReadonlyArray<{ name: CellName; head: string; check: string }> = [
+const MATRIX_COLUMNS: ReadonlyArray<{ name: CellName; head: string; check: string }> = [
   { name: 'wallTps', head: 'wall_tps_p50 (tok/s)', check: 'metrics.gen-tps-plausible' },
   { name: 'ttft', head: 'ttft_p50 (ms)', check: 'metrics.gen-tps-plausible' },
   { name: 'speedup2', head: 'speedup(2)', check: 'parallel.speedup-2' },
@@ -78,13 +78,6 @@ export const SCORE_DEFINITION =
 
 // ---------------------------------------------------------------------------------------------------------
 // Reading one column
-
-const numOf = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-
-/** Inconclusive: the evidence could not decide (an outcome of its own, never a warn). */
-export function isInconclusive(c: { outcome: string }): boolean {
-  return c.outcome === 'inconclusive';
-}
 
 function outcomeOf(c: CheckResult | undefined): string {
   return c ? c.outcome : 'n/a';
@@ -235,7 +228,7 @@ function serverOf(col: Column): string {
   return name ? `${name}${version ? ` ${version}` : ''}` : 'n/a';
 }
 
-export function rowOf(col: Column): MatrixRow {
+function rowOf(col: Column): MatrixRow {
   const m = col.header.machine as typeof col.header.machine & { chip?: unknown };
   return {
     label: col.label,
@@ -298,18 +291,18 @@ function mdCell(s: string): string {
   return s.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 }
 
-export function scoreText(s: Score): string {
+function scoreText(s: Score): string {
   if (s.ratio === undefined) return 'n/a';
   const left = [s.known ? `${s.known} known` : '', s.inconclusive ? `${s.inconclusive} inconclusive` : '', s.skip ? `${s.skip} skip` : '', s.error ? `${s.error} error` : ''].filter(Boolean);
   return `${fmtNum(s.ratio * 100)} % (${s.passed}/${s.graded}${left.length ? `; ${left.join(', ')}` : ''})`;
 }
 
-export function machineText(r: MatrixRow): string {
+function machineText(r: MatrixRow): string {
   const i = r.machineInfo;
   return [i.chip, i.cpus ? `${i.cpus} CPUs` : '', i.memGiB ? `${fmtNum(i.memGiB)} GiB` : '', i.platform && i.arch ? `${i.platform}/${i.arch}` : ''].filter(Boolean).join(', ') || 'n/a';
 }
 
-export interface MatrixMarkdownOptions {
+interface MatrixMarkdownOptions {
   /** Heading level of the table's title (default 2); 0 leaves the title out. */
   level?: number;
   /** Line(s) under the title, e.g. how the table was made. */

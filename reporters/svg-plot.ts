@@ -3,7 +3,7 @@
 // browser shows on hover), so a test can read the data back from the markup and a reader can recompute it.
 import { esc, fmtNum, numAttr } from './html-escape.ts';
 
-export interface PlotPoint {
+interface PlotPoint {
   x: number;
   y: number;
   /** Extra text for the point's tooltip (e.g. "p99 ttft 310 ms"). */
@@ -15,9 +15,9 @@ export interface PlotSeries {
   points: PlotPoint[];
 }
 
-export type Scale = 'linear' | 'log2' | 'log10';
+type Scale = 'linear' | 'log2' | 'log10';
 
-export interface PlotSpec {
+interface PlotSpec {
   /** Stable id: becomes data-plot on the <svg>. */
   id: string;
   title: string;
@@ -33,7 +33,7 @@ export interface PlotSpec {
 }
 
 /** Okabe–Ito: distinguishable with the common colour-vision deficiencies. */
-export const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#F0E442'];
+const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#F0E442'];
 const DASHES = ['', '6 3', '2 3', '8 3 2 3'];
 
 interface Axis {

@@ -107,12 +107,12 @@ export function loadServers(file = process.env.SERVERS_FILE ? resolve(process.en
 }
 
 /** Hosts of paid APIs: this suite fuzzes and loads its target, so these need an explicit opt-in. */
-export const PAID_API_HOSTS = [
+const PAID_API_HOSTS = [
   'api.openai.com', 'api.anthropic.com', 'openrouter.ai', 'api.groq.com', 'api.together.xyz', 'api.together.ai',
   'api.mistral.ai', 'api.deepseek.com', 'generativelanguage.googleapis.com', 'api.fireworks.ai', 'api.cohere.com',
   'api.perplexity.ai', 'api.x.ai', 'openai.azure.com', 'api.deepinfra.com', 'inference.cerebras.ai', 'api.cerebras.ai',
 ];
-export const PAID_OPT_IN_VAR = 'CONFORMANCE_ALLOW_PAID_API';
+const PAID_OPT_IN_VAR = 'CONFORMANCE_ALLOW_PAID_API';
 
 export function isPaidHost(url: string): boolean {
   let host: string;

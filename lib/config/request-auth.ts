@@ -4,7 +4,7 @@
 import type { Profile } from '../check/types.ts';
 import { registerSecret, stripUrlCredentials } from './secrets.ts';
 
-export interface RequestAuth {
+interface RequestAuth {
   /** Headers to send with every request to the server (empty when it needs none). */
   headers: Record<string, string>;
   /** Every secret value involved, for redact(). */

@@ -3,14 +3,14 @@
 // continuation runs in the same microtask drain, so all N are started within one event-loop tick.
 // Timing of the spread is measured (startTimes), never asserted here.
 
-export interface BarrierOptions {
+interface BarrierOptions {
   /** How long the tasks wait parked before the gate opens (ms). */
   armDelayMs?: number;
   /** Called just before the gate opens (test hook: nothing may have started yet). */
   onArmed?: () => void;
 }
 
-export interface BarrierResult<T> {
+interface BarrierResult<T> {
   /** One entry per task, in task order; rejections are collected, never thrown. */
   results: PromiseSettledResult<T>[];
   /** performance.now() when the gate opened. */

@@ -4,7 +4,7 @@
 import { availableParallelism } from 'node:os';
 import type { CheckContext } from '../check/check.ts';
 
-export interface BatchingEvidence {
+interface BatchingEvidence {
   /** Concurrency at which batching was measured. */
   concurrency: number;
   speedup: number;
@@ -22,7 +22,7 @@ export function recordBatching(ctx: CheckContext, evidence: BatchingEvidence | n
 }
 
 /** What parallel.speedup-2 measured in this run: evidence, null (none found), or undefined (not measured). */
-export function measuredBatching(ctx: CheckContext): BatchingEvidence | null | undefined {
+function measuredBatching(ctx: CheckContext): BatchingEvidence | null | undefined {
   return measured.get(keyOf(ctx));
 }
 
@@ -39,7 +39,7 @@ export function usableSlots(ctx: CheckContext): { value: number; source: string 
   return { why: 'slots unknown (neither declared nor reported) and batching not measured in this run (parallel.speedup-2 did not run): declare "slots"' };
 }
 
-export interface CpuShare {
+interface CpuShare {
   /** CPU time our process used (user + system), ms. */
   cpuMs: number;
   wallMs: number;

@@ -8,7 +8,7 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 
 /** Sampling interval (ms): fine enough to see a few ms of lateness, cheap enough to leave on during a recording. */
-export const LAG_RESOLUTION_MS = 1;
+const LAG_RESOLUTION_MS = 1;
 
 export interface ClientLag {
   /** Longest lateness of our event loop (ms), the sampling interval subtracted; 0 when nothing was sampled. */
@@ -18,7 +18,7 @@ export interface ClientLag {
   samples: number;
 }
 
-export interface LagSampler {
+interface LagSampler {
   /** Lateness seen so far. */
   read(): ClientLag;
   /** Stop sampling; returns the final figures. */
@@ -49,7 +49,7 @@ export function startLagSampler(): LagSampler {
 }
 
 /** A lateness measured before the run (e.g. a fidelity preflight): the client's usual worst case on this machine. */
-export interface LagBaseline {
+interface LagBaseline {
   maxMs: number;
   source: string;
 }

@@ -19,7 +19,7 @@ export const PREFILL_FACTOR = 10;
 /** A request's total deadline: this many times its expected duration (it is our budget, not the server's). */
 export const BUDGET_FACTOR = 4;
 /** Prefill rate assumed before one was measured: the slow end of the range the suite supports (200 tok/s). */
-export const ASSUMED_PREFILL_TPS = 200;
+const ASSUMED_PREFILL_TPS = 200;
 /** Prompt code points per token assumed when sizing a prompt from its text: low, so the estimate errs long. */
 const PROMPT_CHARS_PER_TOKEN = 3;
 
@@ -28,7 +28,7 @@ export function stallLimitMs(floorMs: number, gapMs: number | undefined): number
   return Math.max(floorMs, gapMs !== undefined && gapMs > 0 ? STALL_FACTOR * gapMs : 0);
 }
 
-export interface RequestShape {
+interface RequestShape {
   /** max_tokens of the request (undefined: unknown). */
   maxTokens?: number;
   /** Code points of the prompt text (the request body is a fair upper bound). */
@@ -36,7 +36,7 @@ export interface RequestShape {
 }
 
 /** Expected time to the first token (ms) at this pace for a prompt of this size. */
-export function expectedTtftMs(pace: Pace | undefined, promptChars = 0): number {
+function expectedTtftMs(pace: Pace | undefined, promptChars = 0): number {
   const prefill = ((promptChars / PROMPT_CHARS_PER_TOKEN) / (pace?.prefillTps ?? ASSUMED_PREFILL_TPS)) * 1000;
   return (pace?.ttftMs ?? 0) + prefill;
 }
@@ -62,7 +62,7 @@ export function requestDeadlines(base: Deadlines, pace: Pace | undefined, shape:
 }
 
 /** How a recorded exchange ended, and whose doing that was. */
-export type Ending =
+type Ending =
   | { by: 'server'; kind: 'complete' }
   | { by: 'server'; kind: 'stalled'; detail: string }
   | { by: 'server'; kind: 'broken'; detail: string }

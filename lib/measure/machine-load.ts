@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
-export interface CpuSnapshot {
+interface CpuSnapshot {
   atMs: number;
   /** Machine-wide jiffies (all CPUs): busy (user, nice, system, irq, softirq, steal) and total (busy + idle + iowait). */
   busy: number;

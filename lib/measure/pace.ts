@@ -112,7 +112,7 @@ export function paceOf(obs: readonly PaceObservation[]): Pace | undefined {
 }
 
 /** The fastest decode any server reaches (tok/s): 4x the top of the range the suite supports (5000 tok/s). */
-export const FASTEST_PLAUSIBLE_TPS = 20_000;
+const FASTEST_PLAUSIBLE_TPS = 20_000;
 
 function tpotOf(o: PaceObservation): number {
   return (o.e2eMs - (o.ttftMs ?? o.e2eMs)) / Math.max(1, o.tokens - 1);
@@ -148,7 +148,7 @@ export function sizedFrom(p: Pace | undefined): string {
 // ---------------------------------------------------------------------------------------------------------------
 // Sizing: pure, so the budgets of the speed matrix can be checked without a server.
 
-export interface TokenSizing {
+interface TokenSizing {
   /** Wall time per token (ms), from the pace. */
   perTokenMs: number;
   /** How long the generation should take, to be measurable (ms). */

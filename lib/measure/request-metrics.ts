@@ -17,7 +17,7 @@
 // | tpotMs            | ttft -> e2e, per (completionTokens - 1)  | completionTokens                           |
 // | aggregateWallTps  | earliest start -> latest end (absolute)  | sum of completionTokens                    |
 
-export interface RequestMetricsInput {
+interface RequestMetricsInput {
   /** ms since t0 when the body ended. */
   tEnd: number;
   /** Token-bearing events (see stream-events.ts), ms since t0, in arrival order. */
@@ -103,9 +103,9 @@ export function requestMetrics(input: RequestMetricsInput): RequestMetrics {
 }
 
 /** Code points per token assumed without a calibration: English BPE vocabularies average about 4. */
-export const ASSUMED_CHARS_PER_TOKEN = 4;
+const ASSUMED_CHARS_PER_TOKEN = 4;
 /** An event whose text is longer than this (code points) carries more than one token of any vocabulary we know. */
-export const MAX_SINGLE_TOKEN_CHARS = 8;
+const MAX_SINGLE_TOKEN_CHARS = 8;
 
 function codePoints(s: string | undefined): number {
   let n = 0;

@@ -6,7 +6,7 @@ import type { CheckContext } from '../check/check.ts';
 import { record, bodyText } from '../http/recorder.ts';
 
 /** Gauges counting requests that hold a slot (decoding or prefilling), by server. */
-export const BUSY_GAUGES: readonly string[] = [
+const BUSY_GAUGES: readonly string[] = [
   'llamacpp:requests_processing',
   'vllm:num_requests_running',
   'sglang:num_running_reqs',

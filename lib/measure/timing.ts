@@ -20,7 +20,7 @@ export function pause(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-export interface PollResult<T> {
+interface PollResult<T> {
   /** The value that satisfied the predicate, or the last value read. */
   value: T;
   ok: boolean;
@@ -53,7 +53,7 @@ export async function pollUntil<T>(
   return { value, ok: true, elapsedMs: performance.now() - t0, polls };
 }
 
-export interface SpreadInput {
+interface SpreadInput {
   /** Token-bearing events in arrival order, t = ms since t0 of the read that completed the event. */
   tokens: ReadonlyArray<{ t: number; text: string }>;
   /** ms since t0 when the body ended (the whole request time). */
@@ -145,7 +145,7 @@ export function stallShare(stallMs: number, from: number, to: number): number {
 }
 
 /** Three-way verdict on a sample against an upper threshold: fail only when the lower bound is past it. */
-export type Band = 'pass' | 'borderline' | 'fail';
+type Band = 'pass' | 'borderline' | 'fail';
 
 /**
  * `estimate` ≤ threshold → pass; lower confidence bound > threshold → fail; otherwise borderline (warn with figures).

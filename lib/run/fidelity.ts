@@ -10,7 +10,7 @@
 import type { BodyRead } from '../check/types.ts';
 import { quantile } from '../grading/stats.ts';
 
-export interface LagSummary {
+interface LagSummary {
   /** Events measured. */
   n: number;
   p50Ms: number;

@@ -10,7 +10,7 @@ import { ROOT } from '../config/profile.ts';
 import type { Profile } from '../check/types.ts';
 import { lagSummary, monotonicOffset, stampedArrivals, stepMinima, steadyWindow, type FidelityPreflight } from './fidelity.ts';
 
-export interface StampServerOptions {
+interface StampServerOptions {
   /** Slots (≥ the streams it will serve, so all of them decode in the same steps). */
   slots: number;
   /** ms between the events of one stream; every live stream gets its event in the same step. */
@@ -63,7 +63,7 @@ export async function harnessStreams(baseUrl: string, streams: number, tokens: n
     chat(ctx, generationBody(ctx, 'openai-chat', { prompt: uniquePrompt(ctx, 'Fidelity.'), maxTokens: tokens, stream: true, exactLength: true }))));
 }
 
-export interface HarnessRun {
+interface HarnessRun {
   exchanges: Exchange[];
   /** Every event received (stamped or not). */
   events: number;
@@ -96,7 +96,7 @@ export function harnessLag(run: HarnessRun) {
   return lag ? { lag, steady } : { error: 'no stamped events (is the server in --stamp-send mode?)' };
 }
 
-export interface PreflightOptions {
+interface PreflightOptions {
   streams?: number;
   cadenceMs?: number;
   /** Steps measured with every stream live (the ramp-up, one stream per step, comes on top). */
@@ -109,7 +109,7 @@ export interface PreflightOptions {
 
 export const PREFLIGHT_DEFAULTS = { streams: 32, cadenceMs: 10, steadySteps: 50 };
 /** Bound on the measurement (the server's start has its own). */
-export const PREFLIGHT_BOUND_MS = 20_000;
+const PREFLIGHT_BOUND_MS = 20_000;
 
 /** CONFORMANCE_PREFLIGHT=0 skips the preflight (checks then allow only for their own event-loop delay). */
 export function preflightEnabled(env: NodeJS.ProcessEnv = process.env): boolean {

@@ -3,7 +3,7 @@
 // Checks stop starting, and the one in flight is cut, a reserve before the deadline: the reporters then have
 // time to write results.json, the console table, the summary, badges, JUnit and HTML.
 
-export interface RunDeadline {
+interface RunDeadline {
   seconds: number;
   /** Epoch ms of the deadline itself. */
   endsAt: number;
@@ -12,7 +12,7 @@ export interface RunDeadline {
 }
 
 /** Reserve for reporters and teardown: 10 % of the deadline, between 5 and 15 s. */
-export function reserveMs(seconds: number): number {
+function reserveMs(seconds: number): number {
   return Math.min(15_000, Math.max(5_000, seconds * 100));
 }
 

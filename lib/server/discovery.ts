@@ -140,7 +140,7 @@ const adapters: Record<Exclude<DiscoveryAdapter, 'auto'> | 'generic', (b: string
 };
 
 /** The family adapter for an identified server (names from discoverIdentity: /version name, /props, owned_by). */
-export function familyAdapter(identity: ServerInfo['identity']): Exclude<DiscoveryAdapter, 'auto' | 'none'> | undefined {
+function familyAdapter(identity: ServerInfo['identity']): Exclude<DiscoveryAdapter, 'auto' | 'none'> | undefined {
   const n = (identity.name ?? '').toLowerCase();
   if (n === 'llama.cpp' || n === 'llamacpp') return 'llama.cpp';
   if (n === 'vllm') return 'vllm';
@@ -212,7 +212,7 @@ async function listedModels(baseUrl: string, headers: Record<string, string>): P
 }
 
 /** A profile that names no model (or "default") means the server's one model. */
-export function wantsServerModel(model: string): boolean {
+function wantsServerModel(model: string): boolean {
   return model.trim() === '' || model === 'default';
 }
 

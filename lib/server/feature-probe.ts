@@ -12,9 +12,9 @@ import { classifyErrorBody } from '../decode/error-body.ts';
 import { escapeBytes } from '../decode/stream-decoder.ts';
 import { fail, inconclusive, pass, skip, warn } from '../check/messages.ts';
 
-export type Feature = 'tools' | 'structured-output';
+type Feature = 'tools' | 'structured-output';
 
-export type Answer =
+type Answer =
   | { kind: 'ok' }
   | { kind: 'refused'; status: number; detail: string }
   | { kind: 'broken'; status?: number; detail: string }
@@ -36,7 +36,7 @@ export function classifyAnswer(x: Exchange): Answer {
   return { kind: 'ok' };
 }
 
-export function declared(ctx: CheckContext, feature: Feature): boolean | undefined {
+function declared(ctx: CheckContext, feature: Feature): boolean | undefined {
   return ctx.profile.capabilities?.[feature];
 }
 

@@ -7,7 +7,7 @@ import { record } from '../http/recorder.ts';
 import { GENERATION_PATH } from '../http/exchange.ts';
 import { describeRequest, recentRequests, type JournalEntry } from '../http/transport.ts';
 
-export interface Health {
+interface Health {
   answering: boolean;
   /** What the probe saw, one line. */
   detail: string;

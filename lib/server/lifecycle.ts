@@ -155,7 +155,7 @@ function probeFailure(f: { kind: string; message: string }): string {
 }
 
 /** One readiness probe; returns undefined when ready, else what it saw. */
-export async function probeReady(baseUrl: string, readiness: Readiness, model: string, headers: Record<string, string>): Promise<string | undefined> {
+async function probeReady(baseUrl: string, readiness: Readiness, model: string, headers: Record<string, string>): Promise<string | undefined> {
   const deadlines = { connectMs: 1_000, headersMs: 5_000, tokenIdleMs: 5_000, totalMs: 10_000 };
   if (readiness.kind === 'completion') {
     const rec = await record({
@@ -199,7 +199,7 @@ export function waitBoundMs(profile: Pick<Profile, 'startTimeoutMs'>, env: NodeJ
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
 
-export interface WaitReadyOptions {
+interface WaitReadyOptions {
   /** Bound on the wait (ms); the default is waitBoundMs(profile). */
   boundMs?: number;
   /** Called about every progressEveryMs while waiting, with what the probe got and how long so far. */

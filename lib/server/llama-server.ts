@@ -48,10 +48,10 @@ function run(file: string, args: string[], timeoutMs: number): Promise<{ code: n
 }
 
 /** CPU features the portable build needs (README "Binary"): AVX2, FMA, F16C on x86-64. */
-export const REQUIRED_CPU_FLAGS = ['avx2', 'fma', 'f16c'];
+const REQUIRED_CPU_FLAGS = ['avx2', 'fma', 'f16c'];
 
 /** Why this machine cannot run the portable x86-64 binary, judged before running it; undefined when it may. */
-export function platformProblem(): string | undefined {
+function platformProblem(): string | undefined {
   if (process.platform !== 'linux') return `llama-server in the bundle is a Linux x86-64 build; this is ${process.platform}`;
   if (process.arch !== 'x64') return `llama-server in the bundle is an x86-64 build; this CPU is ${process.arch}`;
   let cpuinfo = '';
@@ -78,7 +78,7 @@ export async function llamaRunnable(bundle: LlamaBundle): Promise<{ ok: true; ve
 }
 
 /** Model recipes of the bundle README, with what they are for. */
-export const LLAMA_RECIPES = {
+const LLAMA_RECIPES = {
   /** 22 MB, 10.8 M parameters: fast (~660 tok/s on 2 cores); per-token overhead dominates, so batching gains little. */
   tiny: { args: ['--layers', '4', '--embd', '256', '--ff', '512', '--heads', '4', '--kv-heads', '4', '--tied'], bytes: 22.4e6 },
   /** 401 MB f32: decode reads every weight per step (memory-bandwidth bound, ~72 tok/s), so concurrent streams batch (~1.5x at 2). */

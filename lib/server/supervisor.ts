@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface RestartRecord {
+interface RestartRecord {
   /** The check in flight. */
   after: string;
   /** The request after which it stopped answering (redacted, one line). */
@@ -17,7 +17,7 @@ export interface RestartRecord {
   detail: string;
 }
 
-export interface RestartAnswer {
+interface RestartAnswer {
   restarted: boolean;
   /** Why not (no start command, too many restarts, did not come back). */
   reason?: string;
@@ -25,7 +25,7 @@ export interface RestartAnswer {
   count: number;
 }
 
-export interface SupervisorHooks {
+interface SupervisorHooks {
   /** Whether the process the suite started is still running (undefined: we did not start it). */
   processState(): string | undefined;
   /** Stop and start the server again and wait for readiness; throws with the reason when it does not come back. */
