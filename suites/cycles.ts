@@ -96,12 +96,6 @@ export function cyclesRun(ctx: CheckContext): Promise<SharedRecording<CyclesRun>
   return shared(ctx, 'cycles', () => recordCycles(ctx), (r) => r.requests.map((q) => q.x.rec));
 }
 
-/** The shared run, or the verdict when our side cut it short (never the server's failure). */
-async function runOrVerdict(ctx: CheckContext): Promise<{ run: CyclesRun } | { verdict: Verdict }> {
-  const r = await cyclesRun(ctx);
-  if (r.incomplete) return { verdict: incompleteVerdict(r, 'the cycles run was recorded') };
-  return { run: r.value };
-}
 
 /**
  * Tokens per request sized from the measured speed (lib/measure/pace.ts): each request decodes for about `requestMs`, so
@@ -231,6 +225,17 @@ function withRun(v: Verdict, run: CyclesRun): Verdict {
   return { ...v, message: v.message + note, metrics: { ...v.metrics, workload: run.workload, runMs: Math.round(run.ms) }, evidence: v.evidence ?? evidence(run) };
 }
 
+/**
+ * What the four checks share: the shared run graded by `grade`, with the run's notes. A run our side cut short is
+ * no verdict on the server; requests that failed fail the check before any grading.
+ */
+async function graded(ctx: CheckContext, grade: (run: CyclesRun) => Verdict): Promise<Verdict> {
+  const r = await cyclesRun(ctx);
+  if (r.incomplete) return incompleteVerdict(r, 'the cycles run was recorded');
+  const run = r.value;
+  return brokenRequests(run) ?? withRun(grade(run), run);
+}
+
 const REFERENCE = 'Seed study 000 (mlx-vlm: cyclic slowdown 790 -> 3.5 tok/s from GC trouble); vllm-mlx #442 (memory growth over hours); llama.cpp #22360 (slowdown over long uptime)';
 const TIMEOUT = 120_000;
 
@@ -253,14 +258,7 @@ export const checks: CheckDef[] = [
       minCycles,
       starvedLoopP99Ms: starvedLoop,
     },
-    async run(ctx) {
-      const got = await runOrVerdict(ctx);
-      if ('verdict' in got) return got.verdict;
-      const run = got.run;
-      const broken = brokenRequests(run);
-      if (broken) return broken;
-      return withRun(gradeNoSlowdown({ cycles: cycleSamples(run), loop: run.loop, thresholds: trendThresholds((id, name) => familyThreshold(ctx, id, name)).slowdown }), run);
-    },
+    run: (ctx) => graded(ctx, (run) => gradeNoSlowdown({ cycles: cycleSamples(run), loop: run.loop, thresholds: trendThresholds((id, name) => familyThreshold(ctx, id, name)).slowdown })),
   },
   {
     id: 'cycles.no-stalls',
@@ -276,20 +274,15 @@ export const checks: CheckDef[] = [
       minRecurrences: { value: 4, why: 'four pauses in at least two cycles are a pattern; up to three happen by chance on a loaded 2-core machine often enough (simulated: ~1e-4 at three) to be called inconclusive' },
       starvedLoopP99Ms: starvedLoop,
     },
-    async run(ctx) {
-      const got = await runOrVerdict(ctx);
-      if ('verdict' in got) return got.verdict;
-      const run = got.run;
-      const broken = brokenRequests(run);
-      if (broken) return broken;
+    run: (ctx) => graded(ctx, (run) => {
       const requests: StallRequest[] = run.requests.filter((q) => q.cycle > 0 && q.cycle <= run.completedCycles)
         .map((q) => ({ cycle: q.cycle, e2eMs: q.x.metrics?.e2eMs, ttftMs: q.x.metrics?.ttftMs, itlMs: q.x.metrics?.itlMs ?? [] }));
-      return withRun(gradeNoStalls({
+      return gradeNoStalls({
         requests,
         loop: run.loop,
         thresholds: { stallMinMs: ctx.threshold('stallMinMs'), stallFactor: ctx.threshold('stallFactor'), minRecurrences: ctx.threshold('minRecurrences'), starvedLoopP99Ms: ctx.threshold('starvedLoopP99Ms') },
-      }), run);
-    },
+      });
+    }),
   },
   {
     id: 'cycles.ttft-stable',
@@ -306,14 +299,7 @@ export const checks: CheckDef[] = [
       minCycles,
       starvedLoopP99Ms: starvedLoop,
     },
-    async run(ctx) {
-      const got = await runOrVerdict(ctx);
-      if ('verdict' in got) return got.verdict;
-      const run = got.run;
-      const broken = brokenRequests(run);
-      if (broken) return broken;
-      return withRun(gradeTtftStable({ cycles: cycleSamples(run), loop: run.loop, thresholds: trendThresholds((id, name) => familyThreshold(ctx, id, name)).ttft }), run);
-    },
+    run: (ctx) => graded(ctx, (run) => gradeTtftStable({ cycles: cycleSamples(run), loop: run.loop, thresholds: trendThresholds((id, name) => familyThreshold(ctx, id, name)).ttft })),
   },
   {
     id: 'cycles.memory',
@@ -329,18 +315,13 @@ export const checks: CheckDef[] = [
       alpha,
       minSamples: { value: 8, why: 'the later half needs at least 4 samples for a slope interval' },
     },
-    async run(ctx) {
-      const got = await runOrVerdict(ctx);
-      if ('verdict' in got) return got.verdict;
-      const run = got.run;
-      const broken = brokenRequests(run);
-      if (broken) return broken;
-      if (run.rssUnavailable) return withRun(inconclusive(`no RSS samples (${run.rssUnavailable})`), run);
-      return withRun(gradeMemory({
+    run: (ctx) => graded(ctx, (run) => {
+      if (run.rssUnavailable) return inconclusive(`no RSS samples (${run.rssUnavailable})`);
+      return gradeMemory({
         samples: run.rss,
         thresholds: { minGrowthKiB: ctx.threshold('minGrowthKiB'), minLeakKiBPerRequest: ctx.threshold('minLeakKiBPerRequest'), alpha: ctx.threshold('alpha'), minSamples: ctx.threshold('minSamples') },
-      }), run);
-    },
+      });
+    }),
   },
 ];
 

@@ -299,11 +299,14 @@ test('mediaType drops parameters and case', () => {
 import { makeSample, type Sample } from '../lib/decode/sse-samples.ts';
 import {
   judgeContentType, judgeEventTerminator, judgeNoLoneCr, judgeDataPrefix, judgeUnknownFields, judgeOneJsonPerEvent,
-  judgeDoneTerminator, judgeChunkSchema, judgeRoleFirst, judgeFinishOnce, judgeUsageChunk, judgeUsageForm, judgeUtf8, judgeComments,
-  ECHO_TEXT, type SseRun,
-} from '../suites/sse.ts';
-import { judgeNdjsonFraming, judgeDoneLine, makeNdjsonSample } from '../suites/ollama.ts';
-import { judgeEventLines, judgeEventSequence } from '../suites/anthropic.ts';
+  judgeDoneTerminator, judgeComments,
+} from '../lib/grading/sse-framing.ts';
+import {
+  judgeChunkSchema, judgeRoleFirst, judgeFinishOnce, judgeUsageChunk, judgeUsageForm, judgeUtf8, type SseRun,
+} from '../lib/grading/sse-chunks.ts';
+import { ECHO_TEXT } from '../suites/sse.ts';
+import { judgeNdjsonFraming, judgeDoneLine, makeNdjsonSample } from '../lib/grading/ollama.ts';
+import { judgeEventLines, judgeEventSequence } from '../lib/grading/anthropic.ts';
 import type { Recording, Verdict } from '../lib/check/types.ts';
 
 const recOf = (body: string | Uint8Array, headers: Record<string, string> = { 'content-type': 'text/event-stream; charset=utf-8' }): Recording => {

@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { Agent, request as undiciRequest, errors as undiciErrors } from 'undici';
 import type { Deadlines, Recording, RequestFailure } from '../check/types.ts';
 import { redact } from '../config/secrets.ts';
-import { CAPS, chargeRun, chunkDecoder, journalStart, recordingCaps, withSocketUse } from './transport.ts';
+import { CAPS, chargeRun, chunkDecoder, journalStart, recordingCaps, withSocketUse, type JournalEntry } from './transport.ts';
 
 export const DEFAULT_DEADLINES: Deadlines = {
   connectMs: 5_000,
@@ -117,10 +117,50 @@ export async function record(opts: RequestOptions): Promise<Recording> {
   }
 }
 
+/** One request as sent: method, headers and the encoded body. */
+interface Outgoing {
+  method: NonNullable<RequestOptions['method']>;
+  headers: Record<string, string>;
+  payload: string | Uint8Array | undefined;
+}
+
+/** One attempt at a request: its deadlines and abort, what the caller controls, and the recording so far. */
+interface Attempt {
+  readonly opts: RequestOptions;
+  readonly d: Deadlines;
+  readonly caps: { bytes: number; reads: number };
+  readonly ac: AbortController;
+  readonly timers: NodeJS.Timeout[];
+  readonly onCallerAbort: () => void;
+  readonly rec: Recording;
+  readonly entry: JournalEntry;
+  readonly control: StreamControl;
+  /** Body bytes kept (up to caps.bytes) and their count; bytes read off the wire (before any decoding). */
+  readonly parts: Uint8Array[];
+  kept: number;
+  wire: number;
+  idleTimer: NodeJS.Timeout | undefined;
+  idleMs: number;
+  idleWhy: string;
+  headersTimer: NodeJS.Timeout | undefined;
+  /** performance.now() when the request was sent: every time in the recording is relative to it. */
+  t0: number;
+}
+
 async function recordOnce(opts: RequestOptions, dispatcher?: Agent): Promise<Recording> {
-  const d: Deadlines = { ...DEFAULT_DEADLINES, ...opts.deadlines };
-  const caps = recordingCaps(opts.maxBytes);
-  const maxBytes = caps.bytes;
+  const out = outgoing(opts);
+  const a = startAttempt(opts, out);
+  try {
+    await exchange(a, out, dispatcher);
+  } catch (err) {
+    failed(a, err);
+  } finally {
+    stopAttempt(a);
+  }
+  return finishRecording(a);
+}
+
+function outgoing(opts: RequestOptions): Outgoing {
   const method = opts.method ?? (opts.body === undefined ? 'GET' : 'POST');
   const headers: Record<string, string> = { ...opts.headers };
   let payload: string | Uint8Array | undefined;
@@ -129,131 +169,153 @@ async function recordOnce(opts: RequestOptions, dispatcher?: Agent): Promise<Rec
     payload = JSON.stringify(opts.body);
     headers['content-type'] ??= 'application/json';
   }
+  return { method, headers, payload };
+}
+
+/** Arms the total deadline, wires the caller's abort, opens the recording and its journal entry; t0 is taken last. */
+function startAttempt(opts: RequestOptions, out: Outgoing): Attempt {
+  const d: Deadlines = { ...DEFAULT_DEADLINES, ...opts.deadlines };
   const ac = new AbortController();
-  const timers: NodeJS.Timeout[] = [];
-  const fail = (kind: RequestFailure, message: string) => {
-    if (!ac.signal.aborted) ac.abort(new Deadline(kind, message));
-  };
-  timers.push(setTimeout(() => fail('total-timeout', `no end of response within ${d.totalMs} ms (total deadline)`), d.totalMs));
-  const onCallerAbort = () => {
-    if (!ac.signal.aborted) ac.abort(opts.signal?.reason ?? new Error('aborted by caller'));
-  };
-  if (opts.signal?.aborted) onCallerAbort();
-  opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
-
-  let idleTimer: NodeJS.Timeout | undefined;
-  let idleMs = d.tokenIdleMs;
-  let idleWhy = 'token-inactivity deadline';
-  // The caller may re-size the bound as the stream shows its own pace (lib/measure/deadlines.ts: a stall is silence far
-  // longer than the stream's own token gap). The timer is re-armed in place on every token event (this runs thousands
-  // of times a second on a fast server); it is re-created only when the bound changes by more than a tenth.
-  const armIdle = (nextMs?: number, why?: string) => {
-    if (!opts.tokenProgress) return;
-    if (nextMs !== undefined && nextMs > 0 && Math.abs(nextMs - idleMs) > 0.1 * idleMs) {
-      idleMs = nextMs;
-      idleWhy = why ?? idleWhy;
-      if (idleTimer) { clearTimeout(idleTimer); idleTimer = undefined; }
-    }
-    if (idleTimer) { idleTimer.refresh(); return; }
-    idleTimer = setTimeout(
-      () => fail('token-idle', `no token-bearing event for ${Math.round(idleMs)} ms (${idleWhy}; pings and comments do not count)`),
-      idleMs,
-    );
-  };
-
-  const rec: Recording = {
-    method,
-    url: redact(opts.url, opts.secrets),
-    requestBody: payload === undefined ? undefined : redact(typeof payload === 'string' ? payload : Buffer.from(payload).toString('utf8'), opts.secrets).slice(0, 64 * 1024),
-    t0Abs: 0,
-    headers: {},
-    reads: [],
-    tEnd: 0,
-    body: new Uint8Array(0),
-    truncated: false,
-  };
-  const parts: Uint8Array[] = [];
-  let kept = 0;
-  let wire = 0;
-  const entry = journalStart({ method, url: rec.url, body: rec.requestBody?.slice(0, 2_000), tStart: Date.now() });
-  const control: StreamControl = {
-    progress: armIdle,
-    abort: (reason) => {
-      if (!ac.signal.aborted) ac.abort(new Deadline('aborted', reason ?? 'aborted by check'));
+  const requestBody = out.payload === undefined ? undefined : redact(typeof out.payload === 'string' ? out.payload : Buffer.from(out.payload).toString('utf8'), opts.secrets).slice(0, 64 * 1024);
+  const url = redact(opts.url, opts.secrets);
+  const a: Attempt = {
+    opts, d, ac,
+    caps: recordingCaps(opts.maxBytes),
+    timers: [],
+    onCallerAbort: () => {
+      if (!ac.signal.aborted) ac.abort(opts.signal?.reason ?? new Error('aborted by caller'));
     },
-    overflow: (reason) => fail('overflow', reason),
+    rec: { method: out.method, url, requestBody, t0Abs: 0, headers: {}, reads: [], tEnd: 0, body: new Uint8Array(0), truncated: false },
+    entry: journalStart({ method: out.method, url, body: requestBody?.slice(0, 2_000), tStart: Date.now() }),
+    control: {
+      progress: (nextIdleMs, why) => armIdle(a, nextIdleMs, why),
+      abort: (reason) => {
+        if (!ac.signal.aborted) ac.abort(new Deadline('aborted', reason ?? 'aborted by check'));
+      },
+      overflow: (reason) => cut(a, 'overflow', reason),
+    },
+    parts: [], kept: 0, wire: 0,
+    idleTimer: undefined, idleMs: d.tokenIdleMs, idleWhy: 'token-inactivity deadline',
+    headersTimer: undefined,
+    t0: 0,
   };
+  a.timers.push(setTimeout(() => cut(a, 'total-timeout', `no end of response within ${d.totalMs} ms (total deadline)`), d.totalMs));
+  if (opts.signal?.aborted) a.onCallerAbort();
+  opts.signal?.addEventListener('abort', a.onCallerAbort, { once: true });
+  a.t0 = performance.now();
+  a.rec.t0Abs = a.t0;
+  a.headersTimer = setTimeout(() => cut(a, 'headers-timeout', `no response headers within ${d.headersMs} ms`), d.headersMs);
+  a.timers.push(a.headersTimer);
+  return a;
+}
 
-  const t0 = performance.now();
-  rec.t0Abs = t0;
-  timers.push(setTimeout(() => fail('headers-timeout', `no response headers within ${d.headersMs} ms`), d.headersMs));
-  const headersTimer = timers[timers.length - 1];
-  const keep = (t: number, bytes: Uint8Array) => {
-    if (rec.reads.length < caps.reads) rec.reads.push({ t, bytes: kept < maxBytes ? bytes : new Uint8Array(0) });
-    else rec.truncated = true;
-    if (kept < maxBytes) {
-      const room = maxBytes - kept;
-      parts.push(bytes.length <= room ? bytes : bytes.subarray(0, room));
-      kept += Math.min(bytes.length, room);
-      if (bytes.length > room) rec.truncated = true;
-    } else rec.truncated = true;
-    opts.onRead?.(t, bytes, control);
-  };
-  try {
-    // Redirects are never followed (undici's request() has no redirect handling unless an interceptor adds it):
-    // the Authorization header must not travel to another origin; checks see the 3xx itself.
-    const { result, use } = withSocketUse(() => undiciRequest(opts.url, { method, headers, body: payload, dispatcher: dispatcher ?? agent(d.connectMs), signal: ac.signal }));
-    const socketUse = use;
-    try {
-      const res = await result;
-      rec.tHeaders = performance.now() - t0;
-      clearTimeout(headersTimer);
-      rec.status = res.statusCode;
-      for (const [k, v] of Object.entries(res.headers)) rec.headers[k] = Array.isArray(v) ? v.join(', ') : String(v ?? '');
-      opts.onHeaders?.(res.statusCode, rec.headers);
-      // undici's request() hands over the wire bytes: a compressed stream is decoded here, each read keeping its time.
-      const decoder = chunkDecoder(rec.headers['content-encoding']);
-      armIdle();
-      let t = 0;
-      /** One read: timestamp first, before any parsing; false when the recording must stop. */
-      const onChunk = (bytes: Uint8Array, decoded: Uint8Array = bytes): boolean => {
-        wire += bytes.length;
-        keep(t, decoded);
-        if (!ac.signal.aborted && wire > CAPS.readBytesPerStream) control.overflow(`the response went on past ${CAPS.readBytesPerStream / 2 ** 20} MiB without ending (read cap per stream)`);
-        return !ac.signal.aborted;
-      };
-      if (!decoder) {
-        await readFlowing(res.body, (chunk) => {
-          t = performance.now() - t0;
-          return onChunk(chunk);
-        });
-      } else {
-        // The decoder is asynchronous: reads are taken one at a time.
-        for await (const chunk of res.body) {
-          t = performance.now() - t0;
-          const bytes = chunk as Uint8Array;
-          if (!onChunk(bytes, await decoder.push(bytes))) break;
-        }
-      }
-      if (decoder && !ac.signal.aborted) {
-        const tail = await decoder.end();
-        if (tail.length) keep(t, tail);
-      }
-      if (decoder?.error && !ac.signal.aborted) fail('reset', `the body could not be decoded: ${decoder.error}`);
-      if (ac.signal.aborted) rec.failure = classify(ac.signal.reason, ac.signal.reason);
-    } finally {
-      rec.socketReused = socketUse.reused;
-    }
-  } catch (err) {
-    rec.failure = classify(err, ac.signal.aborted ? ac.signal.reason : undefined);
-    if (rec.failure.kind === 'reset' && rec.status === undefined && rec.socketReused !== true)
-      rec.failure.message += ' — on a fresh connection: the server reset it before answering (not retried; only a reset on a reused keep-alive socket is)';
-  } finally {
-    rec.tEnd = performance.now() - t0;
-    for (const t of timers) clearTimeout(t);
-    if (idleTimer) clearTimeout(idleTimer);
-    opts.signal?.removeEventListener('abort', onCallerAbort);
+/** Ends the attempt with a deadline's (or the server's) failure, unless it already ended. */
+function cut(a: Attempt, kind: RequestFailure, message: string): void {
+  if (!a.ac.signal.aborted) a.ac.abort(new Deadline(kind, message));
+}
+
+/**
+ * The caller may re-size the bound as the stream shows its own pace (lib/measure/deadlines.ts: a stall is silence far
+ * longer than the stream's own token gap). The timer is re-armed in place on every token event (this runs thousands
+ * of times a second on a fast server); it is re-created only when the bound changes by more than a tenth.
+ */
+function armIdle(a: Attempt, nextMs?: number, why?: string): void {
+  if (!a.opts.tokenProgress) return;
+  if (nextMs !== undefined && nextMs > 0 && Math.abs(nextMs - a.idleMs) > 0.1 * a.idleMs) {
+    a.idleMs = nextMs;
+    a.idleWhy = why ?? a.idleWhy;
+    if (a.idleTimer) { clearTimeout(a.idleTimer); a.idleTimer = undefined; }
   }
+  if (a.idleTimer) { a.idleTimer.refresh(); return; }
+  a.idleTimer = setTimeout(
+    () => cut(a, 'token-idle', `no token-bearing event for ${Math.round(a.idleMs)} ms (${a.idleWhy}; pings and comments do not count)`),
+    a.idleMs,
+  );
+}
+
+/** Sends the request and reads the response; a deadline or abort is left in the signal, other failures throw. */
+async function exchange(a: Attempt, out: Outgoing, dispatcher?: Agent): Promise<void> {
+  // Redirects are never followed (undici's request() has no redirect handling unless an interceptor adds it):
+  // the Authorization header must not travel to another origin; checks see the 3xx itself.
+  const { result, use } = withSocketUse(() => undiciRequest(a.opts.url, { method: out.method, headers: out.headers, body: out.payload, dispatcher: dispatcher ?? agent(a.d.connectMs), signal: a.ac.signal }));
+  try {
+    const res = await result;
+    readHeaders(a, res.statusCode, res.headers);
+    await readBody(a, res.body);
+    if (a.ac.signal.aborted) a.rec.failure = classify(a.ac.signal.reason, a.ac.signal.reason);
+  } finally {
+    a.rec.socketReused = use.reused;
+  }
+}
+
+function readHeaders(a: Attempt, status: number, headers: Record<string, string | string[] | undefined>): void {
+  a.rec.tHeaders = performance.now() - a.t0;
+  clearTimeout(a.headersTimer);
+  a.rec.status = status;
+  for (const [k, v] of Object.entries(headers)) a.rec.headers[k] = Array.isArray(v) ? v.join(', ') : String(v ?? '');
+  a.opts.onHeaders?.(status, a.rec.headers);
+}
+
+/** undici's request() hands over the wire bytes: a compressed stream is decoded here, each read keeping its time. */
+async function readBody(a: Attempt, body: Readable): Promise<void> {
+  const decoder = chunkDecoder(a.rec.headers['content-encoding']);
+  armIdle(a);
+  // Each read's timestamp is taken in the 'data' event, before any parsing.
+  if (!decoder) return readFlowing(body, (chunk) => accept(a, performance.now() - a.t0, chunk));
+  // The decoder is asynchronous: reads are taken one at a time.
+  let t = 0;
+  for await (const chunk of body) {
+    t = performance.now() - a.t0;
+    const bytes = chunk as Uint8Array;
+    if (!accept(a, t, bytes, await decoder.push(bytes))) break;
+  }
+  if (!a.ac.signal.aborted) {
+    const tail = await decoder.end();
+    if (tail.length) keep(a, t, tail);
+  }
+  if (decoder.error && !a.ac.signal.aborted) cut(a, 'reset', `the body could not be decoded: ${decoder.error}`);
+}
+
+/** One read off the wire (timestamp already taken); false when the recording must stop. */
+function accept(a: Attempt, t: number, bytes: Uint8Array, decoded: Uint8Array = bytes): boolean {
+  a.wire += bytes.length;
+  keep(a, t, decoded);
+  if (!a.ac.signal.aborted && a.wire > CAPS.readBytesPerStream) a.control.overflow(`the response went on past ${CAPS.readBytesPerStream / 2 ** 20} MiB without ending (read cap per stream)`);
+  return !a.ac.signal.aborted;
+}
+
+/** Records a read within the caps (past them, the recording is marked truncated) and hands it to the caller. */
+function keep(a: Attempt, t: number, bytes: Uint8Array): void {
+  const { rec, caps } = a;
+  if (rec.reads.length < caps.reads) rec.reads.push({ t, bytes: a.kept < caps.bytes ? bytes : new Uint8Array(0) });
+  else rec.truncated = true;
+  if (a.kept < caps.bytes) {
+    const room = caps.bytes - a.kept;
+    a.parts.push(bytes.length <= room ? bytes : bytes.subarray(0, room));
+    a.kept += Math.min(bytes.length, room);
+    if (bytes.length > room) rec.truncated = true;
+  } else rec.truncated = true;
+  a.opts.onRead?.(t, bytes, a.control);
+}
+
+/** A failure thrown by the request or the body (a deadline's abort shows up here as the signal's reason). */
+function failed(a: Attempt, err: unknown): void {
+  const rec = a.rec;
+  rec.failure = classify(err, a.ac.signal.aborted ? a.ac.signal.reason : undefined);
+  if (rec.failure.kind === 'reset' && rec.status === undefined && rec.socketReused !== true)
+    rec.failure.message += ' — on a fresh connection: the server reset it before answering (not retried; only a reset on a reused keep-alive socket is)';
+}
+
+function stopAttempt(a: Attempt): void {
+  a.rec.tEnd = performance.now() - a.t0;
+  for (const t of a.timers) clearTimeout(t);
+  if (a.idleTimer) clearTimeout(a.idleTimer);
+  a.opts.signal?.removeEventListener('abort', a.onCallerAbort);
+}
+
+/** Says how far a cut response had got, assembles the kept body, charges the run's caps and closes the journal entry. */
+function finishRecording(a: Attempt): Recording {
+  const { rec, wire } = a;
   rec.wireBytes = wire;
   // A deadline that cut a response mid-body says how much came (one byte a second reads differently from nothing).
   if (rec.failure && rec.status !== undefined && /timeout|token-idle/.test(rec.failure.kind)) {
@@ -263,11 +325,11 @@ async function recordOnce(opts: RequestOptions, dispatcher?: Agent): Promise<Rec
   const declared = Number(rec.headers['content-length']);
   if (rec.failure && rec.status !== undefined && Number.isFinite(declared) && declared > wire && !rec.headers['content-encoding'])
     rec.failure.message += ` (the body ended after ${wire} of the ${declared} bytes its Content-Length announced)`;
-  rec.body = concat(parts, kept);
-  chargeRun(kept, rec.reads.length);
-  entry.tEnd = Date.now();
-  entry.status = rec.status;
-  if (rec.failure) entry.failure = `${rec.failure.kind}: ${rec.failure.message}`;
+  rec.body = concat(a.parts, a.kept);
+  chargeRun(a.kept, rec.reads.length);
+  a.entry.tEnd = Date.now();
+  a.entry.status = rec.status;
+  if (rec.failure) a.entry.failure = `${rec.failure.kind}: ${rec.failure.message}`;
   return rec;
 }
 

@@ -5,13 +5,16 @@ import type { ApiFlavour, Level, Recording, Verdict } from '../../lib/check/type
 import type { CheckDef } from '../../lib/check/check.ts';
 import { bodyJson } from '../../lib/http/recorder.ts';
 import { compileSchema, schemaErrors } from '../../lib/config/schemas.ts';
+import { checks as sseChecks } from '../sse.ts';
 import {
-  checks as sseChecks, judgeContentType, judgeEventTerminator, judgeDataPrefix, judgeOneJsonPerEvent, judgeDoneTerminator,
-  judgeChunkSchema, judgeFinishOnce, judgeUsageChunk, judgeNoLoneCr, judgeUnknownFields, judgeRoleFirst,
-} from '../sse.ts';
+  judgeContentType, judgeEventTerminator, judgeDataPrefix, judgeOneJsonPerEvent, judgeDoneTerminator, judgeNoLoneCr, judgeUnknownFields,
+} from '../../lib/grading/sse-framing.ts';
+import { judgeChunkSchema, judgeFinishOnce, judgeUsageChunk, judgeRoleFirst } from '../../lib/grading/sse-chunks.ts';
 import { makeSample, type Sample } from '../../lib/decode/sse-samples.ts';
-import { checks as anthropicChecks, judgeEventLines, judgeEventSequence } from '../anthropic.ts';
-import { checks as ollamaChecks, judgeNdjsonFraming, judgeDoneLine, makeNdjsonSample } from '../ollama.ts';
+import { checks as anthropicChecks } from '../anthropic.ts';
+import { judgeEventLines, judgeEventSequence } from '../../lib/grading/anthropic.ts';
+import { checks as ollamaChecks } from '../ollama.ts';
+import { judgeNdjsonFraming, judgeDoneLine, makeNdjsonSample } from '../../lib/grading/ollama.ts';
 import { checks as apiChecks } from '../api.ts';
 
 export interface RuleBreak {
