@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { redact } from '../lib/config/secrets.ts';
 
-export interface CommentTarget {
+interface CommentTarget {
   /** https://api.github.com, or GITHUB_API_URL (GitHub Enterprise, or a local stand-in in the self-tests). */
   apiUrl: string;
   /** owner/name */
@@ -14,7 +14,7 @@ export interface CommentTarget {
   token: string;
 }
 
-export interface CommentResult {
+interface CommentResult {
   /** posted / updated: done; skipped: nothing to do (not a pull request, no token); failed: a warning. */
   status: 'posted' | 'updated' | 'skipped' | 'failed';
   /** One line for the log; warnings start with ::warning::. */
@@ -26,13 +26,13 @@ const CALL_TIMEOUT_MS = 15_000;
 /** 100 comments a page, at most this many pages: a PR with more comments gets a new comment rather than a long scan. */
 const MAX_PAGES = 10;
 
-export function marker(key: string): string {
+function marker(key: string): string {
   // "--" would end the HTML comment early.
   return `<!-- llm-server-conformance:${key.replace(/--+/g, '-')} -->`;
 }
 
 /** Where to comment, from the workflow's environment, or why not. */
-export function commentTarget(env: NodeJS.ProcessEnv, token: string): CommentTarget | { skip: string } {
+function commentTarget(env: NodeJS.ProcessEnv, token: string): CommentTarget | { skip: string } {
   const event = env.GITHUB_EVENT_NAME ?? '';
   if (event !== 'pull_request' && event !== 'pull_request_target') return { skip: `not a pull_request event (${event || 'no GITHUB_EVENT_NAME'})` };
   if (!token) return { skip: 'no token (input github-token is empty)' };
@@ -79,7 +79,7 @@ async function findComment(t: CommentTarget, mark: string): Promise<number | und
 }
 
 /** Post the body as the one comment of this marker, or update it. Never throws. */
-export async function upsertComment(t: CommentTarget, key: string, body: string): Promise<CommentResult> {
+async function upsertComment(t: CommentTarget, key: string, body: string): Promise<CommentResult> {
   const mark = marker(key);
   const text = `${mark}\n${body}`;
   try {

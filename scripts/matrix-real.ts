@@ -18,7 +18,7 @@ export interface RealColumn {
   stop(): Promise<void>;
 }
 
-export const REAL_LLAMA_PROJECT = 'llama-server-b4747';
+const REAL_LLAMA_PROJECT = 'llama-server-b4747';
 
 export async function realLlamaColumn(out: string): Promise<RealColumn> {
   const none = (why: string): RealColumn => ({ note: `real llama-server column: not run (${why})`, stop: async () => undefined });

@@ -9,8 +9,9 @@
 // cli/api.ts (index.mjs, the package's API), vitest configs, *.test.ts and *.bench.ts, fixtures/*/main.ts, scripts
 // that run as mains (a main guard on process.argv[1], or named in package.json, action.yml or .ci/), files named by a
 // string literal in code (the reporters of reporters/list.ts, cli/progress-reporter.ts, Vitest's globalSetup), and
-// the `checks` and `proofs` of each family file of suites/ (cli/catalogue.ts and test/proofs.test.ts load them by
-// listing the folder). Exports used only by test/ or bench/ count as used.
+// the `checks`, `proofs` and `family` of each family file of suites/ (cli/catalogue.ts, scripts/families.ts and
+// test/proofs.test.ts load them by listing the folder), and the `faults` of each file of the reference server's
+// faults/ folder (faults.ts lists it). Exports used only by test/ or bench/ count as used.
 //
 // Prints `path:line name` per unused export and exits 1 when there is any. `--json` prints them as JSON instead.
 // `--fix [folder…]` drops the `export` keyword of each finding (only in files under the folders given, when any);
@@ -179,8 +180,10 @@ function findUnusedExports(): UnusedExport[] {
     for (const exp of checker.getExportsOfModule(moduleSymbol)) {
       const decls = (exp.declarations ?? []).filter((d) => d.getSourceFile() === sf);
       if (decls.length === 0) continue; // export * from another file: judged there
-      // Family files: cli/catalogue.ts and test/proofs.test.ts load these by listing suites/.
-      if (/^suites\/[^/]+\.ts$/.test(file) && (exp.name === 'checks' || exp.name === 'proofs')) continue;
+      // Family files: cli/catalogue.ts, scripts/families.ts and test/proofs.test.ts load these by listing suites/.
+      if (/^suites\/[^/]+\.ts$/.test(file) && (exp.name === 'checks' || exp.name === 'proofs' || exp.name === 'family')) continue;
+      // Fault files: the reference server's faults.ts loads every file of its faults/ folder by listing it.
+      if (/^fixtures\/reference-server\/faults\/[^/]+\.ts$/.test(file) && exp.name === 'faults') continue;
       if (isUsedElsewhere(exp, sf.fileName)) continue;
       if (exp.flags & ts.SymbolFlags.Alias) {
         // export { a } / export default a: a use of the local `a` from another file came through this export.

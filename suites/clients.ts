@@ -36,7 +36,7 @@ const PROMPT = `Repeat the next line exactly as written (without its label), the
 const CLIENT_GRACE_MS = 5_000;
 const CLIENT_CALL_MAX_MS = 120_000;
 
-export interface CaseResult {
+interface CaseResult {
   mode: Mode;
   call: string;
   rec?: Recording;
@@ -77,7 +77,7 @@ async function callBounded(d: ClientDriver, mode: Mode, ctx: CheckContext, c: Cl
 }
 
 /** One case: one client call, one request, everything it reported and everything the wire carried. */
-export async function runCase(ctx: CheckContext, d: ClientDriver, mode: Mode): Promise<CaseResult> {
+async function runCase(ctx: CheckContext, d: ClientDriver, mode: Mode): Promise<CaseResult> {
   const stop = new AbortController();
   const tee = teeFetch({ baseUrl: ctx.baseUrl, authHeaders: ctx.headers, deadlines: ctx.deadlines, signal: AbortSignal.any([ctx.signal, stop.signal]), secrets: ctx.secrets, maxRequests: 1 });
   const obs = emptyObservation();
@@ -154,7 +154,7 @@ function missingExtraBody(body: string | undefined, extra: Record<string, unknow
 }
 
 /** What the server did to the API reference, in one line per case. */
-export function wireVerdictLine(label: string, c: CaseResult): string {
+function wireVerdictLine(label: string, c: CaseResult): string {
   const rules = c.rules;
   if (!rules) return `${c.mode}: no response to judge`;
   const must = rules.broken.filter((b) => b.level === 'MUST');
@@ -185,7 +185,7 @@ export interface ClientCell {
   stream: CaseSummary;
   nonStream: CaseSummary;
 }
-export interface CaseSummary {
+interface CaseSummary {
   outcome: 'pass' | 'fail' | 'inconclusive';
   error?: string;
   problem?: string;
@@ -211,7 +211,7 @@ function describeWire(c: CaseResult): string {
   return `${c.mode}: ${w.text.length} characters${reasoning}, finish ${JSON.stringify(w.finish ?? null)}${usage}${c.shape ? ` (${c.shape})` : ''}`;
 }
 
-export async function judgeClient(ctx: CheckContext, d: ClientDriver): Promise<Verdict> {
+async function judgeClient(ctx: CheckContext, d: ClientDriver): Promise<Verdict> {
   // The client libraries are optional peers of the installed package: absent is a skip that says how to add them.
   const missing = missingClient(d);
   if (missing) return skip(`${d.title} is not installed (${missing.packages.join(', ')}); to check this client: ${missing.install}`);
@@ -297,7 +297,7 @@ export const checks: CheckDef[] = DRIVERS.map((d): CheckDef => ({
 
 /** Behaviour valid at MUST level that real servers show: each client must pass on every one. */
 /** Each with what the pass message must show, so the proof knows the behaviour reached the client. */
-export const VALID_VARIATIONS: Array<{ name: string; serverArgs: string[]; shows: string | RegExp }> = [
+const VALID_VARIATIONS: Array<{ name: string; serverArgs: string[]; shows: string | RegExp }> = [
   { name: 'SSE comments', serverArgs: ['--ping-ms', '5', '--decode-step-ms', '12'], shows: /stream: .*(SSE comments|NDJSON lines)/ },
   { name: 'usage in the finish chunk', serverArgs: ['--fault', 'sse-usage-in-finish'], shows: /stream: .*usage \d+ in \/ \d+ out/ },
   { name: 'usage: null on every chunk', serverArgs: ['--fault', 'valid-usage-null'], shows: /stream: .*usage \d+ in \/ \d+ out/ },
@@ -308,7 +308,7 @@ export const VALID_VARIATIONS: Array<{ name: string; serverArgs: string[]; shows
 ];
 
 /** Faults that break each client, the words of the client's own error, and what the message says about the wire. */
-export const BREAKING: Record<string, Array<{ fault: string; clientError: string | RegExp; wire: string }>> = {
+const BREAKING: Record<string, Array<{ fault: string; clientError: string | RegExp; wire: string }>> = {
   openai: [
     { fault: 'sse-json-split-events', clientError: /threw \w*Error: .* in JSON at position/, wire: 'sse.one-json-per-event (MUST)' },
     { fault: 'clients-no-choice-index', clientError: 'stream ended without producing a ChatCompletionMessage with role=assistant', wire: 'sse.chunk-schema (MUST)' },

@@ -38,7 +38,7 @@ async function judged(ctx: CheckContext, judge: (s: Sample) => Verdict): Promise
 }
 
 /** The four framing judges of the sse family, applied to this stream; every failing one is reported. */
-export function judgeFraming(s: Sample): Verdict {
+function judgeFraming(s: Sample): Verdict {
   const parts: Array<[string, Verdict]> = [
     ['content type', judgeContentType([s])],
     ['event terminator', judgeEventTerminator([s])],

@@ -30,7 +30,7 @@ export const family: FamilySpec = {
   what: "no slowdown, no recurring stalls, stable TTFT and memory over repeated cycles; on Linux, where the suite started the server, each cycle also records who used the CPUs (the server's process tree, our client, everything else, from `/proc`): a slowdown or TTFT growth that a neighbour explains — other load up by ≥ 0.25 cores, a CPU-bound server (≥ 0.5 cores) whose own CPU fell about as much as its speed — is `inconclusive` with those figures, never blamed on the server, while a decay of 15 % per cycle or more beside such a neighbour still fails (`test/machine-load.test.ts` holds the rule against generated neighbours)",
 };
 
-export interface CyclesWorkload {
+interface CyclesWorkload {
   /** How the token count was chosen (set when the run sizes it from the measured speed). */
   sizing?: string;
   /** K: cycles measured before the sequential rule may add more. */
@@ -69,14 +69,14 @@ export function trendThresholds(get: (id: string, name: string) => number): { sl
   };
 }
 
-export interface CycleRequest {
+interface CycleRequest {
   cycle: number;
   /** Requests served before this one (0 = first warm-up request). */
   index: number;
   x: Exchange;
 }
 
-export interface CyclesRun {
+interface CyclesRun {
   workload: CyclesWorkload;
   requests: CycleRequest[];
   /** RSS of the server's process tree after each request (only where the suite started the server). */
@@ -101,12 +101,12 @@ export function cyclesRun(ctx: CheckContext): Promise<SharedRecording<CyclesRun>
  * Tokens per request sized from the measured speed (lib/measure/pace.ts): each request decodes for about `requestMs`, so
  * timer jitter is small beside it at 5000 tok/s and a 3 tok/s server finishes the run within its bound.
  */
-export const CYCLE_SIZING = {
+const CYCLE_SIZING = {
   quick: { requestMs: 250, min: 8, max: 512 },
   full: { requestMs: 500, min: 16, max: 1024 },
 };
 
-export function cycleTokens(tier: Tier, pace: Pace | undefined, fallback: number): number {
+function cycleTokens(tier: Tier, pace: Pace | undefined, fallback: number): number {
   if (!pace) return fallback;
   const z = CYCLE_SIZING[tier];
   // A request's share of the run's budget (60 % of the bound over warm-up + K cycles of R requests) caps it.
@@ -186,7 +186,7 @@ function samplesOf(requests: CycleRequest[], cycles: number, cpu: (CpuUse | unde
 }
 
 /** Measured cycles (warm-up dropped) in the shape the grading functions read. */
-export function cycleSamples(run: CyclesRun): CycleSample[] {
+function cycleSamples(run: CyclesRun): CycleSample[] {
   const out: CycleSample[] = [];
   for (let c = 1; c <= run.completedCycles; c++) {
     const reqs = run.requests.filter((q) => q.cycle === c);

@@ -100,7 +100,7 @@ async function record(ctx: CheckContext): Promise<Sample> {
  * Tokens per second the server generated, from e2e against length: the median of the pairwise slopes between streams
  * of different lengths (prefill and delivery cancel out). Undefined when no pair differs clearly.
  */
-export function endToEndTps(streams: readonly Exchange[]): number | undefined {
+function endToEndTps(streams: readonly Exchange[]): number | undefined {
   const pts = streams.filter((x) => x.rec.status === 200 && !x.rec.failure && x.metrics?.completionTokens !== undefined)
     .map((x) => ({ n: x.metrics!.completionTokens!, e2e: x.rec.tEnd }));
   const rates: number[] = [];

@@ -78,7 +78,7 @@ function answerOf(x: Exchange): JsonAnswer {
  * Judge JSON output: complete and valid passes; a cut that could still become valid JSON is inconclusive; text
  * that can never be JSON, JSON that breaks the schema, or incomplete JSON the server calls finished fails.
  */
-export function judgeJsonOutput(r: JsonAnswer, schema: unknown | undefined, mode: string): Verdict {
+function judgeJsonOutput(r: JsonAnswer, schema: unknown | undefined, mode: string): Verdict {
   const p = jsonPrefix(r.content);
   const where = `${r.streamed ? 'streamed ' : ''}content ${escapeBytes(r.content, 200)}`;
   const metrics = { finishReason: r.finish, completionTokens: r.completionTokens, chars: r.content.length };

@@ -77,7 +77,7 @@ export interface CheckContext {
   signal: AbortSignal;
 }
 
-export interface ContextOptions {
+interface ContextOptions {
   profile: Profile;
   server: ServerInfo;
   tier?: Tier;
@@ -158,7 +158,7 @@ function hint(cap: Capability): string {
   }
 }
 
-export interface Graded {
+interface Graded {
   outcome: Outcome;
   message: string;
   raw: Verdict['outcome'];

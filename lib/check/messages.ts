@@ -2,7 +2,7 @@
 // all violations rather than the first, and the offending bytes escaped.
 import type { Verdict } from './types.ts';
 
-export interface FailureText {
+interface FailureText {
   requirement: string;
   expected: string;
   actual: string;
@@ -12,7 +12,7 @@ export interface FailureText {
   bytes?: string;
 }
 
-export function describeFailure(f: FailureText): string {
+function describeFailure(f: FailureText): string {
   const lines = [f.requirement, `  Expected: ${f.expected}`, `  Actual:   ${f.actual}`];
   const more = f.violations ?? [];
   if (more.length) {

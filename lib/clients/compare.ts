@@ -8,7 +8,7 @@ import type { Facts } from './wire.ts';
 import { wireLines } from './wire.ts';
 import { errorText, type ClientDriver, type Observation } from './drivers.ts';
 
-export interface Findings {
+interface Findings {
   /** What went wrong on the client's side, one line each (each fails the check). */
   problems: string[];
   /** What is worth saying but fails nothing (a reasoning field this client does not read, …). */
@@ -71,8 +71,8 @@ export type Incremental =
   | { kind: 'starved'; note: string };
 
 /** Fewer content events than this on the wire, or a shorter spread, leave nothing to compare. */
-export const MIN_WIRE_EVENTS = 3;
-export const MIN_WIRE_SPREAD_MS = 30;
+const MIN_WIRE_EVENTS = 3;
+const MIN_WIRE_SPREAD_MS = 30;
 
 /**
  * Did the client surface text as it arrived? On the wire, content spread over [first, last]; the client must show

@@ -328,7 +328,7 @@ export function installedVersion(pkg: string): string | undefined {
 }
 
 /** The exact version this suite pins for a client package (package.json peerDependencies, else devDependencies). */
-export function pinnedVersion(pkg: string): string | undefined {
+function pinnedVersion(pkg: string): string | undefined {
   try {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
     return manifest.peerDependencies?.[pkg] ?? manifest.devDependencies?.[pkg];

@@ -10,7 +10,7 @@ import { record } from '../http/recorder.ts';
 import { redact } from '../config/secrets.ts';
 import type { Deadlines, Recording } from '../check/types.ts';
 
-export interface TeeExchange {
+interface TeeExchange {
   method: string;
   /** Redacted URL. */
   url: string;
@@ -21,7 +21,7 @@ export interface TeeExchange {
   rec?: Recording;
 }
 
-export interface TeeOptions {
+interface TeeOptions {
   /** Base URL of the server (scheme://host:port[/path]); its origin is the only one reachable. */
   baseUrl: string;
   /** The profile's auth headers (Authorization), added to requests for that origin only. */
@@ -34,7 +34,7 @@ export interface TeeOptions {
   maxRequests: number;
 }
 
-export interface Tee {
+interface Tee {
   fetch: typeof fetch;
   exchanges: TeeExchange[];
   /** Requests refused (another origin, or over maxRequests), as messages. */

@@ -10,7 +10,7 @@ import { openaiChatEvents, anthropicEvents, ollamaEvents, type StreamEvents } fr
 import { analyzeSse, splitJsonValues } from '../decode/framing.ts';
 import { isJsonObject } from '../json.ts';
 
-export interface WireLine {
+interface WireLine {
   /** ms since t0 of the read that completed the line. */
   t: number;
   /** Byte offset of the line in the body. */

@@ -4,9 +4,9 @@
 // (vllm-mlx). Clients that read `error.message` show nothing useful for the last three, so checks tell them apart.
 import { isJsonObject } from '../json.ts';
 
-export type ErrorShape = 'openai' | 'error-string' | 'flat' | 'detail' | 'none';
+type ErrorShape = 'openai' | 'error-string' | 'flat' | 'detail' | 'none';
 
-export interface ErrorBody {
+interface ErrorBody {
   shape: ErrorShape;
   /** The human-readable message, wherever the shape keeps it. */
   message?: string;

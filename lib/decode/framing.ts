@@ -19,7 +19,7 @@ import { isJsonObject } from '../json.ts';
 // Bytes and times
 
 /** Accept either the recorder's reads or plain bytes (plain bytes get t = 0). */
-export type BodyInput = readonly BodyRead[] | Uint8Array;
+type BodyInput = readonly BodyRead[] | Uint8Array;
 
 interface Body {
   bytes: Uint8Array;
@@ -69,7 +69,7 @@ function decode(b: Uint8Array): string {
 // UTF-8 validity, with positions
 
 /** Length of a valid UTF-8 sequence at i, or 0 when the bytes at i do not start one (RFC 3629: no overlongs, no surrogates, ≤ U+10FFFF). */
-export function utf8SequenceAt(b: Uint8Array, i: number): number {
+function utf8SequenceAt(b: Uint8Array, i: number): number {
   const b0 = b[i]!;
   if (b0 < 0x80) return 1;
   const cont = (k: number, lo = 0x80, hi = 0xbf): boolean => i + k < b.length && b[i + k]! >= lo && b[i + k]! <= hi;
@@ -87,7 +87,7 @@ export function utf8SequenceAt(b: Uint8Array, i: number): number {
   return 0;
 }
 
-export interface InvalidUtf8 {
+interface InvalidUtf8 {
   /** Byte offset of the offending byte. */
   offset: number;
   /** The offending byte. */
@@ -110,11 +110,11 @@ export function invalidUtf8Offsets(bytes: Uint8Array, max = 50): InvalidUtf8[] {
 // ---------------------------------------------------------------------------------------------------------
 // SSE lines and blocks, as sent
 
-export type LineEnd = 'LF' | 'CRLF' | 'CR' | 'EOF';
+type LineEnd = 'LF' | 'CRLF' | 'CR' | 'EOF';
 
-export const KNOWN_SSE_FIELDS: ReadonlySet<string> = new Set(['data', 'event', 'id', 'retry']);
+const KNOWN_SSE_FIELDS: ReadonlySet<string> = new Set(['data', 'event', 'id', 'retry']);
 
-export interface SseLine {
+interface SseLine {
   /** Byte offset of the line in the body (the BOM, if any, counts: offsets index the recorded bytes). */
   offset: number;
   /** Byte length of the line without its terminator. */
@@ -138,7 +138,7 @@ export interface SseLine {
   t: number;
 }
 
-export interface SseBlock {
+interface SseBlock {
   /** Non-blank lines of the block, in order. */
   lines: SseLine[];
   /** Ended by a blank line. An unterminated block at EOF is never dispatched by a client. */
@@ -158,7 +158,7 @@ export interface SseBlock {
   extraBlankLinesBefore: number;
 }
 
-export interface SseComment {
+interface SseComment {
   /** Comment text after the colon, one leading space stripped ("ping", "keep-alive", "" for a bare ":"). */
   text: string;
   /** The raw line (": ping"). */
@@ -325,7 +325,7 @@ export function runTogetherEvents(block: SseBlock): string[] | undefined {
 // ---------------------------------------------------------------------------------------------------------
 // JSON payloads
 
-export function parsesAsJson(text: string): boolean {
+function parsesAsJson(text: string): boolean {
   try {
     JSON.parse(text);
     return true;
@@ -380,7 +380,7 @@ export function splitJsonValues(text: string): string[] | undefined {
   return out;
 }
 
-export type PayloadVerdict =
+type PayloadVerdict =
   | { kind: 'object' }
   | { kind: 'done' }
   | { kind: 'not-object'; type: string }
@@ -462,7 +462,7 @@ export function mojibakeForms(ch: string): string[] {
   return [...forms].filter((f) => f !== ch);
 }
 
-export type EchoIntegrity =
+type EchoIntegrity =
   | { status: 'intact' }
   | { status: 'corrupted'; why: string; at: number }
   | { status: 'absent'; why: string };
@@ -525,7 +525,7 @@ export function firstDifference(a: string, b: string): number {
 // ---------------------------------------------------------------------------------------------------------
 // NDJSON (Ollama's native stream)
 
-export interface NdjsonFramedLine {
+interface NdjsonFramedLine {
   offset: number;
   length: number;
   text: string;

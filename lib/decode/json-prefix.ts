@@ -2,7 +2,7 @@
 // by this: a cut that could still have become valid JSON is no evidence against the server (inconclusive); text
 // that can never become JSON shows the output was not constrained at all (a failure), whether it was cut or not.
 
-export type JsonPrefix =
+type JsonPrefix =
   | { state: 'complete'; value: unknown }
   | { state: 'prefix' }
   | { state: 'invalid'; at: number; reason: string };

@@ -3,7 +3,7 @@
 // the decode rate they report.
 import type { ServerTimings } from './stream-events.ts';
 
-export interface ServerDecode {
+interface ServerDecode {
   /** Decode rate the server reports (tok/s) and the field it came from. */
   tps?: number;
   tpsField?: string;

@@ -9,8 +9,8 @@ import { createParser } from 'eventsource-parser';
 import type { BodyRead } from '../check/types.ts';
 
 export interface SseEvent { t: number; event?: string; id?: string; data: string }
-export interface SseComment { t: number; text: string }
-export interface SseParseError { t: number; type: string; field?: string; line?: string; message: string }
+interface SseComment { t: number; text: string }
+interface SseParseError { t: number; type: string; field?: string; line?: string; message: string }
 
 export interface SseDecoded {
   events: SseEvent[];
@@ -70,7 +70,7 @@ class Utf8Facts {
   get invalid(): boolean { return this.replacements > this.literals; }
 }
 
-export interface StreamDecoderOptions {
+interface StreamDecoderOptions {
   /**
    * Keep text, events, comments and errors only for reads that start within this many body bytes (the recorder's
    * byte cap: a long stream is still decoded to its end, its raw material kept only as far as its bytes are).
@@ -323,9 +323,9 @@ export function escapeBytes(s: string | Uint8Array, max = 400): string {
 // ---------------------------------------------------------------------------------------------------------
 // Raw framing, as the server sent it (the parser normalises all of this away).
 
-export type LineTerminator = 'LF' | 'CRLF' | 'CR';
+type LineTerminator = 'LF' | 'CRLF' | 'CR';
 
-export interface RawEventBlock {
+interface RawEventBlock {
   /** The block's text including its lines' terminators and the terminating blank line. */
   raw: string;
   /** Lines without terminators (the blank line is not included). */

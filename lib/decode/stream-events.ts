@@ -12,7 +12,7 @@ import { isJsonObject } from '../json.ts';
  * One token-bearing event: it carries non-empty generated text. Events are not tokens (a server may put several
  * tokens in one event), so there is exactly one entry per event, whatever it carries.
  */
-export interface TokenEvent {
+interface TokenEvent {
   t: number;
   /** All generated text of the event (reasoning, content and tool-call arguments, in that order). */
   text: string;
@@ -20,7 +20,7 @@ export interface TokenEvent {
   kind: 'content' | 'reasoning' | 'tool';
 }
 
-export interface StreamUsage {
+interface StreamUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
   total_tokens?: number;
@@ -185,7 +185,7 @@ export interface SseAdapter {
   event(ev: SseEvent, retain?: boolean): void;
 }
 
-export interface NdjsonAdapter {
+interface NdjsonAdapter {
   readonly out: StreamEvents;
   line(line: NdjsonLine, retain?: boolean): void;
 }

@@ -43,7 +43,7 @@ export function schemaProblems(value: unknown, schema: unknown): string[] {
   });
 }
 
-export interface ArgumentsVerdict {
+interface ArgumentsVerdict {
   /** 'valid': parses and validates; 'invalid-json'; 'not-object'; 'schema': parses but breaks the schema; 'not-string'. */
   state: 'valid' | 'invalid-json' | 'not-object' | 'schema' | 'not-string';
   value?: unknown;
@@ -79,7 +79,7 @@ export interface ToolCall {
   index?: unknown;
 }
 
-export interface ChatAnswer {
+interface ChatAnswer {
   message?: Obj;
   content: unknown;
   finishReason: unknown;
@@ -114,7 +114,7 @@ export function callShapeProblems(c: ToolCall, offered: readonly string[], label
 // ---------------------------------------------------------------------------------------------------------------
 // OpenAI, streamed
 
-export interface StreamedCalls {
+interface StreamedCalls {
   calls: ToolCall[];
   /** Protocol problems of the deltas (index, first-delta fields, id changes). */
   problems: string[];
@@ -183,9 +183,9 @@ export function streamedToolCalls(chunks: ReadonlyArray<{ json: unknown }>): Str
 // ---------------------------------------------------------------------------------------------------------------
 // Anthropic
 
-export interface ToolUse { id: unknown; name: unknown; input: unknown; /** stream: the concatenated partial_json */ json?: string }
+interface ToolUse { id: unknown; name: unknown; input: unknown; /** stream: the concatenated partial_json */ json?: string }
 
-export interface AnthropicAnswer {
+interface AnthropicAnswer {
   stopReason: unknown;
   toolUses: ToolUse[];
   text: string;

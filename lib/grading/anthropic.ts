@@ -11,7 +11,7 @@ import { isJsonObject as isObj } from '../json.ts';
 
 type Obj = Record<string, unknown>;
 
-export const STOP_REASONS = ['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal', 'model_context_window_exceeded'];
+const STOP_REASONS = ['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal', 'model_context_window_exceeded'];
 
 const typeOf = (json: Obj | undefined): string | undefined => (json && typeof json.type === 'string' ? json.type : undefined);
 

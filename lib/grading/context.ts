@@ -8,7 +8,7 @@
 
 import { logLogSlope, median } from './stats.ts';
 
-export type TimingOutcome = 'pass' | 'warn' | 'fail' | 'inconclusive';
+type TimingOutcome = 'pass' | 'warn' | 'fail' | 'inconclusive';
 
 export interface TimingGrade {
   outcome: TimingOutcome;
@@ -48,7 +48,7 @@ export function mannWhitneyCounts(n: number, m: number): number[] {
   return prev[m];
 }
 
-export interface RatioCI {
+interface RatioCI {
   /** Hodges–Lehmann estimate of num/den: exp(median of all log(num_i) − log(den_j)). */
   estimate?: number;
   /** Moses' distribution-free interval (from the exact Mann–Whitney distribution); undefined when the samples are too small for the confidence asked. */
@@ -178,7 +178,7 @@ export interface OverWindowObservation {
   waitedMs: number;
 }
 
-export type OverWindowKind =
+type OverWindowKind =
   | 'rejected' // 400 + error object that says the context is exceeded
   | 'rejected-vague' // 400 whose error does not say why
   | 'rejected-other-4xx' // another 4xx (413, 422) saying the context is exceeded
@@ -233,7 +233,7 @@ export function classifyOverWindow(o: OverWindowObservation): OverWindowFinding 
   return { kind: 'other', verdict: 'fail', summary: `${what}: HTTP ${o.status}${msg ? ` ${JSON.stringify(msg.slice(0, 160))}` : ''} instead of 400 with an error that says the context is exceeded` };
 }
 
-export interface RejectionThresholds {
+interface RejectionThresholds {
   /** A rejection this fast cannot have paid for a prefill a user would notice (ms). */
   immediateMs: number;
   /** Fail when the ratio's lower bound reaches this fraction of the within-window prefill time. */
@@ -300,7 +300,7 @@ export interface ScalingThresholds {
   excessFactor?: number;
 }
 
-export interface ScalingGrade extends TimingGrade {
+interface ScalingGrade extends TimingGrade {
   slope?: number;
   low?: number;
   high?: number;
@@ -410,7 +410,7 @@ export function scalingLengths(top: number, count: number, span: number): number
 // ---------------------------------------------------------------------------------------------------------------
 // context.healthy-after
 
-export interface SlowdownThresholds {
+interface SlowdownThresholds {
   /** Fail when the slowdown's lower bound reaches this factor. */
   failSlowdown: number;
   /** Warn when the estimate reaches this factor. */
@@ -443,7 +443,7 @@ export function gradeSlowdown(beforeTps: ReadonlyArray<number | undefined>, afte
 // ---------------------------------------------------------------------------------------------------------------
 // context.served-window
 
-export interface Figure { value: number; source: string }
+interface Figure { value: number; source: string }
 
 /** Served per-request window against the model's trained context: below `minFraction` of it is a finding. */
 export function gradeServedWindow(window: Figure, trained: Figure | undefined, minFraction: number): { outcome: 'pass' | 'fail' | 'skip'; reason: string; fraction?: number } {
@@ -459,7 +459,7 @@ export function gradeServedWindow(window: Figure, trained: Figure | undefined, m
 
 export type ProbeAnswer = 'accepted' | 'rejected' | 'error';
 
-export interface BisectOptions {
+interface BisectOptions {
   /** A size known to be accepted (e.g. the calibration prompts). */
   lo: number;
   /** The first size probed (e.g. 1.25x the window). */
@@ -471,7 +471,7 @@ export interface BisectOptions {
   maxProbes: number;
 }
 
-export interface BisectResult {
+interface BisectResult {
   largestAccepted: number;
   /** Undefined when nothing up to growUntil was rejected. */
   smallestRejected?: number;

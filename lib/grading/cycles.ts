@@ -40,7 +40,7 @@ export interface CycleSample {
   cpu?: CpuUse;
 }
 
-export interface CyclePoint {
+interface CyclePoint {
   cycle: number;
   wallTps?: number;
   ttftMs?: number;
@@ -70,7 +70,7 @@ export function cycleCurve(cycles: readonly CycleSample[]): CyclePoint[] {
  * that slows down by itself keeps its CPU and spends more of it per token). Needs the server's pid (a server the suite
  * started); without it no trend is excused.
  */
-export const CONTENTION = { riseCores: 0.25, cpuBoundCores: 0.5, slack: 1.25 };
+const CONTENTION = { riseCores: 0.25, cpuBoundCores: 0.5, slack: 1.25 };
 
 export function contention(points: readonly CyclePoint[], m: number, observedFactor: number): string | undefined {
   if (points.length < 2 * m || points.some((p) => p.otherCores === undefined || p.serverCores === undefined)) return undefined;
@@ -98,7 +98,7 @@ export interface TrendThresholds {
   starvedLoopP99Ms: number;
 }
 
-export interface TrendInput {
+interface TrendInput {
   cycles: readonly CycleSample[];
   loop?: LoopDelay;
   thresholds: TrendThresholds;
@@ -249,7 +249,7 @@ export interface StallRequest {
   ttftMs?: number;
 }
 
-export interface StallThresholds {
+interface StallThresholds {
   /** A stall is at least this long (ms) … */
   stallMinMs: number;
   /** … and at least this many times the median token gap. */
@@ -324,7 +324,7 @@ export interface RssSample {
   rssKiB: number;
 }
 
-export interface MemoryThresholds {
+interface MemoryThresholds {
   /** Growth over the later half that matters (KiB). */
   minGrowthKiB: number;
   /** Leak rate that matters (KiB per request). */

@@ -19,7 +19,7 @@ import { starvedReason as starved, type LoopDelay } from '../measure/loop-delay.
 // ---------------------------------------------------------------------------------------------------------------
 // parallel
 
-export interface SpeedupThresholds {
+interface SpeedupThresholds {
   failBelow: number;
   warnBelow: number;
   alpha: number;
@@ -27,7 +27,7 @@ export interface SpeedupThresholds {
   starvedLoopP99Ms: number;
 }
 
-export interface SpeedupInput {
+interface SpeedupInput {
   /** wall_tps of each single request (one at a time). */
   singleTps: ReadonlyArray<number | undefined>;
   /** Aggregate wall_tps of each barrier-released pair (docs/grading.md "Measuring": total tokens / (last end − first start)). */
@@ -128,7 +128,7 @@ export interface ScalingLevel {
   reps: readonly ScalingRep[];
 }
 
-export interface CurvePoint {
+interface CurvePoint {
   concurrency: number;
   aggregateTps?: number;
   ttftP50Ms?: number;

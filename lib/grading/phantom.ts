@@ -18,7 +18,7 @@
 // assessment says `inconclusive` then rather than accusing the server.
 import type { Threshold } from '../check/check.ts';
 
-export type PhantomThresholdName = 'minTokenEvents' | 'oneReadShare' | 'burstFactor' | 'earlyShare' | 'lateShare';
+type PhantomThresholdName = 'minTokenEvents' | 'oneReadShare' | 'burstFactor' | 'earlyShare' | 'lateShare';
 export type PhantomThresholds = Record<PhantomThresholdName, number>;
 
 /**
@@ -26,7 +26,7 @@ export type PhantomThresholds = Record<PhantomThresholdName, number>;
  * top of the range the suite supports (5000 tok/s), so no real server is ever faster. Against it only a delivery
  * faster than any generation (a flush within a few ms) counts as a burst.
  */
-export const DEFAULT_REFERENCE_TPS = 20_000;
+const DEFAULT_REFERENCE_TPS = 20_000;
 
 /**
  * A stall of S ms merges at most what is generated in S at the reference rate; the rate may be off by a few tens of %
@@ -58,12 +58,12 @@ export const PHANTOM_THRESHOLDS: Record<PhantomThresholdName, Threshold> = {
   },
 };
 
-export function phantomDefaults(): PhantomThresholds {
+function phantomDefaults(): PhantomThresholds {
   return Object.fromEntries(Object.entries(PHANTOM_THRESHOLDS).map(([k, v]) => [k, v.value])) as PhantomThresholds;
 }
 
 /** What one streamed request looked like on the wire, in ms since its t0. */
-export interface StreamTiming {
+interface StreamTiming {
   /** Arrival of each token-bearing event; events decoded from the same read share that read's time. */
   tokenTimes: readonly number[];
   /** Arrival of each body read (the first is when any body byte, e.g. a role chunk, arrived). */
@@ -86,15 +86,15 @@ export interface StreamTiming {
   maxPlausibleTps?: number;
 }
 
-export type PhantomCauseKind = 'one-read' | 'burst' | 'late-content-after-role' | 'whole-response-at-end';
+type PhantomCauseKind = 'one-read' | 'burst' | 'late-content-after-role' | 'whole-response-at-end';
 
-export interface PhantomCause {
+interface PhantomCause {
   kind: PhantomCauseKind;
   /** One line with the figures, e.g. "32 of 32 token events arrived in one read at 291 ms of 292 ms". */
   detail: string;
 }
 
-export interface PhantomFigures {
+interface PhantomFigures {
   tokenEvents: number;
   /** Completion tokens the rates use (usage or estimate; events when neither). */
   tokens?: number;
@@ -266,7 +266,7 @@ export function causeLabel(kinds: readonly PhantomCauseKind[] | readonly string[
 // -------------------------------------------------------------------------------------------------------------
 // Physics
 
-export interface Hardware { memoryBandwidthGBs: number; activeBytesPerTokenGB: number; speculativeDecoding?: boolean }
+interface Hardware { memoryBandwidthGBs: number; activeBytesPerTokenGB: number; speculativeDecoding?: boolean }
 
 export const PHYSICAL_THRESHOLDS: Record<'margin' | 'speculativeFactor', Threshold> = {
   margin: {
@@ -285,7 +285,7 @@ export function physicalBoundTps(hw: Hardware | undefined): number | undefined {
   return hw.memoryBandwidthGBs / hw.activeBytesPerTokenGB;
 }
 
-export interface PhysicalAssessment {
+interface PhysicalAssessment {
   boundTps: number;
   /** bound × margin (× speculativeFactor when the profile declares speculative decoding). */
   limitTps: number;
@@ -312,7 +312,7 @@ export function assessPhysical(rateTps: number | undefined, hw: Hardware | undef
 // -------------------------------------------------------------------------------------------------------------
 // Reporter side: flags recomputed from a results file entry (plain JSON).
 
-export interface PhantomFlag {
+interface PhantomFlag {
   /** Causes found (delivery kinds, or 'above-physical-bound'). */
   kinds: string[];
   /** Streams flagged / streams judged. */

@@ -31,7 +31,7 @@ export interface SseRun {
 }
 
 /** The events a client acts on: those before the terminator (events after it are sse.done-terminator's business). */
-export const beforeDone = (s: Sample): EventInfo[] => {
+const beforeDone = (s: Sample): EventInfo[] => {
   const k = s.events.findIndex((e) => e.done);
   return k < 0 ? s.events : s.events.slice(0, k);
 };
@@ -39,7 +39,7 @@ export const beforeDone = (s: Sample): EventInfo[] => {
 /** Mid-stream error frames (`{"error": …}` without choices) are not chunks; schema checks skip them and say so. */
 const isErrorFrame = (j: Obj) => j.error !== undefined && j.error !== null && !Array.isArray(j.choices);
 
-export interface SchemaOptions {
+interface SchemaOptions {
   schemaFile: string;
   objectName: string;
   /** Seconds `created` may drift within a stream beyond its duration (a per-chunk wall-clock stamp). */
@@ -132,7 +132,7 @@ export function judgeRoleFirst(samples: readonly Sample[]): Verdict {
   return pass('the first delta carries role "assistant"');
 }
 
-export const CHAT_FINISH_REASONS = ['stop', 'length', 'tool_calls', 'content_filter', 'function_call'];
+const CHAT_FINISH_REASONS = ['stop', 'length', 'tool_calls', 'content_filter', 'function_call'];
 
 export function judgeFinishOnce(samples: readonly Sample[], valid: readonly string[] = CHAT_FINISH_REASONS): Verdict {
   const violations: string[] = [];

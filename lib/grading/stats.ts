@@ -6,7 +6,7 @@
 // so a verdict computed from a results file can be recomputed exactly.
 
 /** A sample as the harness collects it: missing values are allowed and ignored. */
-export type Sample = ReadonlyArray<number | undefined | null>;
+type Sample = ReadonlyArray<number | undefined | null>;
 
 /** Finite values only, in input order. */
 export function finite(xs: Sample): number[] {
@@ -60,7 +60,7 @@ export function mean(xs: Sample): number | undefined {
   return m;
 }
 
-export interface Summary {
+interface Summary {
   /** Number of finite values used. */
   n: number;
   p50?: number;
@@ -120,7 +120,7 @@ export function normalQuantile(p: number): number {
     (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
 }
 
-export interface TheilSenResult {
+interface TheilSenResult {
   /** Median of the pairwise slopes; undefined with fewer than two distinct x values. */
   slope?: number;
   /** Median of y - slope * x. */
@@ -217,13 +217,13 @@ export function logLogSlope(xs: Sample, ys: Sample, opts: { alpha?: number } = {
   return theilSen(lx, ly, opts);
 }
 
-export interface BootstrapOptions {
+interface BootstrapOptions {
   iterations?: number;
   alpha?: number;
   seed?: number;
 }
 
-export interface BootstrapCI {
+interface BootstrapCI {
   /** Point estimate on the original data; undefined when it cannot be formed. */
   estimate?: number;
   /** Percentile-bootstrap bounds at 1 - alpha. */

@@ -23,7 +23,7 @@ export interface Exchange {
   jsonError?: string;
 }
 
-export interface SendOptions {
+interface SendOptions {
   /** Abort (disconnect) after this many token-bearing events. */
   stopAfterTokens?: number;
   /** Override the profile deadlines for this request. */
@@ -220,7 +220,7 @@ export function paceFor(ctx: CheckContext): Pace | undefined {
 }
 
 /** Tokens of the quick speed probe: a few seconds at 3 tok/s, enough for a per-token time. */
-export const PROBE_TOKENS = 12;
+const PROBE_TOKENS = 12;
 
 /**
  * The pace of the context's server: what this run measured so far, or one short probe stream when nothing was

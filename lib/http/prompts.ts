@@ -15,7 +15,7 @@ export function filler(words: number, offset = 0): string {
   return out.join(' ');
 }
 
-export interface Calibration {
+interface Calibration {
   tokensPerWord: number;
   /** Template + instruction + nonce tokens around the filler. */
   overhead: number;
@@ -47,7 +47,7 @@ export async function calibrate(ctx: CheckContext): Promise<Calibration> {
 }
 
 /** Words of filler for a target prompt size in tokens. */
-export function wordsFor(cal: Calibration, targetTokens: number): number {
+function wordsFor(cal: Calibration, targetTokens: number): number {
   return Math.max(1, Math.round((targetTokens - cal.overhead) / cal.tokensPerWord));
 }
 

@@ -40,7 +40,7 @@ export async function resetConnections(): Promise<void> {
   if (a) await a.close().catch(() => undefined);
 }
 
-export interface RequestOptions {
+interface RequestOptions {
   method?: 'GET' | 'POST' | 'HEAD';
   url: string;
   headers?: Record<string, string>;

@@ -6,7 +6,7 @@ import { CAPS } from './transport.ts';
 type OnRead = (t: number, bytes: Uint8Array, control: StreamControl) => void;
 
 /** The token limit a generation body asks for (max_tokens, max_completion_tokens, options.num_predict). */
-export function requestedMaxTokens(body: unknown): number | undefined {
+function requestedMaxTokens(body: unknown): number | undefined {
   const b = body as { max_tokens?: unknown; max_completion_tokens?: unknown; options?: { num_predict?: unknown } } | undefined;
   const v = b?.max_tokens ?? b?.max_completion_tokens ?? b?.options?.num_predict;
   return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined;

@@ -45,7 +45,7 @@ export function chargeRun(bytes: number, reads: number): void {
 // ------------------------------------------------------------------------------------------------------------
 // Which socket a request used
 
-export interface SocketUse {
+interface SocketUse {
   /** The socket had carried an earlier request (keep-alive reuse); undefined until the headers are sent. */
   reused?: boolean;
 }
@@ -86,7 +86,7 @@ export function withSocketUse<T>(dispatch: () => T): { result: T; use: SocketUse
 // ------------------------------------------------------------------------------------------------------------
 // Content decoding, chunk by chunk (each read's output keeps that read's timestamp)
 
-export interface ChunkDecoder {
+interface ChunkDecoder {
   /** Decoded bytes of this wire chunk (all of them: the decoder is flushed per chunk). */
   push(chunk: Uint8Array): Promise<Uint8Array>;
   end(): Promise<Uint8Array>;

@@ -17,7 +17,7 @@ import type { PrefillContext } from '../../fixtures/reference-server/scheduler.t
 import { inflate, Rng } from './fit.ts';
 import type { Fit } from './calibrate.ts';
 
-export interface Scenario {
+interface Scenario {
   name: string;
   /** 'correct' scenarios count false failures; fault scenarios count detections. */
   kind: 'correct' | 'fault';
@@ -39,7 +39,7 @@ interface CycleFault { name: string; e2eMs?: (n: number, base: number) => number
  * The quick cycles workload: warm-up (R requests), K cycles of R requests, then two more cycles at a time while
  * cyclesUndecided says so (the same rule the suite applies), up to maxCycles. Request n = requests served before it.
  */
-export function simCycles(rng: Rng, f: Fit, stress: number, fault: CycleFault | undefined, trend: ReturnType<typeof trendThresholds>): CycleSample[] {
+function simCycles(rng: Rng, f: Fit, stress: number, fault: CycleFault | undefined, trend: ReturnType<typeof trendThresholds>): CycleSample[] {
   const w = cyclesWorkload('quick');
   const T = w.tokens;
   const e2eClean = (T / f.nominal.cycleTps) * 1000;
@@ -74,7 +74,7 @@ const QUADRATIC_PROOF: PrefillModel = { prefillMsPerToken: 0.005, stepMs: 0.5, w
 const prefillCheck = contextChecks.find((c) => c.id === 'context.prefill-scaling')!;
 
 /** Prefill of an n-token prompt as the reference scheduler spends it: chunk by chunk, each through the fault's hook. */
-export function referencePrefillMs(n: number, o: PrefillModel): number {
+function referencePrefillMs(n: number, o: PrefillModel): number {
   const perToken = o.prefillMsPerToken ?? DEFAULTS.prefillMsPerToken;
   const quad = o.prefillQuadraticMs ?? DEFAULTS.prefillQuadraticMs;
   const def = o.fault ? FAULTS.get(o.fault) : undefined;
@@ -269,7 +269,7 @@ export function scenarios(f: Fit): Record<string, Scenario[]> {
 interface Tally { pass: number; warn: number; inconclusive: number; fail: number }
 
 /** Upper 95 % bound of a Poisson rate for x events in n trials (exact for small x, the rule of three at x = 0). */
-export function upper95(x: number, n: number): number {
+function upper95(x: number, n: number): number {
   let lo = x;
   let hi = x + 10 * Math.sqrt(x + 1) + 10;
   const cdf = (lam: number) => { let term = Math.exp(-lam); let s = term; for (let k = 1; k <= x; k++) { term *= lam / k; s += term; } return s; };

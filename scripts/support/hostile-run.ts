@@ -14,7 +14,7 @@ import { processTreeRssKiB, type RunningServer } from '../../lib/server/lifecycl
 import { HOSTILE_MAIN, hostileCommand, startHostile } from '../../fixtures/hostile-server/spawn.ts';
 import type { ResultsFile } from '../../reporters/results-types.ts';
 
-export interface ModeRunOptions {
+interface ModeRunOptions {
   /** Seconds: CONFORMANCE_DEADLINE_S of the run (the issue's bound: 10 minutes). */
   deadlineS?: number;
   /** Start the hostile server ourselves and give the suite a profile without a start command. */
@@ -25,7 +25,7 @@ export interface ModeRunOptions {
   dir?: string;
 }
 
-export interface ModeResult {
+interface ModeResult {
   mode: Mode;
   external: boolean;
   project: string;

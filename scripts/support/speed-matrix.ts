@@ -15,7 +15,7 @@ import { TIMING_FAMILIES } from '../../lib/check/family-order.ts';
 /** The families whose checks time the server (declared `timing: true` in their suite files). */
 export { TIMING_FAMILIES };
 
-export interface FamilyModule { checks: CheckDef[]; proofs: Proof[] }
+interface FamilyModule { checks: CheckDef[]; proofs: Proof[] }
 
 export async function loadFamily(name: string): Promise<FamilyModule> {
   return (await import(resolve(ROOT, 'suites', `${name}.ts`))) as FamilyModule;
@@ -34,7 +34,7 @@ export function speedProfile(decodeTps: number): Partial<Profile> {
   return { hardware: { memoryBandwidthGBs: 2 * decodeTps * 0.004, activeBytesPerTokenGB: 0.004 } };
 }
 
-export interface CheckRow {
+interface CheckRow {
   id: string;
   outcome: Outcome;
   raw: string;

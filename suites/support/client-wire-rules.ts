@@ -17,7 +17,7 @@ import { checks as ollamaChecks } from '../ollama.ts';
 import { judgeNdjsonFraming, judgeDoneLine, makeNdjsonSample } from '../../lib/grading/ollama.ts';
 import { checks as apiChecks } from '../api.ts';
 
-export interface RuleBreak {
+interface RuleBreak {
   id: string;
   level: Level;
   /** First line of the judge's message (its requirement or actual). */

@@ -18,7 +18,7 @@ import { MAX_RESTARTS, requestRestart } from '../../lib/server/supervisor.ts';
 import { redact } from '../../lib/config/secrets.ts';
 
 /** Observing checks in a row that ended on requests without an answer before the breaker opens. */
-export const HANG_STREAK = 3;
+const HANG_STREAK = 3;
 
 interface BreakerState {
   /** Set once the breaker is open: every later check is `error` with this message. */

@@ -62,7 +62,7 @@ export function strictExpectation(p: Proof, level: 'MUST' | 'SHOULD' | 'INFO'): 
  * A server that tells nothing but /v1/models max_model_len (reference server `--persona plain`), run with nothing
  * declared: window from the generic places, slots unknown. What a user pointing `env` at an unknown server gets.
  */
-export const PLAIN_UNDECLARED: Pick<Proof, 'serverArgs' | 'profile'> = {
+const PLAIN_UNDECLARED: Pick<Proof, 'serverArgs' | 'profile'> = {
   serverArgs: ['--persona', 'plain'],
   profile: { slots: undefined, context: { discovery: 'auto' } },
 };

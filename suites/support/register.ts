@@ -21,12 +21,12 @@ for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
 /** When this module was evaluated: the family's own imports follow, and their cost sizes the deadline's reserve. */
 const moduleLoadedAt = Date.now();
 
-export function tierFromEnv(): Tier {
+function tierFromEnv(): Tier {
   const t = process.env.CONFORMANCE_TIER ?? 'quick';
   if (t !== 'quick' && t !== 'full') throw new Error(`CONFORMANCE_TIER must be "quick" or "full", not "${t}"`);
   return t;
 }
-export const strictFromEnv = () => process.env.CONFORMANCE_STRICT === '1';
+const strictFromEnv = () => process.env.CONFORMANCE_STRICT === '1';
 
 /** Raised for our side's problems (setup, dead server, harness bug): reported as `error`, never `fail`. */
 class ConformanceError extends Error {
