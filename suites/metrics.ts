@@ -265,7 +265,7 @@ export const checks: CheckDef[] = [
     async run(ctx) {
       const j = await judgeable(ctx);
       if ('verdict' in j) return j.verdict;
-      const { s, stallMs } = j;
+      const { s } = j;
       const hw = ctx.profile.hardware!;
       const rates = s.streams.map(streamRate);
       const tps = rates.map((r) => r.tps);
@@ -311,7 +311,7 @@ export const checks: CheckDef[] = [
     async run(ctx) {
       const j = await judgeable(ctx);
       if ('verdict' in j) return j.verdict;
-      const { s, stallMs } = j;
+      const { s } = j;
       const violations: string[] = [];
       const rows = s.streams.map((x, i) => {
         const maxTokens = s.sizes[i]!;
@@ -358,7 +358,7 @@ export const checks: CheckDef[] = [
     async run(ctx) {
       const j = await judgeable(ctx);
       if ('verdict' in j) return j.verdict;
-      const { s, stallMs } = j;
+      const { s } = j;
       const tol = ctx.threshold('tolerance');
       const rows = s.streams.map((x) => {
         const st = x.events!.serverTimings;

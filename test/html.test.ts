@@ -112,10 +112,6 @@ function expectedCycles(metrics: unknown): Array<{ x: number; y: number }> {
   if (cycles.every((c) => typeof c === 'number')) return cycles.map((y, i) => ({ x: i + 1, y: y as number }));
   return cycles.map(asObj).filter((c) => finite(c.cycle) && finite(c.wallTps)).map((c) => ({ x: c.cycle as number, y: c.wallTps as number })).sort(byX);
 }
-function labelOf(f: unknown): string {
-  const h = asObj(asObj(f).header);
-  return `${h.project} @ ${asObj(h.machine).label}`;
-}
 
 function pointsOf(p: PlotData | undefined, series: string) {
   return (p?.points ?? []).filter((q) => q.series === series).map(({ x, y }) => ({ x, y })).sort((a, b) => a.x - b.x);
