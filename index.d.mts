@@ -63,7 +63,16 @@ export interface ResultsHeader {
   project: string;
   profile: Record<string, unknown>;
   server: Record<string, unknown>;
-  machine: { hostname?: string; label: string; platform: string; arch: string; cpus: number; chip?: string; memGiB: number; node: string };
+  machine: {
+    hostname?: string;
+    label: string;
+    platform: string;
+    arch: string;
+    cpus: number;
+    chip?: string;
+    memGiB: number;
+    node: string;
+  };
   tier: 'quick' | 'full';
   strict: boolean;
   shard?: string;
@@ -104,4 +113,7 @@ export interface RunResult {
 export declare class UsageError extends Error {}
 
 /** Run the catalogue against one server; resolves with the gate, the exit code and the results. */
-export declare function runConformance(options: RunOptions, io?: { cwd?: string; log?: (line: string) => void }): Promise<RunResult>;
+export declare function runConformance(
+  options: RunOptions,
+  io?: { cwd?: string; log?: (line: string) => void },
+): Promise<RunResult>;

@@ -1,12 +1,13 @@
 // One Vitest project per server profile (named by its id, profile handed over with provide/inject),
 // plus `self` for the suite's own tests. `vitest run` without --project runs self + reference only.
-import { defineConfig } from 'vitest/config';
+
 import type { TestProjectInlineConfiguration } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
-import { loadServers, envProfile } from './lib/config/profile.ts';
-import type { Profile } from './lib/check/types.ts';
-import { runDeadlineFromEnv } from './lib/run/run-deadline.ts';
 import { FAMILY_ORDER } from './lib/check/family-order.ts';
+import type { Profile } from './lib/check/types.ts';
+import { envProfile, loadServers } from './lib/config/profile.ts';
+import { runDeadlineFromEnv } from './lib/run/run-deadline.ts';
 import { CONFORMANCE_REPORTERS } from './reporters/list.ts';
 
 export { FAMILY_ORDER };
@@ -27,7 +28,10 @@ class FamilySequencer extends BaseSequencer {
  * separated), which is how the CLI asks when it drives Vitest programmatically (process.argv is then its own).
  */
 function requestedProjects(argv: string[], env: NodeJS.ProcessEnv): string[] {
-  const out: string[] = (env.CONFORMANCE_PROJECTS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const out: string[] = (env.CONFORMANCE_PROJECTS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   argv.forEach((a, i) => {
     if (a === '--project' && argv[i + 1]) out.push(argv[i + 1]!);
     else if (a.startsWith('--project=')) out.push(a.slice('--project='.length));
@@ -48,7 +52,9 @@ const known = ['self', ...profiles.map((p) => p.id), ...(requested.includes('env
 for (const name of requested) {
   const plain = name.replace(/^!/, '');
   if (!/[*?[\]{}]/.test(plain) && !known.includes(plain))
-    throw new Error(`Unknown project "${plain}". Known projects: ${known.join(', ')} (servers file: ${process.env.SERVERS_FILE ?? 'servers.json'})`);
+    throw new Error(
+      `Unknown project "${plain}". Known projects: ${known.join(', ')} (servers file: ${process.env.SERVERS_FILE ?? 'servers.json'})`,
+    );
 }
 // Without --project: the self-tests, the real-llama self-tests (a llama-server the suite starts itself, or a one-line
 // skip) and the embedded reference server only (never a server someone else runs, by surprise).

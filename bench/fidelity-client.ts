@@ -1,9 +1,16 @@
 // One client run of the fidelity benchmark, in its own process (bench/fidelity.ts pins it to a core):
 //   node --import tsx bench/fidelity-client.ts <harness|floor> <baseUrl> <streams> <tokens>
 // Prints one JSON line: lag (arrival − send) of the in-phase steady state, client CPU per event, event rate.
-import { lagSummary, monotonicOffset, stampedArrivalsInBytes, steadyWindow, type StampedArrival } from '../lib/run/fidelity.ts';
-import { harnessLag, harnessStreams, measuredHarnessRound } from '../lib/run/preflight.ts';
+
 import { readFileSync } from 'node:fs';
+import {
+  lagSummary,
+  monotonicOffset,
+  type StampedArrival,
+  stampedArrivalsInBytes,
+  steadyWindow,
+} from '../lib/run/fidelity.ts';
+import { harnessLag, harnessStreams, measuredHarnessRound } from '../lib/run/preflight.ts';
 import { rawStream } from './floor-client.ts';
 
 export interface ClientResult {
@@ -57,7 +64,10 @@ function rate(steady: StampedArrival[]): number | undefined {
   if (steady.length < 2) return undefined;
   let lo = Infinity;
   let hi = -Infinity;
-  for (const a of steady) { lo = Math.min(lo, a.sendMs); hi = Math.max(hi, a.sendMs); }
+  for (const a of steady) {
+    lo = Math.min(lo, a.sendMs);
+    hi = Math.max(hi, a.sendMs);
+  }
   const streams = new Set(steady.map((a) => a.stream)).size;
   return hi > lo ? ((steady.length - streams) / (hi - lo)) * 1000 : undefined; // the first step's events open the span
 }
@@ -65,7 +75,9 @@ function rate(steady: StampedArrival[]): number | undefined {
 async function floorRound(): Promise<ClientResult> {
   const body = (i: number) => ({ ...generationBodyFor(i), stream: true });
   // Warm-up: connections and code paths, as for the harness.
-  await Promise.all(Array.from({ length: WARM.streams }, (_, i) => rawStream(baseUrl!, { ...body(i), max_tokens: WARM.tokens })));
+  await Promise.all(
+    Array.from({ length: WARM.streams }, (_, i) => rawStream(baseUrl!, { ...body(i), max_tokens: WARM.tokens })),
+  );
   const offset = monotonicOffset();
   const m0 = mainThreadCpuMs();
   const c0 = process.cpuUsage();
@@ -76,16 +88,28 @@ async function floorRound(): Promise<ClientResult> {
   const arrivals = all.flatMap((reads, i) => stampedArrivalsInBytes(reads, i, offset.offsetMs));
   const steady = steadyWindow(arrivals);
   return {
-    mode: 'floor', streams, tokens, events: arrivals.length, lag: lagSummary(steady), cpuUsPerEvent: (c.user + c.system) / arrivals.length, systemUsPerEvent: c.system / arrivals.length,
-    coreShare: share(m0, wallMs, c.user + c.system), wallMs, steadyRate: rate(steady), clockUncertaintyMs: offset.uncertaintyMs,
+    mode: 'floor',
+    streams,
+    tokens,
+    events: arrivals.length,
+    lag: lagSummary(steady),
+    cpuUsPerEvent: (c.user + c.system) / arrivals.length,
+    systemUsPerEvent: c.system / arrivals.length,
+    coreShare: share(m0, wallMs, c.user + c.system),
+    wallMs,
+    steadyRate: rate(steady),
+    clockUncertaintyMs: offset.uncertaintyMs,
   };
 }
 
 /** The body the harness builds with generationBody (lib/run/preflight.ts): same model, prompt shape, max_tokens, ignore_eos. */
 function generationBodyFor(i: number): Record<string, unknown> {
   return {
-    model: 'reference-model', messages: [{ role: 'user', content: `[request floor-${process.pid}-${i}] Fidelity.` }],
-    max_tokens: tokens, temperature: 0, ignore_eos: true,
+    model: 'reference-model',
+    messages: [{ role: 'user', content: `[request floor-${process.pid}-${i}] Fidelity.` }],
+    max_tokens: tokens,
+    temperature: 0,
+    ignore_eos: true,
   };
 }
 
@@ -95,8 +119,15 @@ async function harnessRound(): Promise<ClientResult> {
   const run = await measuredHarnessRound(baseUrl!, streams, tokens);
   const r = harnessLag(run);
   const base = {
-    mode: 'harness' as const, streams, tokens, events: run.events, cpuUsPerEvent: run.cpuUs / run.events, systemUsPerEvent: run.systemUs / run.events,
-    coreShare: share(m0, run.wallMs, run.cpuUs), wallMs: run.wallMs, clockUncertaintyMs: run.offset.uncertaintyMs,
+    mode: 'harness' as const,
+    streams,
+    tokens,
+    events: run.events,
+    cpuUsPerEvent: run.cpuUs / run.events,
+    systemUsPerEvent: run.systemUs / run.events,
+    coreShare: share(m0, run.wallMs, run.cpuUs),
+    wallMs: run.wallMs,
+    clockUncertaintyMs: run.offset.uncertaintyMs,
   };
   if ('error' in r) return { ...base, error: r.error };
   return { ...base, lag: r.lag, steadyRate: rate(r.steady) };

@@ -18,14 +18,20 @@ describe('barrier release spread (32 tasks)', () => {
   bench(
     'releaseTogether(32)',
     async () => {
-      const r = await releaseTogether(Array.from({ length: 32 }, () => async () => performance.now()), { armDelayMs: 1 });
+      const r = await releaseTogether(
+        Array.from({ length: 32 }, () => async () => performance.now()),
+        { armDelayMs: 1 },
+      );
       spreads.push(Math.max(...r.startTimes) - Math.min(...r.startTimes));
     },
     {
       iterations: 50,
       teardown: () => {
         const s = [...spreads].sort((a, b) => a - b);
-        if (s.length) console.log(`barrier spread over ${s.length} runs: p50 ${s[Math.floor(s.length / 2)]!.toFixed(3)} ms, max ${s[s.length - 1]!.toFixed(3)} ms`);
+        if (s.length)
+          console.log(
+            `barrier spread over ${s.length} runs: p50 ${s[Math.floor(s.length / 2)]!.toFixed(3)} ms, max ${s[s.length - 1]!.toFixed(3)} ms`,
+          );
       },
     },
   );

@@ -2,9 +2,10 @@
 // recorder's bookkeeping (BodyRecorder) and the live decode (StreamDecode), exactly as send() does, each read a fresh
 // Buffer as a socket gives it; the Exchanges are kept, as a check keeps its recordings until it has graded them.
 //   node --expose-gc --import tsx bench/memory.ts [streams] [tokens]
-import { StreamDecode, type Exchange } from '../lib/http/exchange.ts';
-import { MAX_RECORDED_BYTES } from '../lib/http/recorder.ts';
+
 import type { Recording } from '../lib/check/types.ts';
+import { type Exchange, StreamDecode } from '../lib/http/exchange.ts';
+import { MAX_RECORDED_BYTES } from '../lib/http/recorder.ts';
 import { BodyRecorder, chunkBytes } from './throughput.ts';
 
 const streams = Number(process.argv[2] ?? 32);
@@ -21,10 +22,22 @@ function used(): number {
 
 const control = { progress() {}, abort() {}, overflow() {} };
 const enc = new TextEncoder();
-const tail = enc.encode(`data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 12, completion_tokens: tokens, total_tokens: tokens + 12 } })}\n\ndata: [DONE]\n\n`);
+const tail = enc.encode(
+  `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 12, completion_tokens: tokens, total_tokens: tokens + 12 } })}\n\ndata: [DONE]\n\n`,
+);
 
 function recordOne(): Exchange {
-  const rec: Recording = { method: 'POST', url: 'http://127.0.0.1/v1/chat/completions', t0Abs: 0, status: 200, headers: { 'content-type': 'text/event-stream' }, reads: [], tEnd: 0, body: new Uint8Array(0), truncated: false };
+  const rec: Recording = {
+    method: 'POST',
+    url: 'http://127.0.0.1/v1/chat/completions',
+    t0Abs: 0,
+    status: 200,
+    headers: { 'content-type': 'text/event-stream' },
+    reads: [],
+    tEnd: 0,
+    body: new Uint8Array(0),
+    truncated: false,
+  };
   const body = new BodyRecorder(rec, MAX_RECORDED_BYTES);
   const decode = new StreamDecode('openai-chat', MAX_RECORDED_BYTES);
   const onRead = decode.reader({});
@@ -39,7 +52,8 @@ function recordOne(): Exchange {
   rec.tEnd = 50 + tokens * 10;
   body.finish();
   const x = decode.finish(rec, true);
-  if (x.metrics?.countedTokenEvents !== tokens || x.events?.usage?.completion_tokens !== tokens) throw new Error(`stream decoded wrong: ${x.metrics?.countedTokenEvents} token events`);
+  if (x.metrics?.countedTokenEvents !== tokens || x.events?.usage?.completion_tokens !== tokens)
+    throw new Error(`stream decoded wrong: ${x.metrics?.countedTokenEvents} token events`);
   wireBytes = bytes;
   return x;
 }
@@ -52,8 +66,18 @@ for (let i = 0; i < streams; i++) kept.push(recordOne());
 const ms = performance.now() - t0;
 const after = used();
 const perStream = (after - before) / streams;
-process.stdout.write(`${JSON.stringify({
-  streams, tokens, wireBytesPerStream: wireBytes, bytesPerStream: Math.round(perStream), bytesPerEvent: perStream / tokens,
-  totalMiB: (after - before) / 2 ** 20, retainedRawBytesCap: MAX_RECORDED_BYTES, truncated: kept[0]!.rec.truncated,
-  retainedEvents: kept[0]!.sse!.events.length, tokenEvents: kept[0]!.events!.tokens.length, cpuMs: ms,
-})}\n`);
+process.stdout.write(
+  `${JSON.stringify({
+    streams,
+    tokens,
+    wireBytesPerStream: wireBytes,
+    bytesPerStream: Math.round(perStream),
+    bytesPerEvent: perStream / tokens,
+    totalMiB: (after - before) / 2 ** 20,
+    retainedRawBytesCap: MAX_RECORDED_BYTES,
+    truncated: kept[0]!.rec.truncated,
+    retainedEvents: kept[0]!.sse!.events.length,
+    tokenEvents: kept[0]!.events!.tokens.length,
+    cpuMs: ms,
+  })}\n`,
+);

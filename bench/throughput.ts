@@ -3,9 +3,9 @@
 // the checks read (SSE decoding, JSON, flavour adapter, metrics). Target: ≥ 500,000 events/s on one core.
 //   node --import tsx bench/throughput.ts [--json]
 import { Bench } from 'tinybench';
+import type { BodyRead, Recording } from '../lib/check/types.ts';
 import { StreamDecode } from '../lib/http/exchange.ts';
 import { MAX_RECORDED_BYTES } from '../lib/http/recorder.ts';
-import type { BodyRead, Recording } from '../lib/check/types.ts';
 
 export const TARGET_EVENTS_PER_S = 500_000;
 
@@ -15,7 +15,10 @@ const WORDS = [' the', ' river', ' café', ' 東京', ' crosses', ' city', ' wit
 /** A chat-completion chunk of about 150 bytes, as llama.cpp and vLLM send them. */
 export function chunkBytes(i: number): Uint8Array {
   const json = JSON.stringify({
-    id: 'chatcmpl-7f3a', object: 'chat.completion.chunk', created: 1733000000, model: 'qwen3-30b',
+    id: 'chatcmpl-7f3a',
+    object: 'chat.completion.chunk',
+    created: 1733000000,
+    model: 'qwen3-30b',
     choices: [{ index: 0, delta: { content: WORDS[i % WORDS.length] }, finish_reason: null }],
   });
   return enc.encode(`data: ${json}\n\n`);
@@ -25,7 +28,11 @@ export function chunkBytes(i: number): Uint8Array {
 export function streamReads(events: number, perRead = 1): BodyRead[] {
   const chunks: Uint8Array[] = [];
   for (let i = 0; i < events; i++) chunks.push(chunkBytes(i));
-  chunks.push(enc.encode(`data: ${JSON.stringify({ id: 'chatcmpl-7f3a', object: 'chat.completion.chunk', created: 1733000000, model: 'qwen3-30b', choices: [], usage: { prompt_tokens: 12, completion_tokens: events, total_tokens: events + 12 } })}\n\ndata: [DONE]\n\n`));
+  chunks.push(
+    enc.encode(
+      `data: ${JSON.stringify({ id: 'chatcmpl-7f3a', object: 'chat.completion.chunk', created: 1733000000, model: 'qwen3-30b', choices: [], usage: { prompt_tokens: 12, completion_tokens: events, total_tokens: events + 12 } })}\n\ndata: [DONE]\n\n`,
+    ),
+  );
   const reads: BodyRead[] = [];
   for (let i = 0; i < chunks.length; i += perRead) {
     const group = chunks.slice(i, i + perRead);
@@ -43,7 +50,10 @@ const control = { progress() {}, abort() {}, overflow() {} };
 export class BodyRecorder {
   private readonly parts: Uint8Array[] = [];
   private kept = 0;
-  constructor(private readonly rec: Recording, private readonly maxBytes: number) {}
+  constructor(
+    private readonly rec: Recording,
+    private readonly maxBytes: number,
+  ) {}
   push(t: number, bytes: Uint8Array): void {
     this.rec.reads.push({ t, bytes: this.kept < this.maxBytes ? bytes : new Uint8Array(0) });
     if (this.kept < this.maxBytes) {
@@ -60,7 +70,17 @@ export class BodyRecorder {
 
 /** What the harness does with one stream's reads, minus the socket: the recorder's bookkeeping, the live decode. */
 export function processStream(reads: readonly BodyRead[]): number {
-  const rec: Recording = { method: 'POST', url: 'http://127.0.0.1/v1/chat/completions', t0Abs: 0, status: 200, headers: { 'content-type': 'text/event-stream' }, reads: [], tEnd: 0, body: new Uint8Array(0), truncated: false };
+  const rec: Recording = {
+    method: 'POST',
+    url: 'http://127.0.0.1/v1/chat/completions',
+    t0Abs: 0,
+    status: 200,
+    headers: { 'content-type': 'text/event-stream' },
+    reads: [],
+    tEnd: 0,
+    body: new Uint8Array(0),
+    truncated: false,
+  };
   const body = new BodyRecorder(rec, MAX_RECORDED_BYTES);
   const decode = new StreamDecode('openai-chat', MAX_RECORDED_BYTES);
   const onRead = decode.reader({});
@@ -91,29 +111,57 @@ export async function runThroughput(): Promise<ThroughputRow[]> {
   ];
   // CPU time of this process, not wall time: on a shared machine the wall clock counts other people's work, and the
   // target is per core. (getrusage: all threads, so GC helper threads count too.)
-  const cpuNow = () => { const c = process.cpuUsage(); return (c.user + c.system) / 1000; };
+  const cpuNow = () => {
+    const c = process.cpuUsage();
+    return (c.user + c.system) / 1000;
+  };
   const bench = new Bench({ time: 1500, warmupTime: 300, now: cpuNow });
-  for (const c of cases) bench.add(c.name, () => { processStream(c.reads); });
+  for (const c of cases)
+    bench.add(c.name, () => {
+      processStream(c.reads);
+    });
   // The machine's ceiling for any decoder that parses each event: JSON.parse of the same payloads, nothing else.
-  const payloads = cases[0]!.reads.map((r) => new TextDecoder().decode(r.bytes).split('\n\n').filter((x) => x.startsWith('data: {')).map((x) => x.slice(6))).flat();
-  const ceiling = 'reference: JSON.parse of each event\'s data alone (no decoder can beat it)';
-  bench.add(ceiling, () => { for (const d of payloads) JSON.parse(d); });
+  const payloads = cases[0]!.reads
+    .map((r) =>
+      new TextDecoder()
+        .decode(r.bytes)
+        .split('\n\n')
+        .filter((x) => x.startsWith('data: {'))
+        .map((x) => x.slice(6)),
+    )
+    .flat();
+  const ceiling = "reference: JSON.parse of each event's data alone (no decoder can beat it)";
+  bench.add(ceiling, () => {
+    for (const d of payloads) JSON.parse(d);
+  });
   await bench.run();
   const rows = [...cases, { name: ceiling, reads: cases[0]!.reads }];
   return rows.map((c) => {
     const task = bench.getTask(c.name)!;
     const r = task.result;
-    if (r.state !== 'completed') throw new Error(`benchmark ${c.name}: ${r.state}${'error' in r ? `: ${r.error}` : ''}`);
+    if (r.state !== 'completed')
+      throw new Error(`benchmark ${c.name}: ${r.state}${'error' in r ? `: ${r.error}` : ''}`);
     const events = c.reads.reduce((n, rd) => n + (new TextDecoder().decode(rd.bytes).match(/\n\n/g)?.length ?? 0), 0);
     const bytes = c.reads.reduce((n, rd) => n + rd.bytes.length, 0);
     const p50 = r.latency.p50;
-    return { name: c.name, eventsPerStream: events, bytesPerEvent: Math.round(bytes / events), p50MsPerStream: p50,
-      eventsPerSecond: events / (p50 / 1000), usPerEvent: (p50 * 1000) / events, samples: r.latency.samplesCount };
+    return {
+      name: c.name,
+      eventsPerStream: events,
+      bytesPerEvent: Math.round(bytes / events),
+      p50MsPerStream: p50,
+      eventsPerSecond: events / (p50 / 1000),
+      usPerEvent: (p50 * 1000) / events,
+      samples: r.latency.samplesCount,
+    };
   });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const rows = await runThroughput();
   if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify(rows)}\n`);
-  else for (const r of rows) console.log(`${r.name}: ${Math.round(r.eventsPerSecond).toLocaleString('en')} events/s (${r.usPerEvent.toFixed(2)} µs/event, ${r.bytesPerEvent} B/event, ${r.samples} samples); target ≥ ${TARGET_EVENTS_PER_S.toLocaleString('en')}`);
+  else
+    for (const r of rows)
+      console.log(
+        `${r.name}: ${Math.round(r.eventsPerSecond).toLocaleString('en')} events/s (${r.usPerEvent.toFixed(2)} µs/event, ${r.bytesPerEvent} B/event, ${r.samples} samples); target ≥ ${TARGET_EVENTS_PER_S.toLocaleString('en')}`,
+      );
 }

@@ -1,4 +1,5 @@
 // What the package exports (index.mjs, typed by index.d.ts): one stable entry, never lib/ paths.
-export { runConformance, type RunOptions, type RunResult, type Gate } from './run.ts';
+
+export type { CheckResult, ResultsFile, ResultsHeader, RunError } from '../reporters/results-types.ts';
 export { EXIT, UsageError } from './args.ts';
-export type { ResultsFile, ResultsHeader, CheckResult, RunError } from '../reporters/results-types.ts';
+export { type Gate, type RunOptions, type RunResult, runConformance } from './run.ts';

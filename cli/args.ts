@@ -83,7 +83,10 @@ Examples:
 function families(raw: string | undefined, flag: '--only' | '--skip'): string[] | undefined {
   if (raw === undefined) return undefined;
   const allowed = flag === '--only' ? ONLY_FAMILIES : SELECTABLE_FAMILIES;
-  const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!list.length) throw new UsageError(`${flag} needs a comma-separated list of families (${allowed.join(', ')})`);
   for (const f of list) {
     if (!allowed.includes(f)) throw new UsageError(`${flag}: unknown family "${f}"; families: ${allowed.join(', ')}`);
@@ -94,7 +97,8 @@ function families(raw: string | undefined, flag: '--only' | '--skip'): string[] 
 function seconds(raw: string | undefined, flag: string, min: number): number | undefined {
   if (raw === undefined) return undefined;
   const n = Number(raw);
-  if (!raw.trim() || !Number.isFinite(n) || n < min) throw new UsageError(`${flag} needs a number of seconds ≥ ${min}, not "${raw}"`);
+  if (!raw.trim() || !Number.isFinite(n) || n < min)
+    throw new UsageError(`${flag} needs a number of seconds ≥ ${min}, not "${raw}"`);
   return n;
 }
 
@@ -102,11 +106,17 @@ function seconds(raw: string | undefined, flag: string, min: number): number | u
 export function parseCommand(argv: readonly string[]): Command {
   const [first, ...rest] = argv;
   if (first === 'list') {
-    const { values } = parseArgs({ args: rest, options: { json: { type: 'boolean' } }, strict: true, allowPositionals: false });
+    const { values } = parseArgs({
+      args: rest,
+      options: { json: { type: 'boolean' } },
+      strict: true,
+      allowPositionals: false,
+    });
     return { kind: 'list', json: !!values.json };
   }
   if (first === 'explain') {
-    if (rest.length !== 1 || rest[0]!.startsWith('-')) throw new UsageError('explain needs one check id, e.g. explain sse.done-terminator');
+    if (rest.length !== 1 || rest[0]!.startsWith('-'))
+      throw new UsageError('explain needs one check id, e.g. explain sse.done-terminator');
     return { kind: 'explain', id: rest[0]! };
   }
   if (first === 'report') return { kind: 'report', argv: rest };
@@ -148,14 +158,22 @@ export function parseCommand(argv: readonly string[]): Command {
   const v = parsed.values;
   if (v.help) return { kind: 'help' };
   if (v.version) return { kind: 'version' };
-  if (!v['base-url'] && !v.servers && !v.server) throw new UsageError('say which server: --base-url URL, or --servers FILE --server ID (see --help)');
-  if (v['base-url'] && (v.servers || v.server)) throw new UsageError('--base-url and --servers/--server are two ways to name the server: give one');
+  if (!v['base-url'] && !v.servers && !v.server)
+    throw new UsageError('say which server: --base-url URL, or --servers FILE --server ID (see --help)');
+  if (v['base-url'] && (v.servers || v.server))
+    throw new UsageError('--base-url and --servers/--server are two ways to name the server: give one');
   if (!v['base-url'] && (!v.servers || !v.server)) throw new UsageError('--servers FILE and --server ID go together');
-  if ((v.start || v.cwd) && !v['base-url']) throw new UsageError('--start and --cwd go with --base-url (a servers file gives its own start command)');
+  if ((v.start || v.cwd) && !v['base-url'])
+    throw new UsageError('--start and --cwd go with --base-url (a servers file gives its own start command)');
   if (v.cwd && !v.start) throw new UsageError('--cwd is the folder --start runs in: give --start too');
-  if ((v.model || v['api-key-env']) && !v['base-url']) throw new UsageError('--model and --api-key-env go with --base-url (a servers file names its own)');
-  if (v['api-key-env'] && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(v['api-key-env'])) throw new UsageError(`--api-key-env takes the NAME of an environment variable, not "${v['api-key-env']}" (never the key itself)`);
-  if (v.tier && v.tier !== 'quick' && v.tier !== 'full') throw new UsageError(`--tier must be quick or full, not "${v.tier}"`);
+  if ((v.model || v['api-key-env']) && !v['base-url'])
+    throw new UsageError('--model and --api-key-env go with --base-url (a servers file names its own)');
+  if (v['api-key-env'] && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(v['api-key-env']))
+    throw new UsageError(
+      `--api-key-env takes the NAME of an environment variable, not "${v['api-key-env']}" (never the key itself)`,
+    );
+  if (v.tier && v.tier !== 'quick' && v.tier !== 'full')
+    throw new UsageError(`--tier must be quick or full, not "${v.tier}"`);
   if (v['fail-on-regression'] && !v.baseline) throw new UsageError('--fail-on-regression needs --baseline FILE');
   const only = families(v.only, '--only');
   const skip = families(v.skip, '--skip');

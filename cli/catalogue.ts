@@ -3,8 +3,8 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { CheckDef } from '../lib/check/check.ts';
-import { ROOT } from '../lib/config/profile.ts';
 import { FAMILY_ORDER } from '../lib/check/family-order.ts';
+import { ROOT } from '../lib/config/profile.ts';
 import { SETUP_CHECK } from '../suites/support/setup-check.ts';
 
 export interface CatalogueEntry {
@@ -21,11 +21,20 @@ export interface CatalogueEntry {
 }
 
 /** The setup check is registered by suites/setup.test.ts, not declared in a family file. */
-const SETUP: CatalogueEntry = { ...SETUP_CHECK, family: 'setup', requires: [], tier: 'quick', destructive: false, thresholds: {} };
+const SETUP: CatalogueEntry = {
+  ...SETUP_CHECK,
+  family: 'setup',
+  requires: [],
+  tier: 'quick',
+  destructive: false,
+  thresholds: {},
+};
 
 export async function loadCatalogue(): Promise<CatalogueEntry[]> {
   const dir = join(ROOT, 'suites');
-  const files = readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.endsWith('.d.ts') && f !== 'catalogue.ts');
+  const files = readdirSync(dir).filter(
+    (f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.endsWith('.d.ts') && f !== 'catalogue.ts',
+  );
   const rank = (name: string) => {
     const i = FAMILY_ORDER.indexOf(name);
     return i === -1 ? FAMILY_ORDER.length : i;
@@ -55,7 +64,8 @@ export async function loadCatalogue(): Promise<CatalogueEntry[]> {
 
 const LEVEL_GRADING: Record<string, string> = {
   MUST: 'MUST: not met on clear evidence is a fail (the gate fails); a quirk a client can live with, or borderline timing evidence, is a warn.',
-  SHOULD: 'SHOULD: not met is a warn (a fail under --strict when the evidence is clear); never fails the gate otherwise.',
+  SHOULD:
+    'SHOULD: not met is a warn (a fail under --strict when the evidence is clear); never fails the gate otherwise.',
   INFO: 'INFO: measured and reported, never a failure.',
 };
 
@@ -97,7 +107,9 @@ export function explain(e: CatalogueEntry): string {
     'Graded:',
     `  ${LEVEL_GRADING[e.level] ?? e.level}`,
     '  Timing verdicts use medians and intervals over repetitions, never one sample; evidence that cannot decide is "inconclusive" (never a failure).',
-    ...(thresholds.length ? ['Thresholds (a profile overrides them: "thresholds": {"' + e.id + '": {…}}):', ...thresholds] : []),
+    ...(thresholds.length
+      ? ['Thresholds (a profile overrides them: "thresholds": {"' + e.id + '": {…}}):', ...thresholds]
+      : []),
     '',
     'Run it alone:',
     `  npx llm-server-conformance --base-url $BASE --only ${e.family === 'setup' ? 'api' : e.family}`,

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from '../lib/config/profile.ts';
-import { EXIT, HELP, UsageError, parseCommand } from './args.ts';
+import { EXIT, HELP, parseCommand, UsageError } from './args.ts';
 import { explain, listing, loadCatalogue } from './catalogue.ts';
 import { runConformance } from './run.ts';
 
@@ -10,7 +10,9 @@ const version = () => (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8
 
 export async function main(argv: readonly string[]): Promise<number> {
   if (process.platform === 'win32') {
-    console.error('llm-server-conformance: Windows is not supported (the suite is tested on Linux and macOS); run it under WSL.');
+    console.error(
+      'llm-server-conformance: Windows is not supported (the suite is tested on Linux and macOS); run it under WSL.',
+    );
     return EXIT.usage;
   }
   try {
@@ -31,15 +33,24 @@ export async function main(argv: readonly string[]): Promise<number> {
         const entries = await loadCatalogue();
         const e = entries.find((x) => x.id === cmd.id);
         if (!e) {
-          const near = entries.filter((x) => x.id.includes(cmd.id) || cmd.id.includes(x.family)).map((x) => x.id).slice(0, 12);
-          throw new UsageError(`no check "${cmd.id}"${near.length ? `; did you mean: ${near.join(', ')}` : ''} (llm-server-conformance list shows them all)`);
+          const near = entries
+            .filter((x) => x.id.includes(cmd.id) || cmd.id.includes(x.family))
+            .map((x) => x.id)
+            .slice(0, 12);
+          throw new UsageError(
+            `no check "${cmd.id}"${near.length ? `; did you mean: ${near.join(', ')}` : ''} (llm-server-conformance list shows them all)`,
+          );
         }
         console.log(explain(e));
         return EXIT.passed;
       }
       case 'report': {
         const { main: report } = await import('../scripts/report.ts');
-        return report(cmd.argv.some((a) => a === '--out' || a.startsWith('--out=')) ? cmd.argv : [...cmd.argv, '--out', 'conformance-reports']);
+        return report(
+          cmd.argv.some((a) => a === '--out' || a.startsWith('--out='))
+            ? cmd.argv
+            : [...cmd.argv, '--out', 'conformance-reports'],
+        );
       }
       case 'compare': {
         const { main: compare } = await import('../scripts/compare.ts');
@@ -47,10 +58,16 @@ export async function main(argv: readonly string[]): Promise<number> {
       }
       case 'run': {
         const r = await runConformance(cmd.options);
-        const score = r.score.graded ? `${((100 * r.score.passed) / r.score.graded).toFixed(1)} % (${r.score.passed}/${r.score.graded})` : 'n/a';
-        if (r.gate === 'never-ready') console.error(`llm-server-conformance: SERVER NEVER READY (exit ${r.exitCode}): ${r.reason.split('\n')[0]}`);
+        const score = r.score.graded
+          ? `${((100 * r.score.passed) / r.score.graded).toFixed(1)} % (${r.score.passed}/${r.score.graded})`
+          : 'n/a';
+        if (r.gate === 'never-ready')
+          console.error(`llm-server-conformance: SERVER NEVER READY (exit ${r.exitCode}): ${r.reason.split('\n')[0]}`);
         else if (r.gate === 'error') console.error(`llm-server-conformance: ${r.reason} (exit ${r.exitCode})`);
-        else console.log(`llm-server-conformance: gate ${r.gate.toUpperCase()} (${r.reason}); score ${score}${r.regressions !== undefined ? `; ${r.regressions} regression(s) against the baseline` : ''}`);
+        else
+          console.log(
+            `llm-server-conformance: gate ${r.gate.toUpperCase()} (${r.reason}); score ${score}${r.regressions !== undefined ? `; ${r.regressions} regression(s) against the baseline` : ''}`,
+          );
         console.log(`reports: ${r.reportsDir} (results: ${r.resultsPath})`);
         return r.exitCode;
       }

@@ -53,7 +53,8 @@ export default class ProgressReporter implements Reporter {
     const outcome = meta?.outcome ?? testCase.result().state;
     const first = (meta?.message ?? '').split('\n')[0]!.slice(0, 160);
     if (this.mode === 'lines' || outcome !== 'pass') {
-      const said = outcome === 'pass' || !first ? '' : first === this.lastMessage ? ' (the same as above)' : `: ${first}`;
+      const said =
+        outcome === 'pass' || !first ? '' : first === this.lastMessage ? ' (the same as above)' : `: ${first}`;
       if (outcome !== 'pass' && first) this.lastMessage = first;
       this.write(`${outcome.toUpperCase().padEnd(12)} ${id}${said} (${clock(Date.now() - this.started)})`);
     }

@@ -3,14 +3,14 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startVitest } from 'vitest/node';
-import { ROOT, envProfile, loadServers, ProfileError } from '../lib/config/profile.ts';
 import { CHECKS_OF, FAMILY_ORDER } from '../lib/check/family-order.ts';
 import type { Outcome } from '../lib/check/types.ts';
-import type { ResultsFile } from '../reporters/results-types.ts';
-import { projectDir } from '../reporters/results.ts';
-import { gateFailed, tally, toColumns } from '../reporters/render.ts';
+import { envProfile, loadServers, ProfileError, ROOT } from '../lib/config/profile.ts';
 import { compareResults, formatComparison } from '../reporters/compare.ts';
 import { CONFORMANCE_REPORTERS } from '../reporters/list.ts';
+import { gateFailed, tally, toColumns } from '../reporters/render.ts';
+import { projectDir } from '../reporters/results.ts';
+import type { ResultsFile } from '../reporters/results-types.ts';
 import { EXIT, UsageError } from './args.ts';
 
 export interface RunOptions {
@@ -110,7 +110,8 @@ function checkProfile(project: string, env: Record<string, string>): void {
       return;
     }
     const ids = loadServers(env.SERVERS_FILE).map((p) => p.id);
-    if (!ids.includes(project)) throw new UsageError(`no server "${project}" in ${env.SERVERS_FILE}; its servers: ${ids.join(', ')}`);
+    if (!ids.includes(project))
+      throw new UsageError(`no server "${project}" in ${env.SERVERS_FILE}; its servers: ${ids.join(', ')}`);
   } catch (e) {
     if (e instanceof ProfileError) throw new UsageError(e.message);
     throw e;
@@ -127,16 +128,31 @@ function readResults(path: string): ResultsFile | undefined {
 }
 
 /** Gate, exit code and counts from a results file (and the comparison with a baseline). */
-export function judgeRun(results: ResultsFile | undefined, o: { regressions?: number; failOnRegression?: boolean }): Pick<RunResult, 'exitCode' | 'gate' | 'reason' | 'counts' | 'score'> {
+export function judgeRun(
+  results: ResultsFile | undefined,
+  o: { regressions?: number; failOnRegression?: boolean },
+): Pick<RunResult, 'exitCode' | 'gate' | 'reason' | 'counts' | 'score'> {
   const t = tally(results?.checks ?? []);
   const base = { counts: t.counts, score: { passed: t.passed, graded: t.graded } };
   if (!results) return { ...base, exitCode: EXIT.internal, gate: 'error', reason: 'the run wrote no results file' };
   const readiness = (results.header.server as { readiness?: { ready: boolean; reason?: string } }).readiness;
-  if (readiness && !readiness.ready) return { ...base, exitCode: EXIT.neverReady, gate: 'never-ready', reason: readiness.reason ?? 'the server never became ready' };
+  if (readiness && !readiness.ready)
+    return {
+      ...base,
+      exitCode: EXIT.neverReady,
+      gate: 'never-ready',
+      reason: readiness.reason ?? 'the server never became ready',
+    };
   const c = t.counts;
   const counted = `${c.fail} fail, ${c.error} error; ${c.warn} warn, ${c.inconclusive} inconclusive, ${c.known} known`;
   if (gateFailed(toColumns([results]))) return { ...base, exitCode: EXIT.failed, gate: 'failed', reason: counted };
-  if (o.failOnRegression && (o.regressions ?? 0) > 0) return { ...base, exitCode: EXIT.failed, gate: 'failed', reason: `${o.regressions} regression(s) against the baseline; ${counted}` };
+  if (o.failOnRegression && (o.regressions ?? 0) > 0)
+    return {
+      ...base,
+      exitCode: EXIT.failed,
+      gate: 'failed',
+      reason: `${o.regressions} regression(s) against the baseline; ${counted}`,
+    };
   return { ...base, exitCode: EXIT.passed, gate: 'passed', reason: counted };
 }
 
@@ -144,11 +160,15 @@ export function judgeRun(results: ResultsFile | undefined, o: { regressions?: nu
  * Run the catalogue against one server and return the gate with the results. Throws UsageError for bad options;
  * every problem of the server itself is in the results.
  */
-export async function runConformance(options: RunOptions, io: { cwd?: string; log?: (line: string) => void } = {}): Promise<RunResult> {
+export async function runConformance(
+  options: RunOptions,
+  io: { cwd?: string; log?: (line: string) => void } = {},
+): Promise<RunResult> {
   const cwd = io.cwd ?? process.cwd();
   const log = io.log ?? ((l: string) => console.log(l));
   const { env, project } = runEnvironment(options, cwd);
-  if (options.baseline && !existsSync(resolve(cwd, options.baseline))) throw new UsageError(`--baseline: no such file ${options.baseline}`);
+  if (options.baseline && !existsSync(resolve(cwd, options.baseline)))
+    throw new UsageError(`--baseline: no such file ${options.baseline}`);
   checkProfile(project, env);
   const reportsDir = env.CONFORMANCE_REPORTS_DIR!;
   const resultsPath = join(projectDir(reportsDir, project), 'results.json');
@@ -164,7 +184,10 @@ export async function runConformance(options: RunOptions, io: { cwd?: string; lo
       project: [project],
       run: true,
       watch: false,
-      reporters: [...(progress === 'none' ? [] : [[join(ROOT, 'cli', 'progress-reporter.ts'), { mode: progress }]]), ...CONFORMANCE_REPORTERS.map((r) => join(ROOT, r))] as never,
+      reporters: [
+        ...(progress === 'none' ? [] : [[join(ROOT, 'cli', 'progress-reporter.ts'), { mode: progress }]]),
+        ...CONFORMANCE_REPORTERS.map((r) => join(ROOT, r)),
+      ] as never,
     });
     await vitest?.close();
   } finally {
@@ -183,5 +206,12 @@ export async function runConformance(options: RunOptions, io: { cwd?: string; lo
     log(text);
   }
   const judged = judgeRun(results, { regressions, failOnRegression: options.failOnRegression });
-  return { ...judged, project, reportsDir, resultsPath, results, ...(regressions !== undefined ? { regressions } : {}) };
+  return {
+    ...judged,
+    project,
+    reportsDir,
+    resultsPath,
+    results,
+    ...(regressions !== undefined ? { regressions } : {}),
+  };
 }

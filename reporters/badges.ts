@@ -4,10 +4,10 @@
 import { join } from 'node:path';
 import { makeBadge } from 'badge-maker';
 import { redact } from '../lib/config/secrets.ts';
+import { type BadgeSpec, badgeSpecs, type Column, shieldsEndpoint, toColumns } from './render.ts';
 import { dirOfResults, writeJsonAtomic, writeTextAtomic } from './results.ts';
-import { RunEndReporter } from './run-end.ts';
 import type { ResultsFile } from './results-types.ts';
-import { badgeSpecs, shieldsEndpoint, toColumns, type BadgeSpec, type Column } from './render.ts';
+import { RunEndReporter } from './run-end.ts';
 
 /** Write every badge of a column into <dir>/badges; returns the files written. */
 export function writeBadges(col: Column, dir: string): string[] {

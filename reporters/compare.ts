@@ -8,12 +8,13 @@
 // when the two runs' intervals do not overlap. Where only a single figure exists (a median without its samples)
 // it moved when the relative change exceeds `tolerance`.
 // Curves (arrays of objects) are not compared point by point: their points have no samples of their own.
-import type { CheckResult, ResultsFile } from './results-types.ts';
+
 import type { Level, Outcome } from '../lib/check/types.ts';
 import { bootstrapRatioCI, finite, median } from '../lib/grading/stats.ts';
-import { normaliseResults, normKey, firstLine } from './report-data.ts';
-import { fmtNum } from './html-escape.ts';
 import { isJsonObject } from '../lib/json.ts';
+import { fmtNum } from './html-escape.ts';
+import { firstLine, normaliseResults, normKey } from './report-data.ts';
+import type { CheckResult, ResultsFile } from './results-types.ts';
 
 export interface CompareOptions {
   /** Relative change that counts as moved when no raw samples exist (default 0.3: one figure from a noisy machine). */
@@ -82,7 +83,15 @@ export interface Comparison {
   options: Required<CompareOptions>;
 }
 
-const DEFAULTS: Required<CompareOptions> = { tolerance: 0.3, minEffect: 0.2, minDeltaMs: 50, alpha: 0.05, iterations: 2000, seed: 1, minSamples: 5 };
+const DEFAULTS: Required<CompareOptions> = {
+  tolerance: 0.3,
+  minEffect: 0.2,
+  minDeltaMs: 50,
+  alpha: 0.05,
+  iterations: 2000,
+  seed: 1,
+  minSamples: 5,
+};
 
 // ---------------------------------------------------------------------------------------------------------
 // Outcomes
@@ -130,14 +139,16 @@ export function directionOf(path: string): Direction {
   const raw = path.replace(/\[\]/g, '').split('.').pop() ?? path;
   const k = normKey(path);
   if (/tps|throughput|speedup|tokpers|tokenspers|persecond|efficiency/.test(k)) return 'higher-better';
-  if (/ttft|latenc|itl|tpot|e2e|stall|rss|memory|leak|exponent|slope$/.test(k) && !/slopetps|tpsper/.test(k)) return 'lower-better';
+  if (/ttft|latenc|itl|tpot|e2e|stall|rss|memory|leak|exponent|slope$/.test(k) && !/slopetps|tpsper/.test(k))
+    return 'lower-better';
   // A duration by its unit suffix: ttftMs, gap_ms, wait_ms_p50, pauseMsMedian.
   if (/(Ms|_ms)(_?(p\d+|P\d+|median|Median|mean|Mean|max|Max))?$/.test(raw)) return 'lower-better';
   return 'unknown';
 }
 
 /** Figures about our own client, the run's configuration or the grading bands: never the server's performance. */
-const NOT_COMPARED = /^(loopdelay|bands|thresholds?|hardware|alpha|delta|slots|reps|repetitions|tier|window|runms|endcycles|requests|concurrency|counted|errors|maxtokens)$|clientstall|loopdelay/;
+const NOT_COMPARED =
+  /^(loopdelay|bands|thresholds?|hardware|alpha|delta|slots|reps|repetitions|tier|window|runms|endcycles|requests|concurrency|counted|errors|maxtokens)$|clientstall|loopdelay/;
 
 const SUFFIX = /(_(p50|median|samples|sample|raw|values|ms)|(P50|Median|Samples|Sample|Raw|Values|Ms))$/;
 
@@ -187,10 +198,19 @@ function figuresOf(check: CheckResult): Figures {
     if (path && NOT_COMPARED.test(key)) return;
     if (fin(v)) scalars.set(path, { value: v, base: metricBase(path) });
     else if (Array.isArray(v)) {
-      if (v.length && v.every((x) => typeof x === 'number' || x === null)) addSamples(path, finite(v as Array<number | null>));
+      if (v.length && v.every((x) => typeof x === 'number' || x === null))
+        addSamples(path, finite(v as Array<number | null>));
       else if (SAMPLE_RECORDS.test(key) && v.some(isJsonObject)) {
         const fields = new Set(v.filter(isJsonObject).flatMap((o) => Object.keys(o).filter((k) => fin(o[k]))));
-        for (const f of fields) if (!NOT_COMPARED.test(normKey(f))) addSamples(`${path}[].${f}`, v.filter(isJsonObject).map((o) => o[f]).filter(fin));
+        for (const f of fields)
+          if (!NOT_COMPARED.test(normKey(f)))
+            addSamples(
+              `${path}[].${f}`,
+              v
+                .filter(isJsonObject)
+                .map((o) => o[f])
+                .filter(fin),
+            );
       }
     } else if (isJsonObject(v)) {
       // A summary ({ n, p50, p90, p99, min, max, mean }, lib/grading/stats.ts summarize) is one figure: its median. The tails
@@ -215,7 +235,27 @@ function figuresOf(check: CheckResult): Figures {
  * Figures that are extremes, bounds or derived shapes of a few requests (min, max, p99, a slope, a share, a limit):
  * too noisy between runs to gate on. Their moves are listed as `changed`, never as regressions; the checks grade them.
  */
-const NOT_GATED_WORDS = new Set(['min', 'max', 'largest', 'smallest', 'worst', 'p90', 'p95', 'p99', 'low', 'high', 'lower', 'upper', 'limit', 'slope', 'growth', 'share', 'ratio', 'atleast', 'bound']);
+const NOT_GATED_WORDS = new Set([
+  'min',
+  'max',
+  'largest',
+  'smallest',
+  'worst',
+  'p90',
+  'p95',
+  'p99',
+  'low',
+  'high',
+  'lower',
+  'upper',
+  'limit',
+  'slope',
+  'growth',
+  'share',
+  'ratio',
+  'atleast',
+  'bound',
+]);
 
 /** Words of a key: camelCase, snake_case and dotted paths split, lower-cased. */
 function words(path: string): string[] {
@@ -238,7 +278,10 @@ function gated(path: string): boolean {
 function isMs(path: string): boolean {
   const segs = path.replace(/\[\]/g, '').split('.');
   const raw = segs[segs.length - 1] === 'p50' && segs.length > 1 ? segs[segs.length - 2]! : segs[segs.length - 1]!;
-  return /(Ms|_ms)(_?(p\d+|P\d+|median|Median|mean|Mean|samples|Samples))?$/.test(raw) || ['ttft', 'e2e', 'itl', 'tpot', 'latency'].includes(metricBase(raw));
+  return (
+    /(Ms|_ms)(_?(p\d+|P\d+|median|Median|mean|Mean|samples|Samples))?$/.test(raw) ||
+    ['ttft', 'e2e', 'itl', 'tpot', 'latency'].includes(metricBase(raw))
+  );
 }
 
 function classify(direction: Direction, ratio: number): MetricChange['kind'] {
@@ -265,8 +308,17 @@ function metricChanges(o: CheckResult, n: CheckResult, options: CompareOptions =
     if (isMs(sn.path) && Math.abs(median(sn.values)! - median(so.values)!) < opt.minDeltaMs) continue;
     const direction = directionOf(sn.path);
     out.push({
-      id: n.id, metric: sn.path, old: median(so.values), new: median(sn.values), ratio: ci.estimate, ci: { low: ci.low, high: ci.high },
-      method: 'bootstrap', nOld: so.values.length, nNew: sn.values.length, direction, kind: classify(direction, ci.estimate),
+      id: n.id,
+      metric: sn.path,
+      old: median(so.values),
+      new: median(sn.values),
+      ratio: ci.estimate,
+      ci: { low: ci.low, high: ci.high },
+      method: 'bootstrap',
+      nOld: so.values.length,
+      nNew: sn.values.length,
+      direction,
+      kind: classify(direction, ci.estimate),
     });
   }
   // 2. Figures that carry their own interval (e.g. speedup { estimate, low, high }): moved when the intervals do not overlap.
@@ -279,7 +331,14 @@ function metricChanges(o: CheckResult, n: CheckResult, options: CompareOptions =
     if (!apart || (ratio !== undefined && Math.abs(ratio - 1) < opt.minEffect)) continue;
     const direction = directionOf(path);
     out.push({
-      id: n.id, metric: path, old: io.estimate, new: iN.estimate, ratio, ci: { low: iN.low, high: iN.high }, method: 'interval', direction,
+      id: n.id,
+      metric: path,
+      old: io.estimate,
+      new: iN.estimate,
+      ratio,
+      ci: { low: iN.low, high: iN.high },
+      method: 'interval',
+      direction,
       kind: ratio !== undefined && ratio > 0 ? classify(direction, ratio) : 'changed',
     });
   }
@@ -293,8 +352,22 @@ function metricChanges(o: CheckResult, n: CheckResult, options: CompareOptions =
     if (ratio !== undefined && Math.abs(nv - ov) / Math.abs(ov) <= opt.tolerance) continue;
     if (isMs(path) && Math.abs(nv - ov) < opt.minDeltaMs) continue;
     // Across zero or from zero a ratio means nothing: the sign of the difference decides.
-    const kind = direction === 'unknown' ? 'changed' : ratio !== undefined && ratio > 0 ? classify(direction, ratio) : classify(direction, nv > ov ? 2 : 0.5);
-    out.push({ id: n.id, metric: path, old: ov, new: nv, ...(ratio !== undefined && ratio > 0 ? { ratio } : {}), method: 'tolerance', direction, kind });
+    const kind =
+      direction === 'unknown'
+        ? 'changed'
+        : ratio !== undefined && ratio > 0
+          ? classify(direction, ratio)
+          : classify(direction, nv > ov ? 2 : 0.5);
+    out.push({
+      id: n.id,
+      metric: path,
+      old: ov,
+      new: nv,
+      ...(ratio !== undefined && ratio > 0 ? { ratio } : {}),
+      method: 'tolerance',
+      direction,
+      kind,
+    });
   }
   return out;
 }
@@ -302,10 +375,20 @@ function metricChanges(o: CheckResult, n: CheckResult, options: CompareOptions =
 // ---------------------------------------------------------------------------------------------------------
 
 function label(f: ResultsFile): RunLabel {
-  return { project: f.header.project, machine: f.header.machine.label, date: f.header.date, suiteVersion: f.header.suite.version, tier: f.header.tier };
+  return {
+    project: f.header.project,
+    machine: f.header.machine.label,
+    date: f.header.date,
+    suiteVersion: f.header.suite.version,
+    tier: f.header.tier,
+  };
 }
 
-export function compareResults(oldInput: ResultsFile | unknown, newInput: ResultsFile | unknown, options: CompareOptions = {}): Comparison {
+export function compareResults(
+  oldInput: ResultsFile | unknown,
+  newInput: ResultsFile | unknown,
+  options: CompareOptions = {},
+): Comparison {
   const opt = { ...DEFAULTS, ...options };
   const o = normaliseResults(oldInput);
   const n = normaliseResults(newInput);
@@ -325,9 +408,12 @@ export function compareResults(oldInput: ResultsFile | unknown, newInput: Result
   const notes: string[] = [];
   const lo = label(o);
   const ln = label(n);
-  if (lo.project !== ln.project) notes.push(`different projects ("${lo.project}" vs "${ln.project}"): outcomes compare, figures may not`);
-  if (lo.machine !== ln.machine) notes.push(`different machines ("${lo.machine}" vs "${ln.machine}"): figures are not comparable across hardware`);
-  if (lo.suiteVersion !== ln.suiteVersion) notes.push(`different suite versions (${lo.suiteVersion} vs ${ln.suiteVersion})`);
+  if (lo.project !== ln.project)
+    notes.push(`different projects ("${lo.project}" vs "${ln.project}"): outcomes compare, figures may not`);
+  if (lo.machine !== ln.machine)
+    notes.push(`different machines ("${lo.machine}" vs "${ln.machine}"): figures are not comparable across hardware`);
+  if (lo.suiteVersion !== ln.suiteVersion)
+    notes.push(`different suite versions (${lo.suiteVersion} vs ${ln.suiteVersion})`);
   if (lo.tier !== ln.tier) notes.push(`different tiers (${lo.tier} vs ${ln.tier})`);
   if (!o.finished) notes.push('the old run was interrupted (partial results)');
   if (!n.finished) notes.push('the new run was interrupted (partial results)');
@@ -344,7 +430,9 @@ export function compareResults(oldInput: ResultsFile | unknown, newInput: Result
   for (const m of metricChangesAll) if (!gated(m.metric) && m.kind !== 'changed') m.kind = 'changed';
   const order = { regression: 0, improvement: 1, changed: 2 } as const;
   metricChangesAll.sort((a, b) => order[a.kind] - order[b.kind] || a.id.localeCompare(b.id));
-  const regressions = outcomeChanges.filter((c) => c.kind === 'regression').length + metricChangesAll.filter((c) => c.kind === 'regression').length;
+  const regressions =
+    outcomeChanges.filter((c) => c.kind === 'regression').length +
+    metricChangesAll.filter((c) => c.kind === 'regression').length;
   return { old: lo, new: ln, outcomeChanges, metricChanges: metricChangesAll, regressions, notes, options: opt };
 }
 
@@ -372,7 +460,9 @@ export function formatComparison(c: Comparison, names: { old?: string; new?: str
   lines.push(`Checks that changed outcome (${c.outcomeChanges.length}):`);
   if (!c.outcomeChanges.length) lines.push('  none');
   for (const ch of c.outcomeChanges) {
-    lines.push(`  ${tag(ch.kind)} ${ch.id}${ch.level ? ` [${ch.level}]` : ''}: ${ch.from} → ${ch.to}${ch.message ? ` — ${ch.message}` : ''}`);
+    lines.push(
+      `  ${tag(ch.kind)} ${ch.id}${ch.level ? ` [${ch.level}]` : ''}: ${ch.from} → ${ch.to}${ch.message ? ` — ${ch.message}` : ''}`,
+    );
   }
   lines.push('');
   lines.push(`Figures that moved beyond noise (${c.metricChanges.length}):`);
@@ -381,17 +471,26 @@ export function formatComparison(c: Comparison, names: { old?: string; new?: str
   let unknownShown = 0;
   for (const m of c.metricChanges) {
     if (m.direction === 'unknown' && unknownShown++ >= cap) continue;
-    const change = m.ratio !== undefined ? relativeChange(m.ratio) : `Δ ${m.new !== undefined && m.old !== undefined ? fmtNum(m.new - m.old) : 'n/a'}`;
+    const change =
+      m.ratio !== undefined
+        ? relativeChange(m.ratio)
+        : `Δ ${m.new !== undefined && m.old !== undefined ? fmtNum(m.new - m.old) : 'n/a'}`;
     const how =
       m.method === 'bootstrap'
         ? `median ${fmtNum(m.old)} → ${fmtNum(m.new)} (${change}; ${Math.round((1 - c.options.alpha) * 100)}% CI ${relativeChange(m.ci?.low)} … ${relativeChange(m.ci?.high)}; n ${m.nOld}/${m.nNew})`
         : m.method === 'interval'
           ? `${fmtNum(m.old)} → ${fmtNum(m.new)} (${change}; the runs' own confidence intervals do not overlap; new ${fmtNum(m.ci?.low)} … ${fmtNum(m.ci?.high)})`
           : `${fmtNum(m.old)} → ${fmtNum(m.new)} (${change}; beyond ±${Math.round(c.options.tolerance * 100)}%, no raw samples)`;
-    const why = m.direction === 'unknown' ? ' [direction unknown]' : !gated(m.metric) ? ' [not gated: extreme or derived figure]' : '';
+    const why =
+      m.direction === 'unknown'
+        ? ' [direction unknown]'
+        : !gated(m.metric)
+          ? ' [not gated: extreme or derived figure]'
+          : '';
     lines.push(`  ${tag(m.kind)} ${m.id} ${m.metric}: ${how}${why}`);
   }
-  if (unknownShown > cap) lines.push(`  … and ${unknownShown - cap} more figures of unknown direction (--all lists them)`);
+  if (unknownShown > cap)
+    lines.push(`  … and ${unknownShown - cap} more figures of unknown direction (--all lists them)`);
   lines.push('');
   lines.push(c.notes[c.notes.length - 1]!);
   lines.push(c.regressions ? `${c.regressions} regression${c.regressions === 1 ? '' : 's'}.` : 'No regressions.');

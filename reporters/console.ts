@@ -2,9 +2,10 @@
 // wall_tps_p50, ttft_p50, gen_tps_p50 (marked PHANTOM with the cause where flagged), speedup, tokens usage vs
 // counted — and a prominent line for every known issue that now passes. Rendered by reporters/render.ts from
 // exactly what results.json holds.
-import { RunEndReporter } from './run-end.ts';
-import type { ResultsFile } from './results-types.ts';
+
 import { renderConsole, toColumns } from './render.ts';
+import type { ResultsFile } from './results-types.ts';
+import { RunEndReporter } from './run-end.ts';
 
 export default class ConsoleTableReporter extends RunEndReporter {
   protected readonly name = 'console';

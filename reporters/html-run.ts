@@ -11,7 +11,13 @@ export default class HtmlRunReporter extends RunAllReporter {
   protected readonly name = 'html';
   protected renderAll(files: ResultsFile[], root: string): void {
     const out = join(root, 'index.html');
-    writeTextAtomic(out, renderHtml(files, { generatedAt: new Date().toISOString(), sources: files.map((f) => `${f.header.project} (this run)`) }));
+    writeTextAtomic(
+      out,
+      renderHtml(files, {
+        generatedAt: new Date().toISOString(),
+        sources: files.map((f) => `${f.header.project} (this run)`),
+      }),
+    );
     const log = (s: string) => (this.vitest ? this.vitest.logger.log(s) : process.stdout.write(`${s}\n`));
     log(`HTML report: ${out}`);
   }

@@ -5,17 +5,32 @@
 // Pure: the same files and options give the same bytes. Odd input (missing metrics, empty or partial files)
 // renders as "n/a", never an exception.
 import { createHash } from 'node:crypto';
-import type { CheckResult, ResultsFile } from './results-types.ts';
-import { esc, fmtNum } from './html-escape.ts';
-import { describePreflight } from '../lib/run/fidelity.ts';
-import { plotSvg, type PlotSeries } from './svg-plot.ts';
-import { clientMatrixHtml } from './clients-matrix.ts';
-import {
-  checkRows, columnPhantom, columnsOf, curvePoints, CURVE_SOURCES, FIGURES, hardwareOf, headlineFigure, normaliseResults, outcomeCounts,
-  OUTCOMES, workloadsOf, type Column, type CurveSpec, type FigureName, type Phantom, type Workload,
-} from './report-data.ts';
-import { matrixHtml, matrixRows } from './seed-matrix.ts';
 import { isJsonObject } from '../lib/json.ts';
+import { describePreflight } from '../lib/run/fidelity.ts';
+import { clientMatrixHtml } from './clients-matrix.ts';
+import { esc, fmtNum } from './html-escape.ts';
+import {
+  type Column,
+  CURVE_SOURCES,
+  type CurveSpec,
+  checkRows,
+  columnPhantom,
+  columnsOf,
+  curvePoints,
+  FIGURES,
+  type FigureName,
+  hardwareOf,
+  headlineFigure,
+  normaliseResults,
+  OUTCOMES,
+  outcomeCounts,
+  type Phantom,
+  type Workload,
+  workloadsOf,
+} from './report-data.ts';
+import type { CheckResult, ResultsFile } from './results-types.ts';
+import { matrixHtml, matrixRows } from './seed-matrix.ts';
+import { type PlotSeries, plotSvg } from './svg-plot.ts';
 
 interface HtmlOptions {
   title?: string;
@@ -88,7 +103,10 @@ export function renderHtml(files: readonly (ResultsFile | unknown)[], opts: Html
     sideBySideSection(columns),
     workloadSection(columns, rows),
     plotsSection(columns),
-    clientMatrixHtml(columns.map((c) => ({ label: c.label, checks: c.checks.values() })), outcomeBadge),
+    clientMatrixHtml(
+      columns.map((c) => ({ label: c.label, checks: c.checks.values() })),
+      outcomeBadge,
+    ),
     matrixSection(columns, rows),
     `<footer class="muted small"><p>Every figure here is read from the results files named above and can be recomputed from them. ` +
       `Outcomes: pass, fail, warn (a SHOULD not met, or borderline evidence), inconclusive (the evidence could not decide: too short, our client starved, our budget ran out while the server was still working), skip (capability not declared), known (expected failure listed in the profile), known-passing (a known issue that now passes: update the profile), error (the suite's own problem, never the server's). n/a: not measured or not in that run.</p></footer>`,
@@ -119,9 +137,13 @@ function headerSection(title: string, columns: Column[], opts: HtmlOptions): str
   const machines = new Set(columns.map((c) => c.machine));
   meta.push(`${machines.size} machine${machines.size === 1 ? '' : 's'}`);
   parts.push(`<p class="muted">${meta.join(' · ')}</p>`);
-  if (opts.sources?.length) parts.push(`<p class="muted small">Results files: ${opts.sources.map((s) => `<code>${esc(s)}</code>`).join(', ')}</p>`);
+  if (opts.sources?.length)
+    parts.push(
+      `<p class="muted small">Results files: ${opts.sources.map((s) => `<code>${esc(s)}</code>`).join(', ')}</p>`,
+    );
   for (const n of opts.notes ?? []) parts.push(`<p class="interrupted small">${esc(n)}</p>`);
-  if (columns.length === 0) parts.push(`<p><strong>No results to show</strong> (n/a): no results file had a readable run.</p>`);
+  if (columns.length === 0)
+    parts.push(`<p><strong>No results to show</strong> (n/a): no results file had a readable run.</p>`);
   parts.push('</header>');
   return parts.join('\n');
 }
@@ -149,7 +171,13 @@ function windowOf(col: Column): string {
 
 function machineText(col: Column): string {
   const m = col.header.machine;
-  const bits = [m.chip ?? '', m.platform !== '?' ? `${m.platform}/${m.arch}` : '', m.cpus ? `${m.cpus} CPUs` : '', m.memGiB ? `${fmtNum(m.memGiB)} GiB` : '', m.node !== '?' ? `node ${m.node}` : ''].filter(Boolean);
+  const bits = [
+    m.chip ?? '',
+    m.platform !== '?' ? `${m.platform}/${m.arch}` : '',
+    m.cpus ? `${m.cpus} CPUs` : '',
+    m.memGiB ? `${fmtNum(m.memGiB)} GiB` : '',
+    m.node !== '?' ? `node ${m.node}` : '',
+  ].filter(Boolean);
   if (col.header.fidelity) bits.push(describePreflight(col.header.fidelity));
   return bits.join(', ');
 }
@@ -163,7 +191,9 @@ function runsSection(columns: Column[]): string {
   const rows = columns.map((c) => {
     const counts = outcomeCounts(c);
     const total = c.checks.size;
-    const tally = OUTCOMES.filter((o) => counts[o] > 0).map((o) => `${outcomeBadge(o, `${counts[o]} ${o}`)}`).join(' ');
+    const tally = OUTCOMES.filter((o) => counts[o] > 0)
+      .map((o) => `${outcomeBadge(o, `${counts[o]} ${o}`)}`)
+      .join(' ');
     const status = c.finished ? 'finished' : '<span class="interrupted">interrupted (partial results)</span>';
     return (
       `<tr data-column="${esc(c.label)}"><th>${esc(c.project)}</th><td>${esc(c.machine)}<div class="muted small">${esc(machineText(c))}</div></td>` +
@@ -172,7 +202,11 @@ function runsSection(columns: Column[]): string {
       `<td>${status}</td><td>${total ? tally : 'n/a'}</td></tr>` +
       (c.errors.length
         ? `<tr class="run-errors"><td></td><td colspan="8"><details><summary class="interrupted">${c.errors.length} run error${c.errors.length === 1 ? '' : 's'} outside the checks</summary>` +
-          c.errors.slice(0, 20).map((e) => `<pre>${esc(e.where)}: ${esc(capped(e.message, CAP.message))}</pre>`).join('') + `</details></td></tr>`
+          c.errors
+            .slice(0, 20)
+            .map((e) => `<pre>${esc(e.where)}: ${esc(capped(e.message, CAP.message))}</pre>`)
+            .join('') +
+          `</details></td></tr>`
         : '')
     );
   });
@@ -214,7 +248,10 @@ function sideBySideSection(columns: Column[]): string {
     const ok = counts.pass + counts['known-passing'];
     return (
       `<tr data-column="${esc(c.label)}"><th>${esc(c.label)}<div class="muted small">${esc(serverName(c))}</div></th>` +
-      figureCell(c, 'wallTps') + figureCell(c, 'ttft') + figureCell(c, 'genTps') + figureCell(c, 'speedup') +
+      figureCell(c, 'wallTps') +
+      figureCell(c, 'ttft') +
+      figureCell(c, 'genTps') +
+      figureCell(c, 'speedup') +
       `<td class="num" data-figure="aggregate_tps_peak" data-value="${peak?.y ?? ''}">${peak ? `${esc(fmtNum(peak.y))} <span class="muted small">@ ${esc(fmtNum(peak.x))}</span>` : 'n/a'}</td>` +
       `<td class="num">${graded > 0 ? `${ok}/${graded}` : 'n/a'}</td></tr>`
     );
@@ -237,14 +274,21 @@ function workloadCell(w: Workload | undefined): string {
     const tag = n === 'genTps' && w.phantom ? ` ${phantomTag(w.phantom)}` : '';
     if (v === undefined) {
       // A phantom stream whose gen_tps is undefined (zero-length window) still gets its mark.
-      if (tag) parts.push(`<div data-figure="gen_tps_p50" data-value="" data-phantom="true"><span class="muted small">gen_tps_p50</span> n/a${tag}</div>`);
+      if (tag)
+        parts.push(
+          `<div data-figure="gen_tps_p50" data-value="" data-phantom="true"><span class="muted small">gen_tps_p50</span> n/a${tag}</div>`,
+        );
       continue;
     }
     const unit = n === 'speedup' ? '×' : ` ${FIGURES[n].unit}`;
-    parts.push(`<div data-figure="${esc(FIGURES[n].label)}" data-value="${v}"${tag ? ' data-phantom="true"' : ''}><span class="muted small">${esc(FIGURES[n].label)}</span> ${esc(fmtNum(v))}${esc(unit)}${tag}</div>`);
+    parts.push(
+      `<div data-figure="${esc(FIGURES[n].label)}" data-value="${v}"${tag ? ' data-phantom="true"' : ''}><span class="muted small">${esc(FIGURES[n].label)}</span> ${esc(fmtNum(v))}${esc(unit)}${tag}</div>`,
+    );
   }
   if (w.tokensUsage !== undefined || w.tokensCounted !== undefined) {
-    parts.push(`<div class="small"><span class="muted">tokens usage / counted</span> ${esc(fmtNum(w.tokensUsage))} / ${esc(fmtNum(w.tokensCounted))}</div>`);
+    parts.push(
+      `<div class="small"><span class="muted">tokens usage / counted</span> ${esc(fmtNum(w.tokensUsage))} / ${esc(fmtNum(w.tokensCounted))}</div>`,
+    );
   }
   if (w.phantom) parts.push(`<div class="small muted">${esc(w.phantom.cause)}</div>`);
   return `<td class="num">${parts.join('')}</td>`;
@@ -262,10 +306,13 @@ function workloadSection(columns: Column[], rows: CheckResult[]): string {
     const n = Math.max(0, ...perColumn.map((m) => m.get(r.id)!.length));
     for (let i = 0; i < n; i++) {
       const cells = perColumn.map((m) => workloadCell(m.get(r.id)![i])).join('');
-      body.push(`<tr data-check="${esc(r.id)}" data-index="${i}"><td class="wl"><code>${esc(r.id)}</code><div class="muted small">${esc(r.title)}</div></td>${cells}</tr>`);
+      body.push(
+        `<tr data-check="${esc(r.id)}" data-index="${i}"><td class="wl"><code>${esc(r.id)}</code><div class="muted small">${esc(r.title)}</div></td>${cells}</tr>`,
+      );
     }
   }
-  if (!body.length || !columns.length) return `<section id="workloads"><h2>Per workload</h2><p class="muted">n/a: no check reported wall_tps, ttft, gen_tps or speedup.</p></section>`;
+  if (!body.length || !columns.length)
+    return `<section id="workloads"><h2>Per workload</h2><p class="muted">n/a: no check reported wall_tps, ttft, gen_tps or speedup.</p></section>`;
   const head = columns.map((c) => `<th>${esc(c.label)}</th>`).join('');
   return `<section id="workloads"><h2>Per workload</h2><div class="scroll"><table><thead><tr><th>workload (check)</th>${head}</tr></thead><tbody>${body.join('')}</tbody></table></div></section>`;
 }
@@ -278,7 +325,8 @@ function seriesFor(columns: Column[], check: string, spec: CurveSpec): PlotSerie
 
 function plotsSection(columns: Column[]): string {
   const figures: string[] = [];
-  const add = (svg: string, caption: string) => figures.push(`<figure>${svg}<figcaption>${caption}</figcaption></figure>`);
+  const add = (svg: string, caption: string) =>
+    figures.push(`<figure>${svg}<figcaption>${caption}</figcaption></figure>`);
   add(
     plotSvg({
       id: 'throughput-vs-concurrency',
@@ -322,7 +370,8 @@ function metricsList(metrics: Record<string, unknown> | undefined): string {
   const entries = Object.entries(metrics);
   if (!entries.length) return '';
   const items = entries.slice(0, CAP.metricKeys).map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(metricText(v))}</dd>`);
-  const more = entries.length > CAP.metricKeys ? `<dt>…</dt><dd>${entries.length - CAP.metricKeys} more in results.json</dd>` : '';
+  const more =
+    entries.length > CAP.metricKeys ? `<dt>…</dt><dd>${entries.length - CAP.metricKeys} more in results.json</dd>` : '';
   return `<dl class="metrics">${items.join('')}${more}</dl>`;
 }
 
@@ -332,7 +381,10 @@ function metricText(v: unknown): string {
   if (typeof v === 'boolean' || v === null) return String(v);
   if (Array.isArray(v)) {
     if (v.every((x) => typeof x === 'number')) {
-      const shown = v.slice(0, 12).map((x) => fmtNum(x as number)).join(', ');
+      const shown = v
+        .slice(0, 12)
+        .map((x) => fmtNum(x as number))
+        .join(', ');
       return `[${shown}${v.length > 12 ? `, … (${v.length} values)` : ''}]`;
     }
     return `${v.length} item${v.length === 1 ? '' : 's'}`;
@@ -360,17 +412,29 @@ function evidenceHtml(evidence: unknown[] | undefined): string {
     if (typeof r.e2eMs === 'number') facts.push(`e2e ${fmtNum(r.e2eMs)} ms`);
     if (Array.isArray(r.tokenTimes)) facts.push(`${r.tokenTimes.length} token events`);
     if (Array.isArray(r.readTimes)) facts.push(`${r.readTimes.length} reads`);
-    const wire = typeof r.wire === 'string' ? `<pre class="wire">${esc(capped(r.wire, CAP.wire))}</pre>` : typeof e === 'string' ? `<pre class="wire">${esc(capped(e, CAP.wire))}</pre>` : '';
+    const wire =
+      typeof r.wire === 'string'
+        ? `<pre class="wire">${esc(capped(r.wire, CAP.wire))}</pre>`
+        : typeof e === 'string'
+          ? `<pre class="wire">${esc(capped(e, CAP.wire))}</pre>`
+          : '';
     return `<div class="ev"><strong>${esc(label)}</strong>${facts.length ? ` <span class="muted">${esc(facts.join(' · '))}</span>` : ''}${wire}</div>`;
   });
-  const more = evidence.length > CAP.evidence ? `<div class="muted small">… ${evidence.length - CAP.evidence} more in results.json</div>` : '';
+  const more =
+    evidence.length > CAP.evidence
+      ? `<div class="muted small">… ${evidence.length - CAP.evidence} more in results.json</div>`
+      : '';
   return `<div class="evidence">${items.join('')}${more}</div>`;
 }
 
 function matrixCell(col: Column, row: CheckResult): string {
   const c = col.checks.get(row.id);
   if (!c) return `<td class="o" data-o="n/a" data-column="${esc(col.label)}">${outcomeBadge('na', 'n/a')}</td>`;
-  const facts = [`${c.level}`, c.durationMs !== undefined ? `${fmtNum(c.durationMs)} ms` : '', c.loopDelay && Number.isFinite(c.loopDelay.p99Ms) ? `client loop delay p99 ${fmtNum(c.loopDelay.p99Ms)} ms` : '']
+  const facts = [
+    `${c.level}`,
+    c.durationMs !== undefined ? `${fmtNum(c.durationMs)} ms` : '',
+    c.loopDelay && Number.isFinite(c.loopDelay.p99Ms) ? `client loop delay p99 ${fmtNum(c.loopDelay.p99Ms)} ms` : '',
+  ]
     .filter(Boolean)
     .join(' · ');
   return (
@@ -388,11 +452,12 @@ const OUTCOME_MEANING: Record<(typeof OUTCOMES)[number], string> = {
   pass: 'the requirement is met',
   fail: 'a MUST not met (or a SHOULD under strict mode), on clear evidence',
   warn: 'a SHOULD not met, or borderline evidence (strict mode fails only the clear ones)',
-  inconclusive: 'no verdict either way: too short, our client starved, or our budget ran out while the server still worked; never a failure',
+  inconclusive:
+    'no verdict either way: too short, our client starved, or our budget ran out while the server still worked; never a failure',
   skip: 'the server lacks the capability (not declared or discovered)',
   known: 'an expected failure listed in the profile, with its reason',
   'known-passing': 'a known issue that now passes: update the profile',
-  error: 'our side went wrong (setup, harness), never the server\'s failure',
+  error: "our side went wrong (setup, harness), never the server's failure",
 };
 
 function legend(): string {
@@ -400,9 +465,13 @@ function legend(): string {
 }
 
 function matrixSection(columns: Column[], rows: CheckResult[]): string {
-  if (!columns.length || !rows.length) return `<section id="conformance"><h2>Conformance matrix</h2><p class="muted">n/a: no checks in the results.</p></section>`;
+  if (!columns.length || !rows.length)
+    return `<section id="conformance"><h2>Conformance matrix</h2><p class="muted">n/a: no checks in the results.</p></section>`;
   const head = columns
-    .map((c) => `<th data-column="${esc(c.label)}">${esc(c.project)}<div class="muted small">${esc(c.machine)}${esc(c.label.slice(`${c.project} @ ${c.machine}`.length))}</div></th>`)
+    .map(
+      (c) =>
+        `<th data-column="${esc(c.label)}">${esc(c.project)}<div class="muted small">${esc(c.machine)}${esc(c.label.slice(`${c.project} @ ${c.machine}`.length))}</div></th>`,
+    )
     .join('');
   const out: string[] = [];
   let family = '';

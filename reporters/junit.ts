@@ -12,20 +12,27 @@
 //    outcome per test suite.
 // Vitest's own junit reporter cannot do this (its <skipped/> carries no message and it has no error/failure split).
 import { join } from 'node:path';
-import { redact } from '../lib/config/secrets.ts';
 import type { Outcome } from '../lib/check/types.ts';
-import type { CheckResult, ResultsFile } from './results-types.ts';
-import { shardOf, writeTextAtomic } from './results.ts';
-import { RunAllReporter } from './run-end.ts';
+import { redact } from '../lib/config/secrets.ts';
 import { OUTCOMES, tally } from './render.ts';
+import { shardOf, writeTextAtomic } from './results.ts';
+import type { CheckResult, ResultsFile } from './results-types.ts';
+import { RunAllReporter } from './run-end.ts';
 
 /** Characters XML 1.0 does not allow (C0 controls except tab/LF/CR, lone surrogates, U+FFFE/U+FFFF) become U+FFFD. */
 function xmlSafe(s: string): string {
-  return s.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+  return s.replace(
+    /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g,
+    '\uFFFD',
+  );
 }
 const ENT: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 function attr(v: unknown): string {
-  return xmlSafe(String(v ?? '')).replace(/[&<>"']/g, (c) => ENT[c]!).replace(/\r/g, '&#13;').replace(/\n/g, '&#10;').replace(/\t/g, '&#9;');
+  return xmlSafe(String(v ?? ''))
+    .replace(/[&<>"']/g, (c) => ENT[c]!)
+    .replace(/\r/g, '&#13;')
+    .replace(/\n/g, '&#10;')
+    .replace(/\t/g, '&#9;');
 }
 function text(v: unknown): string {
   return xmlSafe(String(v ?? '')).replace(/[&<>]/g, (c) => ENT[c]!);
@@ -37,7 +44,14 @@ function firstLine(s: string, max = 300): string {
 }
 
 const LABEL: Record<Outcome, string> = {
-  pass: 'PASS', fail: 'FAIL', warn: 'WARN', inconclusive: 'INCONCLUSIVE', skip: 'SKIP', known: 'KNOWN', 'known-passing': 'KNOWN-PASSING', error: 'ERROR',
+  pass: 'PASS',
+  fail: 'FAIL',
+  warn: 'WARN',
+  inconclusive: 'INCONCLUSIVE',
+  skip: 'SKIP',
+  known: 'KNOWN',
+  'known-passing': 'KNOWN-PASSING',
+  error: 'ERROR',
 };
 
 /** What a skipped test case says before the reason: the outcome and what it means. */
@@ -57,13 +71,26 @@ function property(name: string, value: unknown): string {
 
 function testcase(project: string, c: CheckResult): string {
   const name = c.title ? `${c.id} — ${c.title}` : c.id;
-  const out: string[] = [`    <testcase classname="${attr(`${project}.${c.family}`)}" name="${attr(name)}" time="${seconds(c.durationMs)}"${c.file ? ` file="${attr(c.file)}"` : ''}>`];
-  out.push(`      <properties>${property('conformance.id', c.id)}${property('conformance.level', c.level)}${property('conformance.outcome', c.outcome)}</properties>`);
+  const out: string[] = [
+    `    <testcase classname="${attr(`${project}.${c.family}`)}" name="${attr(name)}" time="${seconds(c.durationMs)}"${c.file ? ` file="${attr(c.file)}"` : ''}>`,
+  ];
+  out.push(
+    `      <properties>${property('conformance.id', c.id)}${property('conformance.level', c.level)}${property('conformance.outcome', c.outcome)}</properties>`,
+  );
   const head = `${LABEL[c.outcome]} [${c.level}] ${c.id}`;
-  if (c.outcome === 'fail') out.push(`      <failure type="fail" message="${attr(`${head}: ${firstLine(c.message)}`)}">${text(c.message)}${c.reference ? `\n\nReference: ${text(c.reference)}` : ''}</failure>`);
-  else if (c.outcome === 'error') out.push(`      <error type="error" message="${attr(`${head} (our side, not the server's failure): ${firstLine(c.message)}`)}">${text(c.message)}</error>`);
+  if (c.outcome === 'fail')
+    out.push(
+      `      <failure type="fail" message="${attr(`${head}: ${firstLine(c.message)}`)}">${text(c.message)}${c.reference ? `\n\nReference: ${text(c.reference)}` : ''}</failure>`,
+    );
+  else if (c.outcome === 'error')
+    out.push(
+      `      <error type="error" message="${attr(`${head} (our side, not the server's failure): ${firstLine(c.message)}`)}">${text(c.message)}</error>`,
+    );
   // The reason both as the message attribute (Jenkins, the GitHub report actions) and as content (GitLab reads that).
-  else if (SKIPPED_AS[c.outcome]) out.push(`      <skipped type="${attr(c.outcome)}" message="${attr(`${SKIPPED_AS[c.outcome]}: ${firstLine(c.message, 600)}`)}">${text(`${SKIPPED_AS[c.outcome]}: ${c.message}`)}</skipped>`);
+  else if (SKIPPED_AS[c.outcome])
+    out.push(
+      `      <skipped type="${attr(c.outcome)}" message="${attr(`${SKIPPED_AS[c.outcome]}: ${firstLine(c.message, 600)}`)}">${text(`${SKIPPED_AS[c.outcome]}: ${c.message}`)}</skipped>`,
+    );
   out.push(`      <system-out>${text(`${head}: ${c.message}`)}</system-out>`);
   out.push('    </testcase>');
   return out.join('\n');
@@ -82,16 +109,20 @@ function testsuite(file: ResultsFile): string {
     property('conformance.tier', h.tier),
     property('conformance.strict', h.strict === true),
     property('conformance.machine', h.machine?.label),
-    ...(identity?.name ? [property('conformance.server', `${identity.name}${identity.version ? ` ${identity.version}` : ''}`)] : []),
+    ...(identity?.name
+      ? [property('conformance.server', `${identity.name}${identity.version ? ` ${identity.version}` : ''}`)]
+      : []),
     ...OUTCOMES.map((o) => property(`conformance.count.${o}`, t.counts[o])),
     property('conformance.finished', file.finished !== undefined),
   ];
   const cases = file.checks.map((c) => testcase(project, c));
   // Problems outside any check (a test file that failed to load, a reporter error) are errors of the run.
-  errors.forEach((e, i) => cases.push(
-    `    <testcase classname="${attr(`${project}.run`)}" name="${attr(`run error ${i + 1}: ${e.where}`)}" time="0">\n` +
-      `      <error type="run-error" message="${attr(`ERROR (our side): ${firstLine(e.message)}`)}">${text(e.message)}</error>\n    </testcase>`,
-  ));
+  errors.forEach((e, i) =>
+    cases.push(
+      `    <testcase classname="${attr(`${project}.run`)}" name="${attr(`run error ${i + 1}: ${e.where}`)}" time="0">\n` +
+        `      <error type="run-error" message="${attr(`ERROR (our side): ${firstLine(e.message)}`)}">${text(e.message)}</error>\n    </testcase>`,
+    ),
+  );
   return (
     `  <testsuite name="${attr(`${project} @ ${h.machine?.label ?? ''}`)}" tests="${file.checks.length + errors.length}" failures="${t.counts.fail}" errors="${t.counts.error + errors.length}" ` +
     `skipped="${skipped}" time="${seconds(time)}" timestamp="${attr(h.date)}"${h.machine?.label ? ` hostname="${attr(h.machine.label)}"` : ''}>\n` +

@@ -2,12 +2,12 @@
 // The live reporters and `npm run report` call the same functions, so a report rebuilt from results.json is the
 // report the run printed. Nothing here reads the clock, the environment or the disk.
 import type { Outcome } from '../lib/check/types.ts';
-import type { WorkloadFigures } from '../lib/measure/workload.ts';
 import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/grading/phantom.ts';
-import { describePreflight } from '../lib/run/fidelity.ts';
-import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
-import { clientMatrixLines } from './clients-matrix.ts';
 import { isJsonObject } from '../lib/json.ts';
+import type { WorkloadFigures } from '../lib/measure/workload.ts';
+import { describePreflight } from '../lib/run/fidelity.ts';
+import { clientMatrixLines } from './clients-matrix.ts';
+import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
 
 // ------------------------------------------------------------------------------------------------------------
 // Columns: one per (project, machine); shards and repeated files of the same pair merge into one.
@@ -71,12 +71,26 @@ export interface Tally {
   counts: Record<Outcome, number>;
 }
 
-export const OUTCOMES: readonly Outcome[] = ['pass', 'fail', 'warn', 'inconclusive', 'skip', 'known', 'known-passing', 'error'];
+export const OUTCOMES: readonly Outcome[] = [
+  'pass',
+  'fail',
+  'warn',
+  'inconclusive',
+  'skip',
+  'known',
+  'known-passing',
+  'error',
+];
 
 export function tally(checks: readonly CheckResult[]): Tally {
   const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const c of checks) counts[c.outcome] = (counts[c.outcome] ?? 0) + 1;
-  return { total: checks.length, graded: checks.length - counts.skip - counts.inconclusive, passed: counts.pass + counts['known-passing'], counts };
+  return {
+    total: checks.length,
+    graded: checks.length - counts.skip - counts.inconclusive,
+    passed: counts.pass + counts['known-passing'],
+    counts,
+  };
 }
 
 /** The run gate: any fail or error. */
@@ -145,7 +159,12 @@ function workloadsOf(c: CheckResult): Record<string, unknown>[] {
   return [{ name: c.id, wall_tps_p50: wall, ttft_p50_ms: ttft, gen_tps_p50: figure(m.gen_tps_p50), speedup: sp }];
 }
 
-interface PhantomCheck { check: string; outcome: Outcome; label: string; detail: string }
+interface PhantomCheck {
+  check: string;
+  outcome: Outcome;
+  label: string;
+  detail: string;
+}
 
 /** Checks whose recorded streams (evidence) show phantom delivery, whether or not they report a workload. */
 function phantomChecks(col: Column): PhantomCheck[] {
@@ -193,7 +212,9 @@ export function workloadRows(col: Column): WorkloadRow[] {
         speedup: figure(w.speedup),
         tokens_usage: num(w.tokens_usage),
         tokens_counted: num(w.tokens_counted),
-        phantom: flags.length ? { label: causeLabel(flags.flatMap((f) => f!.kinds)), detail: flags.map((f) => f!.detail).join('; ') } : undefined,
+        phantom: flags.length
+          ? { label: causeLabel(flags.flatMap((f) => f!.kinds)), detail: flags.map((f) => f!.detail).join('; ') }
+          : undefined,
       });
     }
   }
@@ -220,12 +241,35 @@ function tokensCell(r: WorkloadRow): string {
 }
 
 const OUTCOME_TEXT: Record<Outcome, string> = {
-  pass: 'PASS', fail: 'FAIL', warn: 'WARN', inconclusive: 'INCONCLUSIVE', skip: 'SKIP', known: 'KNOWN', 'known-passing': 'KNOWN-PASSING', error: 'ERROR',
+  pass: 'PASS',
+  fail: 'FAIL',
+  warn: 'WARN',
+  inconclusive: 'INCONCLUSIVE',
+  skip: 'SKIP',
+  known: 'KNOWN',
+  'known-passing': 'KNOWN-PASSING',
+  error: 'ERROR',
 };
 const OUTCOME_MD: Record<Outcome, string> = {
-  pass: '✅ pass', fail: '❌ **fail**', warn: '⚠️ warn', inconclusive: '❔ inconclusive', skip: '⏭️ skip', known: '🔶 known', 'known-passing': '🎉 **known, now passing**', error: '💥 **error**',
+  pass: '✅ pass',
+  fail: '❌ **fail**',
+  warn: '⚠️ warn',
+  inconclusive: '❔ inconclusive',
+  skip: '⏭️ skip',
+  known: '🔶 known',
+  'known-passing': '🎉 **known, now passing**',
+  error: '💥 **error**',
 };
-const ANSI: Partial<Record<Outcome, string>> = { pass: '32', fail: '31', warn: '33', inconclusive: '36', skip: '90', known: '35', 'known-passing': '1;36', error: '1;31' };
+const ANSI: Partial<Record<Outcome, string>> = {
+  pass: '32',
+  fail: '31',
+  warn: '33',
+  inconclusive: '36',
+  skip: '90',
+  known: '35',
+  'known-passing': '1;36',
+  error: '1;31',
+};
 
 function firstLine(s: string, max: number): string {
   const line = (s.split('\n')[0] ?? '').trim();
@@ -236,35 +280,65 @@ function firstLine(s: string, max: number): string {
  * Checks as table rows, with each run of 3 or more consecutive `error` checks that share one message (a server that
  * never answered, or stopped answering) folded into one row: "<message>; 54 checks not run", not 54 ERROR rows.
  */
-interface CheckRow { check: CheckResult; id: string; message: string; count: number }
+interface CheckRow {
+  check: CheckResult;
+  id: string;
+  message: string;
+  count: number;
+}
 export function collapseErrors(checks: readonly CheckResult[]): CheckRow[] {
   const rows: CheckRow[] = [];
-  for (let i = 0; i < checks.length;) {
+  for (let i = 0; i < checks.length; ) {
     const c = checks[i]!;
     let j = i + 1;
-    if (c.outcome === 'error') while (j < checks.length && checks[j]!.outcome === 'error' && checks[j]!.message === c.message) j++;
+    if (c.outcome === 'error')
+      while (j < checks.length && checks[j]!.outcome === 'error' && checks[j]!.message === c.message) j++;
     const n = j - i;
-    const what = firstLine(c.message, 400).replace(/^setup error: /, '').replace(/\.$/, '');
-    if (n >= 3) rows.push({ check: c, id: n === checks.length ? `all ${n} checks` : `${c.id} … ${checks[j - 1]!.id} (${n} checks)`, message: `${what}; ${n} checks not run`, count: n });
-    else for (let k = i; k < j; k++) rows.push({ check: checks[k]!, id: checks[k]!.id, message: checks[k]!.message, count: 1 });
+    const what = firstLine(c.message, 400)
+      .replace(/^setup error: /, '')
+      .replace(/\.$/, '');
+    if (n >= 3)
+      rows.push({
+        check: c,
+        id: n === checks.length ? `all ${n} checks` : `${c.id} … ${checks[j - 1]!.id} (${n} checks)`,
+        message: `${what}; ${n} checks not run`,
+        count: n,
+      });
+    else
+      for (let k = i; k < j; k++)
+        rows.push({ check: checks[k]!, id: checks[k]!.id, message: checks[k]!.message, count: 1 });
     i = j;
   }
   return rows;
 }
 
 /** A plain text table; `colour(text, row, col)` may wrap cells after padding (ANSI does not count toward width). */
-export function textTable(head: string[], rows: string[][], colour?: (cell: string, r: number, c: number) => string): string {
+export function textTable(
+  head: string[],
+  rows: string[][],
+  colour?: (cell: string, r: number, c: number) => string,
+): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[], r: number) => cells.map((c, i) => {
-    const padded = i === cells.length - 1 ? c : c.padEnd(widths[i]);
-    return colour && r >= 0 ? colour(padded, r, i) : padded;
-  }).join('  ').trimEnd();
+  const line = (cells: string[], r: number) =>
+    cells
+      .map((c, i) => {
+        const padded = i === cells.length - 1 ? c : c.padEnd(widths[i]);
+        return colour && r >= 0 ? colour(padded, r, i) : padded;
+      })
+      .join('  ')
+      .trimEnd();
   return [line(head, -1), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map((r, i) => line(r, i))].join('\n');
 }
 
 function serverLine(h: ResultsHeader): string {
-  const s = h.server as { identity?: { name?: string; version?: string }; setupError?: string; contextWindow?: { value: number; source: string } };
-  const id = s.identity?.name ? `${s.identity.name}${s.identity.version ? ` ${s.identity.version}` : ''}` : 'server identity unknown';
+  const s = h.server as {
+    identity?: { name?: string; version?: string };
+    setupError?: string;
+    contextWindow?: { value: number; source: string };
+  };
+  const id = s.identity?.name
+    ? `${s.identity.name}${s.identity.version ? ` ${s.identity.version}` : ''}`
+    : 'server identity unknown';
   const ctx = s.contextWindow ? `, context window ${s.contextWindow.value} (${s.contextWindow.source})` : '';
   return `${id}${ctx}${s.setupError ? ` — SETUP ERROR: ${firstLine(s.setupError, 160)}` : ''}`;
 }
@@ -277,7 +351,10 @@ function tallyLine(t: Tally): string {
 // ------------------------------------------------------------------------------------------------------------
 // Console
 
-interface ConsoleOptions { color?: boolean; messageWidth?: number }
+interface ConsoleOptions {
+  color?: boolean;
+  messageWidth?: number;
+}
 
 function knownPassingBanner(cols: readonly Column[], color: boolean): string[] {
   const lines: string[] = [];
@@ -297,30 +374,57 @@ function consoleOne(col: Column, o: ConsoleOptions): string {
   const t = tally(col.checks);
   const out: string[] = [];
   out.push(`conformance — ${col.label}: ${serverLine(col.header)}`);
-  out.push(`suite ${col.header.suite.version} · ${col.header.date} · tier ${col.header.tier}${col.header.strict ? ' · strict' : ''}${col.finished ? '' : ' · INTERRUPTED (partial results)'}${col.files > 1 ? ` · ${col.files} files merged` : ''}`);
+  out.push(
+    `suite ${col.header.suite.version} · ${col.header.date} · tier ${col.header.tier}${col.header.strict ? ' · strict' : ''}${col.finished ? '' : ' · INTERRUPTED (partial results)'}${col.files > 1 ? ` · ${col.files} files merged` : ''}`,
+  );
   if (col.header.fidelity) out.push(describePreflight(col.header.fidelity));
   out.push('');
   const shown = collapseErrors(col.checks);
-  const rows = shown.map((r) => [OUTCOME_TEXT[r.check.outcome], r.count > 1 ? '' : r.check.level, r.id, r.count > 1 ? r.message : firstLine(r.message, width)]);
-  out.push(textTable(['outcome', 'level', 'check', 'message'], rows, color ? (cell, r, i) => (i === 0 ? `\x1b[${ANSI[shown[r]!.check.outcome] ?? '0'}m${cell}\x1b[0m` : cell) : undefined));
+  const rows = shown.map((r) => [
+    OUTCOME_TEXT[r.check.outcome],
+    r.count > 1 ? '' : r.check.level,
+    r.id,
+    r.count > 1 ? r.message : firstLine(r.message, width),
+  ]);
+  out.push(
+    textTable(
+      ['outcome', 'level', 'check', 'message'],
+      rows,
+      color
+        ? (cell, r, i) => (i === 0 ? `\x1b[${ANSI[shown[r]!.check.outcome] ?? '0'}m${cell}\x1b[0m` : cell)
+        : undefined,
+    ),
+  );
   out.push('');
   out.push(tallyLine(t));
   const wl = workloadRows(col);
   if (wl.length) {
     out.push('');
     out.push('workloads:');
-    out.push(textTable(
-      ['check', 'workload', 'wall_tps_p50', 'ttft_p50', 'gen_tps_p50', 'speedup', 'tokens usage / counted'],
-      wl.map((r) => [r.check, r.name, cellNum(r.wall_tps_p50), r.ttft_p50_ms === undefined ? '-' : `${cellNum(r.ttft_p50_ms)} ms`, genTpsCell(r), r.speedup === undefined ? '-' : `${r.speedup.toFixed(2)}x`, tokensCell(r)]),
-    ));
+    out.push(
+      textTable(
+        ['check', 'workload', 'wall_tps_p50', 'ttft_p50', 'gen_tps_p50', 'speedup', 'tokens usage / counted'],
+        wl.map((r) => [
+          r.check,
+          r.name,
+          cellNum(r.wall_tps_p50),
+          r.ttft_p50_ms === undefined ? '-' : `${cellNum(r.ttft_p50_ms)} ms`,
+          genTpsCell(r),
+          r.speedup === undefined ? '-' : `${r.speedup.toFixed(2)}x`,
+          tokensCell(r),
+        ]),
+      ),
+    );
   }
   const ph = phantomChecks(col);
   if (ph.length) {
     out.push('');
     out.push('phantom delivery (gen_tps from these streams is not a decode rate):');
-    for (const g of groupPhantoms(ph)) out.push(`  PHANTOM ${g.checks.join(', ')} (${g.label}): ${firstLine(g.detail, 240)}`);
+    for (const g of groupPhantoms(ph))
+      out.push(`  PHANTOM ${g.checks.join(', ')} (${g.label}): ${firstLine(g.detail, 240)}`);
   }
-  for (const r of wl.filter((x) => x.phantom && !ph.some((p) => p.check === x.check))) out.push(`  PHANTOM gen_tps in ${r.check} (${r.name}): ${r.phantom!.detail}`);
+  for (const r of wl.filter((x) => x.phantom && !ph.some((p) => p.check === x.check)))
+    out.push(`  PHANTOM gen_tps in ${r.check} (${r.name}): ${r.phantom!.detail}`);
   for (const e of col.errors) out.push(`run error (${e.where}): ${firstLine(e.message, 200)}`);
   return out.join('\n');
 }
@@ -330,9 +434,17 @@ function consoleMatrix(cols: readonly Column[], o: ConsoleOptions): string {
   const ids = orderedIds(cols);
   const out: string[] = [];
   out.push(`conformance — ${cols.length} columns`);
-  cols.forEach((c, i) => out.push(`  [${i + 1}] ${c.label}: ${serverLine(c.header)} (${c.header.date}${c.finished ? '' : ', INTERRUPTED'})`));
+  cols.forEach((c, i) =>
+    out.push(`  [${i + 1}] ${c.label}: ${serverLine(c.header)} (${c.header.date}${c.finished ? '' : ', INTERRUPTED'})`),
+  );
   out.push('');
-  const rows = ids.map((id) => [id, ...cols.map((c) => { const x = c.checks.find((k) => k.id === id); return x ? OUTCOME_TEXT[x.outcome] : '·'; })]);
+  const rows = ids.map((id) => [
+    id,
+    ...cols.map((c) => {
+      const x = c.checks.find((k) => k.id === id);
+      return x ? OUTCOME_TEXT[x.outcome] : '·';
+    }),
+  ]);
   out.push(textTable(['check', ...cols.map((_, i) => `[${i + 1}]`)], rows));
   out.push('');
   cols.forEach((c, i) => out.push(`[${i + 1}] ${tallyLine(tally(c.checks))}`));
@@ -340,12 +452,27 @@ function consoleMatrix(cols: readonly Column[], o: ConsoleOptions): string {
   if (wl.length) {
     out.push('');
     out.push('workloads:');
-    out.push(textTable(
-      ['column', 'check', 'workload', 'wall_tps_p50', 'ttft_p50', 'gen_tps_p50', 'speedup', 'tokens usage / counted'],
-      wl.map(({ col, r }) => [`[${col + 1}]`, r.check, r.name, cellNum(r.wall_tps_p50), r.ttft_p50_ms === undefined ? '-' : `${cellNum(r.ttft_p50_ms)} ms`, genTpsCell(r), r.speedup === undefined ? '-' : `${r.speedup.toFixed(2)}x`, tokensCell(r)]),
-    ));
+    out.push(
+      textTable(
+        ['column', 'check', 'workload', 'wall_tps_p50', 'ttft_p50', 'gen_tps_p50', 'speedup', 'tokens usage / counted'],
+        wl.map(({ col, r }) => [
+          `[${col + 1}]`,
+          r.check,
+          r.name,
+          cellNum(r.wall_tps_p50),
+          r.ttft_p50_ms === undefined ? '-' : `${cellNum(r.ttft_p50_ms)} ms`,
+          genTpsCell(r),
+          r.speedup === undefined ? '-' : `${r.speedup.toFixed(2)}x`,
+          tokensCell(r),
+        ]),
+      ),
+    );
   }
-  const ph = cols.flatMap((c, i) => groupPhantoms(phantomChecks(c)).map((g) => `  [${i + 1}] PHANTOM ${g.checks.join(', ')} (${g.label}): ${firstLine(g.detail, o.messageWidth ?? 200)}`));
+  const ph = cols.flatMap((c, i) =>
+    groupPhantoms(phantomChecks(c)).map(
+      (g) => `  [${i + 1}] PHANTOM ${g.checks.join(', ')} (${g.label}): ${firstLine(g.detail, o.messageWidth ?? 200)}`,
+    ),
+  );
   if (ph.length) out.push('', 'phantom delivery (gen_tps from these streams is not a decode rate):', ...ph);
   return out.join('\n');
 }
@@ -361,14 +488,27 @@ export function renderConsole(cols: readonly Column[], o: ConsoleOptions = {}): 
   const body = cols.length === 1 ? consoleOne(cols[0], o) : consoleMatrix(cols, o);
   const clients = clientMatrixLines(cols, textTable, o.messageWidth ?? 90);
   const banner = knownPassingBanner(cols, o.color ?? false);
-  return [...banner, ...(banner.length ? [''] : []), body, ...(clients.length ? ['', ...clients] : []), '', ...banner, gateLine(cols)].join('\n');
+  return [
+    ...banner,
+    ...(banner.length ? [''] : []),
+    body,
+    ...(clients.length ? ['', ...clients] : []),
+    '',
+    ...banner,
+    gateLine(cols),
+  ].join('\n');
 }
 
 // ------------------------------------------------------------------------------------------------------------
 // Markdown (GitHub step summary, summary.md)
 
 export function mdEscape(s: string): string {
-  return s.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\r?\n/g, '<br>');
+  return s
+    .replace(/\\/g, '\\\\')
+    .replace(/\|/g, '\\|')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/\r?\n/g, '<br>');
 }
 
 function mdOne(col: Column): string {
@@ -376,21 +516,31 @@ function mdOne(col: Column): string {
   const out: string[] = [];
   out.push(`## LLM server conformance: ${mdEscape(col.label)}`);
   out.push('');
-  out.push(`${mdEscape(serverLine(col.header))} · suite ${col.header.suite.version} · ${col.header.date} · tier ${col.header.tier}${col.header.strict ? ' · strict' : ''}${col.finished ? '' : ' · **interrupted: partial results**'}`);
+  out.push(
+    `${mdEscape(serverLine(col.header))} · suite ${col.header.suite.version} · ${col.header.date} · tier ${col.header.tier}${col.header.strict ? ' · strict' : ''}${col.finished ? '' : ' · **interrupted: partial results**'}`,
+  );
   if (col.header.fidelity) out.push('', mdEscape(describePreflight(col.header.fidelity)));
   out.push('');
-  out.push(`**${t.passed}/${t.graded} passed** · ${t.counts.fail} fail · ${t.counts.error} error · ${t.counts.warn} warn · ${t.counts.inconclusive} inconclusive · ${t.counts.known} known · ${t.counts['known-passing']} known-passing · ${t.counts.skip} skip`);
+  out.push(
+    `**${t.passed}/${t.graded} passed** · ${t.counts.fail} fail · ${t.counts.error} error · ${t.counts.warn} warn · ${t.counts.inconclusive} inconclusive · ${t.counts.known} known · ${t.counts['known-passing']} known-passing · ${t.counts.skip} skip`,
+  );
   for (const c of knownPassing(col)) {
     out.push('');
-    out.push(`> [!IMPORTANT]\n> **Known issue now passes: \`${c.id}\`** — remove it from \`knownIssues\` of profile \`${mdEscape(col.project)}\` in servers.json.`);
+    out.push(
+      `> [!IMPORTANT]\n> **Known issue now passes: \`${c.id}\`** — remove it from \`knownIssues\` of profile \`${mdEscape(col.project)}\` in servers.json.`,
+    );
   }
   out.push('');
   // Problems first, then the rest, each in run order.
-  const rank = (o: Outcome) => ['error', 'fail', 'known-passing', 'warn', 'inconclusive', 'known', 'pass', 'skip'].indexOf(o);
+  const rank = (o: Outcome) =>
+    ['error', 'fail', 'known-passing', 'warn', 'inconclusive', 'known', 'pass', 'skip'].indexOf(o);
   const sorted = [...col.checks].sort((a, b) => rank(a.outcome) - rank(b.outcome));
   out.push('| outcome | level | check | message |');
   out.push('|---|---|---|---|');
-  for (const r of collapseErrors(sorted)) out.push(`| ${OUTCOME_MD[r.check.outcome]} | ${r.count > 1 ? '' : r.check.level} | \`${r.id}\` | ${mdEscape(firstLine(r.message, r.count > 1 ? 500 : 300))} |`);
+  for (const r of collapseErrors(sorted))
+    out.push(
+      `| ${OUTCOME_MD[r.check.outcome]} | ${r.count > 1 ? '' : r.check.level} | \`${r.id}\` | ${mdEscape(firstLine(r.message, r.count > 1 ? 500 : 300))} |`,
+    );
   const wl = workloadRows(col);
   if (wl.length) {
     out.push('');
@@ -399,8 +549,12 @@ function mdOne(col: Column): string {
     out.push('| check | workload | wall_tps p50 | ttft p50 | gen_tps p50 | speedup | tokens usage / counted |');
     out.push('|---|---|---|---|---|---|---|');
     for (const r of wl) {
-      const gen = r.phantom ? `${cellNum(r.gen_tps_p50)} **PHANTOM** (${mdEscape(r.phantom.label)})` : cellNum(r.gen_tps_p50);
-      out.push(`| \`${r.check}\` | ${mdEscape(r.name)} | ${cellNum(r.wall_tps_p50)} | ${r.ttft_p50_ms === undefined ? '-' : `${cellNum(r.ttft_p50_ms)} ms`} | ${gen} | ${r.speedup === undefined ? '-' : `${r.speedup.toFixed(2)}x`} | ${tokensCell(r)} |`);
+      const gen = r.phantom
+        ? `${cellNum(r.gen_tps_p50)} **PHANTOM** (${mdEscape(r.phantom.label)})`
+        : cellNum(r.gen_tps_p50);
+      out.push(
+        `| \`${r.check}\` | ${mdEscape(r.name)} | ${cellNum(r.wall_tps_p50)} | ${r.ttft_p50_ms === undefined ? '-' : `${cellNum(r.ttft_p50_ms)} ms`} | ${gen} | ${r.speedup === undefined ? '-' : `${r.speedup.toFixed(2)}x`} | ${tokensCell(r)} |`,
+      );
     }
   }
   const ph = phantomChecks(col);
@@ -408,7 +562,10 @@ function mdOne(col: Column): string {
     out.push('');
     out.push('### Phantom delivery');
     out.push('');
-    for (const g of groupPhantoms(ph)) out.push(`- **PHANTOM** ${g.checks.map((c) => `\`${c}\``).join(', ')} (${mdEscape(g.label)}): ${mdEscape(firstLine(g.detail, 300))}`);
+    for (const g of groupPhantoms(ph))
+      out.push(
+        `- **PHANTOM** ${g.checks.map((c) => `\`${c}\``).join(', ')} (${mdEscape(g.label)}): ${mdEscape(firstLine(g.detail, 300))}`,
+      );
   }
   const undecided = sorted.filter((c) => c.outcome === 'inconclusive');
   if (undecided.length) {
@@ -423,7 +580,9 @@ function mdOne(col: Column): string {
     out.push('### Failures');
     for (const { check: c, id, count } of failing) {
       out.push('');
-      out.push(`<details><summary><code>${id}</code> (${c.level}) ${count > 1 ? `${count} checks not run` : mdEscape(c.title)}</summary>`);
+      out.push(
+        `<details><summary><code>${id}</code> (${c.level}) ${count > 1 ? `${count} checks not run` : mdEscape(c.title)}</summary>`,
+      );
       out.push('');
       out.push('```text');
       out.push(c.message.replace(/```/g, "'''"));
@@ -445,9 +604,23 @@ function mdMatrix(cols: readonly Column[]): string {
   out.push(`| check | ${cols.map((c) => mdEscape(c.label)).join(' | ')} |`);
   out.push(`|---|${cols.map(() => '---').join('|')}|`);
   for (const id of ids) {
-    out.push(`| \`${id}\` | ${cols.map((c) => { const x = c.checks.find((k) => k.id === id); return x ? OUTCOME_MD[x.outcome] : '·'; }).join(' | ')} |`);
+    out.push(
+      `| \`${id}\` | ${cols
+        .map((c) => {
+          const x = c.checks.find((k) => k.id === id);
+          return x ? OUTCOME_MD[x.outcome] : '·';
+        })
+        .join(' | ')} |`,
+    );
   }
-  out.push(`| **passed** | ${cols.map((c) => { const t = tally(c.checks); return `**${t.passed}/${t.graded}**`; }).join(' | ')} |`);
+  out.push(
+    `| **passed** | ${cols
+      .map((c) => {
+        const t = tally(c.checks);
+        return `**${t.passed}/${t.graded}**`;
+      })
+      .join(' | ')} |`,
+  );
   return out.join('\n');
 }
 
@@ -483,7 +656,10 @@ function colourOf(outcomes: readonly Outcome[]): BadgeSpec['color'] {
 }
 
 /** Every one of these checks ended without a verdict either way (inconclusive or skipped). */
-const undecidedOnly = (cs: readonly CheckResult[]) => cs.length > 0 && cs.every((c) => c.outcome === 'inconclusive' || c.outcome === 'skip') && cs.some((c) => c.outcome === 'inconclusive');
+const undecidedOnly = (cs: readonly CheckResult[]) =>
+  cs.length > 0 &&
+  cs.every((c) => c.outcome === 'inconclusive' || c.outcome === 'skip') &&
+  cs.some((c) => c.outcome === 'inconclusive');
 
 export function badgeSpecs(col: Column): BadgeSpec[] {
   const t = tally(col.checks);
@@ -492,7 +668,9 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
   const byId = (id: string) => col.checks.find((c) => c.id === id);
 
   const conformance: BadgeSpec = {
-    name: 'conformance', label: 'conformance', message: `${t.passed}/${t.graded}${t.counts.inconclusive ? `, ${t.counts.inconclusive} inconclusive` : ''}`,
+    name: 'conformance',
+    label: 'conformance',
+    message: `${t.passed}/${t.graded}${t.counts.inconclusive ? `, ${t.counts.inconclusive} inconclusive` : ''}`,
     color: t.graded === 0 ? 'lightgrey' : colourOf(col.checks.map((c) => c.outcome)),
   };
 
@@ -500,12 +678,33 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
   const plausible = byId('metrics.gen-tps-plausible');
   const streamChecks = [...fam('stream'), ...(plausible && ran(plausible) ? [plausible] : [])];
   let streaming: BadgeSpec;
-  if (streamChecks.length === 0) streaming = { name: 'streaming', label: 'streaming', message: 'n/a', color: 'lightgrey' };
-  else if (plausible && (plausible.outcome === 'fail' || plausible.outcome === 'known')) streaming = { name: 'streaming', label: 'streaming', message: 'phantom', color: plausible.outcome === 'known' ? 'orange' : 'red' };
-  else if (streamChecks.some((c) => c.outcome === 'fail' || c.outcome === 'known')) streaming = { name: 'streaming', label: 'streaming', message: 'buffered', color: colourOf(streamChecks.map((c) => c.outcome)) };
-  else if (streamChecks.some((c) => c.outcome === 'error')) streaming = { name: 'streaming', label: 'streaming', message: 'error', color: 'red' };
-  else if (undecidedOnly(streamChecks)) streaming = { name: 'streaming', label: 'streaming', message: 'inconclusive', color: 'lightgrey' };
-  else streaming = { name: 'streaming', label: 'streaming', message: 'real', color: colourOf(streamChecks.map((c) => c.outcome)) };
+  if (streamChecks.length === 0)
+    streaming = { name: 'streaming', label: 'streaming', message: 'n/a', color: 'lightgrey' };
+  else if (plausible && (plausible.outcome === 'fail' || plausible.outcome === 'known'))
+    streaming = {
+      name: 'streaming',
+      label: 'streaming',
+      message: 'phantom',
+      color: plausible.outcome === 'known' ? 'orange' : 'red',
+    };
+  else if (streamChecks.some((c) => c.outcome === 'fail' || c.outcome === 'known'))
+    streaming = {
+      name: 'streaming',
+      label: 'streaming',
+      message: 'buffered',
+      color: colourOf(streamChecks.map((c) => c.outcome)),
+    };
+  else if (streamChecks.some((c) => c.outcome === 'error'))
+    streaming = { name: 'streaming', label: 'streaming', message: 'error', color: 'red' };
+  else if (undecidedOnly(streamChecks))
+    streaming = { name: 'streaming', label: 'streaming', message: 'inconclusive', color: 'lightgrey' };
+  else
+    streaming = {
+      name: 'streaming',
+      label: 'streaming',
+      message: 'real',
+      color: colourOf(streamChecks.map((c) => c.outcome)),
+    };
 
   // batching: parallel.speedup-2's speedup figure.
   const sp = byId('parallel.speedup-2');
@@ -514,8 +713,15 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
   else {
     const x = figure(sp.metrics?.speedup) ?? figure(sp.metrics?.speedup_p50);
     // An inconclusive measurement shows no figure: it is not one the check stands behind.
-    batching = sp.outcome === 'inconclusive' ? { name: 'batching', label: 'batching', message: 'inconclusive', color: 'lightgrey' }
-      : { name: 'batching', label: 'batching', message: x === undefined ? sp.outcome : `${x.toFixed(2)}x`, color: colourOf([sp.outcome]) };
+    batching =
+      sp.outcome === 'inconclusive'
+        ? { name: 'batching', label: 'batching', message: 'inconclusive', color: 'lightgrey' }
+        : {
+            name: 'batching',
+            label: 'batching',
+            message: x === undefined ? sp.outcome : `${x.toFixed(2)}x`,
+            color: colourOf([sp.outcome]),
+          };
   }
 
   // long context: does an over-long prompt get its 400, and do the context checks pass?
@@ -526,10 +732,24 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
   else {
     const bad = ctx.filter((c) => c.outcome === 'fail' || c.outcome === 'error' || c.outcome === 'known');
     const colour = colourOf(ctx.map((c) => c.outcome));
-    if (over && (over.outcome === 'fail' || over.outcome === 'known')) long = { name: 'long-context', label: 'long context', message: 'no 400', color: colour };
-    else if (bad.length) long = { name: 'long-context', label: 'long context', message: `${bad.length} failing (${bad[0].id.split('.')[1]})`, color: colour };
-    else if (undecidedOnly(ctx)) long = { name: 'long-context', label: 'long context', message: 'inconclusive', color: 'lightgrey' };
-    else long = { name: 'long-context', label: 'long context', message: over && over.outcome === 'pass' ? '400 ok' : 'ok', color: colour };
+    if (over && (over.outcome === 'fail' || over.outcome === 'known'))
+      long = { name: 'long-context', label: 'long context', message: 'no 400', color: colour };
+    else if (bad.length)
+      long = {
+        name: 'long-context',
+        label: 'long context',
+        message: `${bad.length} failing (${bad[0].id.split('.')[1]})`,
+        color: colour,
+      };
+    else if (undecidedOnly(ctx))
+      long = { name: 'long-context', label: 'long context', message: 'inconclusive', color: 'lightgrey' };
+    else
+      long = {
+        name: 'long-context',
+        label: 'long context',
+        message: over && over.outcome === 'pass' ? '400 ok' : 'ok',
+        color: colour,
+      };
   }
   return [conformance, streaming, batching, long];
 }

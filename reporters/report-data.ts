@@ -1,16 +1,27 @@
 // Reading results files defensively for reports: a file from an interrupted run, an older suite version or a
 // hand edit may lack any field, and a check's metrics are free-form. Nothing here throws on odd input; a value
 // that is not there is `undefined` and the report shows "n/a". Pure functions only.
-import type { CheckResult, ResultsFile, ResultsHeader } from './results-types.ts';
+
 import type { Level, Outcome } from '../lib/check/types.ts';
-import type { FidelityPreflight } from '../lib/run/fidelity.ts';
 import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/grading/phantom.ts';
+import type { FidelityPreflight } from '../lib/run/fidelity.ts';
+import type { CheckResult, ResultsFile, ResultsHeader } from './results-types.ts';
 
 export { FAMILY_ORDER } from '../lib/check/family-order.ts';
+
 import { FAMILY_ORDER, NOT_HEADLINE } from '../lib/check/family-order.ts';
 import { isJsonObject } from '../lib/json.ts';
 
-const OUTCOMES: readonly Outcome[] = ['pass', 'fail', 'warn', 'inconclusive', 'skip', 'known', 'known-passing', 'error'];
+const OUTCOMES: readonly Outcome[] = [
+  'pass',
+  'fail',
+  'warn',
+  'inconclusive',
+  'skip',
+  'known',
+  'known-passing',
+  'error',
+];
 const LEVELS: readonly Level[] = ['MUST', 'SHOULD', 'INFO'];
 
 function str(v: unknown, dflt = ''): string {
@@ -45,7 +56,9 @@ export function normaliseResults(input: unknown): ResultsFile {
   const h = isJsonObject(r.header) ? r.header : {};
   const machine = isJsonObject(h.machine) ? h.machine : {};
   const header: ResultsHeader = {
-    suite: isJsonObject(h.suite) ? { name: str(h.suite.name, 'llm-server-conformance'), version: str(h.suite.version, '?') } : { name: 'llm-server-conformance', version: '?' },
+    suite: isJsonObject(h.suite)
+      ? { name: str(h.suite.name, 'llm-server-conformance'), version: str(h.suite.version, '?') }
+      : { name: 'llm-server-conformance', version: '?' },
     date: str(h.date),
     project: str(h.project, 'unknown project'),
     profile: isJsonObject(h.profile) ? h.profile : {},
@@ -65,7 +78,11 @@ export function normaliseResults(input: unknown): ResultsFile {
     ...(typeof h.shard === 'string' ? { shard: h.shard } : {}),
     ...(isJsonObject(h.fidelity) ? { fidelity: normaliseFidelity(h.fidelity) } : {}),
   };
-  const rawChecks: unknown[] = Array.isArray(r.checks) ? r.checks : isJsonObject(r.checks) ? Object.entries(r.checks).map(([id, c]) => ({ id, ...(isJsonObject(c) ? c : {}) })) : [];
+  const rawChecks: unknown[] = Array.isArray(r.checks)
+    ? r.checks
+    : isJsonObject(r.checks)
+      ? Object.entries(r.checks).map(([id, c]) => ({ id, ...(isJsonObject(c) ? c : {}) }))
+      : [];
   const checks: CheckResult[] = [];
   for (const c of rawChecks) {
     if (!isJsonObject(c) || typeof c.id !== 'string' || !c.id) continue;
@@ -82,11 +99,15 @@ export function normaliseResults(input: unknown): ResultsFile {
       ...(num(c.durationMs) !== undefined ? { durationMs: num(c.durationMs) } : {}),
       ...(isJsonObject(c.metrics) ? { metrics: c.metrics } : {}),
       ...(Array.isArray(c.evidence) ? { evidence: c.evidence } : {}),
-      ...(isJsonObject(c.loopDelay) ? { loopDelay: { p99Ms: num(c.loopDelay.p99Ms) ?? NaN, maxMs: num(c.loopDelay.maxMs) ?? NaN } } : {}),
+      ...(isJsonObject(c.loopDelay)
+        ? { loopDelay: { p99Ms: num(c.loopDelay.p99Ms) ?? NaN, maxMs: num(c.loopDelay.maxMs) ?? NaN } }
+        : {}),
     });
   }
   const fin = isJsonObject(r.finished) ? { date: str(r.finished.date), reason: str(r.finished.reason) } : undefined;
-  const errors = Array.isArray(r.errors) ? r.errors.filter(isJsonObject).map((e) => ({ where: str(e.where, '?'), message: str(e.message) })) : [];
+  const errors = Array.isArray(r.errors)
+    ? r.errors.filter(isJsonObject).map((e) => ({ where: str(e.where, '?'), message: str(e.message) }))
+    : [];
   return { header, checks, ...(fin ? { finished: fin } : {}), ...(errors.length ? { errors } : {}) };
 }
 
@@ -119,7 +140,17 @@ export function columnsOf(files: readonly ResultsFile[]): Column[] {
     const key = [project, machine, file.header.shard ? 'sharded' : file.header.date].join('\u0000');
     let col = byKey.get(key);
     if (!col) {
-      col = { key, label: `${project} @ ${machine}`, project, machine, header: file.header, checks: new Map(), finished: true, shards: [], errors: [] };
+      col = {
+        key,
+        label: `${project} @ ${machine}`,
+        project,
+        machine,
+        header: file.header,
+        checks: new Map(),
+        finished: true,
+        shards: [],
+        errors: [],
+      };
       byKey.set(key, col);
     }
     for (const c of file.checks) col.checks.set(c.id, c);
@@ -157,7 +188,9 @@ export function checkRows(columns: readonly Column[]): CheckResult[] {
     const i = FAMILY_ORDER.indexOf(fam);
     return i === -1 ? FAMILY_ORDER.length : i;
   };
-  return [...seen.values()].sort((a, b) => rank(a.family) - rank(b.family) || a.family.localeCompare(b.family) || a.id.localeCompare(b.id));
+  return [...seen.values()].sort(
+    (a, b) => rank(a.family) - rank(b.family) || a.family.localeCompare(b.family) || a.id.localeCompare(b.id),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -197,9 +230,17 @@ export function metricNumber(metrics: unknown, names: readonly string[]): number
 /** The figures of the seed's tables. Names are tried in order (p50 first: aggregates are medians). */
 export const FIGURES = {
   wallTps: { label: 'wall_tps_p50', unit: 'tok/s', names: ['wall_tps_p50', 'wall_tps_median', 'wall_tps'] },
-  ttft: { label: 'ttft_p50', unit: 'ms', names: ['ttft_p50_ms', 'ttft_p50', 'ttft_ms_p50', 'ttft_median', 'ttft_ms', 'ttft'] },
+  ttft: {
+    label: 'ttft_p50',
+    unit: 'ms',
+    names: ['ttft_p50_ms', 'ttft_p50', 'ttft_ms_p50', 'ttft_median', 'ttft_ms', 'ttft'],
+  },
   genTps: { label: 'gen_tps_p50', unit: 'tok/s', names: ['gen_tps_p50', 'gen_tps_median', 'gen_tps'] },
-  speedup: { label: 'speedup', unit: '×', names: ['speedup', 'speedup_estimate', 'speedup_p50', 'speedup2', 'speedup_2'] },
+  speedup: {
+    label: 'speedup',
+    unit: '×',
+    names: ['speedup', 'speedup_estimate', 'speedup_p50', 'speedup2', 'speedup_2'],
+  },
 } as const;
 export type FigureName = keyof typeof FIGURES;
 const FIGURE_NAMES = Object.keys(FIGURES) as FigureName[];
@@ -248,22 +289,33 @@ export function workloadsOf(check: CheckResult | undefined, hardware?: unknown):
     if (nk === 'workload' && isJsonObject(v)) raw.push(v);
     if (nk === 'workloads' && Array.isArray(v)) raw.push(...v.filter(isJsonObject));
   }
-  const out: Workload[] = raw.filter((w) => Object.keys(figuresIn(w)).length > 0).map((w) => ({
-    check: check.id,
-    name: str(w.name),
-    ...(num(w.concurrency) !== undefined ? { concurrency: num(w.concurrency) } : {}),
-    figures: figuresIn(w),
-    ...(num(w.tokens_usage ?? w.tokensUsage) !== undefined ? { tokensUsage: num(w.tokens_usage ?? w.tokensUsage) } : {}),
-    ...(num(w.tokens_counted ?? w.tokensCounted) !== undefined ? { tokensCounted: num(w.tokens_counted ?? w.tokensCounted) } : {}),
-  }));
+  const out: Workload[] = raw
+    .filter((w) => Object.keys(figuresIn(w)).length > 0)
+    .map((w) => ({
+      check: check.id,
+      name: str(w.name),
+      ...(num(w.concurrency) !== undefined ? { concurrency: num(w.concurrency) } : {}),
+      figures: figuresIn(w),
+      ...(num(w.tokens_usage ?? w.tokensUsage) !== undefined
+        ? { tokensUsage: num(w.tokens_usage ?? w.tokensUsage) }
+        : {}),
+      ...(num(w.tokens_counted ?? w.tokensCounted) !== undefined
+        ? { tokensCounted: num(w.tokens_counted ?? w.tokensCounted) }
+        : {}),
+    }));
   // Figures outside any workload object (e.g. parallel.speedup-2's speedup) make a workload of their own.
-  const top: Record<string, unknown> = Object.fromEntries(Object.entries(m).filter(([k]) => !['workload', 'workloads'].includes(normKey(k))));
+  const top: Record<string, unknown> = Object.fromEntries(
+    Object.entries(m).filter(([k]) => !['workload', 'workloads'].includes(normKey(k))),
+  );
   const topFigures = figuresIn(top);
-  const extra = Object.fromEntries(Object.entries(topFigures).filter(([n]) => !out.some((w) => w.figures[n as FigureName] !== undefined)));
+  const extra = Object.fromEntries(
+    Object.entries(topFigures).filter(([n]) => !out.some((w) => w.figures[n as FigureName] !== undefined)),
+  );
   if (Object.keys(extra).length) out.push({ check: check.id, name: '', figures: extra });
   // The check's own flag marks every workload it measured (also one whose gen_tps is undefined: a zero-length window).
   const phantom = checkPhantom(check, hardware);
-  if (phantom) for (const w of out) if (w.figures.genTps !== undefined || w.figures.wallTps !== undefined) w.phantom = phantom;
+  if (phantom)
+    for (const w of out) if (w.figures.genTps !== undefined || w.figures.wallTps !== undefined) w.phantom = phantom;
   // A gen_tps above the hardware's bound is phantom too (profile hardware from the results header).
   for (const w of out) {
     if (w.phantom || w.figures.genTps === undefined) continue;
@@ -284,12 +336,21 @@ function checkPhantom(check: CheckResult, hardware?: unknown): Phantom | undefin
   const flagged = judged.filter((s) => s.phantom === true);
   if (judged.length && flagged.length * 2 >= judged.length) {
     const kinds = flagged.flatMap((s) => (Array.isArray(s.causes) ? s.causes.map((c) => str(c)) : []));
-    return { cause: causeLabel(kinds) || 'flagged', detail: `${flagged.length}/${judged.length} streams phantom${kinds.length ? ` (${causeLabel(kinds)})` : ''}`, from: check.id };
+    return {
+      cause: causeLabel(kinds) || 'flagged',
+      detail: `${flagged.length}/${judged.length} streams phantom${kinds.length ? ` (${causeLabel(kinds)})` : ''}`,
+      from: check.id,
+    };
   }
   for (const [k, v] of Object.entries(m)) {
     const nk = normKey(k);
     if (nk !== 'phantom' && nk !== 'gentpsphantom') continue;
-    if (v === true) return { cause: str(m.phantomCause ?? m.phantom_cause) || 'flagged', detail: firstLine(check.message), from: check.id };
+    if (v === true)
+      return {
+        cause: str(m.phantomCause ?? m.phantom_cause) || 'flagged',
+        detail: firstLine(check.message),
+        from: check.id,
+      };
     if (typeof v === 'string' && v) return { cause: v, detail: v, from: check.id };
     if (isJsonObject(v) && v.flagged !== false) {
       const cause = str(v.cause ?? v.reason ?? v.message) || 'flagged';
@@ -332,8 +393,16 @@ export function headlineFigure(col: Column, name: FigureName): Figure {
   const hw = hardwareOf(col);
   const pick = (c: CheckResult | undefined): Figure | undefined => {
     const ws = workloadsOf(c, hw).filter((w) => w.figures[name] !== undefined);
-    const w = ws.find((x) => x.concurrency === undefined || x.concurrency === 1) ?? (name === 'speedup' ? ws[0] : undefined);
-    return w ? { value: w.figures[name], from: w.check, workload: w.name, ...(name === 'genTps' && w.phantom ? { phantom: w.phantom } : {}) } : undefined;
+    const w =
+      ws.find((x) => x.concurrency === undefined || x.concurrency === 1) ?? (name === 'speedup' ? ws[0] : undefined);
+    return w
+      ? {
+          value: w.figures[name],
+          from: w.check,
+          workload: w.name,
+          ...(name === 'genTps' && w.phantom ? { phantom: w.phantom } : {}),
+        }
+      : undefined;
   };
   const pref = PREFERRED[name];
   for (const id of pref.ids) {
@@ -341,15 +410,18 @@ export function headlineFigure(col: Column, name: FigureName): Figure {
     if (f) return f;
   }
   const ordered = [...col.checks.values()].sort((a, b) => a.id.localeCompare(b.id));
-  for (const fam of pref.families) for (const c of ordered) if (c.family === fam) {
-    const f = pick(c);
-    if (f) return f;
-  }
+  for (const fam of pref.families)
+    for (const c of ordered)
+      if (c.family === fam) {
+        const f = pick(c);
+        if (f) return f;
+      }
   if (name === 'speedup') return {};
-  for (const c of ordered) if (!NOT_HEADLINE.includes(c.family)) {
-    const f = pick(c);
-    if (f) return f;
-  }
+  for (const c of ordered)
+    if (!NOT_HEADLINE.includes(c.family)) {
+      const f = pick(c);
+      if (f) return f;
+    }
   return {};
 }
 
@@ -358,7 +430,11 @@ export function columnPhantom(col: Column, headline: Figure = headlineFigure(col
   if (headline.phantom) return headline.phantom;
   const g = col.checks.get('metrics.gen-tps-plausible');
   if (g && (g.outcome === 'fail' || g.outcome === 'known')) {
-    return { cause: 'flagged by metrics.gen-tps-plausible', detail: firstLine(g.message.replace(/^known issue \([^)]*\):\s*/, '')), from: g.id };
+    return {
+      cause: 'flagged by metrics.gen-tps-plausible',
+      detail: firstLine(g.message.replace(/^known issue \([^)]*\):\s*/, '')),
+      from: g.id,
+    };
   }
   return undefined;
 }
@@ -406,7 +482,9 @@ function findKey(o: Record<string, unknown>, patterns: readonly RegExp[], exclud
 }
 
 function findArrayKey(o: Record<string, unknown>, patterns: readonly RegExp[], exclude?: string): string | undefined {
-  const keys = Object.keys(o).filter((k) => k !== exclude && Array.isArray(o[k]) && (o[k] as unknown[]).some((v) => pointValue(v) !== undefined));
+  const keys = Object.keys(o).filter(
+    (k) => k !== exclude && Array.isArray(o[k]) && (o[k] as unknown[]).some((v) => pointValue(v) !== undefined),
+  );
   for (const re of patterns) {
     const k = keys.find((key) => re.test(normKey(key)));
     if (k) return k;
@@ -435,7 +513,9 @@ function pointsFromArray(arr: unknown[], spec: CurveSpec, plainOk: boolean): Cur
     if (x === undefined || y === undefined) return;
     const notes: string[] = [];
     for (const re of spec.note ?? []) {
-      const nk = Object.keys(item).find((k) => k !== xk && k !== yk && re.test(normKey(k)) && pointValue(item[k]) !== undefined);
+      const nk = Object.keys(item).find(
+        (k) => k !== xk && k !== yk && re.test(normKey(k)) && pointValue(item[k]) !== undefined,
+      );
       if (nk) notes.push(`${nk} ${+pointValue(item[nk])!.toPrecision(4)}`);
     }
     pts.push({ x, y, ...(notes.length ? { note: notes.join(', ') } : {}) });
@@ -464,7 +544,8 @@ export function curvePoints(metrics: unknown, spec: CurveSpec): CurvePoint[] {
   const candidates: Array<{ key: string; value: unknown; preferred: boolean }> = [];
   const preferred = new Set(spec.prefer.map(normKey));
   for (const p of spec.prefer) {
-    for (const [k, v] of Object.entries(metrics)) if (normKey(k) === normKey(p)) candidates.push({ key: k, value: v, preferred: true });
+    for (const [k, v] of Object.entries(metrics))
+      if (normKey(k) === normKey(p)) candidates.push({ key: k, value: v, preferred: true });
   }
   // Then every array / object within two levels, in key order.
   const walk = (key: string, v: unknown, d: number) => {
@@ -478,7 +559,11 @@ export function curvePoints(metrics: unknown, spec: CurveSpec): CurvePoint[] {
   walk('', metrics, 2);
   for (const c of candidates) {
     const plainOk = c.preferred || spec.y.some((re) => re.test(normKey(c.key)));
-    const pts = Array.isArray(c.value) ? pointsFromArray(c.value, spec, plainOk) : isJsonObject(c.value) ? pointsFromParallelArrays(c.value, spec) : [];
+    const pts = Array.isArray(c.value)
+      ? pointsFromArray(c.value, spec, plainOk)
+      : isJsonObject(c.value)
+        ? pointsFromParallelArrays(c.value, spec)
+        : [];
     if (pts.length) return pts;
   }
   return [];
@@ -488,7 +573,14 @@ export function curvePoints(metrics: unknown, spec: CurveSpec): CurvePoint[] {
 const SCALING_CURVE: CurveSpec = {
   prefer: ['curve', 'points', 'levels', 'scaling'],
   x: [/^concurrency$/, /^(n|c|level|parallel|streams|clients|requests|users)$/, /concurren/, /parallel/],
-  y: [/^aggregate(wall)?tps(p50|median)?$/, /^agg(regate)?(wall)?tps/, /aggregate.*(tps|throughput)/, /^throughput/, /throughput/, /aggregate/],
+  y: [
+    /^aggregate(wall)?tps(p50|median)?$/,
+    /^agg(regate)?(wall)?tps/,
+    /aggregate.*(tps|throughput)/,
+    /^throughput/,
+    /throughput/,
+    /aggregate/,
+  ],
   note: [/ttft.*p50|^ttft/, /ttft.*p99/, /stream.*tps|perstream/],
 };
 

@@ -13,10 +13,15 @@ export interface ResultsHeader {
   /** What answered, as discovered (identity, version, context window and its source). */
   server: Record<string, unknown>;
   machine: {
-    hostname?: string; label: string; platform: string; arch: string; cpus: number;
+    hostname?: string;
+    label: string;
+    platform: string;
+    arch: string;
+    cpus: number;
     /** CPU model as the OS names it ("Apple M2 Max", "AMD EPYC 7B13"): results of several machines are told apart by it. */
     chip?: string;
-    memGiB: number; node: string;
+    memGiB: number;
+    node: string;
   };
   tier: 'quick' | 'full';
   strict: boolean;

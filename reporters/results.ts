@@ -5,13 +5,21 @@
 // Also exports the pure-ish collection helpers the other reporters (console, summary, badges) build on, so all of
 // them show exactly what results.json holds.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { hostname, cpus, totalmem, platform, arch } from 'node:os';
+import { arch, cpus, hostname, platform, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import type { Reporter, TestCase, TestModule, TestProject, TestRunEndReason, TestSpecification, Vitest } from 'vitest/node';
 import type { SerializedError } from 'vitest';
+import type {
+  Reporter,
+  TestCase,
+  TestModule,
+  TestProject,
+  TestRunEndReason,
+  TestSpecification,
+  Vitest,
+} from 'vitest/node';
 import type { Profile } from '../lib/check/types.ts';
-import { redact, redactDeep, stripUrlCredentials } from '../lib/config/secrets.ts';
 import { apiKeyOf } from '../lib/config/request-auth.ts';
+import { redact, redactDeep, stripUrlCredentials } from '../lib/config/secrets.ts';
 import type { ConformanceMeta } from '../suites/support/provided.d.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
 
@@ -46,7 +54,6 @@ export function writeTextAtomic(path: string, text: string): void {
   renameSync(tmp, path);
 }
 
-
 // ------------------------------------------------------------------------------------------------------------
 // Secrets
 
@@ -64,7 +71,9 @@ export function sanitizeProfile(profile: Profile, secrets: readonly string[]): R
   const p: Record<string, unknown> = { ...profile, baseUrl: stripUrlCredentials(profile.baseUrl).url };
   if (profile.start) {
     const env = profile.start.env
-      ? Object.fromEntries(Object.entries(profile.start.env).map(([k, v]) => [k, SECRET_ENV_NAME.test(k) ? '[REDACTED]' : v]))
+      ? Object.fromEntries(
+          Object.entries(profile.start.env).map(([k, v]) => [k, SECRET_ENV_NAME.test(k) ? '[REDACTED]' : v]),
+        )
       : undefined;
     p.start = { ...profile.start, ...(env ? { env } : {}) };
   }
@@ -74,7 +83,10 @@ export function sanitizeProfile(profile: Profile, secrets: readonly string[]): R
 // ------------------------------------------------------------------------------------------------------------
 // Header
 
-interface SuitePackage { name: string; version: string }
+interface SuitePackage {
+  name: string;
+  version: string;
+}
 let suitePkg: SuitePackage | undefined;
 function suitePackage(root: string): SuitePackage {
   if (!suitePkg) {
@@ -117,7 +129,12 @@ export function shardOf(vitest: Vitest | undefined): string | undefined {
   return s ? `${s.index}/${s.count}` : undefined;
 }
 
-export function buildHeader(project: TestProject, vitest: Vitest | undefined, startedAt: Date, env: NodeJS.ProcessEnv = process.env): ResultsHeader {
+export function buildHeader(
+  project: TestProject,
+  vitest: Vitest | undefined,
+  startedAt: Date,
+  env: NodeJS.ProcessEnv = process.env,
+): ResultsHeader {
   const root = vitest?.config.root ?? process.cwd();
   const profile = projectProfile(project);
   const secrets = profileSecrets(profile, env);
@@ -170,7 +187,8 @@ export function checkFromTestCase(tc: TestCase, root: string): CheckResult | und
     let message = meta.message;
     let outcome = meta.outcome;
     // The meta is created with outcome "error" and filled in at the end: a test killed by its timeout keeps that.
-    if (outcome === 'error' && !message) message = `error: the check did not finish (${firstError(tc) ?? `test ${state}`})`;
+    if (outcome === 'error' && !message)
+      message = `error: the check did not finish (${firstError(tc) ?? `test ${state}`})`;
     if (state === 'skipped' && outcome === 'error' && !meta.message) outcome = 'skip';
     const r: CheckResult = {
       id: meta.id,
@@ -194,14 +212,25 @@ export function checkFromTestCase(tc: TestCase, root: string): CheckResult | und
   if (state === 'skipped') return undefined;
   // No conformance meta: a test that crashed before registering, or a plain test in a server project.
   const m = ID_RE.exec(tc.name);
-  const id = m ? `${m[1]}.${m[2]}` : `unregistered.${tc.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60) || 'test'}`;
+  const id = m
+    ? `${m[1]}.${m[2]}`
+    : `unregistered.${
+        tc.name
+          .toLowerCase()
+          .replace(/[^a-z0-9]+/g, '-')
+          .replace(/^-|-$/g, '')
+          .slice(0, 60) || 'test'
+      }`;
   return {
     id,
     title: tc.name,
     family: id.split('.')[0],
     level: 'MUST',
     outcome: state === 'passed' ? 'pass' : 'error',
-    message: state === 'failed' ? `error: test without conformance metadata failed: ${firstError(tc) ?? 'no error message'}` : `test without conformance metadata ${state}`,
+    message:
+      state === 'failed'
+        ? `error: test without conformance metadata failed: ${firstError(tc) ?? 'no error message'}`
+        : `test without conformance metadata ${state}`,
     rationale: '',
     reference: '',
     file,
@@ -225,7 +254,12 @@ export function upsertCheck(checks: CheckResult[], r: CheckResult): void {
 }
 
 /** Everything a finished run holds, per conformance project (projects without a profile, e.g. `self`, are left out). */
-export function collectRun(testModules: ReadonlyArray<TestModule>, vitest: Vitest | undefined, startedAt: Date, env: NodeJS.ProcessEnv = process.env): Map<string, ProjectResults> {
+export function collectRun(
+  testModules: ReadonlyArray<TestModule>,
+  vitest: Vitest | undefined,
+  startedAt: Date,
+  env: NodeJS.ProcessEnv = process.env,
+): Map<string, ProjectResults> {
   const root = vitest?.config.root ?? process.cwd();
   const out = new Map<string, ProjectResults>();
   for (const mod of testModules) {
@@ -233,7 +267,11 @@ export function collectRun(testModules: ReadonlyArray<TestModule>, vitest: Vites
     if (!projectProfile(project)) continue;
     let pr = out.get(project.name);
     if (!pr) {
-      pr = { project, file: { header: buildHeader(project, vitest, startedAt, env), checks: [] }, secrets: profileSecrets(projectProfile(project), env) };
+      pr = {
+        project,
+        file: { header: buildHeader(project, vitest, startedAt, env), checks: [] },
+        secrets: profileSecrets(projectProfile(project), env),
+      };
       out.set(project.name, pr);
     }
     for (const tc of mod.children.allTests()) {
@@ -314,7 +352,11 @@ export default class ResultsReporter implements Reporter {
     if (!profile) return undefined;
     let pr = this.runs.get(project.name);
     if (!pr) {
-      pr = { project, file: { header: buildHeader(project, this.vitest, this.startedAt, this.env), checks: [] }, secrets: profileSecrets(profile, this.env) };
+      pr = {
+        project,
+        file: { header: buildHeader(project, this.vitest, this.startedAt, this.env), checks: [] },
+        secrets: profileSecrets(profile, this.env),
+      };
       this.runs.set(project.name, pr);
     }
     return pr;
@@ -360,7 +402,11 @@ export default class ResultsReporter implements Reporter {
     }
   }
 
-  onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<SerializedError>, reason: TestRunEndReason): void {
+  onTestRunEnd(
+    testModules: ReadonlyArray<TestModule>,
+    unhandledErrors: ReadonlyArray<SerializedError>,
+    reason: TestRunEndReason,
+  ): void {
     for (const mod of testModules) {
       try {
         const pr = this.state(mod.project);
@@ -378,7 +424,8 @@ export default class ResultsReporter implements Reporter {
     }
     for (const pr of this.runs.values()) {
       try {
-        for (const e of unhandledErrors) pr.file.errors = [...(pr.file.errors ?? []), { where: 'unhandled error', message: e.message ?? String(e) }];
+        for (const e of unhandledErrors)
+          pr.file.errors = [...(pr.file.errors ?? []), { where: 'unhandled error', message: e.message ?? String(e) }];
         pr.file.finished = { date: new Date().toISOString(), reason };
         this.write(pr);
       } catch (e) {
@@ -402,7 +449,8 @@ export function runResults(
 ): ResultsFile[] {
   const out: ResultsFile[] = [];
   for (const pr of collectRun(testModules, vitest, startedAt, env).values()) {
-    for (const e of unhandledErrors) pr.file.errors = [...(pr.file.errors ?? []), { where: 'unhandled error', message: e.message ?? String(e) }];
+    for (const e of unhandledErrors)
+      pr.file.errors = [...(pr.file.errors ?? []), { where: 'unhandled error', message: e.message ?? String(e) }];
     pr.file.finished = { date: new Date().toISOString(), reason };
     out.push(redactResults(pr.file, pr.secrets));
   }

@@ -1,10 +1,11 @@
 // Bases of the reporters that render once the run has ended, from the run's results built exactly as results.json
 // holds them; their errors never crash the run. RunAllReporter renders every project of the run at once (the HTML
 // report, JUnit); RunEndReporter one project at a time (console table, summary, badges).
-import type { Reporter, TestModule, TestRunEndReason, TestSpecification, Vitest } from 'vitest/node';
+
 import type { SerializedError } from 'vitest';
+import type { Reporter, TestModule, TestRunEndReason, TestSpecification, Vitest } from 'vitest/node';
+import { reporterError, reportsRoot, runResults, runStartedAt } from './results.ts';
 import type { ResultsFile } from './results-types.ts';
-import { reportsRoot, reporterError, runResults, runStartedAt } from './results.ts';
 
 export abstract class RunAllReporter implements Reporter {
   protected vitest: Vitest | undefined;
@@ -22,7 +23,11 @@ export abstract class RunAllReporter implements Reporter {
     this.startedAt = runStartedAt(specifications);
   }
 
-  onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<SerializedError>, reason: TestRunEndReason): void {
+  onTestRunEnd(
+    testModules: ReadonlyArray<TestModule>,
+    unhandledErrors: ReadonlyArray<SerializedError>,
+    reason: TestRunEndReason,
+  ): void {
     let files: ResultsFile[];
     try {
       files = runResults(testModules, this.vitest, this.startedAt, reason, unhandledErrors);

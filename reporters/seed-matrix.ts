@@ -2,10 +2,18 @@
 // findings the study tabulated (wall_tps_p50, ttft_p50, speedup with 2 requests, best scaling, real streaming,
 // phantom gen_tps, long context, slowdown over cycles) and a conformance score whose definition travels with it.
 // Pure: results in, rows / Markdown / HTML out (no clock, no disk, no environment), like the other reporters.
-import type { CheckResult } from './results-types.ts';
-import { esc, fmtNum } from './html-escape.ts';
-import { columnPhantom, columnsOf, headlineFigure, metricNumber, normaliseResults, type Column } from './report-data.ts';
+
 import { isJsonObject } from '../lib/json.ts';
+import { esc, fmtNum } from './html-escape.ts';
+import {
+  type Column,
+  columnPhantom,
+  columnsOf,
+  headlineFigure,
+  metricNumber,
+  normaliseResults,
+} from './report-data.ts';
+import type { CheckResult } from './results-types.ts';
 
 /** How a cell reads: the text, and the outcome of the check it comes from (for marks and colours). */
 interface Cell {
@@ -55,7 +63,16 @@ export interface MatrixRow {
   score: Score;
 }
 
-export type CellName = 'wallTps' | 'ttft' | 'speedup2' | 'bestScaling' | 'streaming' | 'phantom' | 'servedWindow' | 'overWindow' | 'cyclesSlope';
+export type CellName =
+  | 'wallTps'
+  | 'ttft'
+  | 'speedup2'
+  | 'bestScaling'
+  | 'streaming'
+  | 'phantom'
+  | 'servedWindow'
+  | 'overWindow'
+  | 'cyclesSlope';
 
 /** Column heads, in table order. */
 const MATRIX_COLUMNS: ReadonlyArray<{ name: CellName; head: string; check: string }> = [
@@ -73,7 +90,7 @@ const MATRIX_COLUMNS: ReadonlyArray<{ name: CellName; head: string; check: strin
 export const SCORE_DEFINITION =
   'conformance score = (pass + known-passing) / (pass + known-passing + fail + warn + known). ' +
   'A `known` failure counts against the server (listing a defect in its profile does not fix it); a warn (a SHOULD not met) counts against it too. ' +
-  'Left out of both sides: `inconclusive` (the evidence could not decide), `skip` (capability absent or not declared) and `error` (our side went wrong, never the server\'s failure); ' +
+  "Left out of both sides: `inconclusive` (the evidence could not decide), `skip` (capability absent or not declared) and `error` (our side went wrong, never the server's failure); " +
   'their counts are shown beside the score so a score over few checks cannot pass for one over many.';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -87,10 +104,14 @@ export function scoreOf(checks: Iterable<CheckResult>): Score {
   const s: Score = { passed: 0, graded: 0, inconclusive: 0, skip: 0, error: 0, known: 0 };
   for (const c of checks) {
     const o = outcomeOf(c);
-    if (o === 'pass' || o === 'known-passing') { s.passed++; s.graded++; }
-    else if (o === 'fail' || o === 'warn') s.graded++;
-    else if (o === 'known') { s.known++; s.graded++; }
-    else if (o === 'inconclusive') s.inconclusive++;
+    if (o === 'pass' || o === 'known-passing') {
+      s.passed++;
+      s.graded++;
+    } else if (o === 'fail' || o === 'warn') s.graded++;
+    else if (o === 'known') {
+      s.known++;
+      s.graded++;
+    } else if (o === 'inconclusive') s.inconclusive++;
     else if (o === 'skip') s.skip++;
     else s.error++;
   }
@@ -116,7 +137,12 @@ function notMeasured(c: CheckResult | undefined): Cell | undefined {
 /** A measured figure (wall_tps, ttft): no verdict of its own — the check it is read from judges something else. */
 function figureCell(col: Column, name: 'wallTps' | 'ttft'): Cell {
   const f = headlineFigure(col, name);
-  return { text: fmtNum(f.value), outcome: f.value === undefined ? 'n/a' : 'pass', ...(f.from ? { from: f.from } : {}), ...(f.value !== undefined ? { value: f.value } : {}) };
+  return {
+    text: fmtNum(f.value),
+    outcome: f.value === undefined ? 'n/a' : 'pass',
+    ...(f.from ? { from: f.from } : {}),
+    ...(f.value !== undefined ? { value: f.value } : {}),
+  };
 }
 
 function speedupCell(col: Column): Cell {
@@ -128,7 +154,11 @@ function speedupCell(col: Column): Cell {
   const lo = metricNumber(m, ['speedup_low']);
   const hi = metricNumber(m, ['speedup_high']);
   if (est === undefined) return cellFrom(c, outcomeOf(c) === 'inconclusive' ? 'inconclusive' : 'n/a');
-  return cellFrom(c, `${fmtNum(est)}×${lo !== undefined && hi !== undefined ? ` (${fmtNum(lo)}–${fmtNum(hi)})` : ''}`, est);
+  return cellFrom(
+    c,
+    `${fmtNum(est)}×${lo !== undefined && hi !== undefined ? ` (${fmtNum(lo)}–${fmtNum(hi)})` : ''}`,
+    est,
+  );
 }
 
 function scalingCell(col: Column): Cell {
@@ -147,7 +177,8 @@ function streamingCell(col: Column): Cell {
   if (!tb && !sp) return { text: 'n/a', outcome: 'n/a' };
   const ratio = metricNumber(tb?.metrics, ['ratio']);
   const share = metricNumber(sp?.metrics, ['maxReadShare']);
-  const bad = (c: CheckResult | undefined) => c !== undefined && (c.outcome === 'fail' || c.outcome === 'known' || c.outcome === 'warn');
+  const bad = (c: CheckResult | undefined) =>
+    c !== undefined && (c.outcome === 'fail' || c.outcome === 'known' || c.outcome === 'warn');
   const why: string[] = [];
   if (bad(tb)) why.push(`first token at ${percentFigure(ratio)} of the response time`);
   if (bad(sp)) why.push(`${percentFigure(share)} of the text in one read`);
@@ -162,7 +193,13 @@ function phantomCell(col: Column): Cell {
   const g = col.checks.get('metrics.gen-tps-plausible');
   const f = headlineFigure(col, 'genTps');
   const ph = columnPhantom(col, f);
-  if (ph) return { text: `PHANTOM ${fmtNum(f.value)} tok/s (${ph.cause})`, outcome: outcomeOf(g) === 'n/a' ? 'fail' : outcomeOf(g), from: ph.from, ...(f.value !== undefined ? { value: f.value } : {}) };
+  if (ph)
+    return {
+      text: `PHANTOM ${fmtNum(f.value)} tok/s (${ph.cause})`,
+      outcome: outcomeOf(g) === 'n/a' ? 'fail' : outcomeOf(g),
+      from: ph.from,
+      ...(f.value !== undefined ? { value: f.value } : {}),
+    };
   const none = notMeasured(g);
   if (none) return none;
   if (g!.outcome !== 'pass') return cellFrom(g, outcomeOf(g));
@@ -178,7 +215,12 @@ function servedWindowCell(col: Column): Cell {
   const trained = metricNumber(m, ['trainedContext']);
   const fraction = metricNumber(m, ['fraction']);
   if (served === undefined) return cellFrom(c, 'n/a');
-  const of = trained !== undefined && trained !== served ? ` of ${fmtNum(trained)} trained (${percentFigure(fraction ?? served / trained)})` : trained !== undefined ? ' (= trained)' : '';
+  const of =
+    trained !== undefined && trained !== served
+      ? ` of ${fmtNum(trained)} trained (${percentFigure(fraction ?? served / trained)})`
+      : trained !== undefined
+        ? ' (= trained)'
+        : '';
   return cellFrom(c, `${fmtNum(served)}${of}`, served);
 }
 
@@ -200,7 +242,10 @@ function overWindowCell(col: Column): Cell {
   const c = col.checks.get('context.over-window-400');
   const none = notMeasured(c);
   if (none) return none;
-  const findings = isJsonObject(c!.metrics) && Array.isArray(c!.metrics.findings) ? c!.metrics.findings.filter((f): f is string => typeof f === 'string') : [];
+  const findings =
+    isJsonObject(c!.metrics) && Array.isArray(c!.metrics.findings)
+      ? c!.metrics.findings.filter((f): f is string => typeof f === 'string')
+      : [];
   const kinds = [...new Set(findings)];
   if (!kinds.length) return cellFrom(c, outcomeOf(c));
   return cellFrom(c, kinds.map((k) => OVER_WINDOW_TEXT[k] ?? k).join('; '));
@@ -216,7 +261,12 @@ function cyclesCell(col: Column): Cell {
   const first = metricNumber(m, ['firstMedianTps']);
   const last = metricNumber(m, ['lastMedianTps']);
   if (slope === undefined) return cellFrom(c, outcomeOf(c));
-  const span = first !== undefined && last !== undefined ? `; ${fmtNum(first)} → ${fmtNum(last)} tok/s` : ratio !== undefined ? `; last/first ${percentFigure(ratio)}` : '';
+  const span =
+    first !== undefined && last !== undefined
+      ? `; ${fmtNum(first)} → ${fmtNum(last)} tok/s`
+      : ratio !== undefined
+        ? `; last/first ${percentFigure(ratio)}`
+        : '';
   return cellFrom(c, `${slope >= 0 ? '+' : '−'}${fmtNum(Math.abs(slope))} tok/s per cycle${span}`, slope);
 }
 
@@ -278,12 +328,18 @@ export function matrixRows(files: readonly unknown[], order: readonly string[] =
 /** Mark for a cell whose check did not pass (Markdown has no colour). */
 function mark(c: Cell): string {
   switch (c.outcome) {
-    case 'fail': return ' **FAIL**';
-    case 'warn': return ' (warn)';
-    case 'known': return ' (known)';
-    case 'error': return '';
-    case 'inconclusive': return c.text === 'inconclusive' ? '' : ' (inconclusive)';
-    default: return '';
+    case 'fail':
+      return ' **FAIL**';
+    case 'warn':
+      return ' (warn)';
+    case 'known':
+      return ' (known)';
+    case 'error':
+      return '';
+    case 'inconclusive':
+      return c.text === 'inconclusive' ? '' : ' (inconclusive)';
+    default:
+      return '';
   }
 }
 
@@ -293,13 +349,27 @@ function mdCell(s: string): string {
 
 function scoreText(s: Score): string {
   if (s.ratio === undefined) return 'n/a';
-  const left = [s.known ? `${s.known} known` : '', s.inconclusive ? `${s.inconclusive} inconclusive` : '', s.skip ? `${s.skip} skip` : '', s.error ? `${s.error} error` : ''].filter(Boolean);
+  const left = [
+    s.known ? `${s.known} known` : '',
+    s.inconclusive ? `${s.inconclusive} inconclusive` : '',
+    s.skip ? `${s.skip} skip` : '',
+    s.error ? `${s.error} error` : '',
+  ].filter(Boolean);
   return `${fmtNum(s.ratio * 100)} % (${s.passed}/${s.graded}${left.length ? `; ${left.join(', ')}` : ''})`;
 }
 
 function machineText(r: MatrixRow): string {
   const i = r.machineInfo;
-  return [i.chip, i.cpus ? `${i.cpus} CPUs` : '', i.memGiB ? `${fmtNum(i.memGiB)} GiB` : '', i.platform && i.arch ? `${i.platform}/${i.arch}` : ''].filter(Boolean).join(', ') || 'n/a';
+  return (
+    [
+      i.chip,
+      i.cpus ? `${i.cpus} CPUs` : '',
+      i.memGiB ? `${fmtNum(i.memGiB)} GiB` : '',
+      i.platform && i.arch ? `${i.platform}/${i.arch}` : '',
+    ]
+      .filter(Boolean)
+      .join(', ') || 'n/a'
+  );
 }
 
 interface MatrixMarkdownOptions {
@@ -327,31 +397,54 @@ export function matrixMarkdown(rows: readonly MatrixRow[], o: MatrixMarkdownOpti
     out.push(`| ${[name, ...cells, scoreText(r.score)].map(mdCell).join(' | ')} |`);
   }
   out.push('');
-  out.push(`Each cell is read from one check (${MATRIX_COLUMNS.map((c) => `${c.head}: \`${c.check}\``).join('; ')}); **FAIL**, (warn), (known) and (inconclusive) give that check's outcome where it is not a pass (the two measured figures carry none).`);
+  out.push(
+    `Each cell is read from one check (${MATRIX_COLUMNS.map((c) => `${c.head}: \`${c.check}\``).join('; ')}); **FAIL**, (warn), (known) and (inconclusive) give that check's outcome where it is not a pass (the two measured figures carry none).`,
+  );
   out.push('');
   out.push(`Score: ${SCORE_DEFINITION}`);
   const machines = new Map<string, MatrixRow>();
   for (const r of rows) if (!machines.has(r.machine)) machines.set(r.machine, r);
-  out.push('', `Machines: ${[...machines.values()].map((r) => `**${mdCell(r.machine)}**: ${mdCell(machineText(r))}`).join('; ')}.`);
+  out.push(
+    '',
+    `Machines: ${[...machines.values()].map((r) => `**${mdCell(r.machine)}**: ${mdCell(machineText(r))}`).join('; ')}.`,
+  );
   return out.join('\n');
 }
 
-const OUTCOME_CLASS: Record<string, string> = { pass: 'pass', 'known-passing': 'known-passing', fail: 'fail', warn: 'warn', known: 'known', error: 'error', skip: 'skip', inconclusive: 'skip' };
+const OUTCOME_CLASS: Record<string, string> = {
+  pass: 'pass',
+  'known-passing': 'known-passing',
+  fail: 'fail',
+  warn: 'warn',
+  known: 'known',
+  error: 'error',
+  skip: 'skip',
+  inconclusive: 'skip',
+};
 
 /** The matrix as an HTML section for the report (reporters/html.ts): the same rows, coloured by outcome. */
 export function matrixHtml(rows: readonly MatrixRow[]): string {
   if (!rows.length) return '';
-  const head = ['server @ machine', ...MATRIX_COLUMNS.map((c) => c.head), 'conformance score'].map((h) => `<th>${esc(h)}</th>`).join('');
-  const body = rows.map((r) => {
-    const cells = MATRIX_COLUMNS.map(({ name }) => {
-      const c = r[name];
-      const cls = OUTCOME_CLASS[c.outcome];
-      const badge = c.outcome !== 'pass' && c.outcome !== 'n/a' && cls ? ` <span class="badge b-${esc(cls)}">${esc(c.outcome)}</span>` : '';
-      return `<td data-cell="${esc(name)}" data-o="${esc(c.outcome)}"${c.from ? ` title="${esc(`from ${c.from}`)}"` : ''}>${esc(c.text)}${badge}</td>`;
-    }).join('');
-    return `<tr data-column="${esc(r.label)}"><th>${esc(r.label)}<div class="muted small">${esc(r.server)} · ${esc(machineText(r))}${r.shards.length ? ` · shards ${esc(r.shards.join(', '))}` : ''}</div></th>${cells}` +
-      `<td class="num" data-cell="score" data-value="${r.score.ratio ?? ''}">${esc(scoreText(r.score))}</td></tr>`;
-  }).join('');
+  const head = ['server @ machine', ...MATRIX_COLUMNS.map((c) => c.head), 'conformance score']
+    .map((h) => `<th>${esc(h)}</th>`)
+    .join('');
+  const body = rows
+    .map((r) => {
+      const cells = MATRIX_COLUMNS.map(({ name }) => {
+        const c = r[name];
+        const cls = OUTCOME_CLASS[c.outcome];
+        const badge =
+          c.outcome !== 'pass' && c.outcome !== 'n/a' && cls
+            ? ` <span class="badge b-${esc(cls)}">${esc(c.outcome)}</span>`
+            : '';
+        return `<td data-cell="${esc(name)}" data-o="${esc(c.outcome)}"${c.from ? ` title="${esc(`from ${c.from}`)}"` : ''}>${esc(c.text)}${badge}</td>`;
+      }).join('');
+      return (
+        `<tr data-column="${esc(r.label)}"><th>${esc(r.label)}<div class="muted small">${esc(r.server)} · ${esc(machineText(r))}${r.shards.length ? ` · shards ${esc(r.shards.join(', '))}` : ''}</div></th>${cells}` +
+        `<td class="num" data-cell="score" data-value="${r.score.ratio ?? ''}">${esc(scoreText(r.score))}</td></tr>`
+      );
+    })
+    .join('');
   return (
     `<section id="seed-matrix"><h2>The seed study's comparison</h2>` +
     `<p class="muted small">One row per server @ machine (shards of one run merged). Each cell is read from the check named in its tooltip; a badge gives that check's outcome when it is not a pass.</p>` +

@@ -4,10 +4,10 @@
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { redact } from '../lib/config/secrets.ts';
+import { type Column, renderMarkdown, toColumns } from './render.ts';
 import { dirOfResults, writeTextAtomic } from './results.ts';
-import { RunEndReporter } from './run-end.ts';
 import type { ResultsFile } from './results-types.ts';
-import { renderMarkdown, toColumns, type Column } from './render.ts';
+import { RunEndReporter } from './run-end.ts';
 
 /** Write <dir>/summary.md, and append the same text to the step summary file when GITHUB_STEP_SUMMARY is set. Returns the summary.md path. */
 export function writeSummary(markdown: string, dir: string, env: NodeJS.ProcessEnv = process.env): string {

@@ -102,8 +102,12 @@ function makeAxis(values: number[], scale: Scale, fromZero: boolean, lo: number,
 /** Points a scale can draw: finite, and positive on a log axis. */
 function drawable(p: PlotPoint, xs: Scale, ys: Scale): boolean {
   return (
-    typeof p?.x === 'number' && typeof p?.y === 'number' && Number.isFinite(p.x) && Number.isFinite(p.y) &&
-    (xs === 'linear' || p.x > 0) && (ys === 'linear' || p.y > 0)
+    typeof p?.x === 'number' &&
+    typeof p?.y === 'number' &&
+    Number.isFinite(p.x) &&
+    Number.isFinite(p.y) &&
+    (xs === 'linear' || p.x > 0) &&
+    (ys === 'linear' || p.y > 0)
   );
 }
 
@@ -113,7 +117,11 @@ function textWidth(s: string): number {
 }
 
 /** Legend items placed left to right, wrapping at `right`; names longer than 40 characters are shortened. */
-function layoutLegend(names: string[], left: number, right: number): { rows: number; items: Array<{ x: number; row: number; text: string }> } {
+function layoutLegend(
+  names: string[],
+  left: number,
+  right: number,
+): { rows: number; items: Array<{ x: number; row: number; text: string }> } {
   const items: Array<{ x: number; row: number; text: string }> = [];
   let x = left;
   let row = 0;
@@ -132,7 +140,8 @@ function layoutLegend(names: string[], left: number, right: number): { rows: num
 
 /** Tick label: powers of two from 1024 up as binary thousands (16k for 16384, as prompt sizes are named). */
 function tickLabel(v: number, scale: Scale): string {
-  if (scale === 'log2' && v >= 1024 && Number.isInteger(Math.log2(v))) return v >= 1048576 ? `${v / 1048576}M` : `${v / 1024}k`;
+  if (scale === 'log2' && v >= 1024 && Number.isInteger(Math.log2(v)))
+    return v >= 1048576 ? `${v / 1048576}M` : `${v / 1024}k`;
   return fmtNum(v);
 }
 
@@ -150,7 +159,11 @@ export function plotSvg(spec: PlotSpec): string {
   const all = series.flatMap((s) => s.points);
 
   // Legend below the plot: items laid out left to right by estimated text width, wrapping.
-  const legend = layoutLegend(series.map((s) => s.name), 64, W - 20);
+  const legend = layoutLegend(
+    series.map((s) => s.name),
+    64,
+    W - 20,
+  );
   const legendRows = legend.rows;
   const plotH = spec.height ?? 300;
   const m = { l: 64, r: 20, t: 34, b: 46 };
@@ -171,24 +184,42 @@ export function plotSvg(spec: PlotSpec): string {
   out.push(`<rect x="${x0}" y="${y1}" width="${x1 - x0}" height="${plotH}" fill="#fff" stroke="#999"/>`);
 
   if (all.length === 0) {
-    out.push(`<text x="${(x0 + x1) / 2}" y="${(y0 + y1) / 2}" text-anchor="middle" fill="#666">n/a — no data in the results</text>`);
+    out.push(
+      `<text x="${(x0 + x1) / 2}" y="${(y0 + y1) / 2}" text-anchor="middle" fill="#666">n/a — no data in the results</text>`,
+    );
   } else {
-    const ax = makeAxis(all.map((p) => p.x), xs, false, x0 + 8, x1 - 8);
-    const ay = makeAxis(all.map((p) => p.y), ys, spec.yFromZero ?? ys === 'linear', y0, y1);
+    const ax = makeAxis(
+      all.map((p) => p.x),
+      xs,
+      false,
+      x0 + 8,
+      x1 - 8,
+    );
+    const ay = makeAxis(
+      all.map((p) => p.y),
+      ys,
+      spec.yFromZero ?? ys === 'linear',
+      y0,
+      y1,
+    );
     // Grid and ticks.
     for (const t of ax.ticks) {
       const x = ax.map(t);
       if (x < x0 - 0.5 || x > x1 + 0.5) continue;
       out.push(`<line x1="${f(x)}" y1="${y1}" x2="${f(x)}" y2="${y0}" stroke="#eee"/>`);
       out.push(`<line x1="${f(x)}" y1="${y0}" x2="${f(x)}" y2="${y0 + 5}" stroke="#333"/>`);
-      out.push(`<text class="tick x" x="${f(x)}" y="${y0 + 18}" text-anchor="middle" data-value="${numAttr(t)}">${esc(tickLabel(t, xs))}</text>`);
+      out.push(
+        `<text class="tick x" x="${f(x)}" y="${y0 + 18}" text-anchor="middle" data-value="${numAttr(t)}">${esc(tickLabel(t, xs))}</text>`,
+      );
     }
     for (const t of ay.ticks) {
       const y = ay.map(t);
       if (y > y0 + 0.5 || y < y1 - 0.5) continue;
       out.push(`<line x1="${x0}" y1="${f(y)}" x2="${x1}" y2="${f(y)}" stroke="#eee"/>`);
       out.push(`<line x1="${x0 - 5}" y1="${f(y)}" x2="${x0}" y2="${f(y)}" stroke="#333"/>`);
-      out.push(`<text class="tick y" x="${x0 - 8}" y="${f(y + 4)}" text-anchor="end" data-value="${numAttr(t)}">${esc(tickLabel(t, ys))}</text>`);
+      out.push(
+        `<text class="tick y" x="${x0 - 8}" y="${f(y + 4)}" text-anchor="end" data-value="${numAttr(t)}">${esc(tickLabel(t, ys))}</text>`,
+      );
     }
     series.forEach((s, i) => {
       const colour = PALETTE[i % PALETTE.length]!;
@@ -196,7 +227,9 @@ export function plotSvg(spec: PlotSpec): string {
       out.push(`<g class="series" data-series="${esc(s.name)}" data-points="${s.points.length}">`);
       if (s.points.length > 1) {
         const pts = s.points.map((p) => `${f(ax.map(p.x))},${f(ay.map(p.y))}`).join(' ');
-        out.push(`<polyline points="${pts}" fill="none" stroke="${colour}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ''}/>`);
+        out.push(
+          `<polyline points="${pts}" fill="none" stroke="${colour}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ''}/>`,
+        );
       }
       for (const p of s.points) {
         const tip = `${s.name}: ${spec.xLabel} = ${fmtNum(p.x)}, ${spec.yLabel} = ${fmtNum(p.y)}${p.note ? ` (${p.note})` : ''}`;
@@ -209,7 +242,9 @@ export function plotSvg(spec: PlotSpec): string {
     });
   }
   // Axis labels.
-  out.push(`<text x="${(x0 + x1) / 2}" y="${y0 + 36}" text-anchor="middle" fill="#333">${esc(spec.xLabel)}${xs === 'linear' ? '' : ` (${xs} scale)`}</text>`);
+  out.push(
+    `<text x="${(x0 + x1) / 2}" y="${y0 + 36}" text-anchor="middle" fill="#333">${esc(spec.xLabel)}${xs === 'linear' ? '' : ` (${xs} scale)`}</text>`,
+  );
   out.push(
     `<text x="16" y="${(y0 + y1) / 2}" text-anchor="middle" fill="#333" transform="rotate(-90 16 ${(y0 + y1) / 2})">${esc(spec.yLabel)}${ys === 'linear' ? '' : ` (${ys} scale)`}</text>`,
   );

@@ -7,7 +7,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const lock = createHash('sha256').update(readFileSync(join(root, 'package-lock.json'))).digest('hex').slice(0, 16);
+const lock = createHash('sha256')
+  .update(readFileSync(join(root, 'package-lock.json')))
+  .digest('hex')
+  .slice(0, 16);
 const os = (process.env.RUNNER_OS || process.platform).toLowerCase();
 const arch = (process.env.RUNNER_ARCH || process.arch).toLowerCase();
 const key = `conformance-npm-${os}-${arch}-node${process.versions.node}-${lock}`;

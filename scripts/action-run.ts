@@ -11,22 +11,22 @@
 // CONFORMANCE_ACTION_DRY_RUN=1 prints the CLI command as JSON instead of running it (self-tests).
 // Exit status: the CLI's (0 gate passed, 1 gate failed, 3 server never ready, 4 internal error); 1 when
 // fail-on-regression turns regressions into a failed gate; 2 on a bad input (or a Windows runner).
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ONLY_FAMILIES } from '../cli/args.ts';
 import { CHECKS_OF } from '../lib/check/family-order.ts';
 import { redact, registerSecret } from '../lib/config/secrets.ts';
-import type { Outcome } from '../lib/check/types.ts';
-import type { ResultsFile } from '../reporters/results-types.ts';
-import { projectDir, writeTextAtomic } from '../reporters/results.ts';
+import { type Comparison, compareResults, formatComparison } from '../reporters/compare.ts';
+import { gateFailed, mdEscape, OUTCOMES, type Tally, tally, toColumns } from '../reporters/render.ts';
 import { normaliseResults } from '../reporters/report-data.ts';
-import { gateFailed, mdEscape, OUTCOMES, tally, toColumns, type Tally } from '../reporters/render.ts';
+import { projectDir, writeTextAtomic } from '../reporters/results.ts';
+import type { ResultsFile } from '../reporters/results-types.ts';
 import { summaryOf } from '../reporters/summary.ts';
-import { compareResults, formatComparison, type Comparison } from '../reporters/compare.ts';
 import { stickyComment } from './action-comment.ts';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..');
@@ -34,8 +34,17 @@ export const CLI = join(ROOT, 'bin', 'llm-server-conformance.mjs');
 
 /** Every output of the run step, in the order action.yml declares them (test/action.test.ts holds the two together). */
 export const OUTPUT_NAMES = [
-  'gate', 'reason', 'exit-code', 'score', 'counts', ...OUTCOMES.map((o) => `count-${o}`), 'regressions',
-  'results', 'summary', 'reports-dir', 'artifact-name',
+  'gate',
+  'reason',
+  'exit-code',
+  'score',
+  'counts',
+  ...OUTCOMES.map((o) => `count-${o}`),
+  'regressions',
+  'results',
+  'summary',
+  'reports-dir',
+  'artifact-name',
 ] as const;
 export type Outputs = Partial<Record<(typeof OUTPUT_NAMES)[number], string>>;
 
@@ -68,7 +77,13 @@ const input = (env: NodeJS.ProcessEnv, name: string) => (env[`INPUT_${name}`] ??
 
 /** GitHub's artifact names may not hold " : < > | * ? \r \n \ /; spaces make poor file names too. */
 export function sanitiseArtifactName(name: string): string {
-  return name.replace(/["':<>|*?\r\n\\/\s]+/g, '-').replace(/-{2,}/g, '-').replace(/^-+|-+$/g, '').slice(0, 200) || 'conformance';
+  return (
+    name
+      .replace(/["':<>|*?\r\n\\/\s]+/g, '-')
+      .replace(/-{2,}/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 200) || 'conformance'
+  );
 }
 
 /**
@@ -82,11 +97,27 @@ export function artifactName(env: NodeJS.ProcessEnv, project: string): { name: s
     const name = sanitiseArtifactName(given);
     return { name, key: name };
   }
-  const varying = ['NODE_VERSION', 'TIER', 'STRICT', 'PROJECT', 'BASE_URL', 'MODEL', 'SERVERS_FILE', 'FILES', 'START', 'MACHINE'].map((n) => input(env, n));
-  const hash = createHash('sha256').update(JSON.stringify([...varying, env.ImageOS ?? ''])).digest('hex').slice(0, 6);
+  const varying = [
+    'NODE_VERSION',
+    'TIER',
+    'STRICT',
+    'PROJECT',
+    'BASE_URL',
+    'MODEL',
+    'SERVERS_FILE',
+    'FILES',
+    'START',
+    'MACHINE',
+  ].map((n) => input(env, n));
+  const hash = createHash('sha256')
+    .update(JSON.stringify([...varying, env.ImageOS ?? '']))
+    .digest('hex')
+    .slice(0, 6);
   const os = (env.RUNNER_OS || process.platform).toLowerCase();
   const arch = (env.RUNNER_ARCH || process.arch).toLowerCase();
-  const key = sanitiseArtifactName(`conformance-${project || 'unknown'}-${env.GITHUB_JOB || 'job'}-${os}-${arch}-${hash}`);
+  const key = sanitiseArtifactName(
+    `conformance-${project || 'unknown'}-${env.GITHUB_JOB || 'job'}-${os}-${arch}-${hash}`,
+  );
   // A re-run of the job (attempt 2, 3, …) must not collide with the artifact of the first attempt.
   const attempt = Number(env.GITHUB_RUN_ATTEMPT);
   return { name: Number.isInteger(attempt) && attempt > 1 ? `${key}-attempt${attempt}` : key, key };
@@ -101,7 +132,13 @@ export function basicsOf(env: NodeJS.ProcessEnv): Basics {
   const dir = input(env, 'REPORTS_DIR') || 'conformance-reports';
   const project = projectOf(env);
   const { name, key } = artifactName(env, project);
-  return { workspace, reportsDir: isAbsolute(dir) ? dir : join(workspace, dir), project, artifactName: name, commentKey: key };
+  return {
+    workspace,
+    reportsDir: isAbsolute(dir) ? dir : join(workspace, dir),
+    project,
+    artifactName: name,
+    commentKey: key,
+  };
 }
 
 /** "true" / "false" / empty (the default); anything else is a bad input rather than a silent false. */
@@ -116,7 +153,8 @@ function positive(env: NodeJS.ProcessEnv, name: string): number | undefined | st
   const v = input(env, name);
   if (!v) return undefined;
   const n = Number(v);
-  if (!/^\d+(\.\d+)?$/.test(v) || !(n > 0)) return `input "${name.toLowerCase().replace(/_/g, '-')}" must be a positive number of seconds, not "${v}"`;
+  if (!/^\d+(\.\d+)?$/.test(v) || !(n > 0))
+    return `input "${name.toLowerCase().replace(/_/g, '-')}" must be a positive number of seconds, not "${v}"`;
   return n;
 }
 
@@ -130,7 +168,10 @@ export function familiesOf(files: string): string[] | { error: string } {
     const m = /^(?:\.\/)?suites\/([a-z-]+)\.test\.ts$/.exec(token);
     const named = m ? m[1]! : token;
     const family = CHECKS_OF[named] ?? named;
-    if (!ONLY_FAMILIES.includes(family)) return { error: `input "files": "${token}" is neither a family nor suites/<family>.test.ts (families: ${ONLY_FAMILIES.join(', ')})` };
+    if (!ONLY_FAMILIES.includes(family))
+      return {
+        error: `input "files": "${token}" is neither a family nor suites/<family>.test.ts (families: ${ONLY_FAMILIES.join(', ')})`,
+      };
     if (!out.includes(family)) out.push(family);
   }
   return out;
@@ -150,9 +191,15 @@ export function planAction(env: NodeJS.ProcessEnv): Planned {
   const serversFile = input(env, 'SERVERS_FILE');
   const start = input(env, 'START');
   const startCwd = input(env, 'START_CWD');
-  if (baseUrl && project && project !== 'env') return bad(`input "base-url" runs the project "env"; leave "project" empty, or use "project" with "servers-file" instead of "base-url" (project is "${project}")`);
+  if (baseUrl && project && project !== 'env')
+    return bad(
+      `input "base-url" runs the project "env"; leave "project" empty, or use "project" with "servers-file" instead of "base-url" (project is "${project}")`,
+    );
   if (baseUrl && serversFile) return bad('give either "base-url" or "servers-file", not both');
-  if (!baseUrl && !project) return bad('input "project" (a profile id of your servers file) or "base-url" (an OpenAI-compatible server) is required');
+  if (!baseUrl && !project)
+    return bad(
+      'input "project" (a profile id of your servers file) or "base-url" (an OpenAI-compatible server) is required',
+    );
   if (!baseUrl && project === 'env') {
     // The older form: project "env" built from the OPENAI_* variables of the step.
     baseUrl = (env.OPENAI_BASE_URL ?? '').trim();
@@ -166,16 +213,24 @@ export function planAction(env: NodeJS.ProcessEnv): Planned {
     if (model) args.push('--model', model);
   } else {
     if (model) return bad('input "model" goes with "base-url" (a profile of your servers file names its own model)');
-    if (!/^[A-Za-z0-9._-]+$/.test(project)) return bad(`input "project" must be a profile id (letters, digits, . _ -), not "${project}"`);
+    if (!/^[A-Za-z0-9._-]+$/.test(project))
+      return bad(`input "project" must be a profile id (letters, digits, . _ -), not "${project}"`);
     args.push('--servers', serversFile ? abs(serversFile) : join(ROOT, 'servers.json'), '--server', project);
   }
   if (keyEnv) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyEnv)) return bad('input "api-key-env" must be the NAME of an environment variable (letters, digits, _), not a key: the value given is not repeated here');
-    if (!env[keyEnv]) return bad(`input "api-key-env" names ${keyEnv}, which is not set: give it to the step with env: (secrets are empty on pull requests from forks)`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyEnv))
+      return bad(
+        'input "api-key-env" must be the NAME of an environment variable (letters, digits, _), not a key: the value given is not repeated here',
+      );
+    if (!env[keyEnv])
+      return bad(
+        `input "api-key-env" names ${keyEnv}, which is not set: give it to the step with env: (secrets are empty on pull requests from forks)`,
+      );
     args.push('--api-key-env', keyEnv);
   }
   if (start) {
-    if (!baseUrl) return bad('input "start" goes with "base-url" (a profile of your servers file gives its own start command)');
+    if (!baseUrl)
+      return bad('input "start" goes with "base-url" (a profile of your servers file gives its own start command)');
     // The action's steps run in the action's folder; a server's start command belongs to the user's checkout.
     args.push('--start', start, '--cwd', startCwd ? abs(startCwd) : basics.workspace);
   } else if (startCwd) return bad('input "start-cwd" needs "start"');
@@ -204,12 +259,19 @@ export function planAction(env: NodeJS.ProcessEnv): Planned {
   const failOnRegression = flag(env, 'FAIL_ON_REGRESSION', false);
   if (typeof failOnRegression === 'string') return bad(failOnRegression);
   const baseline = input(env, 'BASELINE');
-  if (failOnRegression && !baseline) return bad('input "fail-on-regression" needs "baseline" (a results.json to compare with)');
+  if (failOnRegression && !baseline)
+    return bad('input "fail-on-regression" needs "baseline" (a results.json to compare with)');
 
   const dir = projectDir(basics.reportsDir, basics.project);
   return {
-    ...basics, args, resultsPath: join(dir, 'results.json'), summaryPath: join(dir, 'summary.md'),
-    ...(baseline ? { baseline: abs(baseline) } : {}), failOnRegression, comment, ...(wait !== undefined ? { waitSeconds: wait } : {}),
+    ...basics,
+    args,
+    resultsPath: join(dir, 'results.json'),
+    summaryPath: join(dir, 'summary.md'),
+    ...(baseline ? { baseline: abs(baseline) } : {}),
+    failOnRegression,
+    comment,
+    ...(wait !== undefined ? { waitSeconds: wait } : {}),
   };
 }
 
@@ -272,23 +334,38 @@ export function readBaseline(path: string): { raw: unknown } | { error: string }
     return { error: `input "baseline": ${path} could not be read as JSON (${(e as Error).message.split('\n')[0]})` };
   }
   const checks = (raw as { checks?: unknown } | null)?.checks;
-  if (!checks || typeof checks !== 'object') return { error: `input "baseline": ${path} is not a results file (no "checks")` };
+  if (!checks || typeof checks !== 'object')
+    return { error: `input "baseline": ${path} is not a results file (no "checks")` };
   return { raw };
 }
 
 /** The gate and its reason from the CLI's exit code (the contract), before any baseline. */
-export function gateOf(code: number | null, results: ResultsFile | undefined, waitSeconds?: number): { gate: Gate; reason: string; exit: number } {
+export function gateOf(
+  code: number | null,
+  results: ResultsFile | undefined,
+  waitSeconds?: number,
+): { gate: Gate; reason: string; exit: number } {
   if (code === 0) {
     if (!results) return { gate: 'error', reason: 'the suite exited 0 but left no results file', exit: 4 };
     return { gate: 'passed', reason: 'no check failed or errored', exit: 0 };
   }
   if (code === 1) {
-    if (!results || !gateFailed(toColumns([results]))) return { gate: 'failed', reason: 'the suite reported a failed gate', exit: 1 };
+    if (!results || !gateFailed(toColumns([results])))
+      return { gate: 'failed', reason: 'the suite reported a failed gate', exit: 1 };
     const c = tallyOf(results).counts;
-    return { gate: 'failed', reason: `${c.fail} fail, ${c.error} error${results.errors?.length ? `, ${results.errors.length} run error(s)` : ''}`, exit: 1 };
+    return {
+      gate: 'failed',
+      reason: `${c.fail} fail, ${c.error} error${results.errors?.length ? `, ${results.errors.length} run error(s)` : ''}`,
+      exit: 1,
+    };
   }
   if (code === 2) return { gate: 'error', reason: 'the suite refused its arguments (usage error, exit 2)', exit: 2 };
-  if (code === 3) return { gate: 'error', reason: `the server never became ready${waitSeconds ? ` within ${waitSeconds} s` : ''} (exit 3)`, exit: 3 };
+  if (code === 3)
+    return {
+      gate: 'error',
+      reason: `the server never became ready${waitSeconds ? ` within ${waitSeconds} s` : ''} (exit 3)`,
+      exit: 3,
+    };
   if (code === null) return { gate: 'error', reason: 'the suite was killed by a signal', exit: 4 };
   return { gate: 'error', reason: `internal error of the suite (exit ${code})`, exit: code };
 }
@@ -320,14 +397,32 @@ function regressionLines(c: Comparison): string[] {
 
 function baselineMarkdown(c: Comparison, path: string, failOnRegression: boolean): string {
   const lines = regressionLines(c);
-  const out = [`### Compared with the baseline`, '', `Baseline \`${mdEscape(path)}\` (${mdEscape(`${c.old.project} @ ${c.old.machine}, ${c.old.date || 'date n/a'}`)}).`];
-  out.push('', c.regressions ? `**${c.regressions} regression${c.regressions === 1 ? '' : 's'}**${failOnRegression ? ' (fail-on-regression: the gate fails)' : ' (reported, not gating: fail-on-regression is false)'}` : 'No regressions.');
+  const out = [
+    `### Compared with the baseline`,
+    '',
+    `Baseline \`${mdEscape(path)}\` (${mdEscape(`${c.old.project} @ ${c.old.machine}, ${c.old.date || 'date n/a'}`)}).`,
+  ];
+  out.push(
+    '',
+    c.regressions
+      ? `**${c.regressions} regression${c.regressions === 1 ? '' : 's'}**${failOnRegression ? ' (fail-on-regression: the gate fails)' : ' (reported, not gating: fail-on-regression is false)'}`
+      : 'No regressions.',
+  );
   if (lines.length) {
     out.push('');
     for (const l of lines.slice(0, MAX_LISTED)) out.push(`- ${mdEscape(l)}`);
     if (lines.length > MAX_LISTED) out.push(`- … and ${lines.length - MAX_LISTED} more (see the full comparison)`);
   }
-  out.push('', '<details><summary>Full comparison</summary>', '', '```text', formatComparison(c, { old: path }).replace(/```/g, "'''"), '```', '', '</details>');
+  out.push(
+    '',
+    '<details><summary>Full comparison</summary>',
+    '',
+    '```text',
+    formatComparison(c, { old: path }).replace(/```/g, "'''"),
+    '```',
+    '',
+    '</details>',
+  );
   return out.join('\n');
 }
 
@@ -348,15 +443,32 @@ function runLink(env: NodeJS.ProcessEnv): string | undefined {
   return `${(env.GITHUB_SERVER_URL || 'https://github.com').replace(/\/+$/, '')}/${env.GITHUB_REPOSITORY}/actions/runs/${env.GITHUB_RUN_ID}`;
 }
 
-export function commentBody(o: { project: string; gate: Gate; reason: string; tally?: Tally; comparison?: Comparison; failOnRegression: boolean; artifact: string; link?: string }): string {
+export function commentBody(o: {
+  project: string;
+  gate: Gate;
+  reason: string;
+  tally?: Tally;
+  comparison?: Comparison;
+  failOnRegression: boolean;
+  artifact: string;
+  link?: string;
+}): string {
   const out = [`### LLM server conformance: ${mdEscape(o.project)} — gate ${GATE_MD[o.gate]}`, '', mdEscape(o.reason)];
   if (o.tally) {
     const c = o.tally.counts;
-    out.push('', `**${o.tally.passed}/${o.tally.graded} passed** · ${c.fail} fail · ${c.error} error · ${c.warn} warn · ${c.inconclusive} inconclusive · ${c.known} known · ${c['known-passing']} known-passing · ${c.skip} skip`);
+    out.push(
+      '',
+      `**${o.tally.passed}/${o.tally.graded} passed** · ${c.fail} fail · ${c.error} error · ${c.warn} warn · ${c.inconclusive} inconclusive · ${c.known} known · ${c['known-passing']} known-passing · ${c.skip} skip`,
+    );
   }
   if (o.comparison) {
     const lines = regressionLines(o.comparison);
-    out.push('', o.comparison.regressions ? `**${o.comparison.regressions} regression${o.comparison.regressions === 1 ? '' : 's'}** against the baseline${o.failOnRegression ? ' (fail-on-regression)' : ''}` : 'No regressions against the baseline.');
+    out.push(
+      '',
+      o.comparison.regressions
+        ? `**${o.comparison.regressions} regression${o.comparison.regressions === 1 ? '' : 's'}** against the baseline${o.failOnRegression ? ' (fail-on-regression)' : ''}`
+        : 'No regressions against the baseline.',
+    );
     for (const l of lines.slice(0, 10)) out.push(`- ${mdEscape(l)}`);
     if (lines.length > 10) out.push(`- … and ${lines.length - 10} more (job summary)`);
   }
@@ -397,7 +509,14 @@ function refuse(env: NodeJS.ProcessEnv, b: Basics, problem: string, exit: number
   const what = exit === 2 ? 'Bad input' : 'Error';
   log(`::error::conformance action: ${redact(problem)}`);
   const md = `## LLM server conformance: not run\n\n**${what}:** ${mdEscape(problem)}\n\n${gateMarkdown('error', problem, exit, b.artifactName)}\n`;
-  writeAll(env, join(reportsDir, 'summary.md'), md, { gate: 'error', reason: problem, 'exit-code': String(exit), ...countOutputs(undefined), 'reports-dir': reportsDir, 'artifact-name': b.artifactName });
+  writeAll(env, join(reportsDir, 'summary.md'), md, {
+    gate: 'error',
+    reason: problem,
+    'exit-code': String(exit),
+    ...countOutputs(undefined),
+    'reports-dir': reportsDir,
+    'artifact-name': b.artifactName,
+  });
   return exit;
 }
 
@@ -417,7 +536,13 @@ export async function main(env: NodeJS.ProcessEnv = process.env, deps: MainDeps 
   try {
     basics = basicsOf(env);
     if (env.RUNNER_OS === 'Windows' || process.platform === 'win32') {
-      return refuse(env, basics, 'Windows runners are not supported (the suite is tested on Linux and macOS): use ubuntu-* or macos-*', 2, log);
+      return refuse(
+        env,
+        basics,
+        'Windows runners are not supported (the suite is tested on Linux and macOS): use ubuntu-* or macos-*',
+        2,
+        log,
+      );
     }
     const plan = planAction(env);
     if ('error' in plan) return refuse(env, plan, plan.error, 2, log);
@@ -425,12 +550,25 @@ export async function main(env: NodeJS.ProcessEnv = process.env, deps: MainDeps 
     if (baseline && 'error' in baseline) return refuse(env, plan, baseline.error, 2, log);
     return await runAndReport(env, plan, baseline?.raw, deps.runSuite ?? spawnSuite, log, token);
   } catch (e) {
-    const b = basics ?? { workspace: process.cwd(), reportsDir: join(env.RUNNER_TEMP || tmpdir(), 'conformance-reports'), project: '', artifactName: 'conformance', commentKey: 'conformance' };
+    const b = basics ?? {
+      workspace: process.cwd(),
+      reportsDir: join(env.RUNNER_TEMP || tmpdir(), 'conformance-reports'),
+      project: '',
+      artifactName: 'conformance',
+      commentKey: 'conformance',
+    };
     return refuse(env, b, `internal error of the action: ${(e as Error).message}`, 4, log);
   }
 }
 
-async function runAndReport(env: NodeJS.ProcessEnv, plan: ActionPlan, baseline: unknown, runSuite: RunSuite, log: (s: string) => void, token: string): Promise<number> {
+async function runAndReport(
+  env: NodeJS.ProcessEnv,
+  plan: ActionPlan,
+  baseline: unknown,
+  runSuite: RunSuite,
+  log: (s: string) => void,
+  token: string,
+): Promise<number> {
   mkdirSync(plan.reportsDir, { recursive: true });
   // A results file or summary left by an earlier run in the same folder must not pass for this run's.
   rmSync(plan.resultsPath, { force: true });
@@ -438,7 +576,16 @@ async function runAndReport(env: NodeJS.ProcessEnv, plan: ActionPlan, baseline: 
   const cmd = suiteCommand(plan, env);
   if (env.CONFORMANCE_ACTION_DRY_RUN === '1') {
     log(JSON.stringify({ command: [cmd.command, ...cmd.args], cwd: cmd.cwd }));
-    if (env.GITHUB_OUTPUT) appendFileSync(env.GITHUB_OUTPUT, outputLines({ results: plan.resultsPath, summary: plan.summaryPath, 'reports-dir': plan.reportsDir, 'artifact-name': plan.artifactName }));
+    if (env.GITHUB_OUTPUT)
+      appendFileSync(
+        env.GITHUB_OUTPUT,
+        outputLines({
+          results: plan.resultsPath,
+          summary: plan.summaryPath,
+          'reports-dir': plan.reportsDir,
+          'artifact-name': plan.artifactName,
+        }),
+      );
     return 0;
   }
   const code = await runSuite(cmd);
@@ -458,20 +605,40 @@ async function runAndReport(env: NodeJS.ProcessEnv, plan: ActionPlan, baseline: 
   }
 
   // The suite's own summary (the CLI writes it), else one rendered from the results, then the gate and the comparison.
-  const suiteMd = existsSync(plan.summaryPath) ? readFileSync(plan.summaryPath, 'utf8').trimEnd()
-    : results ? summaryOf(toColumns([results])).trimEnd()
+  const suiteMd = existsSync(plan.summaryPath)
+    ? readFileSync(plan.summaryPath, 'utf8').trimEnd()
+    : results
+      ? summaryOf(toColumns([results])).trimEnd()
       : `## LLM server conformance: ${mdEscape(plan.project)}\n\nNo results: ${mdEscape(note ?? 'none written')}.`;
   const parts = [suiteMd, gateMarkdown(gate, reason, exit, plan.artifactName)];
-  if (comparison) parts.push(baselineMarkdown(comparison, shown(plan.workspace, plan.baseline!), plan.failOnRegression));
+  if (comparison)
+    parts.push(baselineMarkdown(comparison, shown(plan.workspace, plan.baseline!), plan.failOnRegression));
   else if (plan.baseline) parts.push(`### Compared with the baseline\n\nNot compared: this run left no results.`);
   writeAll(env, plan.summaryPath, `${parts.join('\n\n')}\n`, {
-    gate, reason, 'exit-code': String(exit), ...countOutputs(t), regressions: comparison ? String(comparison.regressions) : '',
-    results: results ? plan.resultsPath : '', 'reports-dir': plan.reportsDir, 'artifact-name': plan.artifactName,
+    gate,
+    reason,
+    'exit-code': String(exit),
+    ...countOutputs(t),
+    regressions: comparison ? String(comparison.regressions) : '',
+    results: results ? plan.resultsPath : '',
+    'reports-dir': plan.reportsDir,
+    'artifact-name': plan.artifactName,
   });
-  log(`conformance action: gate ${gate} (${redact(reason)}), exit code ${exit}${t ? `, score ${t.passed}/${t.graded}` : ''}${comparison ? `, ${comparison.regressions} regression(s) against the baseline` : ''}`);
+  log(
+    `conformance action: gate ${gate} (${redact(reason)}), exit code ${exit}${t ? `, score ${t.passed}/${t.graded}` : ''}${comparison ? `, ${comparison.regressions} regression(s) against the baseline` : ''}`,
+  );
 
   if (plan.comment) {
-    const body = commentBody({ project: plan.project, gate, reason, tally: t, comparison, failOnRegression: plan.failOnRegression, artifact: plan.artifactName, link: runLink(env) });
+    const body = commentBody({
+      project: plan.project,
+      gate,
+      reason,
+      tally: t,
+      comparison,
+      failOnRegression: plan.failOnRegression,
+      artifact: plan.artifactName,
+      link: runLink(env),
+    });
     log((await stickyComment(env, token, plan.commentKey, redact(body, [token]))).line);
   }
   return exit;

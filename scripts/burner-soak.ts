@@ -6,25 +6,31 @@
 //        [--out reports/soak.json]
 //
 // Each iteration starts a fresh reference server (as a Vitest run does), so memory and request counters start over.
+
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { randomBytes } from 'node:crypto';
+import { startReference } from '../fixtures/reference-server/spawn.ts';
 import { grade, runCheck } from '../lib/check/check.ts';
-import { startBurner, type Burner } from '../lib/measure/cpu-burner.ts';
 import { quantile } from '../lib/grading/stats.ts';
+import { type Burner, startBurner } from '../lib/measure/cpu-burner.ts';
 import { checks as cycleChecks } from '../suites/cycles.ts';
 import { checks as parallelChecks } from '../suites/parallel.ts';
-import { startReference } from '../fixtures/reference-server/spawn.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 function args(argv: string[]) {
-  const get = (k: string) => { const i = argv.indexOf(k); return i >= 0 ? argv[i + 1] : undefined; };
+  const get = (k: string) => {
+    const i = argv.indexOf(k);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
   const tier = get('--tier') ?? 'quick';
   if (tier !== 'quick' && tier !== 'full') throw new Error('--tier must be quick or full');
   const faults: string[] = [];
-  argv.forEach((a, i) => { if (a === '--fault' && argv[i + 1]) faults.push(argv[i + 1]); });
+  argv.forEach((a, i) => {
+    if (a === '--fault' && argv[i + 1]) faults.push(argv[i + 1]);
+  });
   return {
     iterations: Math.max(1, Math.min(200, Number(get('--iterations') ?? 20))),
     tier: tier as 'quick' | 'full',
@@ -48,13 +54,29 @@ interface Row {
 /** The figures whose spread the soak reports, per check. */
 function figuresOf(id: string, m: Record<string, any>): Record<string, number | undefined> {
   switch (id) {
-    case 'parallel.speedup-2': return { speedup: m.speedup?.estimate, ciLow: m.speedup?.low, ciHigh: m.speedup?.high, reps: m.speedup?.reps };
-    case 'cycles.no-slowdown': return { slopeTpsPerCycle: m.slopeTpsPerCycle, slopeCiHigh: m.slopeCI?.[1], lastOverFirst: m.lastOverFirst, cycles: m.cycles?.length };
-    case 'cycles.ttft-stable': return { slopeMsPerCycle: m.slopeMsPerCycle, slopeCiLow: m.slopeCI?.[0], growthMs: m.growthMs };
-    case 'cycles.memory': return { slopeKiBPerRequest: m.slopeKiBPerRequest, laterHalfGrowthKiB: m.laterHalfGrowthKiB };
-    case 'cycles.no-stalls': return { stalls: Array.isArray(m.stalls) ? m.stalls.length : undefined, largestGapMs: m.largestGapMs, e2eP99OverP50: m.e2eP99OverP50 };
-    case 'parallel.scaling': return { bestGain: m.bestGain, saturationPoint: m.saturationPoint };
-    default: return {};
+    case 'parallel.speedup-2':
+      return { speedup: m.speedup?.estimate, ciLow: m.speedup?.low, ciHigh: m.speedup?.high, reps: m.speedup?.reps };
+    case 'cycles.no-slowdown':
+      return {
+        slopeTpsPerCycle: m.slopeTpsPerCycle,
+        slopeCiHigh: m.slopeCI?.[1],
+        lastOverFirst: m.lastOverFirst,
+        cycles: m.cycles?.length,
+      };
+    case 'cycles.ttft-stable':
+      return { slopeMsPerCycle: m.slopeMsPerCycle, slopeCiLow: m.slopeCI?.[0], growthMs: m.growthMs };
+    case 'cycles.memory':
+      return { slopeKiBPerRequest: m.slopeKiBPerRequest, laterHalfGrowthKiB: m.laterHalfGrowthKiB };
+    case 'cycles.no-stalls':
+      return {
+        stalls: Array.isArray(m.stalls) ? m.stalls.length : undefined,
+        largestGapMs: m.largestGapMs,
+        e2eP99OverP50: m.e2eP99OverP50,
+      };
+    case 'parallel.scaling':
+      return { bestGain: m.bestGain, saturationPoint: m.saturationPoint };
+    default:
+      return {};
   }
 }
 
@@ -68,7 +90,9 @@ function spread(xs: Array<number | undefined>): string {
 async function main(): Promise<void> {
   const a = args(process.argv.slice(2));
   const checks = [...parallelChecks, ...cycleChecks];
-  console.log(`soak: ${a.iterations} iteration(s) of ${checks.length} checks (parallel, cycles; tier ${a.tier})${a.burner ? ' under a CPU burner' : ''}${a.faults.length ? `, faults ${a.faults.join(',')}` : ''}; ≈ ${a.iterations * 16} s`);
+  console.log(
+    `soak: ${a.iterations} iteration(s) of ${checks.length} checks (parallel, cycles; tier ${a.tier})${a.burner ? ' under a CPU burner' : ''}${a.faults.length ? `, faults ${a.faults.join(',')}` : ''}; ≈ ${a.iterations * 16} s`,
+  );
   const rows: Row[] = [];
   const t0 = performance.now();
   let burner: Burner | undefined;
@@ -79,18 +103,38 @@ async function main(): Promise<void> {
       const runId = randomBytes(4).toString('hex');
       try {
         for (const c of checks) {
-          const { verdict, ms, loopDelay } = await runCheck(c, { profile: ref.profile, server: ref.info, tier: a.tier, runId, log: () => undefined });
+          const { verdict, ms, loopDelay } = await runCheck(c, {
+            profile: ref.profile,
+            server: ref.info,
+            tier: a.tier,
+            runId,
+            log: () => undefined,
+          });
           const g = grade(c, verdict, ref.profile, false);
-          const row: Row = { iteration: it, check: c.id, outcome: g.outcome, raw: verdict.outcome, ms: Math.round(ms), loopP99Ms: Math.round(loopDelay.p99Ms), message: g.message, figures: figuresOf(c.id, (verdict.metrics ?? {}) as Record<string, any>) };
+          const row: Row = {
+            iteration: it,
+            check: c.id,
+            outcome: g.outcome,
+            raw: verdict.outcome,
+            ms: Math.round(ms),
+            loopP99Ms: Math.round(loopDelay.p99Ms),
+            message: g.message,
+            figures: figuresOf(c.id, (verdict.metrics ?? {}) as Record<string, any>),
+          };
           rows.push(row);
-          if (g.outcome !== 'pass') console.log(`  [${it}] ${c.id}: ${g.outcome.toUpperCase()} — ${g.message.split('\n').join(' | ').slice(0, 400)}`);
+          if (g.outcome !== 'pass')
+            console.log(
+              `  [${it}] ${c.id}: ${g.outcome.toUpperCase()} — ${g.message.split('\n').join(' | ').slice(0, 400)}`,
+            );
         }
       } finally {
         await ref.stop();
       }
       const mine = rows.filter((r) => r.iteration === it);
       const fam = (p: string) => mine.filter((r) => r.check.startsWith(p)).reduce((s, r) => s + r.ms, 0) / 1000;
-      console.log(`iteration ${it}/${a.iterations}: ${mine.filter((r) => r.outcome === 'pass').length}/${mine.length} pass; parallel ${fam('parallel.').toFixed(1)} s, cycles ${fam('cycles.').toFixed(1)} s; speedup ${mine.find((r) => r.check === 'parallel.speedup-2')?.figures.speedup?.toFixed(2)}x`);
+      console.log(
+        `iteration ${it}/${a.iterations}: ${mine.filter((r) => r.outcome === 'pass').length}/${mine.length} pass; parallel ${fam('parallel.').toFixed(1)} s, cycles ${fam('cycles.').toFixed(1)} s; speedup ${mine.find((r) => r.check === 'parallel.speedup-2')?.figures.speedup?.toFixed(2)}x`,
+      );
     }
   } finally {
     await burner?.stop();
@@ -104,14 +148,40 @@ async function main(): Promise<void> {
     for (const r of rs) counts[r.outcome] = (counts[r.outcome] ?? 0) + 1;
     const keys = [...new Set(rs.flatMap((r) => Object.keys(r.figures)))];
     const spreads = Object.fromEntries(keys.map((k) => [k, spread(rs.map((r) => r.figures[k]))]));
-    summary[c.id] = { level: c.level, counts, spreads, secondsP50: quantile(rs.map((r) => r.ms / 1000), 0.5), secondsMax: Math.max(...rs.map((r) => r.ms / 1000)) };
-    console.log(`  ${c.id.padEnd(23)} ${c.level.padEnd(6)} ${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    summary[c.id] = {
+      level: c.level,
+      counts,
+      spreads,
+      secondsP50: quantile(
+        rs.map((r) => r.ms / 1000),
+        0.5,
+      ),
+      secondsMax: Math.max(...rs.map((r) => r.ms / 1000)),
+    };
+    console.log(
+      `  ${c.id.padEnd(23)} ${c.level.padEnd(6)} ${Object.entries(counts)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    );
     for (const [k, v] of Object.entries(spreads)) console.log(`      ${k.padEnd(20)} ${v}`);
   }
-  const familySeconds = (p: string) => spread(Array.from({ length: a.iterations }, (_, i) => rows.filter((r) => r.iteration === i + 1 && r.check.startsWith(p)).reduce((s, r) => s + r.ms, 0) / 1000));
-  console.log(`\nfamily time (s): parallel ${familySeconds('parallel.')}\n                 cycles   ${familySeconds('cycles.')}`);
+  const familySeconds = (p: string) =>
+    spread(
+      Array.from(
+        { length: a.iterations },
+        (_, i) =>
+          rows.filter((r) => r.iteration === i + 1 && r.check.startsWith(p)).reduce((s, r) => s + r.ms, 0) / 1000,
+      ),
+    );
+  console.log(
+    `\nfamily time (s): parallel ${familySeconds('parallel.')}\n                 cycles   ${familySeconds('cycles.')}`,
+  );
   const failures = rows.filter((r) => r.outcome === 'fail' || r.outcome === 'error');
-  console.log(failures.length ? `\n${failures.length} FAILURE(S):\n${failures.map((r) => `  [${r.iteration}] ${r.check}: ${r.message.split('\n')[0]}`).join('\n')}` : '\nno failures');
+  console.log(
+    failures.length
+      ? `\n${failures.length} FAILURE(S):\n${failures.map((r) => `  [${r.iteration}] ${r.check}: ${r.message.split('\n')[0]}`).join('\n')}`
+      : '\nno failures',
+  );
   const report = {
     generatedAt: new Date().toISOString(),
     iterations: a.iterations,
@@ -129,4 +199,7 @@ async function main(): Promise<void> {
   process.exitCode = failures.length && !a.faults.length ? 1 : 0;
 }
 
-main().catch((e) => { console.error(e); process.exit(2); });
+main().catch((e) => {
+  console.error(e);
+  process.exit(2);
+});

@@ -8,29 +8,58 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { FAULTS } from '../fixtures/reference-server/faults.ts';
-import { checks } from '../suites/clients.ts';
-import { grade, runCheck } from '../lib/check/check.ts';
 import { startReference } from '../fixtures/reference-server/spawn.ts';
+import { grade, runCheck } from '../lib/check/check.ts';
 import type { ClientCell } from '../suites/clients.ts';
+import { checks } from '../suites/clients.ts';
 
 /** Fault families whose faults touch a single valid generation request (the others need load, time or bad input). */
 const FAMILIES = new Set(['sse', 'wire', 'wire-extra', 'stream', 'api', 'metrics', 'clients']);
-const NOT_ONE_REQUEST = new Set(['api-models-missing-model', 'api-unknown-model-500', 'api-unknown-model-200', 'stream-continue-after-disconnect', 'stream-headers-after-prefill']);
+const NOT_ONE_REQUEST = new Set([
+  'api-models-missing-model',
+  'api-unknown-model-500',
+  'api-unknown-model-200',
+  'stream-continue-after-disconnect',
+  'stream-headers-after-prefill',
+]);
 
-interface Row { fault: string; description: string; client: string; label: string; outcome: string; stream: string; nonStream: string; first: string; mustBroken: string[] }
+interface Row {
+  fault: string;
+  description: string;
+  client: string;
+  label: string;
+  outcome: string;
+  stream: string;
+  nonStream: string;
+  first: string;
+  mustBroken: string[];
+}
 
 function arg(name: string): string[] {
   const out: string[] = [];
-  process.argv.forEach((a, i) => { if (a === name && process.argv[i + 1]) out.push(process.argv[i + 1]!); });
+  process.argv.forEach((a, i) => {
+    if (a === name && process.argv[i + 1]) out.push(process.argv[i + 1]!);
+  });
   return out;
 }
 
 /** The Actual line of a failure (else the first line), without the call's name and the client label the table already gives. */
-const firstLine = (s: string, label: string) => (/^\s*Actual:\s*(.*)$/m.exec(s)?.[1] ?? s.split('\n')[0] ?? '').replace(/^(stream|non-stream) \(.*?\): /, '$1: ').split(`${label} `).join('');
+const firstLine = (s: string, label: string) =>
+  (/^\s*Actual:\s*(.*)$/m.exec(s)?.[1] ?? s.split('\n')[0] ?? '')
+    .replace(/^(stream|non-stream) \(.*?\): /, '$1: ')
+    .split(`${label} `)
+    .join('');
 
 async function main(): Promise<void> {
   const chosen = arg('--fault');
-  const faults = chosen.length ? chosen : ['(none)', ...[...FAULTS.values()].filter((f) => FAMILIES.has(f.family) && !NOT_ONE_REQUEST.has(f.name)).map((f) => f.name)];
+  const faults = chosen.length
+    ? chosen
+    : [
+        '(none)',
+        ...[...FAULTS.values()]
+          .filter((f) => FAMILIES.has(f.family) && !NOT_ONE_REQUEST.has(f.name))
+          .map((f) => f.name),
+      ];
   const out = resolve(arg('--out')[0] ?? 'reports/client-compat.md');
   const rows: Row[] = [];
   const t0 = performance.now();
@@ -56,15 +85,31 @@ async function main(): Promise<void> {
     } finally {
       await ref.stop();
     }
-    process.stderr.write(`${fault}: ${rows.filter((r) => r.fault === fault).map((r) => `${r.client.replace('clients.', '')} ${r.outcome}`).join(', ')}\n`);
+    process.stderr.write(
+      `${fault}: ${rows
+        .filter((r) => r.fault === fault)
+        .map((r) => `${r.client.replace('clients.', '')} ${r.outcome}`)
+        .join(', ')}\n`,
+    );
   }
-  const md: string[] = [`# Client compatibility against the reference server`, '', `${faults.length} server variants × ${checks.length} clients in ${((performance.now() - t0) / 1000).toFixed(0)} s. ` +
-    '"breaks" = the client threw, reported an error, or reported other text/finish/usage than the wire (SHOULD not met); "MUST" names the rules the wire broke as well.', ''];
+  const md: string[] = [
+    `# Client compatibility against the reference server`,
+    '',
+    `${faults.length} server variants × ${checks.length} clients in ${((performance.now() - t0) / 1000).toFixed(0)} s. ` +
+      '"breaks" = the client threw, reported an error, or reported other text/finish/usage than the wire (SHOULD not met); "MUST" names the rules the wire broke as well.',
+    '',
+  ];
   for (const check of checks) {
     const mine = rows.filter((r) => r.client === check.id);
     md.push(`## ${check.id}: ${mine[0]?.label ?? ''}`, '');
-    md.push('| fault | outcome | stream / non-stream | MUST rules the wire broke | client\'s first error or difference |', '|---|---|---|---|---|');
-    for (const r of mine) md.push(`| \`${r.fault}\` | ${r.outcome === 'pass' ? 'tolerates' : r.outcome === 'warn' ? '**breaks**' : r.outcome} | ${r.stream} / ${r.nonStream} | ${r.mustBroken.join(', ') || '-'} | ${r.first.replace(/\|/g, '\\|')} |`);
+    md.push(
+      "| fault | outcome | stream / non-stream | MUST rules the wire broke | client's first error or difference |",
+      '|---|---|---|---|---|',
+    );
+    for (const r of mine)
+      md.push(
+        `| \`${r.fault}\` | ${r.outcome === 'pass' ? 'tolerates' : r.outcome === 'warn' ? '**breaks**' : r.outcome} | ${r.stream} / ${r.nonStream} | ${r.mustBroken.join(', ') || '-'} | ${r.first.replace(/\|/g, '\\|')} |`,
+      );
     md.push('');
   }
   mkdirSync(dirname(out), { recursive: true });

@@ -3,26 +3,38 @@
 // or an unreadable file, 0 otherwise. The comparison itself is reporters/compare.ts (pure).
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { compareResults, formatComparison, type CompareOptions } from '../reporters/compare.ts';
+import { type CompareOptions, compareResults, formatComparison } from '../reporters/compare.ts';
 
-const USAGE = 'usage: npm run compare -- <old results.json> <new results.json> [--tolerance 0.3] [--min-effect 0.2] [--min-delta-ms 50] [--alpha 0.05] [--json] [--all]';
+const USAGE =
+  'usage: npm run compare -- <old results.json> <new results.json> [--tolerance 0.3] [--min-effect 0.2] [--min-delta-ms 50] [--alpha 0.05] [--json] [--all]';
 
 function parseArgs(argv: string[]): { files: string[]; options: CompareOptions; json: boolean; all: boolean } | string {
   const files: string[] = [];
   const options: CompareOptions = {};
   let json = false;
   let all = false;
-  const numeric: Record<string, keyof CompareOptions> = { '--tolerance': 'tolerance', '--min-effect': 'minEffect', '--min-delta-ms': 'minDeltaMs', '--alpha': 'alpha', '--iterations': 'iterations', '--seed': 'seed' };
+  const numeric: Record<string, keyof CompareOptions> = {
+    '--tolerance': 'tolerance',
+    '--min-effect': 'minEffect',
+    '--min-delta-ms': 'minDeltaMs',
+    '--alpha': 'alpha',
+    '--iterations': 'iterations',
+    '--seed': 'seed',
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const [flag, inline] =
+      a.startsWith('--') && a.includes('=')
+        ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]
+        : [a, undefined];
     if (flag === '--json') json = true;
     else if (flag === '--all') all = true;
     else if (flag === '-h' || flag === '--help') return USAGE;
     else if (flag in numeric) {
       const v = Number(inline ?? argv[++i]);
       if (!Number.isFinite(v) || v < 0) return `${flag} needs a non-negative number\n${USAGE}`;
-      if (flag === '--alpha' && !(v > 0 && v < 1)) return `--alpha must be between 0 and 1 (0.05 for a 95 % interval)\n${USAGE}`;
+      if (flag === '--alpha' && !(v > 0 && v < 1))
+        return `--alpha must be between 0 and 1 (0.05 for a 95 % interval)\n${USAGE}`;
       (options as Record<string, number>)[numeric[flag]!] = v;
     } else if (flag.startsWith('--')) return `unknown option ${flag}\n${USAGE}`;
     else files.push(a);
@@ -66,7 +78,11 @@ export function main(argv: readonly string[] = process.argv.slice(2)): number {
     return 2;
   }
   const result = compareResults(oldFile, newFile, args.options);
-  console.log(args.json ? JSON.stringify(result, null, 2) : formatComparison(result, { old: args.files[0], new: args.files[1], all: args.all }));
+  console.log(
+    args.json
+      ? JSON.stringify(result, null, 2)
+      : formatComparison(result, { old: args.files[0], new: args.files[1], all: args.all }),
+  );
   return result.regressions > 0 ? 1 : 0;
 }
 

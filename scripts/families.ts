@@ -6,7 +6,7 @@
 //   - the families table in docs/families.md, between <!-- families:begin --> and <!-- families:end -->.
 // test/families.test.ts fails when any of them differs from what this script would write.
 // The rendering is pure (modules in, text out) so the test can run it on Vite's view of the suites.
-import { readFileSync, readdirSync, writeFileSync, existsSync, unlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { CheckDef } from '../lib/check/check.ts';
@@ -30,39 +30,52 @@ export interface SuiteModule {
 }
 
 /** suites/<name>.ts files that are families (not their Vitest entries, not the Vite-only catalogue). */
-export const isSuiteFile = (f: string) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.endsWith('.d.ts') && f !== 'catalogue.ts';
+export const isSuiteFile = (f: string) =>
+  f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.endsWith('.d.ts') && f !== 'catalogue.ts';
 
 /** Every suite file's module, imported (outside Vite: the script; inside, the test passes suites/catalogue.ts's). */
 export async function loadSuiteModules(root = ROOT): Promise<Record<string, SuiteModule>> {
   const dir = join(root, 'suites');
   const out: Record<string, SuiteModule> = {};
-  for (const f of readdirSync(dir).filter(isSuiteFile).sort()) out[f.replace(/\.ts$/, '')] = (await import(pathToFileURL(join(dir, f)).href)) as SuiteModule;
+  for (const f of readdirSync(dir).filter(isSuiteFile).sort())
+    out[f.replace(/\.ts$/, '')] = (await import(pathToFileURL(join(dir, f)).href)) as SuiteModule;
   return out;
 }
 
 /** The declarations in run order (setup's included), and what is wrong with them. */
-export function declarations(modules: Readonly<Record<string, SuiteModule>>): { specs: FamilySpec[]; problems: string[] } {
+export function declarations(modules: Readonly<Record<string, SuiteModule>>): {
+  specs: FamilySpec[];
+  problems: string[];
+} {
   const problems: string[] = [];
   const specs: FamilySpec[] = [SETUP_FAMILY];
   for (const [file, mod] of Object.entries(modules)) {
     const spec = mod.family;
     if (!spec) {
-      problems.push(`suites/${file}.ts declares no family: add \`export const family: FamilySpec = { name: '${file}', order, what }\``);
+      problems.push(
+        `suites/${file}.ts declares no family: add \`export const family: FamilySpec = { name: '${file}', order, what }\``,
+      );
       continue;
     }
-    if (spec.name !== file) problems.push(`suites/${file}.ts declares family "${spec.name}": the name must be the file's, "${file}"`);
+    if (spec.name !== file)
+      problems.push(`suites/${file}.ts declares family "${spec.name}": the name must be the file's, "${file}"`);
     if (!Number.isFinite(spec.order)) problems.push(`suites/${file}.ts: order must be a number`);
-    if (spec.checksOf !== undefined && !modules[spec.checksOf]?.family) problems.push(`suites/${file}.ts: checksOf "${spec.checksOf}" is not a family with a suite file`);
-    if (spec.checksOf === undefined && !spec.what?.trim()) problems.push(`suites/${file}.ts: \`what\` (one line for docs/families.md) is missing`);
+    if (spec.checksOf !== undefined && !modules[spec.checksOf]?.family)
+      problems.push(`suites/${file}.ts: checksOf "${spec.checksOf}" is not a family with a suite file`);
+    if (spec.checksOf === undefined && !spec.what?.trim())
+      problems.push(`suites/${file}.ts: \`what\` (one line for docs/families.md) is missing`);
     if (spec.what && /[\n|]/.test(spec.what)) problems.push(`suites/${file}.ts: \`what\` must be one line without "|"`);
     if (!Array.isArray(mod.checks)) problems.push(`suites/${file}.ts exports no checks array`);
     specs.push(spec);
   }
   specs.sort((a, b) => a.order - b.order);
   for (let i = 1; i < specs.length; i++) {
-    if (specs[i]!.order === specs[i - 1]!.order) problems.push(`families ${specs[i - 1]!.name} and ${specs[i]!.name} have the same order ${specs[i]!.order}`);
+    if (specs[i]!.order === specs[i - 1]!.order)
+      problems.push(`families ${specs[i - 1]!.name} and ${specs[i]!.name} have the same order ${specs[i]!.order}`);
   }
-  for (const s of specs) if (s !== SETUP_FAMILY && s.order <= SETUP_FAMILY.order) problems.push(`setup runs first: ${s.name} needs an order above ${SETUP_FAMILY.order}`);
+  for (const s of specs)
+    if (s !== SETUP_FAMILY && s.order <= SETUP_FAMILY.order)
+      problems.push(`setup runs first: ${s.name} needs an order above ${SETUP_FAMILY.order}`);
   return { specs, problems };
 }
 
@@ -76,7 +89,11 @@ export function renderStub(spec: FamilySpec): string {
   const part = spec.checksOf !== undefined;
   return [
     `// ${GENERATED}: from \`family\` in suites/${spec.name}.ts.`,
-    ...(part ? [`// Family \`${spec.checksOf}\` (ids ${spec.checksOf}.*), in its own file to run at its own place (order ${spec.order}).`] : []),
+    ...(part
+      ? [
+          `// Family \`${spec.checksOf}\` (ids ${spec.checksOf}.*), in its own file to run at its own place (order ${spec.order}).`,
+        ]
+      : []),
     `import { registerChecks } from './support/register.ts';`,
     `import { checks } from './${spec.name}.ts';`,
     '',
@@ -90,7 +107,7 @@ export function renderFamilyOrder(specs: readonly FamilySpec[]): string {
   const parts = Object.fromEntries(specs.filter((s) => s.checksOf !== undefined).map((s) => [s.name, s.checksOf!]));
   return [
     `// ${GENERATED}: from the \`family\` declarations in suites/*.ts`,
-    '// (setup\'s in suites/support/setup-check.ts); test/families.test.ts fails when this file differs.',
+    "// (setup's in suites/support/setup-check.ts); test/families.test.ts fails when this file differs.",
     '',
     '/**',
     ' * Families (suite files) in run order, their declared `order`: cheap protocol checks first, then the heavy ones;',
@@ -102,12 +119,14 @@ export function renderFamilyOrder(specs: readonly FamilySpec[]): string {
     `export const FAMILY_ORDER: readonly string[] = ${list(specs.map((s) => s.name))};`,
     '',
     '/** Suite files that hold checks of another family (`checksOf`): file → family. --only/--skip name the family. */',
-    `export const CHECKS_OF: Readonly<Record<string, string>> = {${Object.entries(parts).map(([f, fam]) => ` ${quote(f)}: ${quote(fam)}`).join(',')}${Object.keys(parts).length ? ' ' : ''}};`,
+    `export const CHECKS_OF: Readonly<Record<string, string>> = {${Object.entries(parts)
+      .map(([f, fam]) => ` ${quote(f)}: ${quote(fam)}`)
+      .join(',')}${Object.keys(parts).length ? ' ' : ''}};`,
     '',
     '/** Families whose checks time the server (`timing: true`). */',
     `export const TIMING_FAMILIES: readonly string[] = ${list(specs.filter((s) => s.timing).map((s) => s.name))};`,
     '',
-    '/** Loaded or long-prompt workloads (`headline: false`): never a column\'s single-stream headline figure. */',
+    "/** Loaded or long-prompt workloads (`headline: false`): never a column's single-stream headline figure. */",
     `export const NOT_HEADLINE: readonly string[] = ${list(specs.filter((s) => s.headline === false).map((s) => s.name))};`,
     '',
   ].join('\n');
@@ -118,13 +137,28 @@ const LEVELS = ['MUST', 'SHOULD', 'INFO'] as const;
 /** The families table (markers included): one row a family, its checks counted over every file that holds them. */
 export function renderDocsTable(specs: readonly FamilySpec[], modules: Readonly<Record<string, SuiteModule>>): string {
   const checksOf = (family: string) =>
-    family === SETUP_FAMILY.name ? [SETUP_CHECK] : Object.values(modules).filter((m) => m.family && familyOf(m.family) === family).flatMap((m) => m.checks ?? []);
-  const rows = specs.filter((s) => s.checksOf === undefined).map((s) => {
-    const checks = checksOf(s.name);
-    const levels = LEVELS.map((l) => [l, checks.filter((c) => c.level === l).length] as const).filter(([, n]) => n > 0).map(([l, n]) => `${n} ${l}`);
-    return `| \`${s.name}\` | ${s.what ?? ''} | ${checks.length}${levels.length ? ` (${levels.join(', ')})` : ''} |`;
-  });
-  return [DOCS_BEGIN, `<!-- ${GENERATED}: from each family's \`what\` and checks -->`, '| family | what it checks | checks |', '|---|---|---|', ...rows, DOCS_END].join('\n');
+    family === SETUP_FAMILY.name
+      ? [SETUP_CHECK]
+      : Object.values(modules)
+          .filter((m) => m.family && familyOf(m.family) === family)
+          .flatMap((m) => m.checks ?? []);
+  const rows = specs
+    .filter((s) => s.checksOf === undefined)
+    .map((s) => {
+      const checks = checksOf(s.name);
+      const levels = LEVELS.map((l) => [l, checks.filter((c) => c.level === l).length] as const)
+        .filter(([, n]) => n > 0)
+        .map(([l, n]) => `${n} ${l}`);
+      return `| \`${s.name}\` | ${s.what ?? ''} | ${checks.length}${levels.length ? ` (${levels.join(', ')})` : ''} |`;
+    });
+  return [
+    DOCS_BEGIN,
+    `<!-- ${GENERATED}: from each family's \`what\` and checks -->`,
+    '| family | what it checks | checks |',
+    '|---|---|---|',
+    ...rows,
+    DOCS_END,
+  ].join('\n');
 }
 
 /** docs/families.md with its table replaced. */
@@ -155,7 +189,10 @@ export function plan(modules: Readonly<Record<string, SuiteModule>>, root = ROOT
     const path = `suites/${f}`;
     if (write.has(path) || HAND_WRITTEN_ENTRIES.includes(path)) continue;
     if (readFileSync(join(root, path), 'utf8').includes(GENERATED)) remove.push(path);
-    else problems.push(`${path} is neither generated nor declared: declare \`family\` in suites/${f.replace(/\.test\.ts$/, '.ts')} and run npm run families`);
+    else
+      problems.push(
+        `${path} is neither generated nor declared: declare \`family\` in suites/${f.replace(/\.test\.ts$/, '.ts')} and run npm run families`,
+      );
   }
   return { write, remove, problems };
 }
@@ -178,9 +215,13 @@ async function main(): Promise<number> {
     return 1;
   }
   const changed = drift(p);
-  for (const [path, text] of p.write) if (!existsSync(join(ROOT, path)) || readFileSync(join(ROOT, path), 'utf8') !== text) writeFileSync(join(ROOT, path), text);
+  for (const [path, text] of p.write)
+    if (!existsSync(join(ROOT, path)) || readFileSync(join(ROOT, path), 'utf8') !== text)
+      writeFileSync(join(ROOT, path), text);
   for (const path of p.remove) unlinkSync(join(ROOT, path));
-  console.log(changed.length ? `npm run families: ${changed.join('; ')} (written)` : 'npm run families: everything is up to date');
+  console.log(
+    changed.length ? `npm run families: ${changed.join('; ')} (written)` : 'npm run families: everything is up to date',
+  );
   return 0;
 }
 

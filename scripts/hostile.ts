@@ -6,7 +6,7 @@
 // `flock /tmp/heavy.lock` on a shared machine.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MODE_NAMES, modeInfo, type Mode } from '../fixtures/hostile-server/modes.ts';
+import { MODE_NAMES, type Mode, modeInfo } from '../fixtures/hostile-server/modes.ts';
 import { EXTERNAL_CRASH, judge, runMode, summaryLine } from './support/hostile-run.ts';
 
 async function main(argv: string[]): Promise<number> {
@@ -25,7 +25,8 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
   }
-  if (!modes.length) modes.push(...MODE_NAMES.map((mode) => ({ mode, external: false })), { mode: 'crash-after-5', external: true });
+  if (!modes.length)
+    modes.push(...MODE_NAMES.map((mode) => ({ mode, external: false })), { mode: 'crash-after-5', external: true });
   if (external) for (const m of modes) m.external = true;
   mkdirSync(out, { recursive: true });
   const rows: unknown[] = [];
@@ -36,22 +37,36 @@ async function main(argv: string[]): Promise<number> {
     if (problems.length) bad++;
     console.log(summaryLine(r, problems));
     for (const p of problems) console.log(`    - ${p}`);
-    rows.push({ mode, external: ext, seconds: +(r.wallMs / 1000).toFixed(1), peakRssMiB: Math.round(r.peakRssKiB / 1024), exitCode: r.exitCode, problems });
+    rows.push({
+      mode,
+      external: ext,
+      seconds: +(r.wallMs / 1000).toFixed(1),
+      peakRssMiB: Math.round(r.peakRssKiB / 1024),
+      exitCode: r.exitCode,
+      problems,
+    });
   }
   writeFileSync(join(out, 'summary.json'), `${JSON.stringify(rows, null, 2)}\n`);
   // The table of docs/hostile.md: behaviour, the check that catches it, the time the whole catalogue took to end.
   const md = ['| mode | behaviour | caught by | catalogue ended after | peak RSS |', '|---|---|---|---|---|'];
   for (const r of rows as Array<{ mode: Mode; external: boolean; seconds: number; peakRssMiB: number }>) {
     const info = r.external ? EXTERNAL_CRASH : modeInfo(r.mode);
-    const by = info.caughtBy.map((c) => (c.check === '*' ? 'the check in flight' : `\`${c.check}\``)).join(', ') || '(valid: every check as on the reference server)';
-    md.push(`| \`${r.mode}\`${r.external ? ' (not started by the suite)' : ''} | ${info.description} | ${by} | ${r.seconds} s | ${r.peakRssMiB} MiB |`);
+    const by =
+      info.caughtBy.map((c) => (c.check === '*' ? 'the check in flight' : `\`${c.check}\``)).join(', ') ||
+      '(valid: every check as on the reference server)';
+    md.push(
+      `| \`${r.mode}\`${r.external ? ' (not started by the suite)' : ''} | ${info.description} | ${by} | ${r.seconds} s | ${r.peakRssMiB} MiB |`,
+    );
   }
   writeFileSync(join(out, 'table.md'), `${md.join('\n')}\n`);
   console.log(`${modes.length - bad} passed, ${bad} failed`);
   return bad ? 1 : 0;
 }
 
-main(process.argv.slice(2)).then((c) => (process.exitCode = c), (e) => {
-  console.error(e);
-  process.exitCode = 1;
-});
+main(process.argv.slice(2)).then(
+  (c) => (process.exitCode = c),
+  (e) => {
+    console.error(e);
+    process.exitCode = 1;
+  },
+);

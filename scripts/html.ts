@@ -19,10 +19,17 @@ export interface HtmlReportResult {
 }
 
 /** Read the files, render, write `out`. Never throws on a bad results file (it becomes a note in the page). */
-export function writeHtmlReport(files: readonly string[], out: string, opts: { title?: string; generatedAt?: string } = {}): HtmlReportResult {
+export function writeHtmlReport(
+  files: readonly string[],
+  out: string,
+  opts: { title?: string; generatedAt?: string } = {},
+): HtmlReportResult {
   const { loaded, notes } = loadResultsFiles(files);
   const sources = loaded.map((l) => l.source);
-  const html = renderHtml(loaded.map((l) => l.file), { title: opts.title, generatedAt: opts.generatedAt ?? new Date().toISOString(), sources, notes });
+  const html = renderHtml(
+    loaded.map((l) => l.file),
+    { title: opts.title, generatedAt: opts.generatedAt ?? new Date().toISOString(), sources, notes },
+  );
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, html);
   return { out, bytes: Buffer.byteLength(html), sources, notes };
@@ -56,7 +63,9 @@ export function main(argv: readonly string[] = process.argv.slice(2)): number {
     return 2;
   }
   const r = writeHtmlReport(inputs, out ?? join('reports', 'index.html'), { title });
-  console.log(`html: wrote ${r.out} (${Math.ceil(r.bytes / 1024)} KiB) from ${r.sources.length} results file${r.sources.length === 1 ? '' : 's'}`);
+  console.log(
+    `html: wrote ${r.out} (${Math.ceil(r.bytes / 1024)} KiB) from ${r.sources.length} results file${r.sources.length === 1 ? '' : 's'}`,
+  );
   for (const n of r.notes) console.error(`html: ${n}`);
   return r.notes.length ? 1 : 0;
 }

@@ -4,9 +4,9 @@
 // (the profile's start command), like any other; its configuration is the real-llama self-tests' tiny-4.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { findLlamaBundle, llamaRunnable, llamaServerProfile, makeLlamaModel } from '../lib/server/llama-server.ts';
-import { DEFAULT_SERVERS_FILE, loadServers } from '../lib/config/profile.ts';
 import { B4747_KNOWN_ISSUES, LLAMA_CONFIGS } from '../fixtures/llama-configs.ts';
+import { DEFAULT_SERVERS_FILE, loadServers } from '../lib/config/profile.ts';
+import { findLlamaBundle, llamaRunnable, llamaServerProfile, makeLlamaModel } from '../lib/server/llama-server.ts';
 
 export interface RealColumn {
   /** Project id the column runs as (absent when there is no real server to run). */
@@ -21,7 +21,10 @@ export interface RealColumn {
 const REAL_LLAMA_PROJECT = 'llama-server-b4747';
 
 export async function realLlamaColumn(out: string): Promise<RealColumn> {
-  const none = (why: string): RealColumn => ({ note: `real llama-server column: not run (${why})`, stop: async () => undefined });
+  const none = (why: string): RealColumn => ({
+    note: `real llama-server column: not run (${why})`,
+    stop: async () => undefined,
+  });
   const { bundle, searched } = findLlamaBundle();
   if (!bundle) return none(`no llama.cpp bundle in ${searched.join(' or ')}`);
   const runnable = await llamaRunnable(bundle);
@@ -50,7 +53,10 @@ export async function realLlamaColumn(out: string): Promise<RealColumn> {
   // The tiny model has no DRAM bound worth declaring (configs.ts): drop the profile's hardware.
   if (cfg.profile && 'hardware' in cfg.profile && cfg.profile.hardware === undefined) delete profile.hardware;
   const file = join(dir, 'servers.json');
-  writeFileSync(file, `${JSON.stringify({ servers: [...raw.servers.filter((p) => p.id !== REAL_LLAMA_PROJECT), profile] }, null, 2)}\n`);
+  writeFileSync(
+    file,
+    `${JSON.stringify({ servers: [...raw.servers.filter((p) => p.id !== REAL_LLAMA_PROJECT), profile] }, null, 2)}\n`,
+  );
   loadServers(file); // a profile the schema refuses fails here, naming the field, not in the middle of the matrix
   return {
     project: REAL_LLAMA_PROJECT,

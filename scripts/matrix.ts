@@ -13,15 +13,16 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { EMULATIONS, pinnedDeviations, studyMarkdown } from '../fixtures/seed-study.ts';
 import { ROOT } from '../lib/config/profile.ts';
 import { renderHtml } from '../reporters/html.ts';
 import { normaliseResults } from '../reporters/report-data.ts';
-import { matrixMarkdown, matrixRows, type MatrixRow } from '../reporters/seed-matrix.ts';
-import { EMULATIONS, pinnedDeviations, studyMarkdown } from '../fixtures/seed-study.ts';
+import { type MatrixRow, matrixMarkdown, matrixRows } from '../reporters/seed-matrix.ts';
+import { type RealColumn, realLlamaColumn } from './matrix-real.ts';
 import { defaultResultsFiles, loadResultsFiles } from './report.ts';
-import { realLlamaColumn, type RealColumn } from './matrix-real.ts';
 
-const USAGE = 'usage: npm run matrix -- [--projects a,b] [--out reports/matrix] [--budget-min 15] [--readme] [--no-real] | --from results.json … [--out dir] [--readme]\n  --readme: also regenerate the study\'s table in docs/seed-matrix.md (between its matrix markers)';
+const USAGE =
+  "usage: npm run matrix -- [--projects a,b] [--out reports/matrix] [--budget-min 15] [--readme] [--no-real] | --from results.json … [--out dir] [--readme]\n  --readme: also regenerate the study's table in docs/seed-matrix.md (between its matrix markers)";
 
 export interface MatrixArgs {
   projects?: string[];
@@ -38,7 +39,11 @@ export function parseArgs(argv: readonly string[]): MatrixArgs | { error: string
     const arg = argv[i]!;
     const value = (name: string) => (arg.startsWith(`${name}=`) ? arg.slice(name.length + 1) : argv[++i]);
     if (arg === '-h' || arg === '--help') return { help: true };
-    if (arg === '--projects' || arg.startsWith('--projects=')) a.projects = (value('--projects') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    if (arg === '--projects' || arg.startsWith('--projects='))
+      a.projects = (value('--projects') ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     else if (arg === '--out' || arg.startsWith('--out=')) {
       const v = value('--out');
       if (!v) return { error: '--out needs a directory' };
@@ -61,24 +66,37 @@ export function parseArgs(argv: readonly string[]): MatrixArgs | { error: string
 const mmss = (ms: number) => `${Math.floor(ms / 60_000)}:${String(Math.floor((ms % 60_000) / 1000)).padStart(2, '0')}`;
 
 /** One `vitest run --project id`: progress lines through, stopped (SIGTERM, then SIGKILL) at the deadline. */
-function runProject(id: string, env: NodeJS.ProcessEnv, deadline: number, prefix: string): Promise<{ code: number | null; stopped: boolean; ms: number }> {
+function runProject(
+  id: string,
+  env: NodeJS.ProcessEnv,
+  deadline: number,
+  prefix: string,
+): Promise<{ code: number | null; stopped: boolean; ms: number }> {
   const t0 = Date.now();
   return new Promise((resolveRun) => {
-    const child = spawn(process.execPath, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--project', id], {
-      cwd: ROOT,
-      env: { ...env, NO_COLOR: '1', FORCE_COLOR: '0' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--project', id],
+      {
+        cwd: ROOT,
+        env: { ...env, NO_COLOR: '1', FORCE_COLOR: '0' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
     let stopped = false;
     const tail: string[] = [];
     const onLine = (line: string) => {
       tail.push(line);
       if (tail.length > 40) tail.shift();
       // A family finished (one line per test file), or a long check's own progress line.
-      const file = /^\s*[✓×↓]\s+\|[^|]+\|\s+suites\/([a-z-]+)\.test\.ts\s+\((\d+) tests?[^)]*\)\s*(\d+\s*m?s)?/.exec(line);
-      if (file) console.log(`${prefix} ${file[1]} (${file[2]} checks) ${file[3] ?? ''} — ${mmss(Date.now() - t0)} elapsed`);
-      else if (/^\[(cycles|context|parallel)\.[a-z0-9-]+\] (cycle \d|warm-up|concurrency|\d+ × |trend)/.test(line)) console.log(`${prefix}   ${line.slice(0, 160)}`);
+      const file = /^\s*[✓×↓]\s+\|[^|]+\|\s+suites\/([a-z-]+)\.test\.ts\s+\((\d+) tests?[^)]*\)\s*(\d+\s*m?s)?/.exec(
+        line,
+      );
+      if (file)
+        console.log(`${prefix} ${file[1]} (${file[2]} checks) ${file[3] ?? ''} — ${mmss(Date.now() - t0)} elapsed`);
+      else if (/^\[(cycles|context|parallel)\.[a-z0-9-]+\] (cycle \d|warm-up|concurrency|\d+ × |trend)/.test(line))
+        console.log(`${prefix}   ${line.slice(0, 160)}`);
       else if (/SETUP ERROR|starting:|ready at/.test(line)) console.log(`${prefix} ${line.trim().slice(0, 200)}`);
     };
     const pipe = (s: NodeJS.ReadableStream) => {
@@ -112,17 +130,21 @@ function runProject(id: string, env: NodeJS.ProcessEnv, deadline: number, prefix
     };
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
-    const timer = setTimeout(() => {
-      stopped = true;
-      console.log(`${prefix} time budget spent: stopping (its results file keeps what was measured)`);
-      kill('SIGTERM');
-      setTimeout(() => kill('SIGKILL'), 10_000).unref();
-    }, Math.max(1_000, deadline - Date.now()));
+    const timer = setTimeout(
+      () => {
+        stopped = true;
+        console.log(`${prefix} time budget spent: stopping (its results file keeps what was measured)`);
+        kill('SIGTERM');
+        setTimeout(() => kill('SIGKILL'), 10_000).unref();
+      },
+      Math.max(1_000, deadline - Date.now()),
+    );
     child.on('close', (code) => {
       clearTimeout(timer);
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
-      if (code !== 0 && code !== 1 && !stopped) console.log(`${prefix} vitest exited with ${code}; last lines:\n${tail.slice(-15).join('\n')}`);
+      if (code !== 0 && code !== 1 && !stopped)
+        console.log(`${prefix} vitest exited with ${code}; last lines:\n${tail.slice(-15).join('\n')}`);
       resolveRun({ code, stopped, ms: Date.now() - t0 });
     });
   });
@@ -157,7 +179,10 @@ export function studyOrder(files: readonly string[], projectOf: (f: string) => s
     const i = order.indexOf(projectOf(f) ?? '');
     return i === -1 ? order.length : i;
   };
-  return files.map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map((x) => x.f);
+  return files
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i)
+    .map((x) => x.f);
 }
 
 export function buildMatrix(files: readonly string[], intro: string[] = []): Built {
@@ -191,7 +216,9 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       return 2;
     }
     files = args.from;
-    intro.push(`Generated by \`npm run matrix -- --from …\` from ${files.length} results file${files.length === 1 ? '' : 's'} (no run).`);
+    intro.push(
+      `Generated by \`npm run matrix -- --from …\` from ${files.length} results file${files.length === 1 ? '' : 's'} (no run).`,
+    );
   } else {
     const runs = join(out, 'runs');
     const known = EMULATIONS.map((e) => e.project);
@@ -210,7 +237,11 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
           console.log(`${prefix} not run: the time budget is spent`);
           continue;
         }
-        const env: NodeJS.ProcessEnv = { ...process.env, CONFORMANCE_REPORTS_DIR: runs, ...(id === real?.project ? real.env : {}) };
+        const env: NodeJS.ProcessEnv = {
+          ...process.env,
+          CONFORMANCE_REPORTS_DIR: runs,
+          ...(id === real?.project ? real.env : {}),
+        };
         console.log(`${prefix} running (${mmss(Date.now() - t0)} into the budget)`);
         const r = await runProject(id, env, deadline, prefix);
         console.log(`${prefix} done in ${mmss(r.ms)}${r.stopped ? ' (stopped at the budget)' : ''}`);
@@ -219,7 +250,9 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       await real?.stop();
     }
     files = defaultResultsFiles(runs).filter((f) => all.some((p) => relative(runs, f).split(/[\\/]/)[0] === p));
-    intro.push(`Generated by \`npm run matrix\` on ${new Date().toISOString().slice(0, 10)} in ${mmss(Date.now() - t0)} (${all.length} servers, quick tier).`);
+    intro.push(
+      `Generated by \`npm run matrix\` on ${new Date().toISOString().slice(0, 10)} in ${mmss(Date.now() - t0)} (${all.length} servers, quick tier).`,
+    );
   }
 
   files = studyOrder(files, (f) => {
@@ -251,11 +284,20 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     console.error(`matrix: ${built.deviations.length} verdict(s) differ from those pinned in fixtures/seed-study.ts:`);
     for (const d of built.deviations) console.error(`  - ${d}`);
   } else console.log('matrix: every pinned verdict of fixtures/seed-study.ts holds');
-  console.log(`matrix: wrote ${relative(process.cwd(), mdFile)} and ${relative(process.cwd(), htmlFile)} in ${mmss(Date.now() - t0)}`);
+  console.log(
+    `matrix: wrote ${relative(process.cwd(), mdFile)} and ${relative(process.cwd(), htmlFile)} in ${mmss(Date.now() - t0)}`,
+  );
   return built.deviations.length || built.notes.length ? 1 : 0;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  main().then((code) => { process.exitCode = code; }, (e) => { console.error(`matrix: ${(e as Error).stack ?? e}`); process.exitCode = 1; });
+  main().then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e) => {
+      console.error(`matrix: ${(e as Error).stack ?? e}`);
+      process.exitCode = 1;
+    },
+  );
 }
-

@@ -5,14 +5,17 @@
 //   node --import tsx scripts/repeat-check.ts --check metrics.gen-tps-plausible [--fault stream-role-now-content-at-end]
 //        [--decode-tps 125] [--iterations 20] [--burner]
 import { randomBytes } from 'node:crypto';
-import { grade, runCheck } from '../lib/check/check.ts';
-import { startBurner, type Burner } from '../lib/measure/cpu-burner.ts';
-import { loadFamily } from './support/speed-matrix.ts';
 import { startReference } from '../fixtures/reference-server/spawn.ts';
+import { grade, runCheck } from '../lib/check/check.ts';
+import { type Burner, startBurner } from '../lib/measure/cpu-burner.ts';
+import { loadFamily } from './support/speed-matrix.ts';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  const get = (k: string) => { const i = argv.indexOf(k); return i >= 0 ? argv[i + 1] : undefined; };
+  const get = (k: string) => {
+    const i = argv.indexOf(k);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
   const id = get('--check');
   if (!id) throw new Error('--check <id> is required');
   const faults = argv.flatMap((a, i) => (a === '--fault' && argv[i + 1] ? ['--fault', argv[i + 1]!] : []));
@@ -27,11 +30,18 @@ async function main(): Promise<void> {
     for (let i = 1; i <= iterations; i++) {
       const ref = await startReference([...faults, ...(tps ? ['--decode-tps', tps] : [])]);
       try {
-        const { verdict, ms } = await runCheck(check, { profile: ref.profile, server: ref.info, runId: randomBytes(4).toString('hex'), log: () => undefined });
+        const { verdict, ms } = await runCheck(check, {
+          profile: ref.profile,
+          server: ref.info,
+          runId: randomBytes(4).toString('hex'),
+          log: () => undefined,
+        });
         const g = grade(check, verdict, ref.profile, false);
         counts[g.outcome] = (counts[g.outcome] ?? 0) + 1;
         const stall = (verdict.metrics as { clientStallMs?: number } | undefined)?.clientStallMs;
-        console.log(`${String(i).padStart(3)}: ${g.outcome.padEnd(12)} ${Math.round(ms)} ms${stall !== undefined ? `, client stall allowance ${stall.toFixed(1)} ms` : ''}${g.outcome === 'fail' || g.outcome === 'pass' ? '' : ` — ${g.message.split('\n')[0]!.slice(0, 240)}`}`);
+        console.log(
+          `${String(i).padStart(3)}: ${g.outcome.padEnd(12)} ${Math.round(ms)} ms${stall !== undefined ? `, client stall allowance ${stall.toFixed(1)} ms` : ''}${g.outcome === 'fail' || g.outcome === 'pass' ? '' : ` — ${g.message.split('\n')[0]!.slice(0, 240)}`}`,
+        );
       } finally {
         await ref.stop();
       }
@@ -39,7 +49,13 @@ async function main(): Promise<void> {
   } finally {
     await burner?.stop();
   }
-  console.log(`${id}${faults.length ? ` with ${faults.filter((_, i) => i % 2).join(',')}` : ''}${tps ? ` at ${tps} tok/s` : ''}${burner ? ' (CPU burner beside it)' : ''}: ${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ')} of ${iterations}`);
+  console.log(
+    `${id}${faults.length ? ` with ${faults.filter((_, i) => i % 2).join(',')}` : ''}${tps ? ` at ${tps} tok/s` : ''}${burner ? ' (CPU burner beside it)' : ''}: ${Object.entries(
+      counts,
+    )
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')} of ${iterations}`,
+  );
 }
 
 main().catch((e) => {

@@ -14,13 +14,13 @@ import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { compileSchema, schemaErrors } from '../lib/config/schemas.ts';
 import { redact } from '../lib/config/secrets.ts';
-import type { ResultsFile } from '../reporters/results-types.ts';
-import { projectDir } from '../reporters/results.ts';
-import { renderConsole, toColumns, type Column } from '../reporters/render.ts';
-import { summaryOf, writeSummary } from '../reporters/summary.ts';
 import { writeBadges } from '../reporters/badges.ts';
 import { renderHtml } from '../reporters/html.ts';
 import { writeJunit } from '../reporters/junit.ts';
+import { type Column, renderConsole, toColumns } from '../reporters/render.ts';
+import { projectDir } from '../reporters/results.ts';
+import type { ResultsFile } from '../reporters/results-types.ts';
+import { summaryOf, writeSummary } from '../reporters/summary.ts';
 
 export type ReportPart = 'console' | 'summary' | 'badges' | 'html' | 'junit';
 export const ALL_PARTS: readonly ReportPart[] = ['console', 'summary', 'badges', 'html', 'junit'];
@@ -68,11 +68,21 @@ export function loadResultsFiles(paths: readonly string[]): { loaded: LoadedResu
     }
     const problems = validate(data) ? [] : schemaErrors(validate);
     const f = data as Partial<ResultsFile>;
-    if (!f || typeof f !== 'object' || !f.header || !Array.isArray(f.checks) || !f.header.machine || typeof f.header.project !== 'string') {
+    if (
+      !f ||
+      typeof f !== 'object' ||
+      !f.header ||
+      !Array.isArray(f.checks) ||
+      !f.header.machine ||
+      typeof f.header.project !== 'string'
+    ) {
       notes.push(`${source} is not a results file (${problems.slice(0, 3).join('; ') || 'no header/checks'})`);
       continue;
     }
-    if (problems.length) notes.push(`${source} does not match results.schema.json: ${problems.slice(0, 5).join('; ')}${problems.length > 5 ? ` (+${problems.length - 5} more)` : ''}`);
+    if (problems.length)
+      notes.push(
+        `${source} does not match results.schema.json: ${problems.slice(0, 5).join('; ')}${problems.length > 5 ? ` (+${problems.length - 5} more)` : ''}`,
+      );
     loaded.push({ source, file: f as ResultsFile, problems });
   }
   return { loaded, notes };
@@ -111,7 +121,8 @@ export function runReport(o: ReportOptions): ReportResult {
   const columns = toColumns(loaded.map((l) => l.file));
   const written: string[] = [];
 
-  if (parts.has('console')) print(redact(renderConsole(columns, { color: !env.NO_COLOR && process.stdout.isTTY === true })));
+  if (parts.has('console'))
+    print(redact(renderConsole(columns, { color: !env.NO_COLOR && process.stdout.isTTY === true })));
   if (parts.has('summary')) {
     if (columns.length > 1) written.push(writeSummary(summaryOf(columns), out, env));
     else for (const c of columns) written.push(writeSummary(summaryOf([c]), projectDir(out, c.project), env));
@@ -119,11 +130,24 @@ export function runReport(o: ReportOptions): ReportResult {
   if (parts.has('badges')) for (const c of columns) written.push(...writeBadges(c, projectDir(out, c.project)));
   // One test suite per column (shards of a project on one machine merged), as the live reporter writes it.
   if (parts.has('junit') && columns.length) {
-    written.push(writeJunit(columns.map((c) => ({ header: c.header, checks: c.checks, errors: c.errors, ...(c.finished ? { finished: { date: c.header.date, reason: 'passed' } } : {}) })), out));
+    written.push(
+      writeJunit(
+        columns.map((c) => ({
+          header: c.header,
+          checks: c.checks,
+          errors: c.errors,
+          ...(c.finished ? { finished: { date: c.header.date, reason: 'passed' } } : {}),
+        })),
+        out,
+      ),
+    );
   }
   if (parts.has('html')) {
     // The same loaded files as every other part, so the page and the table can never disagree.
-    const html = renderHtml(loaded.map((l) => l.file), { generatedAt: new Date().toISOString(), sources: loaded.map((l) => l.source), notes });
+    const html = renderHtml(
+      loaded.map((l) => l.file),
+      { generatedAt: new Date().toISOString(), sources: loaded.map((l) => l.source), notes },
+    );
     const file = join(out, 'index.html');
     mkdirSync(out, { recursive: true });
     writeFileSync(file, html);
@@ -131,12 +155,22 @@ export function runReport(o: ReportOptions): ReportResult {
   }
 
   for (const n of notes) process.stderr.write(`report: ${n}\n`);
-  return { columns, loaded, raw: loaded.map((l) => l.file), sources: loaded.map((l) => l.source), notes, written, ok: notes.length === 0 };
+  return {
+    columns,
+    loaded,
+    raw: loaded.map((l) => l.file),
+    sources: loaded.map((l) => l.source),
+    notes,
+    written,
+    ok: notes.length === 0,
+  };
 }
 
 const USAGE = 'usage: npm run report -- [results.json ...] [--out reports] [--only console,summary,badges,html,junit]';
 
-export function parseArgs(argv: readonly string[]): { files: string[]; out: string; parts: ReportPart[] } | { error: string } | { help: true } {
+export function parseArgs(
+  argv: readonly string[],
+): { files: string[]; out: string; parts: ReportPart[] } | { error: string } | { help: true } {
   const files: string[] = [];
   let out = 'reports';
   let parts: ReportPart[] = [...ALL_PARTS];
@@ -149,9 +183,13 @@ export function parseArgs(argv: readonly string[]): { files: string[]; out: stri
       if (!v) return { error: '--out needs a directory' };
       out = v;
     } else if (a === '--only' || a.startsWith('--only=')) {
-      const v = (value('--only') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      const v = (value('--only') ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       const bad = v.filter((p) => !ALL_PARTS.includes(p as ReportPart));
-      if (!v.length || bad.length) return { error: `--only takes ${ALL_PARTS.join(',')}${bad.length ? ` (not ${bad.join(',')})` : ''}` };
+      if (!v.length || bad.length)
+        return { error: `--only takes ${ALL_PARTS.join(',')}${bad.length ? ` (not ${bad.join(',')})` : ''}` };
       parts = v as ReportPart[];
     } else if (a.startsWith('--')) return { error: `unknown option ${a}` };
     else files.push(a);
@@ -175,7 +213,8 @@ export function main(argv: readonly string[] = process.argv.slice(2)): number {
     return 2;
   }
   const r = runReport({ files, out: args.out, parts: args.parts });
-  if (r.written.length) console.error(`report: wrote ${r.written.length} file(s) from ${r.loaded.length} results file(s) into ${args.out}`);
+  if (r.written.length)
+    console.error(`report: wrote ${r.written.length} file(s) from ${r.loaded.length} results file(s) into ${args.out}`);
   return r.ok ? 0 : 1;
 }
 

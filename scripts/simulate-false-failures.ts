@@ -20,14 +20,17 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { type CalibrationRaw, calibrationRuns, type Fit, fitCalibration } from './simulate/calibrate.ts';
 import { describeDist } from './simulate/fit.ts';
-import { calibrationRuns, fitCalibration, type CalibrationRaw, type Fit } from './simulate/calibrate.ts';
 import { runScenario, scenarios } from './simulate/scenarios.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 function parseArgs(argv: string[]) {
-  const get = (k: string) => { const i = argv.indexOf(k); return i >= 0 ? argv[i + 1] : undefined; };
+  const get = (k: string) => {
+    const i = argv.indexOf(k);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
   return {
     trials: Number(get('--trials') ?? 10_000),
     runs: Number(get('--calibration-runs') ?? 4),
@@ -50,18 +53,27 @@ async function main(): Promise<void> {
     fit = (JSON.parse(readFileSync(a.fit, 'utf8')) as { fit: Fit }).fit;
     console.log(`jitter fit reused from ${a.fit} (${fit.source})`);
   } else {
-    console.log(`calibration: ${a.runs} real run(s) of the cycles and parallel families against the reference server under ${a.burners} CPU burner(s) (≈ ${a.runs * 20} s)`);
-    calibration = a.runs > 0 ? await calibrationRuns(a.runs, { burners: a.burners, log: (m) => console.log(`  ${m}`) }) : { cyclesRuns: [], speedup: [], scaling: [], starvation: [], outcomes: [] };
+    console.log(
+      `calibration: ${a.runs} real run(s) of the cycles and parallel families against the reference server under ${a.burners} CPU burner(s) (≈ ${a.runs * 20} s)`,
+    );
+    calibration =
+      a.runs > 0
+        ? await calibrationRuns(a.runs, { burners: a.burners, log: (m) => console.log(`  ${m}`) })
+        : { cyclesRuns: [], speedup: [], scaling: [], starvation: [], outcomes: [] };
     for (const file of a.pool) {
       const old = (JSON.parse(readFileSync(file, 'utf8')) as { calibration?: CalibrationRaw }).calibration;
       if (!old) throw new Error(`${file} keeps no raw calibration to pool`);
       console.log(`  pooled ${old.cyclesRuns.length} stored calibration run(s) from ${file}`);
       calibration = {
-        cyclesRuns: [...calibration.cyclesRuns, ...old.cyclesRuns], speedup: [...calibration.speedup, ...old.speedup],
-        scaling: [...calibration.scaling, ...old.scaling], starvation: [...calibration.starvation, ...old.starvation], outcomes: [...calibration.outcomes, ...old.outcomes],
+        cyclesRuns: [...calibration.cyclesRuns, ...old.cyclesRuns],
+        speedup: [...calibration.speedup, ...old.speedup],
+        scaling: [...calibration.scaling, ...old.scaling],
+        starvation: [...calibration.starvation, ...old.starvation],
+        outcomes: [...calibration.outcomes, ...old.outcomes],
       };
     }
-    if (!calibration.cyclesRuns.length) throw new Error('no calibration runs: use --calibration-runs N and/or --pool FILE');
+    if (!calibration.cyclesRuns.length)
+      throw new Error('no calibration runs: use --calibration-runs N and/or --pool FILE');
     fit = fitCalibration(calibration, a.burner, a.pool);
   }
   console.log(`fitted jitter (${fit.source}):`);
@@ -69,7 +81,10 @@ async function main(): Promise<void> {
   console.log(`  nominal: ${JSON.stringify(fit.nominal)}`);
 
   const all = scenarios(fit);
-  const results: Record<string, Array<{ scenario: string; kind: string; trials: number } & ReturnType<typeof runScenario>>> = {};
+  const results: Record<
+    string,
+    Array<{ scenario: string; kind: string; trials: number } & ReturnType<typeof runScenario>>
+  > = {};
   let seed = a.seed;
   for (const [check, list] of Object.entries(all)) {
     results[check] = [];
@@ -77,29 +92,39 @@ async function main(): Promise<void> {
       const ts = performance.now();
       const r = runScenario(s, a.trials, seed++);
       results[check].push({ scenario: s.name, kind: s.kind, trials: a.trials, ...r });
-      const what = s.kind === 'correct'
-        ? `false failures ${r.fail}/${a.trials} (rate ${r.rate.toExponential(1)}, 95 % upper ${r.upper95!.toExponential(1)}); warn ${r.warn}, inconclusive ${r.inconclusive}`
-        : `detected ${(r.rate * 100).toFixed(2)} % (${(s.detects ?? ['fail']).join('/')}); pass ${r.pass}, warn ${r.warn}, inconclusive ${r.inconclusive}, fail ${r.fail}`;
-      console.log(`${check.padEnd(23)} ${s.name.padEnd(58)} ${what} [${((performance.now() - ts) / 1000).toFixed(1)} s]`);
+      const what =
+        s.kind === 'correct'
+          ? `false failures ${r.fail}/${a.trials} (rate ${r.rate.toExponential(1)}, 95 % upper ${r.upper95!.toExponential(1)}); warn ${r.warn}, inconclusive ${r.inconclusive}`
+          : `detected ${(r.rate * 100).toFixed(2)} % (${(s.detects ?? ['fail']).join('/')}); pass ${r.pass}, warn ${r.warn}, inconclusive ${r.inconclusive}, fail ${r.fail}`;
+      console.log(
+        `${check.padEnd(23)} ${s.name.padEnd(58)} ${what} [${((performance.now() - ts) / 1000).toFixed(1)} s]`,
+      );
     }
   }
   const target = 1e-4;
-  const summary = Object.fromEntries(Object.entries(results).map(([check, rs]) => {
-    const fitted = rs.find((r) => r.scenario === 'correct server (fitted jitter)')!;
-    return [check, {
-      falseFailureRate: fitted.rate,
-      falseFailureUpper95: fitted.upper95,
-      meetsTarget: fitted.fail / fitted.trials <= target,
-      detection: Object.fromEntries(rs.filter((r) => r.kind === 'fault').map((r) => [r.scenario, r.rate])),
-    }];
-  }));
+  const summary = Object.fromEntries(
+    Object.entries(results).map(([check, rs]) => {
+      const fitted = rs.find((r) => r.scenario === 'correct server (fitted jitter)')!;
+      return [
+        check,
+        {
+          falseFailureRate: fitted.rate,
+          falseFailureUpper95: fitted.upper95,
+          meetsTarget: fitted.fail / fitted.trials <= target,
+          detection: Object.fromEntries(rs.filter((r) => r.kind === 'fault').map((r) => [r.scenario, r.rate])),
+        },
+      ];
+    }),
+  );
   const report = {
     generatedAt: new Date().toISOString(),
     node: process.version,
     trialsPerScenario: a.trials,
     seed: a.seed,
-    target: 'false-failure rate ≤ 1/10,000 per check on the correct server; with 10,000 trials and 0 failures the 95 % upper bound is 3/10,000',
-    isolationNote: 'parallel.isolation is not a timing verdict (ids, models, texts compared exactly): its proofs are deterministic, nothing to simulate',
+    target:
+      'false-failure rate ≤ 1/10,000 per check on the correct server; with 10,000 trials and 0 failures the 95 % upper bound is 3/10,000',
+    isolationNote:
+      'parallel.isolation is not a timing verdict (ids, models, texts compared exactly): its proofs are deterministic, nothing to simulate',
     fit,
     calibrationOutcomes: calibration?.outcomes,
     /** Raw calibration measurements, so later runs can pool them (--pool) or refit them. */
@@ -112,9 +137,19 @@ async function main(): Promise<void> {
   writeFileSync(a.out, JSON.stringify(report, null, 2));
   console.log(`\nwrote ${a.out} (${report.seconds} s)`);
   const bad = Object.entries(summary).filter(([, s]) => !s.meetsTarget);
-  console.log(bad.length ? `ABOVE TARGET: ${bad.map(([c, s]) => `${c} ${s.falseFailureRate}`).join(', ')}` : 'every check: false-failure rate within 1/10,000 on the fitted jitter');
+  console.log(
+    bad.length
+      ? `ABOVE TARGET: ${bad.map(([c, s]) => `${c} ${s.falseFailureRate}`).join(', ')}`
+      : 'every check: false-failure rate within 1/10,000 on the fitted jitter',
+  );
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  main().then(() => process.exit(0), (e) => { console.error(e); process.exit(1); });
+  main().then(
+    () => process.exit(0),
+    (e) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
 }

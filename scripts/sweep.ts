@@ -7,16 +7,30 @@
 //                    [--no-change] [--families stream,metrics] [--burner] [--out reports/sweep.json]
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { startBurner, type Burner } from '../lib/measure/cpu-burner.ts';
 import { ROOT } from '../lib/config/profile.ts';
+import { type Burner, startBurner } from '../lib/measure/cpu-burner.ts';
 import { FAMILY_ORDER } from '../vitest.config.ts';
 import {
-  MATRIX_FAULTS, faultProofs, runCatalogue, runFaultProof, speedArgs, speedProfile, type CatalogueRun, type FaultRow,
+  type CatalogueRun,
+  type FaultRow,
+  faultProofs,
+  MATRIX_FAULTS,
+  runCatalogue,
+  runFaultProof,
+  speedArgs,
+  speedProfile,
 } from './support/speed-matrix.ts';
 
 function args(argv: string[]) {
-  const get = (k: string) => { const i = argv.indexOf(k); return i >= 0 ? argv[i + 1] : undefined; };
-  const list = (k: string, d: string) => (get(k) ?? d).split(',').map((x) => x.trim()).filter(Boolean);
+  const get = (k: string) => {
+    const i = argv.indexOf(k);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const list = (k: string, d: string) =>
+    (get(k) ?? d)
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
   return {
     speeds: list('--speeds', '3,30,300,3000').map(Number),
     faultSpeeds: list('--fault-speeds', '5,3000').map(Number),
@@ -34,8 +48,11 @@ const pad = (s: string | number, n: number) => String(s).padEnd(n);
 function catalogueTable(runs: CatalogueRun[]): string {
   const lines = [`${pad('server', 34)}${OUTCOMES.map((o) => pad(o, 13)).join('')}time`];
   for (const r of runs) {
-    lines.push(`${pad(r.label, 34)}${OUTCOMES.map((o) => pad(r.counts[o] ?? 0, 13)).join('')}${(r.ms / 1000).toFixed(0)} s`);
-    for (const row of r.rows.filter((x) => x.outcome !== 'pass' && x.outcome !== 'skip')) lines.push(`    ${row.outcome.padEnd(13)}${row.id}: ${row.message.split('\n')[0]!.slice(0, 160)}`);
+    lines.push(
+      `${pad(r.label, 34)}${OUTCOMES.map((o) => pad(r.counts[o] ?? 0, 13)).join('')}${(r.ms / 1000).toFixed(0)} s`,
+    );
+    for (const row of r.rows.filter((x) => x.outcome !== 'pass' && x.outcome !== 'skip'))
+      lines.push(`    ${row.outcome.padEnd(13)}${row.id}: ${row.message.split('\n')[0]!.slice(0, 160)}`);
   }
   return lines.join('\n');
 }
@@ -64,15 +81,28 @@ async function main(): Promise<void> {
   try {
     if (a.burner) burner = startBurner({ maxMs: 3 * 3600_000 });
     for (const tps of a.speeds) {
-      runs.push(await runCatalogue(`correct @ ${tps} tok/s`, speedArgs(tps), { families: a.families, profile: speedProfile(tps), log }));
+      runs.push(
+        await runCatalogue(`correct @ ${tps} tok/s`, speedArgs(tps), {
+          families: a.families,
+          profile: speedProfile(tps),
+          log,
+        }),
+      );
     }
     if (a.change) {
       // 600 tok/s, and every other 20 s a neighbour takes the machine: 3 tok/s (200x slower) until it leaves.
-      runs.push(await runCatalogue('correct @ 600 <-> 3 tok/s (20 s)', speedArgs(600, ['--slow-step-ms', '333.3', '--slow-period-ms', '20000']), { families: a.families, profile: speedProfile(600), log }));
+      runs.push(
+        await runCatalogue(
+          'correct @ 600 <-> 3 tok/s (20 s)',
+          speedArgs(600, ['--slow-step-ms', '333.3', '--slow-period-ms', '20000']),
+          { families: a.families, profile: speedProfile(600), log },
+        ),
+      );
     }
     for (const name of a.faults) {
       const fault = MATRIX_FAULTS[name] ?? name;
-      for (const proof of await faultProofs(fault)) for (const tps of a.faultSpeeds) faults.push({ ...(await runFaultProof(proof, tps, log)), fault: name });
+      for (const proof of await faultProofs(fault))
+        for (const tps of a.faultSpeeds) faults.push({ ...(await runFaultProof(proof, tps, log)), fault: name });
     }
   } finally {
     await burner?.stop();
@@ -81,7 +111,10 @@ async function main(): Promise<void> {
   mkdirSync(dirname(a.out), { recursive: true });
   writeFileSync(a.out, JSON.stringify(out, null, 2));
   console.log(`\nreference server, quick tier${a.burner ? ', CPU burner beside it' : ''}\n${catalogueTable(runs)}`);
-  if (faults.length) console.log(`\ntiming faults (caught = the proof's expected outcome and message)\n${faultTable(faults, a.faultSpeeds)}`);
+  if (faults.length)
+    console.log(
+      `\ntiming faults (caught = the proof's expected outcome and message)\n${faultTable(faults, a.faultSpeeds)}`,
+    );
   console.log(`\n${((performance.now() - t0) / 60_000).toFixed(1)} min; written to ${a.out}`);
   const bad = runs.some((r) => (r.counts.fail ?? 0) + (r.counts.error ?? 0) > 0) || faults.some((f) => !f.caught);
   process.exitCode = bad ? 1 : 0;

@@ -181,7 +181,8 @@ function findUnusedExports(): UnusedExport[] {
       const decls = (exp.declarations ?? []).filter((d) => d.getSourceFile() === sf);
       if (decls.length === 0) continue; // export * from another file: judged there
       // Family files: cli/catalogue.ts, scripts/families.ts and test/proofs.test.ts load these by listing suites/.
-      if (/^suites\/[^/]+\.ts$/.test(file) && (exp.name === 'checks' || exp.name === 'proofs' || exp.name === 'family')) continue;
+      if (/^suites\/[^/]+\.ts$/.test(file) && (exp.name === 'checks' || exp.name === 'proofs' || exp.name === 'family'))
+        continue;
       // Fault files: the reference server's faults.ts loads every file of its faults/ folder by listing it.
       if (/^fixtures\/reference-server\/faults\/[^/]+\.ts$/.test(file) && exp.name === 'faults') continue;
       if (isUsedElsewhere(exp, sf.fileName)) continue;

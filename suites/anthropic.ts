@@ -3,30 +3,43 @@
 // flow message_start → (content_block_start, content_block_delta…, content_block_stop)… → message_delta → message_stop,
 // with ping events anywhere and error events on failure. One recorded stream per run, shared by the family's checks.
 import type { CheckContext, CheckDef } from '../lib/check/check.ts';
-import type { Verdict } from '../lib/check/types.ts';
-import { send, generationBody } from '../lib/http/exchange.ts';
-import { assertReached, makeSample, unusable, type Sample } from '../lib/decode/sse-samples.ts';
-import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
-import { judgeEventLines, judgeEventSequence } from '../lib/grading/anthropic.ts';
-import { passProof, faultProof, type Proof } from './support/proof.ts';
 import type { FamilySpec } from '../lib/check/family-spec.ts';
+import type { Verdict } from '../lib/check/types.ts';
+import { assertReached, makeSample, type Sample, unusable } from '../lib/decode/sse-samples.ts';
+import { judgeEventLines, judgeEventSequence } from '../lib/grading/anthropic.ts';
+import { generationBody, send } from '../lib/http/exchange.ts';
+import { incompleteVerdict, type SharedRecording, shared } from '../lib/http/recordings.ts';
+import { faultProof, type Proof, passProof } from './support/proof.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
-  name: 'anthropic', order: 40,
+  name: 'anthropic',
+  order: 40,
   what: 'the Anthropic Messages event sequence (`/v1/messages`, streamed)',
 };
 
-const STREAMING = 'Anthropic API docs, Streaming Messages: event types and event flow (https://docs.anthropic.com/en/api/messages-streaming)';
+const STREAMING =
+  'Anthropic API docs, Streaming Messages: event types and event flow (https://docs.anthropic.com/en/api/messages-streaming)';
 
 async function messagesStream(ctx: CheckContext): Promise<SharedRecording<Sample>> {
-  return shared(ctx, 'anthropic', async () => {
-    const x = await send(ctx, 'anthropic-messages', generationBody(ctx, 'anthropic-messages', {
-      prompt: `[request ${ctx.nonce()}] Write one short sentence about a river.`, maxTokens: 16, stream: true,
-    }));
-    assertReached(x.rec);
-    return makeSample('/v1/messages stream', x.rec);
-  }, (s) => [s.rec]);
+  return shared(
+    ctx,
+    'anthropic',
+    async () => {
+      const x = await send(
+        ctx,
+        'anthropic-messages',
+        generationBody(ctx, 'anthropic-messages', {
+          prompt: `[request ${ctx.nonce()}] Write one short sentence about a river.`,
+          maxTokens: 16,
+          stream: true,
+        }),
+      );
+      assertReached(x.rec);
+      return makeSample('/v1/messages stream', x.rec);
+    },
+    (s) => [s.rec],
+  );
 }
 
 async function judged(ctx: CheckContext, judge: (s: Sample) => Verdict): Promise<Verdict> {
@@ -52,7 +65,8 @@ export const checks: CheckDef[] = [
     id: 'anthropic.event-sequence',
     title: 'Messages stream events follow message_start … content blocks … message_delta → message_stop',
     level: 'MUST',
-    rationale: 'SDKs build the message with a state machine over this flow; a delta before its block or a missing message_stop breaks it.',
+    rationale:
+      'SDKs build the message with a state machine over this flow; a delta before its block or a missing message_stop breaks it.',
     reference: STREAMING,
     run: (ctx) => judged(ctx, judgeEventSequence),
   },
@@ -61,7 +75,11 @@ export const checks: CheckDef[] = [
 export const proofs: Proof[] = [
   passProof('anthropic.event-lines', { messageIncludes: ['each with an event: line matching its data type'] }),
   faultProof('anthropic.event-lines', 'anthropic-no-event-lines', ['have no "event:" line', 'message_start']),
-  passProof('anthropic.event-sequence', { messageIncludes: ['event flow message_start → content_block_start', 'message_stop'] }),
-  faultProof('anthropic.event-sequence', 'anthropic-wrong-order', ['content_block_delta for index 0 before its content_block_start']),
+  passProof('anthropic.event-sequence', {
+    messageIncludes: ['event flow message_start → content_block_start', 'message_stop'],
+  }),
+  faultProof('anthropic.event-sequence', 'anthropic-wrong-order', [
+    'content_block_delta for index 0 before its content_block_start',
+  ]),
   faultProof('anthropic.event-sequence', 'anthropic-no-message-stop', ['no message_stop event', 'message_delta']),
 ];

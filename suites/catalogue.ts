@@ -2,8 +2,8 @@
 // Vite's import.meta.glob keeps this list true without anyone editing it.
 /// <reference types="vite/client" />
 import type { CheckDef } from '../lib/check/check.ts';
-import type { Proof } from './support/proof.ts';
 import type { FamilySpec } from '../lib/check/family-spec.ts';
+import type { Proof } from './support/proof.ts';
 
 export interface FamilyModule {
   /** Its declaration (scripts/families.ts derives the rest from it; test/families.test.ts lints it). */

@@ -3,32 +3,51 @@
 // server-sent events as they become available, with the stream terminated by a data: [DONE] message"; WHATWG HTML §9.2.6.
 // One recorded stream per run, shared by the family's checks.
 import type { CheckContext, CheckDef } from '../lib/check/check.ts';
-import type { Verdict } from '../lib/check/types.ts';
-import { send, generationBody } from '../lib/http/exchange.ts';
-import { pass } from '../lib/check/messages.ts';
-import { judgeContentType, judgeDataPrefix, judgeDoneTerminator, judgeEventTerminator, judgeOneJsonPerEvent } from '../lib/grading/sse-framing.ts';
-import { judgeChunkSchema } from '../lib/grading/sse-chunks.ts';
-import { assertReached, evidenceOf, makeSample, unusable, type Sample } from '../lib/decode/sse-samples.ts';
-import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
-import { passProof, faultProof, type Proof } from './support/proof.ts';
 import type { FamilySpec } from '../lib/check/family-spec.ts';
+import { pass } from '../lib/check/messages.ts';
+import type { Verdict } from '../lib/check/types.ts';
+import { assertReached, evidenceOf, makeSample, type Sample, unusable } from '../lib/decode/sse-samples.ts';
+import { judgeChunkSchema } from '../lib/grading/sse-chunks.ts';
+import {
+  judgeContentType,
+  judgeDataPrefix,
+  judgeDoneTerminator,
+  judgeEventTerminator,
+  judgeOneJsonPerEvent,
+} from '../lib/grading/sse-framing.ts';
+import { generationBody, send } from '../lib/http/exchange.ts';
+import { incompleteVerdict, type SharedRecording, shared } from '../lib/http/recordings.ts';
+import { faultProof, type Proof, passProof } from './support/proof.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
-  name: 'completions', order: 30,
+  name: 'completions',
+  order: 30,
   what: 'the same SSE framing for the legacy `/v1/completions` stream',
 };
 
-const COMPLETIONS = 'OpenAI API reference, Completions (legacy): stream = data-only server-sent events of text_completion objects, terminated by data: [DONE] (https://platform.openai.com/docs/api-reference/completions/create)';
+const COMPLETIONS =
+  'OpenAI API reference, Completions (legacy): stream = data-only server-sent events of text_completion objects, terminated by data: [DONE] (https://platform.openai.com/docs/api-reference/completions/create)';
 
 async function completionsStream(ctx: CheckContext): Promise<SharedRecording<Sample>> {
-  return shared(ctx, 'completions', async () => {
-    const x = await send(ctx, 'openai-completions', generationBody(ctx, 'openai-completions', {
-      prompt: `[request ${ctx.nonce()}] Once upon a time, in a small café in Zürich,`, maxTokens: 16, stream: true,
-    }));
-    assertReached(x.rec);
-    return makeSample('/v1/completions stream', x.rec);
-  }, (s) => [s.rec]);
+  return shared(
+    ctx,
+    'completions',
+    async () => {
+      const x = await send(
+        ctx,
+        'openai-completions',
+        generationBody(ctx, 'openai-completions', {
+          prompt: `[request ${ctx.nonce()}] Once upon a time, in a small café in Zürich,`,
+          maxTokens: 16,
+          stream: true,
+        }),
+      );
+      assertReached(x.rec);
+      return makeSample('/v1/completions stream', x.rec);
+    },
+    (s) => [s.rec],
+  );
 }
 
 async function judged(ctx: CheckContext, judge: (s: Sample) => Verdict): Promise<Verdict> {
@@ -49,7 +68,8 @@ function judgeFraming(s: Sample): Verdict {
   if (failed.length) {
     return {
       outcome: 'fail',
-      message: `The /v1/completions stream MUST use SSE framing: ${failed.length} of ${parts.length} framing rules broken.\n` +
+      message:
+        `The /v1/completions stream MUST use SSE framing: ${failed.length} of ${parts.length} framing rules broken.\n` +
         failed.map(([name, v]) => `[${name}] ${v.message}`).join('\n'),
       evidence: evidenceOf([s]),
     };
@@ -63,9 +83,11 @@ export const checks: CheckDef[] = [
   {
     ...base,
     id: 'completions.framing',
-    title: '/v1/completions streams are well-framed SSE (text/event-stream, data: lines, one JSON object per event, blank-line terminated)',
+    title:
+      '/v1/completions streams are well-framed SSE (text/event-stream, data: lines, one JSON object per event, blank-line terminated)',
     level: 'MUST',
-    rationale: 'Clients parse the completions stream with the same SSE reader as chat; broken framing loses or merges chunks.',
+    rationale:
+      'Clients parse the completions stream with the same SSE reader as chat; broken framing loses or merges chunks.',
     reference: `${COMPLETIONS}; WHATWG HTML §9.2.6 "Interpreting an event stream"`,
     run: (ctx) => judged(ctx, judgeFraming),
   },
@@ -83,20 +105,37 @@ export const checks: CheckDef[] = [
     id: 'completions.chunk-schema',
     title: 'every /v1/completions chunk is a text_completion object; id and model stable',
     level: 'MUST',
-    rationale: 'Typed clients validate object "text_completion" and read choices[].text; a chat-shaped chunk breaks them.',
-    reference: 'OpenAI API reference, the completion object (id, object "text_completion", created, model, choices[].text, finish_reason)',
+    rationale:
+      'Typed clients validate object "text_completion" and read choices[].text; a chat-shaped chunk breaks them.',
+    reference:
+      'OpenAI API reference, the completion object (id, object "text_completion", created, model, choices[].text, finish_reason)',
     thresholds: {
-      createdSlackS: { value: 2, why: 'some servers stamp each chunk with the current time; allow that drift over the stream\'s duration plus this many seconds' },
+      createdSlackS: {
+        value: 2,
+        why: "some servers stamp each chunk with the current time; allow that drift over the stream's duration plus this many seconds",
+      },
     },
-    run: (ctx) => judged(ctx, (s) => judgeChunkSchema([s], { schemaFile: 'text-completion-chunk.schema.json', objectName: 'text_completion', createdSlackS: ctx.threshold('createdSlackS') })),
+    run: (ctx) =>
+      judged(ctx, (s) =>
+        judgeChunkSchema([s], {
+          schemaFile: 'text-completion-chunk.schema.json',
+          objectName: 'text_completion',
+          createdSlackS: ctx.threshold('createdSlackS'),
+        }),
+      ),
   },
 ];
 
 export const proofs: Proof[] = [
   passProof('completions.framing', { messageIncludes: ['each ended by a blank line', 'one JSON object per event'] }),
   faultProof('completions.framing', 'completions-no-blank-line', ['[event terminator]', 'blank line']),
-  passProof('completions.done-terminator', { messageIncludes: ['[DONE] is the last event and the body ends after it'] }),
+  passProof('completions.done-terminator', {
+    messageIncludes: ['[DONE] is the last event and the body ends after it'],
+  }),
   faultProof('completions.done-terminator', 'completions-no-done', ['no "data: [DONE]" event']),
   passProof('completions.chunk-schema', { messageIncludes: ['chunks valid text_completion; id and model stable'] }),
-  faultProof('completions.chunk-schema', 'completions-wrong-object', ['text_completion', '/object must be equal to constant']),
+  faultProof('completions.chunk-schema', 'completions-wrong-object', [
+    'text_completion',
+    '/object must be equal to constant',
+  ]),
 ];

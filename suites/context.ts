@@ -9,26 +9,47 @@
 //
 // Grading functions are pure and live in lib/grading/context.ts (simulated in test/context-grading.test.ts).
 import type { CheckContext, CheckDef } from '../lib/check/check.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
+import { fail, fmt, inconclusive, pass, skip, warn } from '../lib/check/messages.ts';
 import type { Evidence } from '../lib/check/types.ts';
-import { chat, generationBody, uniquePrompt, describeExchange, measurePace, paceFor, type Exchange } from '../lib/http/exchange.ts';
-import { served } from '../lib/measure/served.ts';
-import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
-import { sizedFrom, tokensAt } from '../lib/measure/pace.ts';
-import { bodyText } from '../lib/http/recorder.ts';
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
-import { promptOfTokens, calibrate } from '../lib/http/prompts.ts';
-import { fail, pass, warn, inconclusive, skip, fmt } from '../lib/check/messages.ts';
+import {
+  bisectLargestAccepted,
+  classifyOverWindow,
+  gradePrefillScaling,
+  gradeRejectionLatency,
+  gradeServedWindow,
+  gradeSlowdown,
+  guardStarvation,
+  type OverWindowFinding,
+  type ProbeAnswer,
+  type ScalingPoint,
+  scalingLengths,
+  scalingWorstCase,
+  type TimingGrade,
+} from '../lib/grading/context.ts';
 import { median, summarize } from '../lib/grading/stats.ts';
 import {
-  bisectLargestAccepted, classifyOverWindow, gradePrefillScaling, gradeRejectionLatency, gradeServedWindow, gradeSlowdown,
-  guardStarvation, scalingLengths, scalingWorstCase, type OverWindowFinding, type ProbeAnswer, type ScalingPoint, type TimingGrade,
-} from '../lib/grading/context.ts';
-import { passProof, faultProof, plainProof, type Proof } from './support/proof.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
+  chat,
+  describeExchange,
+  type Exchange,
+  generationBody,
+  measurePace,
+  paceFor,
+  uniquePrompt,
+} from '../lib/http/exchange.ts';
+import { calibrate, promptOfTokens } from '../lib/http/prompts.ts';
+import { bodyText } from '../lib/http/recorder.ts';
+import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
+import { sizedFrom, tokensAt } from '../lib/measure/pace.ts';
+import { served } from '../lib/measure/served.ts';
+import { faultProof, type Proof, passProof, plainProof } from './support/proof.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
-  name: 'context', order: 130, headline: false,
+  name: 'context',
+  order: 130,
+  headline: false,
   what: 'prompts within the window accepted, a proper 400 beyond it, served vs trained window, prefill scaling, healthy afterwards',
 };
 
@@ -60,7 +81,9 @@ function longDeadlines(ctx: CheckContext): Partial<CheckContext['deadlines']> {
 
 /** usage.prompt_tokens of a non-stream body or a stream's usage chunk. */
 function promptTokensOf(x: Exchange): number | undefined {
-  const n = x.events?.usage?.prompt_tokens ?? (x.json as { usage?: { prompt_tokens?: unknown } } | undefined)?.usage?.prompt_tokens;
+  const n =
+    x.events?.usage?.prompt_tokens ??
+    (x.json as { usage?: { prompt_tokens?: unknown } } | undefined)?.usage?.prompt_tokens;
   return typeof n === 'number' && Number.isFinite(n) ? n : undefined;
 }
 
@@ -84,9 +107,18 @@ function ttftOf(x: Exchange): number | undefined {
 const STREAM_USAGE = { stream_options: { include_usage: true } };
 
 /** One streaming request of about `tokens` prompt tokens that stops at the first token. */
-async function timedPrefill(ctx: CheckContext, tokens: number, deadlines?: Partial<CheckContext['deadlines']>, offset = 0): Promise<{ x: Exchange; ttft?: number; sent: number }> {
+async function timedPrefill(
+  ctx: CheckContext,
+  tokens: number,
+  deadlines?: Partial<CheckContext['deadlines']>,
+  offset = 0,
+): Promise<{ x: Exchange; ttft?: number; sent: number }> {
   const { prompt, expectedTokens } = await promptOfTokens(ctx, tokens, offset);
-  const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens: 1, stream: true, extra: STREAM_USAGE }), { deadlines });
+  const x = await chat(
+    ctx,
+    generationBody(ctx, 'openai-chat', { prompt, maxTokens: 1, stream: true, extra: STREAM_USAGE }),
+    { deadlines },
+  );
   return { x, ttft: ttftOf(x), sent: promptTokensOf(x) ?? expectedTokens };
 }
 
@@ -108,13 +140,27 @@ interface OverWindowRun {
   sent: number;
 }
 
-async function overWindowRequest(ctx: CheckContext, stream: boolean, targetTokens: number, waitMs: number, offset: number): Promise<OverWindowRun> {
+async function overWindowRequest(
+  ctx: CheckContext,
+  stream: boolean,
+  targetTokens: number,
+  waitMs: number,
+  offset: number,
+): Promise<OverWindowRun> {
   const window = windowOf(ctx);
   const { prompt, expectedTokens } = await promptOfTokens(ctx, targetTokens, offset);
-  const body = generationBody(ctx, 'openai-chat', { prompt, maxTokens: 8, stream, extra: stream ? STREAM_USAGE : undefined });
+  const body = generationBody(ctx, 'openai-chat', {
+    prompt,
+    maxTokens: 8,
+    stream,
+    extra: stream ? STREAM_USAGE : undefined,
+  });
   const x = await chat(ctx, body, { deadlines: { headersMs: waitMs, tokenIdleMs: waitMs, totalMs: waitMs + 5_000 } });
   const firstErrorT = x.events?.errors[0]?.t;
-  const sseBytesBeforeError = firstErrorT === undefined ? undefined : sum(x.rec.reads.filter((r) => r.t < firstErrorT).map((r) => r.bytes.length));
+  const sseBytesBeforeError =
+    firstErrorT === undefined
+      ? undefined
+      : sum(x.rec.reads.filter((r) => r.t < firstErrorT).map((r) => r.bytes.length));
   const finding = classifyOverWindow({
     stream,
     status: x.rec.status,
@@ -136,7 +182,12 @@ async function overWindowRequest(ctx: CheckContext, stream: boolean, targetToken
 /** How long to wait for an answer to an over-long prompt: a few within-window prefills, never less than a floor. */
 function noAnswerBound(ctx: CheckContext, prefillMs: number | undefined): number {
   const floor = ctx.threshold('noAnswerFloorMs');
-  return Math.round(Math.min(ctx.threshold('noAnswerCeilingMs'), Math.max(floor, (prefillMs ?? 0) * ctx.threshold('noAnswerPrefillMultiple'))));
+  return Math.round(
+    Math.min(
+      ctx.threshold('noAnswerCeilingMs'),
+      Math.max(floor, (prefillMs ?? 0) * ctx.threshold('noAnswerPrefillMultiple')),
+    ),
+  );
 }
 
 function timingVerdictPart(g: TimingGrade): string {
@@ -145,21 +196,33 @@ function timingVerdictPart(g: TimingGrade): string {
 
 // ---------------------------------------------------------------------------------------------------------------
 
-const REF_OPENAI_ERRORS = 'OpenAI API reference, Error codes: 400 Bad Request with error.code "context_length_exceeded"';
+const REF_OPENAI_ERRORS =
+  'OpenAI API reference, Error codes: 400 Bad Request with error.code "context_length_exceeded"';
 
 export const checks: CheckDef[] = [
   {
     id: 'context.within-window',
     title: 'prompts at 50 % and 90 % of the advertised window are answered 200',
     level: 'MUST',
-    rationale: 'A client sizes prompts by the window the server advertises; rejecting or cutting prompts inside it breaks every long-document use.',
-    reference: 'OpenAI API reference, Chat Completions (a request within the model context length is served); omlx/Ollama behaviour in docs/servers.md "Over-long prompts" (hard limits below the model, silent truncation)',
+    rationale:
+      'A client sizes prompts by the window the server advertises; rejecting or cutting prompts inside it breaks every long-document use.',
+    reference:
+      'OpenAI API reference, Chat Completions (a request within the model context length is served); omlx/Ollama behaviour in docs/servers.md "Over-long prompts" (hard limits below the model, silent truncation)',
     requires: ['openai-chat', 'context-window'],
     thresholds: {
-      lowFraction: { value: 0.5, why: 'the first prompt: half the window, far from any off-by-one in prompt + max_tokens accounting' },
-      highFraction: { value: 0.9, why: 'the second prompt: near the limit, with room left for max_tokens (servers count prompt + max_tokens)' },
+      lowFraction: {
+        value: 0.5,
+        why: 'the first prompt: half the window, far from any off-by-one in prompt + max_tokens accounting',
+      },
+      highFraction: {
+        value: 0.9,
+        why: 'the second prompt: near the limit, with room left for max_tokens (servers count prompt + max_tokens)',
+      },
       maxTokens: { value: 16, why: 'enough to prove generation works; capped further by what is left of the window' },
-      minCountedFraction: { value: 0.8, why: 'prompt calibration is within a few % on every server we know; usage.prompt_tokens below 80 % of the prompt means it was cut' },
+      minCountedFraction: {
+        value: 0.8,
+        why: 'prompt calibration is within a few % on every server we know; usage.prompt_tokens below 80 % of the prompt means it was cut',
+      },
     },
     timeoutMs: 2 * LONG_REQUEST_MS + 60_000,
     async run(ctx) {
@@ -173,59 +236,95 @@ export const checks: CheckDef[] = [
         const maxTokens = Math.max(1, Math.min(ctx.threshold('maxTokens'), Math.floor((window * (1 - fraction)) / 2)));
         const target = fitting(window, fraction, maxTokens);
         const { prompt, expectedTokens } = await promptOfTokens(ctx, target, Math.round(fraction * 100));
-        ctx.log(`${Math.round(fraction * 100)} % of the window: ~${expectedTokens} prompt tokens, max_tokens ${maxTokens}`);
-        const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens, stream: false }), { deadlines: longDeadlines(ctx) });
+        ctx.log(
+          `${Math.round(fraction * 100)} % of the window: ~${expectedTokens} prompt tokens, max_tokens ${maxTokens}`,
+        );
+        const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens, stream: false }), {
+          deadlines: longDeadlines(ctx),
+        });
         const label = `${Math.round(fraction * 100)} % prompt (~${expectedTokens} tokens of the ${window}-token window, max_tokens ${maxTokens})`;
         ev.push(evidence(label, x));
         const counted = promptTokensOf(x);
         const choices = (x.json as { choices?: unknown } | undefined)?.choices;
         sizes.push({ fraction, sent: expectedTokens, counted, maxTokens, status: x.rec.status, ms: x.rec.tEnd });
         if (x.rec.status !== 200) {
-          const msg = x.json !== undefined ? escapeBytes(JSON.stringify(x.json), 240) : escapeBytes(bodyText(x.rec), 240);
+          const msg =
+            x.json !== undefined ? escapeBytes(JSON.stringify(x.json), 240) : escapeBytes(bodyText(x.rec), 240);
           if (x.rec.status !== undefined && x.rec.status >= 400 && x.rec.status < 500) rejected++;
-          violations.push(`${label}: ${x.rec.status !== undefined && x.rec.status < 500 ? 'rejected' : 'not served'} — ${describeExchange(x)} ${msg}`);
+          violations.push(
+            `${label}: ${x.rec.status !== undefined && x.rec.status < 500 ? 'rejected' : 'not served'} — ${describeExchange(x)} ${msg}`,
+          );
         } else if (!Array.isArray(choices) || choices.length === 0) {
-          violations.push(`${label}: HTTP 200 without a choices array (${x.jsonError ?? escapeBytes(bodyText(x.rec), 200)})`);
+          violations.push(
+            `${label}: HTTP 200 without a choices array (${x.jsonError ?? escapeBytes(bodyText(x.rec), 200)})`,
+          );
         } else if (counted !== undefined && counted < expectedTokens * ctx.threshold('minCountedFraction')) {
-          violations.push(`${label}: HTTP 200 but usage.prompt_tokens is ${counted}: the prompt was silently truncated inside the advertised window`);
+          violations.push(
+            `${label}: HTTP 200 but usage.prompt_tokens is ${counted}: the prompt was silently truncated inside the advertised window`,
+          );
         }
       }
       const metrics = { window, windowSource: ctx.server.contextWindow!.source, calibration: cal, sizes };
       if (violations.length) {
-        return fail({
-          requirement: `Prompts inside the advertised window MUST be served: ~50 % and ~90 % of the ${windowText(ctx)} (max_tokens within what is left).`,
-          expected: 'HTTP 200 with a completion for both, usage.prompt_tokens about the size sent',
-          actual: `${violations.length} of 2 prompts not served as sent${rejected ? ': the server enforces a smaller window than it advertises' : ''}`,
-          violations,
-        }, metrics, ev);
+        return fail(
+          {
+            requirement: `Prompts inside the advertised window MUST be served: ~50 % and ~90 % of the ${windowText(ctx)} (max_tokens within what is left).`,
+            expected: 'HTTP 200 with a completion for both, usage.prompt_tokens about the size sent',
+            actual: `${violations.length} of 2 prompts not served as sent${rejected ? ': the server enforces a smaller window than it advertises' : ''}`,
+            violations,
+          },
+          metrics,
+          ev,
+        );
       }
-      return pass(`both served: ${sizes.map((s) => `${s.counted ?? `~${s.sent}`} prompt tokens → 200`).join(', ')} (window ${window})`, metrics, ev);
+      return pass(
+        `both served: ${sizes.map((s) => `${s.counted ?? `~${s.sent}`} prompt tokens → 200`).join(', ')} (window ${window})`,
+        metrics,
+        ev,
+      );
     },
   },
   {
     id: 'context.served-window',
-    title: 'the served window is the model\'s trained context (or the one the profile declares for it)',
+    title: "the served window is the model's trained context (or the one the profile declares for it)",
     level: 'SHOULD',
-    rationale: 'omlx serves and enforces 32768 tokens by default on a model trained for far more; a user who declared the model\'s 262144 must see that.',
-    reference: 'seed 000 (omlx HTTP 400 above 32768 tokens, model supports more); docs/servers.md "omlx": max_context_window default 32768; llama.cpp n_ctx vs n_ctx_train',
+    rationale:
+      "omlx serves and enforces 32768 tokens by default on a model trained for far more; a user who declared the model's 262144 must see that.",
+    reference:
+      'seed 000 (omlx HTTP 400 above 32768 tokens, model supports more); docs/servers.md "omlx": max_context_window default 32768; llama.cpp n_ctx vs n_ctx_train',
     requires: ['context-window'],
     thresholds: {
-      minServedFraction: { value: 1, why: 'any window below the trained context is worth a warning; lower it per profile where a smaller window is deliberate' },
+      minServedFraction: {
+        value: 1,
+        why: 'any window below the trained context is worth a warning; lower it per profile where a smaller window is deliberate',
+      },
     },
     timeoutMs: 10_000,
     async run(ctx) {
       const served = ctx.server.contextWindow!;
       const declared = ctx.profile.context.modelTrained;
-      const trained = declared ? { value: declared, source: 'declared in profile (context.modelTrained)' } : ctx.server.trainedContext;
+      const trained = declared
+        ? { value: declared, source: 'declared in profile (context.modelTrained)' }
+        : ctx.server.trainedContext;
       const g = gradeServedWindow(served, trained, ctx.threshold('minServedFraction'));
-      const metrics = { servedWindow: served.value, servedSource: served.source, trainedContext: trained?.value, trainedSource: trained?.source, fraction: g.fraction };
+      const metrics = {
+        servedWindow: served.value,
+        servedSource: served.source,
+        trainedContext: trained?.value,
+        trainedSource: trained?.source,
+        fraction: g.fraction,
+      };
       if (g.outcome === 'skip') return skip(g.reason);
       if (g.outcome === 'fail') {
-        return fail({
-          requirement: 'A server SHOULD serve the context the model was trained for (or tell the user how to raise its limit).',
-          expected: `a per-request window of ${trained!.value} tokens (≥ ${ctx.threshold('minServedFraction') * 100} % of the trained context)`,
-          actual: `${served.value} tokens served (${served.source}) against ${trained!.value} trained (${trained!.source}): ${g.reason.split(': ').pop()}`,
-        }, metrics);
+        return fail(
+          {
+            requirement:
+              'A server SHOULD serve the context the model was trained for (or tell the user how to raise its limit).',
+            expected: `a per-request window of ${trained!.value} tokens (≥ ${ctx.threshold('minServedFraction') * 100} % of the trained context)`,
+            actual: `${served.value} tokens served (${served.source}) against ${trained!.value} trained (${trained!.source}): ${g.reason.split(': ').pop()}`,
+          },
+          metrics,
+        );
       }
       return pass(g.reason, metrics);
     },
@@ -235,19 +334,38 @@ export const checks: CheckDef[] = [
     destructive: true, // over-long prompts may crash or wedge the server
     title: 'a prompt of ≥ 1.25x the window gets HTTP 400 (context exceeded) before prefill and before any SSE bytes',
     level: 'MUST',
-    rationale: 'A client must learn at once that the prompt is too long: a 500 is retried, a drop or hang stalls it, truncation silently loses the prompt, an in-stream error arrives after it accepted a 200.',
+    rationale:
+      'A client must learn at once that the prompt is too long: a 500 is retried, a drop or hang stalls it, truncation silently loses the prompt, an in-stream error arrives after it accepted a 200.',
     reference: `${REF_OPENAI_ERRORS}; vLLM "maximum context length is N tokens", llama.cpp 400 exceed_context_size_error (docs/servers.md "llama.cpp", "vllm")`,
     requires: ['openai-chat', 'context-window'],
     thresholds: {
-      overFactor: { value: 1.3, why: 'at least 1.25x the window, so calibration error and template overhead cannot make the prompt fit' },
-      repetitions: { value: 3, why: 'rounds of (non-stream, stream) rejections timed; the latency verdict uses their median' },
+      overFactor: {
+        value: 1.3,
+        why: 'at least 1.25x the window, so calibration error and template overhead cannot make the prompt fit',
+      },
+      repetitions: {
+        value: 3,
+        why: 'rounds of (non-stream, stream) rejections timed; the latency verdict uses their median',
+      },
       immediateMs: { value: 100, why: 'a 400 within 100 ms cannot have paid for a prefill a user would notice' },
-      failFraction: { value: 0.75, why: 'a server that prefills the (longer) prompt before rejecting needs ≥ 1.4x the within-window prefill; fail when the lower bound of the ratio reaches 0.75' },
-      warnFraction: { value: 0.35, why: 'an up-front length check costs a small fraction of a prefill; a third of one is suspicious' },
+      failFraction: {
+        value: 0.75,
+        why: 'a server that prefills the (longer) prompt before rejecting needs ≥ 1.4x the within-window prefill; fail when the lower bound of the ratio reaches 0.75',
+      },
+      warnFraction: {
+        value: 0.35,
+        why: 'an up-front length check costs a small fraction of a prefill; a third of one is suspicious',
+      },
       noAnswerFloorMs: { value: 2_000, why: 'the shortest wait for an answer before calling it a hang' },
-      noAnswerPrefillMultiple: { value: 3, why: 'wait three within-window prefills: even a server that prefills before rejecting answers by then' },
+      noAnswerPrefillMultiple: {
+        value: 3,
+        why: 'wait three within-window prefills: even a server that prefills before rejecting answers by then',
+      },
       noAnswerCeilingMs: { value: 180_000, why: 'never wait longer than this for an answer to an over-long prompt' },
-      maxLoopDelayMs: { value: 50, why: 'our event loop late by more than this (p99) means our timestamps are not the server\'s' },
+      maxLoopDelayMs: {
+        value: 50,
+        why: "our event loop late by more than this (p99) means our timestamps are not the server's",
+      },
     },
     timeoutMs: 3 * LONG_REQUEST_MS + 300_000,
     async run(ctx) {
@@ -264,31 +382,54 @@ export const checks: CheckDef[] = [
       ctx.log(`over-window prompt ~${target} tokens (window ${window}); waiting at most ${waitMs} ms for each answer`);
 
       // Round 1: non-stream and stream together (a hanging server costs one wait, not two).
-      const round1 = await Promise.all([overWindowRequest(ctx, false, target, waitMs, 1), overWindowRequest(ctx, true, target, waitMs, 2)]);
+      const round1 = await Promise.all([
+        overWindowRequest(ctx, false, target, waitMs, 1),
+        overWindowRequest(ctx, true, target, waitMs, 2),
+      ]);
       const runs: OverWindowRun[] = [...round1];
       const allRejected = () => runs.every((r) => r.finding.verdict === 'pass');
       if (allRejected()) {
         for (let i = 1; i < ctx.threshold('repetitions'); i++) {
-          runs.push(await overWindowRequest(ctx, false, target, waitMs, 10 + i), await overWindowRequest(ctx, true, target, waitMs, 20 + i));
+          runs.push(
+            await overWindowRequest(ctx, false, target, waitMs, 10 + i),
+            await overWindowRequest(ctx, true, target, waitMs, 20 + i),
+          );
           if (!allRejected()) break;
         }
       }
-      runs.forEach((r, i) => ev.push(evidence(`round ${Math.floor(i / 2) + 1} ${r.stream ? 'stream' : 'non-stream'}: ${r.finding.kind}`, r.x)));
+      runs.forEach((r, i) =>
+        ev.push(
+          evidence(`round ${Math.floor(i / 2) + 1} ${r.stream ? 'stream' : 'non-stream'}: ${r.finding.kind}`, r.x),
+        ),
+      );
       const findings = runs.map((r) => r.finding);
-      const rejectMs = runs.filter((r) => r.finding.verdict !== 'fail' && r.x.rec.tHeaders !== undefined).map((r) => r.x.rec.tHeaders!);
+      const rejectMs = runs
+        .filter((r) => r.finding.verdict !== 'fail' && r.x.rec.tHeaders !== undefined)
+        .map((r) => r.x.rec.tHeaders!);
       const metrics: Record<string, unknown> = {
-        window, promptTokens: runs[0].sent, overFactor: runs[0].sent / window, waitMs,
-        findings: findings.map((f) => f.kind), rejectMs: summarize(rejectMs), rejectSamples: rejectMs, prefillAnchorMs: prefills,
+        window,
+        promptTokens: runs[0].sent,
+        overFactor: runs[0].sent / window,
+        waitMs,
+        findings: findings.map((f) => f.kind),
+        rejectMs: summarize(rejectMs),
+        rejectSamples: rejectMs,
+        prefillAnchorMs: prefills,
       };
       const bad = findings.filter((f) => f.verdict === 'fail');
       if (bad.length) {
         const unique = [...new Map(bad.map((f) => [f.summary, f])).values()];
-        return fail({
-          requirement: `A prompt of ≥ ${ctx.threshold('overFactor')}x the ${windowText(ctx)} MUST get HTTP 400 with an error object that says the context is exceeded, before prefill and before any SSE bytes (stream and non-stream).`,
-          expected: 'HTTP 400, Content-Type application/json, {"error":{"message":"…maximum context length…","code":"context_length_exceeded"}} (or another error object saying the context/prompt is too long)',
-          actual: unique[0].summary,
-          violations: unique.slice(1).map((f) => f.summary),
-        }, metrics, ev);
+        return fail(
+          {
+            requirement: `A prompt of ≥ ${ctx.threshold('overFactor')}x the ${windowText(ctx)} MUST get HTTP 400 with an error object that says the context is exceeded, before prefill and before any SSE bytes (stream and non-stream).`,
+            expected:
+              'HTTP 400, Content-Type application/json, {"error":{"message":"…maximum context length…","code":"context_length_exceeded"}} (or another error object saying the context/prompt is too long)',
+            actual: unique[0].summary,
+            violations: unique.slice(1).map((f) => f.summary),
+          },
+          metrics,
+          ev,
+        );
       }
       // Timing: only when the rejection was not immediate do we need more prefill samples to compare with.
       if ((median(rejectMs) ?? 0) > ctx.threshold('immediateMs')) {
@@ -298,26 +439,55 @@ export const checks: CheckDef[] = [
           if (p.ttft !== undefined) prefills.push(p.ttft);
         }
       }
-      const rt = { immediateMs: ctx.threshold('immediateMs'), failFraction: ctx.threshold('failFraction'), warnFraction: ctx.threshold('warnFraction') };
-      const timing = guardStarvation(gradeRejectionLatency(rejectMs, prefills, rt), ctx.loopDelay(), ctx.threshold('maxLoopDelayMs'),
-        (d) => gradeRejectionLatency(rejectMs.map((x) => Math.max(0.1, x - d)), prefills.map((x) => x + d), rt));
+      const rt = {
+        immediateMs: ctx.threshold('immediateMs'),
+        failFraction: ctx.threshold('failFraction'),
+        warnFraction: ctx.threshold('warnFraction'),
+      };
+      const timing = guardStarvation(
+        gradeRejectionLatency(rejectMs, prefills, rt),
+        ctx.loopDelay(),
+        ctx.threshold('maxLoopDelayMs'),
+        (d) =>
+          gradeRejectionLatency(
+            rejectMs.map((x) => Math.max(0.1, x - d)),
+            prefills.map((x) => x + d),
+            rt,
+          ),
+      );
       Object.assign(metrics, timing.figures, { prefillAnchorMs: prefills });
       const warned = findings.filter((f) => f.verdict === 'warn');
       if (timing.outcome === 'fail') {
-        return fail({
-          requirement: 'The over-long prompt MUST be rejected before prefill (an up-front length check), in bounded time.',
-          expected: `a 400 in well under the ${fmt(median(prefills))} ms a within-window prompt of similar size takes to prefill`,
-          actual: timing.reason,
-          violations: findings.map((f) => f.summary),
-        }, metrics, ev);
+        return fail(
+          {
+            requirement:
+              'The over-long prompt MUST be rejected before prefill (an up-front length check), in bounded time.',
+            expected: `a 400 in well under the ${fmt(median(prefills))} ms a within-window prompt of similar size takes to prefill`,
+            actual: timing.reason,
+            violations: findings.map((f) => f.summary),
+          },
+          metrics,
+          ev,
+        );
       }
-      if (timing.outcome === 'inconclusive') return inconclusive(`${timing.reason}; answers: ${findings[0].summary}`, metrics, ev);
+      if (timing.outcome === 'inconclusive')
+        return inconclusive(`${timing.reason}; answers: ${findings[0].summary}`, metrics, ev);
       if (timing.outcome === 'warn' || warned.length) {
         // Borderline only when nothing but a borderline timing warn is behind it (a wrong status or body is clear evidence).
-        const v = warn([...warned.map((f) => f.summary), ...(timing.outcome === 'warn' ? [timingVerdictPart(timing)] : [])].join('; '), metrics, ev);
+        const v = warn(
+          [...warned.map((f) => f.summary), ...(timing.outcome === 'warn' ? [timingVerdictPart(timing)] : [])].join(
+            '; ',
+          ),
+          metrics,
+          ev,
+        );
         return !warned.length && timing.borderline ? { ...v, borderline: true } : v;
       }
-      return pass(`${findings.length} over-long requests (stream and non-stream) rejected: ${findings[0].summary.replace(/^.*?: /, '')}; ${timing.reason}`, metrics, ev);
+      return pass(
+        `${findings.length} over-long requests (stream and non-stream) rejected: ${findings[0].summary.replace(/^.*?: /, '')}; ${timing.reason}`,
+        metrics,
+        ev,
+      );
     },
   },
   {
@@ -325,19 +495,42 @@ export const checks: CheckDef[] = [
     destructive: true, // over-long prompts may crash or wedge the server
     title: 'the largest accepted prompt, found by bisection, beside the advertised window',
     level: 'INFO',
-    rationale: 'What a server really accepts is what a client can rely on; an advertised window the server does not honour (either way) misleads every client that sizes prompts by it.',
-    reference: 'seed 000 (omlx rejects above 32768); docs/servers.md "Over-long prompts" (silent truncation vs 400 pre-check)',
+    rationale:
+      'What a server really accepts is what a client can rely on; an advertised window the server does not honour (either way) misleads every client that sizes prompts by it.',
+    reference:
+      'seed 000 (omlx rejects above 32768); docs/servers.md "Over-long prompts" (silent truncation vs 400 pre-check)',
     requires: ['openai-chat', 'context-window'],
     tier: 'full',
     thresholds: {
-      resolutionTokens: { value: 16, why: 'bisection stops when the bracket is this narrow (or 0.5 % of the window, whichever is larger)' },
-      minAcceptedFraction: { value: 0.9, why: 'accepting less than 90 % of the advertised window (with max_tokens 1) means the advertised figure is wrong' },
-      acceptBoundFloorMs: { value: 500, why: 'a probe with no 4xx within this long (or a few rejection latencies) counts as accepted and is aborted' },
-      acceptBoundMultiple: { value: 4, why: 'a few times the rejection latency: servers check length up front, so a rejection that has not come by then will not' },
-      maxProbes: { value: 24, why: 'bounds the bisection (about 12 halvings from 1.25x the window, plus growth when nothing is rejected)' },
+      resolutionTokens: {
+        value: 16,
+        why: 'bisection stops when the bracket is this narrow (or 0.5 % of the window, whichever is larger)',
+      },
+      minAcceptedFraction: {
+        value: 0.9,
+        why: 'accepting less than 90 % of the advertised window (with max_tokens 1) means the advertised figure is wrong',
+      },
+      acceptBoundFloorMs: {
+        value: 500,
+        why: 'a probe with no 4xx within this long (or a few rejection latencies) counts as accepted and is aborted',
+      },
+      acceptBoundMultiple: {
+        value: 4,
+        why: 'a few times the rejection latency: servers check length up front, so a rejection that has not come by then will not',
+      },
+      maxProbes: {
+        value: 24,
+        why: 'bounds the bisection (about 12 halvings from 1.25x the window, plus growth when nothing is rejected)',
+      },
       growUntilFactor: { value: 4, why: 'when 1.25x the window is accepted, look for a limit up to 4x the window' },
-      noAnswerFloorMs: { value: 2_000, why: 'the shortest wait for an answer to the over-long probe that times the rejection' },
-      noAnswerPrefillMultiple: { value: 3, why: 'unused here (no prefill anchor); kept so the shared wait rule reads one set of names' },
+      noAnswerFloorMs: {
+        value: 2_000,
+        why: 'the shortest wait for an answer to the over-long probe that times the rejection',
+      },
+      noAnswerPrefillMultiple: {
+        value: 3,
+        why: 'unused here (no prefill anchor); kept so the shared wait rule reads one set of names',
+      },
       noAnswerCeilingMs: { value: 180_000, why: 'never wait longer than this for an answer to an over-long prompt' },
     },
     timeoutMs: 1_200_000,
@@ -347,29 +540,47 @@ export const checks: CheckDef[] = [
       // Rejection latency: one over-long probe.
       const over = await overWindowRequest(ctx, false, Math.ceil(window * 1.3), noAnswerBound(ctx, undefined), 1);
       const rejLatency = over.finding.verdict !== 'fail' ? over.x.rec.tHeaders : undefined;
-      const bound = Math.round(Math.max(ctx.threshold('acceptBoundFloorMs'), (rejLatency ?? 0) * ctx.threshold('acceptBoundMultiple')));
+      const bound = Math.round(
+        Math.max(ctx.threshold('acceptBoundFloorMs'), (rejLatency ?? 0) * ctx.threshold('acceptBoundMultiple')),
+      );
       const resolution = Math.max(ctx.threshold('resolutionTokens'), Math.round(window * 0.005));
       const growUntil = Math.ceil(window * ctx.threshold('growUntilFactor'));
       const maxProbes = ctx.threshold('maxProbes');
-      ctx.log(`estimate: up to ${maxProbes} probes of up to ${Math.ceil(window * 1.25)} tokens, each bounded by ${bound} ms (≤ ${fmt((maxProbes * bound) / 1000)} s)`);
+      ctx.log(
+        `estimate: up to ${maxProbes} probes of up to ${Math.ceil(window * 1.25)} tokens, each bounded by ${bound} ms (≤ ${fmt((maxProbes * bound) / 1000)} s)`,
+      );
       const ev: Evidence[] = [evidence('rejection-latency probe', over.x)];
       let probeNo = 0;
       const probe = async (tokens: number): Promise<ProbeAnswer> => {
         const { prompt } = await promptOfTokens(ctx, tokens, ++probeNo);
         // No 4xx within the bound (no headers, or no token after a 200) counts as accepted: the deadline aborts it.
         const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens: 1, stream: true }), {
-          stopAfterTokens: 1, deadlines: { headersMs: bound, tokenIdleMs: bound, totalMs: bound * 2 },
+          stopAfterTokens: 1,
+          deadlines: { headersMs: bound, tokenIdleMs: bound, totalMs: bound * 2 },
         });
         const s = x.rec.status;
-        const answer: ProbeAnswer = s !== undefined && s >= 400 && s < 500 ? 'rejected' : s === 200 || (s === undefined && x.rec.failure?.kind === 'headers-timeout') ? 'accepted' : 'error';
+        const answer: ProbeAnswer =
+          s !== undefined && s >= 400 && s < 500
+            ? 'rejected'
+            : s === 200 || (s === undefined && x.rec.failure?.kind === 'headers-timeout')
+              ? 'accepted'
+              : 'error';
         ctx.log(`probe ${probeNo}: ~${tokens} tokens → ${answer} (${describeExchange(x)})`);
         if (ev.length < 30) ev.push(evidence(`probe ~${tokens} tokens: ${answer}`, x));
         return answer;
       };
-      const result = await bisectLargestAccepted(probe, { lo: Math.round(cal.overhead + 64 * cal.tokensPerWord), hi: Math.ceil(window * 1.25), growUntil, resolution, maxProbes });
+      const result = await bisectLargestAccepted(probe, {
+        lo: Math.round(cal.overhead + 64 * cal.tokensPerWord),
+        hi: Math.ceil(window * 1.25),
+        growUntil,
+        resolution,
+        maxProbes,
+      });
       // Confirm the largest accepted size with a counted request (usage.prompt_tokens is the server's own count).
       const { prompt } = await promptOfTokens(ctx, result.largestAccepted, 999);
-      const confirm = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens: 1, stream: false }), { deadlines: longDeadlines(ctx) });
+      const confirm = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens: 1, stream: false }), {
+        deadlines: longDeadlines(ctx),
+      });
       ev.push(evidence(`confirmation at ~${result.largestAccepted} tokens`, confirm));
       const counted = confirm.rec.status === 200 ? promptTokensOf(confirm) : undefined;
       const largest = counted ?? result.largestAccepted;
@@ -377,17 +588,33 @@ export const checks: CheckDef[] = [
       const scale = counted !== undefined ? counted / result.largestAccepted : 1;
       const rejected = result.smallestRejected !== undefined ? Math.round(result.smallestRejected * scale) : undefined;
       const metrics = {
-        window, largestAccepted: largest, counted: counted !== undefined, smallestRejected: rejected, calibrationScale: scale, stop: result.stop,
-        probes: result.probes.map((p) => ({ ...p, tokens: Math.round(p.tokens * scale) })), acceptBoundMs: bound, resolution,
+        window,
+        largestAccepted: largest,
+        counted: counted !== undefined,
+        smallestRejected: rejected,
+        calibrationScale: scale,
+        stop: result.stop,
+        probes: result.probes.map((p) => ({ ...p, tokens: Math.round(p.tokens * scale) })),
+        acceptBoundMs: bound,
+        resolution,
       };
       const figures = `largest accepted prompt ${largest} tokens${counted !== undefined ? ' (usage.prompt_tokens)' : ' (calibrated estimate)'}, smallest rejected ≈ ${rejected ?? 'none'}, advertised window ${window} (${ctx.server.contextWindow!.source}); ${result.probes.length} probes, stopped on ${result.stop}`;
-      if (result.stop === 'no-limit-found') return warn(`no prompt up to ~${growUntil} tokens (${ctx.threshold('growUntilFactor')}x the window) was rejected: the window is not enforced; ${figures}`, metrics, ev);
+      if (result.stop === 'no-limit-found')
+        return warn(
+          `no prompt up to ~${growUntil} tokens (${ctx.threshold('growUntilFactor')}x the window) was rejected: the window is not enforced; ${figures}`,
+          metrics,
+          ev,
+        );
       if (largest < window * ctx.threshold('minAcceptedFraction')) {
-        return fail({
-          requirement: 'The largest prompt a server accepts SHOULD match the window it advertises.',
-          expected: `≥ ${Math.round(window * ctx.threshold('minAcceptedFraction'))} tokens (${ctx.threshold('minAcceptedFraction') * 100} % of the ${window}-token window) accepted with max_tokens 1`,
-          actual: `${figures}: only ${fmt((largest / window) * 100, 1)} % of the advertised window is usable`,
-        }, metrics, ev);
+        return fail(
+          {
+            requirement: 'The largest prompt a server accepts SHOULD match the window it advertises.',
+            expected: `≥ ${Math.round(window * ctx.threshold('minAcceptedFraction'))} tokens (${ctx.threshold('minAcceptedFraction') * 100} % of the ${window}-token window) accepted with max_tokens 1`,
+            actual: `${figures}: only ${fmt((largest / window) * 100, 1)} % of the advertised window is usable`,
+          },
+          metrics,
+          ev,
+        );
       }
       return pass(figures, metrics, ev);
     },
@@ -396,27 +623,68 @@ export const checks: CheckDef[] = [
     id: 'context.prefill-scaling',
     title: 'prefill time grows about linearly with the prompt, not quadratically',
     level: 'MUST',
-    rationale: 'A quadratic prefill turns a long prompt into a stall: a 52k-token prompt took 31 min instead of 2–3 (seed 000); mlx-vlm is pathological above 30k tokens.',
-    reference: 'seed 000 (52k-token prefill 31 min instead of 2–3; mlx-vlm > 30k); docs/servers.md "mlx-vlm": single-pass prefill O(N²) (#1355)',
+    rationale:
+      'A quadratic prefill turns a long prompt into a stall: a 52k-token prompt took 31 min instead of 2–3 (seed 000); mlx-vlm is pathological above 30k tokens.',
+    reference:
+      'seed 000 (52k-token prefill 31 min instead of 2–3; mlx-vlm > 30k); docs/servers.md "mlx-vlm": single-pass prefill O(N²) (#1355)',
     requires: ['openai-chat'],
     thresholds: {
-      failLowBound: { value: 1.6, why: 'clearly quadratic: the 95 % lower bound of the log-log slope at 1.6 or more (linear = 1, quadratic = 2)' },
-      warnSlope: { value: 1.4, why: 'attention adds a legitimate superlinear share at long prompts: a slope estimate past 1.4 is named superlinear in the message; it warns only when the window\'s prefill is past both window bounds by the estimate' },
-      windowPrefillMaxS: { value: 600, why: 'a served window that takes more than 10 minutes to prefill is not usable (seed: 52k tokens in 31 min instead of 2–3); real attention cost on a small model stays far below it (llama.cpp tiny model: ~37 s for 16k tokens on 2 CPU cores)' },
-      excessFactor: { value: 4, why: 'and more than 4x what the short-prompt rate predicts for the window: attention legitimately makes long prompts a few times costlier per token (the seed\'s model: 2–3 min instead of ~1), the seed\'s pathology was over 10x' },
-      assumedWindowTokens: { value: 65_536, why: 'the window judged when the server reports none: the seed study\'s longest prompt (53k tokens) rounded up' },
-      upperFraction: { value: 0.25, why: 'fit over the upper range (the top quarter of lengths and up), where fixed costs no longer hide the prefill' },
+      failLowBound: {
+        value: 1.6,
+        why: 'clearly quadratic: the 95 % lower bound of the log-log slope at 1.6 or more (linear = 1, quadratic = 2)',
+      },
+      warnSlope: {
+        value: 1.4,
+        why: "attention adds a legitimate superlinear share at long prompts: a slope estimate past 1.4 is named superlinear in the message; it warns only when the window's prefill is past both window bounds by the estimate",
+      },
+      windowPrefillMaxS: {
+        value: 600,
+        why: 'a served window that takes more than 10 minutes to prefill is not usable (seed: 52k tokens in 31 min instead of 2–3); real attention cost on a small model stays far below it (llama.cpp tiny model: ~37 s for 16k tokens on 2 CPU cores)',
+      },
+      excessFactor: {
+        value: 4,
+        why: "and more than 4x what the short-prompt rate predicts for the window: attention legitimately makes long prompts a few times costlier per token (the seed's model: 2–3 min instead of ~1), the seed's pathology was over 10x",
+      },
+      assumedWindowTokens: {
+        value: 65_536,
+        why: "the window judged when the server reports none: the seed study's longest prompt (53k tokens) rounded up",
+      },
+      upperFraction: {
+        value: 0.25,
+        why: 'fit over the upper range (the top quarter of lengths and up), where fixed costs no longer hide the prefill',
+      },
       upperPointsQuick: { value: 6, why: 'lengths in the upper range in the quick tier' },
       upperPointsFull: { value: 7, why: 'lengths in the upper range in the full tier' },
-      repetitionsQuick: { value: 3, why: 'repetitions per length in the quick tier (each is a point of the Theil–Sen fit; the curve shows medians)' },
+      repetitionsQuick: {
+        value: 3,
+        why: 'repetitions per length in the quick tier (each is a point of the Theil–Sen fit; the curve shows medians)',
+      },
       repetitionsFull: { value: 5, why: 'repetitions per length in the full tier' },
-      maxTokensQuick: { value: 4096, why: 'longest prompt in the quick tier (also capped at 90 % of the window where one is known)' },
-      maxTokensFull: { value: 32768, why: 'longest prompt in the full tier, the seed study\'s range (also capped by the window)' },
-      minSpreadMs: { value: 20, why: 'TTFT must grow at least this much over the fitted range or prefill is invisible under fixed costs' },
-      minPoints: { value: 5, why: 'fewer distinct lengths in the upper range cannot show the curve\'s shape' },
-      budgetQuickS: { value: 120, why: 'time budget of the quick tier; longer lengths are dropped when it would be exceeded' },
-      budgetFullS: { value: 1_500, why: 'time budget of the full tier (25 min: a quadratic server can take that long)' },
-      maxLoopDelayMs: { value: 50, why: 'our event loop late by more than this (p99) means our timestamps are not the server\'s' },
+      maxTokensQuick: {
+        value: 4096,
+        why: 'longest prompt in the quick tier (also capped at 90 % of the window where one is known)',
+      },
+      maxTokensFull: {
+        value: 32768,
+        why: "longest prompt in the full tier, the seed study's range (also capped by the window)",
+      },
+      minSpreadMs: {
+        value: 20,
+        why: 'TTFT must grow at least this much over the fitted range or prefill is invisible under fixed costs',
+      },
+      minPoints: { value: 5, why: "fewer distinct lengths in the upper range cannot show the curve's shape" },
+      budgetQuickS: {
+        value: 120,
+        why: 'time budget of the quick tier; longer lengths are dropped when it would be exceeded',
+      },
+      budgetFullS: {
+        value: 1_500,
+        why: 'time budget of the full tier (25 min: a quadratic server can take that long)',
+      },
+      maxLoopDelayMs: {
+        value: 50,
+        why: "our event loop late by more than this (p99) means our timestamps are not the server's",
+      },
     },
     timeoutMs: 1_800_000,
     async run(ctx) {
@@ -426,11 +694,16 @@ export const checks: CheckDef[] = [
       const reps = ctx.threshold(full ? 'repetitionsFull' : 'repetitionsQuick');
       const upperPoints = ctx.threshold(full ? 'upperPointsFull' : 'upperPointsQuick');
       const budgetMs = ctx.threshold(full ? 'budgetFullS' : 'budgetQuickS') * 1000;
-      const cap = Math.min(ctx.threshold(full ? 'maxTokensFull' : 'maxTokensQuick'), window ? fitting(window, 0.9, 1) : Infinity);
+      const cap = Math.min(
+        ctx.threshold(full ? 'maxTokensFull' : 'maxTokensQuick'),
+        window ? fitting(window, 0.9, 1) : Infinity,
+      );
       const upperFraction = ctx.threshold('upperFraction');
       const lengthsFor = (top: number) => {
         const upper = scalingLengths(top, upperPoints, 1 / upperFraction);
-        const lower = [Math.round(top * upperFraction * upperFraction), Math.round(top * upperFraction / 2)].filter((n) => n >= 16 && n < upper[0]);
+        const lower = [Math.round(top * upperFraction * upperFraction), Math.round((top * upperFraction) / 2)].filter(
+          (n) => n >= 16 && n < upper[0],
+        );
         return { upper, lengths: [...lower, ...upper] };
       };
       const t0 = performance.now();
@@ -438,7 +711,12 @@ export const checks: CheckDef[] = [
       // The longest length from the measured prefill rate (one probe prompt of up to 1024 tokens): all repetitions of
       // all lengths fit 70 % of the budget, so a 200 tok/s server gets a shorter curve rather than a cut-off one.
       const probeTokens = Math.min(cap, 1024);
-      const probe = await timedPrefill(ctx, probeTokens, { headersMs: remaining(), tokenIdleMs: remaining(), totalMs: remaining() }, 3);
+      const probe = await timedPrefill(
+        ctx,
+        probeTokens,
+        { headersMs: remaining(), tokenIdleMs: remaining(), totalMs: remaining() },
+        3,
+      );
       const rate = probe.ttft !== undefined && probe.ttft > 0 ? (probe.sent / probe.ttft) * 1000 : undefined;
       const sumFraction = sum(lengthsFor(cap).lengths) / cap;
       const fit = rate !== undefined ? Math.floor((0.7 * (budgetMs / 1000) * rate) / (reps * sumFraction)) : cap;
@@ -446,11 +724,19 @@ export const checks: CheckDef[] = [
       const sizing = `longest prompt ${top} tokens${top < cap ? ` (of ${cap}), sized from the measured prefill rate ${fmt(rate, 0)} tok/s to fit the ${budgetMs / 1000} s budget` : ` (prefill rate ${fmt(rate, 0)} tok/s)`}`;
       const { upper, lengths } = lengthsFor(top);
       // Warm-up at the top length: dropped from the fit, and the anchor of the run-time estimate.
-      const warm = await timedPrefill(ctx, top, { headersMs: remaining(), tokenIdleMs: remaining(), totalMs: remaining() });
+      const warm = await timedPrefill(ctx, top, {
+        headersMs: remaining(),
+        tokenIdleMs: remaining(),
+        totalMs: remaining(),
+      });
       const topMs = warm.ttft ?? warm.x.rec.tEnd;
       const estimateS = (reps * sum(lengths.map((n) => topMs * (n / top)))) / 1000;
-      ctx.log(`estimate: ~${fmt(estimateS, 1)} s (${lengths.length} lengths ${lengths[0]}…${top} tokens × ${reps} repetitions; a ${top}-token prefill took ${fmt(topMs)} ms; ${sizing})`);
-      const samples = new Map<number, { ttft: (number | undefined)[]; counted?: number; censored: number }>(lengths.map((n) => [n, { ttft: [], censored: 0 }]));
+      ctx.log(
+        `estimate: ~${fmt(estimateS, 1)} s (${lengths.length} lengths ${lengths[0]}…${top} tokens × ${reps} repetitions; a ${top}-token prefill took ${fmt(topMs)} ms; ${sizing})`,
+      );
+      const samples = new Map<number, { ttft: (number | undefined)[]; counted?: number; censored: number }>(
+        lengths.map((n) => [n, { ttft: [], censored: 0 }]),
+      );
       const ev: Evidence[] = [evidence(`warm-up ~${top} tokens (dropped)`, warm.x)];
       let cutoff = Infinity; // lengths at or above this are skipped (budget or deadline)
       const failures: string[] = [];
@@ -458,12 +744,18 @@ export const checks: CheckDef[] = [
         for (const n of lengths) {
           if (n >= cutoff) continue;
           const left = budgetMs - (performance.now() - t0);
-          if (left < 1_000) { cutoff = n; break; }
+          if (left < 1_000) {
+            cutoff = n;
+            break;
+          }
           const p = await timedPrefill(ctx, n, { headersMs: left, tokenIdleMs: left, totalMs: left }, rep * 31 + n);
           const s = samples.get(n)!;
           s.counted ??= promptTokensOf(p.x);
           if (p.ttft !== undefined) s.ttft.push(p.ttft);
-          else if (p.x.rec.failure && ['headers-timeout', 'token-idle', 'total-timeout'].includes(p.x.rec.failure.kind)) {
+          else if (
+            p.x.rec.failure &&
+            ['headers-timeout', 'token-idle', 'total-timeout'].includes(p.x.rec.failure.kind)
+          ) {
             s.ttft.push(p.x.rec.tEnd); // censored: a lower bound of the TTFT
             s.censored++;
             cutoff = n;
@@ -474,32 +766,65 @@ export const checks: CheckDef[] = [
         }
         ctx.log(`repetition ${rep + 1}/${reps} done (${fmt((performance.now() - t0) / 1000, 1)} s)`);
       }
-      const points: ScalingPoint[] = lengths.map((n) => ({ tokens: samples.get(n)!.counted ?? n, ttftMs: samples.get(n)!.ttft, censored: samples.get(n)!.censored }));
+      const points: ScalingPoint[] = lengths.map((n) => ({
+        tokens: samples.get(n)!.counted ?? n,
+        ttftMs: samples.get(n)!.ttft,
+        censored: samples.get(n)!.censored,
+      }));
       const st = {
-        failLowBound: ctx.threshold('failLowBound'), warnSlope: ctx.threshold('warnSlope'), fitPoints: upper.length,
-        minPoints: ctx.threshold('minPoints'), minSpreadMs: ctx.threshold('minSpreadMs'),
+        failLowBound: ctx.threshold('failLowBound'),
+        warnSlope: ctx.threshold('warnSlope'),
+        fitPoints: upper.length,
+        minPoints: ctx.threshold('minPoints'),
+        minSpreadMs: ctx.threshold('minSpreadMs'),
         windowTokens: window ?? ctx.threshold('assumedWindowTokens'),
         windowSource: window ? `served, ${ctx.server.contextWindow!.source}` : 'assumed: no window known',
-        windowPrefillMaxS: ctx.threshold('windowPrefillMaxS'), excessFactor: ctx.threshold('excessFactor'),
+        windowPrefillMaxS: ctx.threshold('windowPrefillMaxS'),
+        excessFactor: ctx.threshold('excessFactor'),
       };
       const g = gradePrefillScaling(points, st);
-      const timing = guardStarvation(g, ctx.loopDelay(), ctx.threshold('maxLoopDelayMs'), (d) => gradePrefillScaling(scalingWorstCase(points, d), st));
+      const timing = guardStarvation(g, ctx.loopDelay(), ctx.threshold('maxLoopDelayMs'), (d) =>
+        gradePrefillScaling(scalingWorstCase(points, d), st),
+      );
       const metrics = {
-        curve: g.curve, fitted: g.fitted, slope: g.slope, slopeLow: g.low, slopeHigh: g.high, repetitions: reps, tier: ctx.tier, window,
-        raw: Object.fromEntries([...samples].map(([n, s]) => [n, s.ttft])), failures, loopDelay: ctx.loopDelay(), ...timing.figures, sizing, probePrefillTps: rate,
+        curve: g.curve,
+        fitted: g.fitted,
+        slope: g.slope,
+        slopeLow: g.low,
+        slopeHigh: g.high,
+        repetitions: reps,
+        tier: ctx.tier,
+        window,
+        raw: Object.fromEntries([...samples].map(([n, s]) => [n, s.ttft])),
+        failures,
+        loopDelay: ctx.loopDelay(),
+        ...timing.figures,
+        sizing,
+        probePrefillTps: rate,
       };
-      const failed = failures.length ? `; ${failures.length} request(s) failed and are left out (${failures.slice(0, 3).join('; ')})` : '';
-      const curveText = g.curve.map((c) => `${c.tokens}:${c.ttftMsP50 === undefined ? 'failed' : `${fmt(c.ttftMsP50)}ms`}`).join(' ') + failed + `; ${sizing}`;
+      const failed = failures.length
+        ? `; ${failures.length} request(s) failed and are left out (${failures.slice(0, 3).join('; ')})`
+        : '';
+      const curveText =
+        g.curve.map((c) => `${c.tokens}:${c.ttftMsP50 === undefined ? 'failed' : `${fmt(c.ttftMsP50)}ms`}`).join(' ') +
+        failed +
+        `; ${sizing}`;
       if (timing.outcome === 'fail') {
-        return fail({
-          requirement: 'Prefill time MUST NOT grow quadratically with the prompt length (log-log slope of TTFT against prompt tokens, upper range).',
-          expected: `a slope near 1 (linear); fail when the 95 % lower bound is ≥ ${ctx.threshold('failLowBound')}`,
-          actual: timing.reason,
-          violations: [`TTFT medians (tokens:ms): ${curveText}`],
-        }, metrics, ev);
+        return fail(
+          {
+            requirement:
+              'Prefill time MUST NOT grow quadratically with the prompt length (log-log slope of TTFT against prompt tokens, upper range).',
+            expected: `a slope near 1 (linear); fail when the 95 % lower bound is ≥ ${ctx.threshold('failLowBound')}`,
+            actual: timing.reason,
+            violations: [`TTFT medians (tokens:ms): ${curveText}`],
+          },
+          metrics,
+          ev,
+        );
       }
       if (timing.outcome === 'inconclusive') return inconclusive(`${timing.reason}; curve ${curveText}`, metrics, ev);
-      if (timing.outcome === 'warn') return { ...warn(`${timing.reason}; curve ${curveText}`, metrics, ev), borderline: timing.borderline };
+      if (timing.outcome === 'warn')
+        return { ...warn(`${timing.reason}; curve ${curveText}`, metrics, ev), borderline: timing.borderline };
       return pass(`${timing.reason}; curve ${curveText}`, metrics, ev);
     },
   },
@@ -508,23 +833,40 @@ export const checks: CheckDef[] = [
     destructive: true, // over-long prompts may crash or wedge the server
     title: 'after long and over-long prompts, a normal request works at normal speed',
     level: 'MUST',
-    rationale: 'A server that degrades after one long prompt (a cache never freed, a slot left broken) fails every user after it, long after the prompt that did it.',
-    reference: 'seed 000 (mlx-vlm pathological after > 30k prompts; cyclic slowdown 790 → 3.5 tok/s); docs/servers.md "vllm-mlx" (#501, #442)',
+    rationale:
+      'A server that degrades after one long prompt (a cache never freed, a slot left broken) fails every user after it, long after the prompt that did it.',
+    reference:
+      'seed 000 (mlx-vlm pathological after > 30k prompts; cyclic slowdown 790 → 3.5 tok/s); docs/servers.md "vllm-mlx" (#501, #442)',
     requires: ['openai-chat'],
     thresholds: {
-      repetitions: { value: 7, why: 'normal requests timed before and after: with 7 and 7, Moses\' 95 % interval ignores the 9 most extreme of the 49 pairwise ratios on each side, so one stalled request cannot decide the verdict' },
-      maxTokens: { value: 24, why: 'tokens of each normal request when no speed is measured (forced length where the profile says how)' },
-      requestMs: { value: 200, why: 'each normal request decodes for about this long (tokens sized from the measured speed, at least 8): a scheduling stall of tens of ms is a small part of it (simulated at 8 ms steps: 16 tokens warned in 2.6 % of bursty trials, 24 tokens, 192 ms, in 0.15 %)' },
+      repetitions: {
+        value: 7,
+        why: "normal requests timed before and after: with 7 and 7, Moses' 95 % interval ignores the 9 most extreme of the 49 pairwise ratios on each side, so one stalled request cannot decide the verdict",
+      },
+      maxTokens: {
+        value: 24,
+        why: 'tokens of each normal request when no speed is measured (forced length where the profile says how)',
+      },
+      requestMs: {
+        value: 200,
+        why: 'each normal request decodes for about this long (tokens sized from the measured speed, at least 8): a scheduling stall of tens of ms is a small part of it (simulated at 8 ms steps: 16 tokens warned in 2.6 % of bursty trials, 24 tokens, 192 ms, in 0.15 %)',
+      },
       longFraction: { value: 0.9, why: 'the long prompt: 90 % of the window (capped by the tier)' },
       longTokensQuick: { value: 4096, why: 'the long prompt in the quick tier when the window is larger or unknown' },
       longTokensFull: { value: 32768, why: 'the long prompt in the full tier when the window is larger or unknown' },
       failSlowdown: { value: 1.5, why: 'fail when wall_tps after is clearly (lower bound) below two thirds of before' },
       warnSlowdown: { value: 1.25, why: 'a 25 % slowdown estimate (with the lower bound above 1x) is worth a warning' },
       minSamples: { value: 3, why: 'fewer timed requests on a side cannot give a median with a bound' },
-      noAnswerFloorMs: { value: 2_000, why: 'how long to wait for the over-long requests\' answers (they are not graded here)' },
+      noAnswerFloorMs: {
+        value: 2_000,
+        why: "how long to wait for the over-long requests' answers (they are not graded here)",
+      },
       noAnswerPrefillMultiple: { value: 3, why: 'or three within-window prefills, whichever is longer' },
       noAnswerCeilingMs: { value: 180_000, why: 'never wait longer than this for an over-long prompt' },
-      maxLoopDelayMs: { value: 50, why: 'our event loop late by more than this (p99) means our timestamps are not the server\'s' },
+      maxLoopDelayMs: {
+        value: 50,
+        why: "our event loop late by more than this (p99) means our timestamps are not the server's",
+      },
     },
     timeoutMs: 3 * LONG_REQUEST_MS + 300_000,
     async run(ctx) {
@@ -533,81 +875,141 @@ export const checks: CheckDef[] = [
       const reps = ctx.threshold('repetitions');
       const pace = await measurePace(ctx);
       const maxTokens = pace
-        ? tokensAt(pace, { targetMs: ctx.threshold('requestMs'), min: 8, max: Math.min(1024, window ? Math.floor(window / 2) : 1024), wallCapMs: 5_000 })
+        ? tokensAt(pace, {
+            targetMs: ctx.threshold('requestMs'),
+            min: 8,
+            max: Math.min(1024, window ? Math.floor(window / 2) : 1024),
+            wallCapMs: 5_000,
+          })
         : ctx.threshold('maxTokens');
       const sizing = `${sizedFrom(pace)}: ${maxTokens} tokens per normal request`;
       const ev: Evidence[] = [];
       const normal = async (label: string) => {
-        const x = await chat(ctx, generationBody(ctx, 'openai-chat', {
-          prompt: uniquePrompt(ctx, 'Write a short paragraph about rivers and stones.'), maxTokens, stream: true, exactLength: true, extra: STREAM_USAGE,
-        }));
+        const x = await chat(
+          ctx,
+          generationBody(ctx, 'openai-chat', {
+            prompt: uniquePrompt(ctx, 'Write a short paragraph about rivers and stones.'),
+            maxTokens,
+            stream: true,
+            exactLength: true,
+            extra: STREAM_USAGE,
+          }),
+        );
         if (ev.length < 24) ev.push(evidence(label, x));
         return x;
       };
-      const longTokens = Math.min(ctx.threshold(ctx.tier === 'full' ? 'longTokensFull' : 'longTokensQuick'), window ? fitting(window, ctx.threshold('longFraction'), 1) : Infinity);
+      const longTokens = Math.min(
+        ctx.threshold(ctx.tier === 'full' ? 'longTokensFull' : 'longTokensQuick'),
+        window ? fitting(window, ctx.threshold('longFraction'), 1) : Infinity,
+      );
       const warm = await normal('warm-up (dropped)');
-      ctx.log(`estimate: ~${fmt((2 * reps * warm.rec.tEnd) / 1000, 1)} s for ${2 * reps} normal requests of ${maxTokens} tokens (${sizing}; one took ${fmt(warm.rec.tEnd)} ms), ` +
-        `plus one ~${longTokens}-token prompt${window ? ' and two over-long prompts' : ' (no window known: no over-long prompt)'}`);
+      ctx.log(
+        `estimate: ~${fmt((2 * reps * warm.rec.tEnd) / 1000, 1)} s for ${2 * reps} normal requests of ${maxTokens} tokens (${sizing}; one took ${fmt(warm.rec.tEnd)} ms), ` +
+          `plus one ~${longTokens}-token prompt${window ? ' and two over-long prompts' : ' (no window known: no over-long prompt)'}`,
+      );
       const before: Exchange[] = [];
       for (let i = 0; i < reps; i++) before.push(await normal(`before ${i + 1}`));
       // The long requests: a 90 % prompt that runs, and an over-long one in each mode.
       const long = await timedPrefill(ctx, longTokens, longDeadlines(ctx), 7);
       ev.push(evidence(`long prompt ~${long.sent} tokens`, long.x));
       const waitMs = noAnswerBound(ctx, long.ttft);
-      const overs = window ? [await overWindowRequest(ctx, false, Math.ceil(window * 1.3), waitMs, 8), await overWindowRequest(ctx, true, Math.ceil(window * 1.3), waitMs, 9)] : [];
+      const overs = window
+        ? [
+            await overWindowRequest(ctx, false, Math.ceil(window * 1.3), waitMs, 8),
+            await overWindowRequest(ctx, true, Math.ceil(window * 1.3), waitMs, 9),
+          ]
+        : [];
       overs.forEach((o) => ev.push(evidence(`over-long prompt ~${o.sent} tokens: ${o.finding.kind}`, o.x)));
       ctx.log('long requests done; timing normal requests again');
       const after: Exchange[] = [];
       for (let i = 0; i < reps; i++) after.push(await normal(`after ${i + 1}`));
       const ours = [...before, ...after].find((x) => endedByUs(x.rec));
-      if (ours) return inconclusive(budgetText('the normal requests finished', paceFor(ctx), describeExchange(ours)), { tokens: maxTokens, sizing }, ev);
+      if (ours)
+        return inconclusive(
+          budgetText('the normal requests finished', paceFor(ctx), describeExchange(ours)),
+          { tokens: maxTokens, sizing },
+          ev,
+        );
       const broken = after.filter((x) => !served(x));
       // wall_tps = tokens / e2e; `shift` moves e2e (our client's delay, counted against a failing verdict).
-      const tps = (xs: Exchange[], shift = 0) => xs.map((x) => {
-        const tokens = x.metrics?.completionTokens;
-        if (x.rec.status !== 200 || x.rec.failure || tokens === undefined) return undefined;
-        const e2e = x.metrics!.e2eMs + shift;
-        return e2e > 0 ? tokens / (e2e / 1000) : undefined;
-      });
+      const tps = (xs: Exchange[], shift = 0) =>
+        xs.map((x) => {
+          const tokens = x.metrics?.completionTokens;
+          if (x.rec.status !== 200 || x.rec.failure || tokens === undefined) return undefined;
+          const e2e = x.metrics!.e2eMs + shift;
+          return e2e > 0 ? tokens / (e2e / 1000) : undefined;
+        });
       const metrics: Record<string, unknown> = {
-        tokens: maxTokens, sizing,
-        beforeWallTps: tps(before), afterWallTps: tps(after), beforeTtftMs: before.map((x) => x.metrics?.ttftMs), afterTtftMs: after.map((x) => x.metrics?.ttftMs),
-        longPromptStatus: long.x.rec.status, overWindow: overs.map((o) => o.finding.kind),
+        tokens: maxTokens,
+        sizing,
+        beforeWallTps: tps(before),
+        afterWallTps: tps(after),
+        beforeTtftMs: before.map((x) => x.metrics?.ttftMs),
+        afterTtftMs: after.map((x) => x.metrics?.ttftMs),
+        longPromptStatus: long.x.rec.status,
+        overWindow: overs.map((o) => o.finding.kind),
       };
       if (broken.length) {
-        return fail({
-          requirement: 'After long and over-long prompts, a normal request MUST still be served.',
-          expected: `HTTP 200 and a streamed completion, as the ${before.length} requests before them got`,
-          actual: `${broken.length} of ${after.length} normal requests after the long ones failed: ${describeExchange(broken[0])}`,
-          violations: broken.slice(1).map((x) => describeExchange(x)),
-          bytes: escapeBytes(bodyText(broken[0].rec), 300),
-        }, metrics, ev);
+        return fail(
+          {
+            requirement: 'After long and over-long prompts, a normal request MUST still be served.',
+            expected: `HTTP 200 and a streamed completion, as the ${before.length} requests before them got`,
+            actual: `${broken.length} of ${after.length} normal requests after the long ones failed: ${describeExchange(broken[0])}`,
+            violations: broken.slice(1).map((x) => describeExchange(x)),
+            bytes: escapeBytes(bodyText(broken[0].rec), 300),
+          },
+          metrics,
+          ev,
+        );
       }
-      const sl = { failSlowdown: ctx.threshold('failSlowdown'), warnSlowdown: ctx.threshold('warnSlowdown'), minSamples: ctx.threshold('minSamples') };
-      const gradeAfter = (xs: Exchange[]) => guardStarvation(gradeSlowdown(tps(before), tps(xs), sl), ctx.loopDelay(), ctx.threshold('maxLoopDelayMs'),
-        (d) => gradeSlowdown(tps(before, d), tps(xs, -d), sl));
+      const sl = {
+        failSlowdown: ctx.threshold('failSlowdown'),
+        warnSlowdown: ctx.threshold('warnSlowdown'),
+        minSamples: ctx.threshold('minSamples'),
+      };
+      const gradeAfter = (xs: Exchange[]) =>
+        guardStarvation(
+          gradeSlowdown(tps(before), tps(xs), sl),
+          ctx.loopDelay(),
+          ctx.threshold('maxLoopDelayMs'),
+          (d) => gradeSlowdown(tps(before, d), tps(xs, -d), sl),
+        );
       let g = gradeAfter(after);
       Object.assign(metrics, g.figures);
       if (g.outcome !== 'pass') {
         // A slowdown must persist: time a second set of normal requests, so a transient stall (ours or the
         // server's) cannot decide the verdict. A server that stays degraded is slow in both.
-        ctx.log(`after the long requests: ${g.outcome} (${fmt(g.figures.slowdown)}x); confirming with ${reps} more normal requests`);
+        ctx.log(
+          `after the long requests: ${g.outcome} (${fmt(g.figures.slowdown)}x); confirming with ${reps} more normal requests`,
+        );
         const again: Exchange[] = [];
         for (let i = 0; i < reps; i++) again.push(await normal(`confirmation ${i + 1}`));
         const g2 = gradeAfter(again);
         metrics.firstAfter = { ...g.figures, outcome: g.outcome };
         metrics.confirmationWallTps = tps(again);
         Object.assign(metrics, g2.figures);
-        g = g2.outcome === 'pass'
-          ? { ...g2, reason: `${g2.reason} (a first set right after the long requests was ${g.outcome}: ${fmt(g.figures.slowdown)}x; the confirmation was not: transient)` }
-          : { ...g2, reason: `${g2.reason}; confirmed: the first set after the long requests gave ${fmt(g.figures.slowdown)}x` };
+        g =
+          g2.outcome === 'pass'
+            ? {
+                ...g2,
+                reason: `${g2.reason} (a first set right after the long requests was ${g.outcome}: ${fmt(g.figures.slowdown)}x; the confirmation was not: transient)`,
+              }
+            : {
+                ...g2,
+                reason: `${g2.reason}; confirmed: the first set after the long requests gave ${fmt(g.figures.slowdown)}x`,
+              };
       }
       if (g.outcome === 'fail') {
-        return fail({
-          requirement: 'After long and over-long prompts, a normal request MUST run at the speed it ran before them (same check, same request shape).',
-          expected: `wall_tps after ≥ 1/${ctx.threshold('failSlowdown')} of before (slowdown < ${ctx.threshold('failSlowdown')}x)`,
-          actual: `${g.reason}: the server stays degraded after a long prompt`,
-        }, metrics, ev);
+        return fail(
+          {
+            requirement:
+              'After long and over-long prompts, a normal request MUST run at the speed it ran before them (same check, same request shape).',
+            expected: `wall_tps after ≥ 1/${ctx.threshold('failSlowdown')} of before (slowdown < ${ctx.threshold('failSlowdown')}x)`,
+            actual: `${g.reason}: the server stays degraded after a long prompt`,
+          },
+          metrics,
+          ev,
+        );
       }
       if (g.outcome === 'inconclusive') return inconclusive(`${g.reason} (${sizing})`, metrics, ev);
       if (g.outcome === 'warn') return { ...warn(`${g.reason} (${sizing})`, metrics, ev), borderline: g.borderline };
@@ -620,16 +1022,27 @@ export const checks: CheckDef[] = [
 // quadratic term dominates the upper range without a multi-second prefill.
 const QUADRATIC_PROOF_ARGS = ['--decode-step-ms', '0.5', '--prefill-ms-per-token', '0.005', '--fault-arg', 'factor=15'];
 // llama.cpp's tiny model on 2 CPU cores, fitted T(n) = 78 + 0.063 n + 1.33e-4 n² ms (274 ms at 1k, 9.1 s at 8k, 20 s at 12k).
-const TINY_LLAMA_PREFILL_ARGS = ['--prefill-ms-per-token', '0.063', '--prefill-quadratic-ms', '0.000133', '--context-window', '16384'];
+const TINY_LLAMA_PREFILL_ARGS = [
+  '--prefill-ms-per-token',
+  '0.063',
+  '--prefill-quadratic-ms',
+  '0.000133',
+  '--context-window',
+  '16384',
+];
 
 export const proofs: Proof[] = [
   passProof('context.within-window', { messageIncludes: ['both served', '(window 4096)'] }),
   faultProof('context.within-window', 'context-cap-quarter', ['50 %', 'rejected', 'smaller window than it advertises']),
 
   passProof('context.served-window', { messageIncludes: ['served window 4096 tokens', '100.0 % served'] }),
-  faultProof('context.served-window', 'context-trained-larger', ['4096 tokens served', '32768 trained'], { expect: 'warn' }),
+  faultProof('context.served-window', 'context-trained-larger', ['4096 tokens served', '32768 trained'], {
+    expect: 'warn',
+  }),
 
-  passProof('context.over-window-400', { messageIncludes: ['over-long requests (stream and non-stream) rejected', 'HTTP 400'] }),
+  passProof('context.over-window-400', {
+    messageIncludes: ['over-long requests (stream and non-stream) rejected', 'HTTP 400'],
+  }),
   faultProof('context.over-window-400', 'context-over-500', ['HTTP 500', 'instead of 400']),
   faultProof('context.over-window-400', 'context-over-drop', ['connection dropped']),
   faultProof('context.over-window-400', 'context-over-hang', ['no response within', 'hangs']),
@@ -637,12 +1050,24 @@ export const proofs: Proof[] = [
   faultProof('context.over-window-400', 'context-over-in-stream', ['error inside the stream']),
   faultProof('context.over-window-400', 'context-over-error-field', ['SSE "error:" line', 'empty successful answer']),
 
-  passProof('context.max-accepted', { tier: 'full', messageIncludes: ['largest accepted prompt', 'advertised window 4096'] }),
-  faultProof('context.max-accepted', 'context-cap-quarter', ['largest accepted prompt', 'of the advertised window is usable'], { tier: 'full', expect: 'warn' }),
+  passProof('context.max-accepted', {
+    tier: 'full',
+    messageIncludes: ['largest accepted prompt', 'advertised window 4096'],
+  }),
+  faultProof(
+    'context.max-accepted',
+    'context-cap-quarter',
+    ['largest accepted prompt', 'of the advertised window is usable'],
+    { tier: 'full', expect: 'warn' },
+  ),
 
   // Against a server that only advertises max_model_len on /v1/models, nothing declared (window discovered generically).
   plainProof('context.within-window', undefined, ['both served', 'window 4096']),
-  plainProof('context.within-window', 'context-cap-quarter', ['rejected', 'smaller window than it advertises', 'GET /v1/models max_model_len']),
+  plainProof('context.within-window', 'context-cap-quarter', [
+    'rejected',
+    'smaller window than it advertises',
+    'GET /v1/models max_model_len',
+  ]),
   plainProof('context.over-window-400', undefined, ['over-long requests (stream and non-stream) rejected', 'HTTP 400']),
   plainProof('context.over-window-400', 'context-over-500', ['HTTP 500', 'instead of 400']),
   plainProof('context.over-window-400', 'context-over-hang', ['no response within', 'hangs']),
@@ -651,12 +1076,20 @@ export const proofs: Proof[] = [
   passProof('context.prefill-scaling', { messageIncludes: ['close to linear', 'log-log slope of TTFT'] }),
   // Real attention cost passes: the reference server with llama.cpp's tiny model's measured prefill curve (274 ms at
   // 1k tokens, 9.1 s at 8k, 20 s at 12k: slope 1.6-1.9) and its 16384-token window (extrapolated: ~37 s).
-  passProof('context.prefill-scaling', { serverArgs: TINY_LLAMA_PREFILL_ARGS, messageIncludes: ['superlinear', 'real attention'], note: 'llama.cpp tiny model curve' }),
+  passProof('context.prefill-scaling', {
+    serverArgs: TINY_LLAMA_PREFILL_ARGS,
+    messageIncludes: ['superlinear', 'real attention'],
+    note: 'llama.cpp tiny model curve',
+  }),
   // The fault on a server that serves a long window (1M tokens, as long-context models advertise): the quadratic term
   // makes that window unusable (hours of prefill; extrapolated from the quick tier's 4096 tokens).
-  faultProof('context.prefill-scaling', 'context-quadratic-prefill', ['quadratically', 'log-log slope', 'not usable'], { serverArgs: [...QUADRATIC_PROOF_ARGS, '--context-window', '1048576'] }),
+  faultProof('context.prefill-scaling', 'context-quadratic-prefill', ['quadratically', 'log-log slope', 'not usable'], {
+    serverArgs: [...QUADRATIC_PROOF_ARGS, '--context-window', '1048576'],
+  }),
 
   passProof('context.healthy-after', { messageIncludes: ['before the long requests', 'slowdown'] }),
   // 4 ms decode steps halve the proof's time; a 3x slowdown stays detected in 9,999 of 10,000 simulated bursty trials.
-  faultProof('context.healthy-after', 'context-degrade-after-long', ['stays degraded', 'slowdown'], { serverArgs: ['--decode-step-ms', '4'] }),
+  faultProof('context.healthy-after', 'context-degrade-after-long', ['stays degraded', 'slowdown'], {
+    serverArgs: ['--decode-step-ms', '4'],
+  }),
 ];

@@ -6,19 +6,20 @@
 // erred) and §15.6 (5xx: the server failed).
 import fc from 'fast-check';
 import type { CheckContext, CheckDef } from '../lib/check/check.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
+import { fail, inconclusive, pass, warn } from '../lib/check/messages.ts';
 import type { Deadlines, Recording, Verdict } from '../lib/check/types.ts';
-import { chat, generationBody, getJson, uniquePrompt, describeExchange, type Exchange } from '../lib/http/exchange.ts';
-import { record, bodyJson, bodyText } from '../lib/http/recorder.ts';
 import { classifyErrorBody, OPENAI_ERROR_SHAPE } from '../lib/decode/error-body.ts';
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
-import { fail, inconclusive, pass, warn } from '../lib/check/messages.ts';
-import { passProof, faultProof, type Proof } from './support/proof.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
+import { chat, describeExchange, type Exchange, generationBody, getJson, uniquePrompt } from '../lib/http/exchange.ts';
+import { bodyJson, bodyText, record } from '../lib/http/recorder.ts';
+import { faultProof, type Proof, passProof } from './support/proof.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
-  name: 'errors', order: 140,
-  what: "malformed and mutated requests (fast-check, seeded): non-JSON bodies and the request's required shape (messages missing, empty or not an array; a message without a valid role or content) get a 4xx (MUST); a wrong-typed optional parameter (`max_tokens: \"ten\"`) accepted with 200 is lenient, not broken (SHOULD); a 5xx, a dropped connection or a hang for client input is a failure (MUST); the server survives",
+  name: 'errors',
+  order: 140,
+  what: 'malformed and mutated requests (fast-check, seeded): non-JSON bodies and the request\'s required shape (messages missing, empty or not an array; a message without a valid role or content) get a 4xx (MUST); a wrong-typed optional parameter (`max_tokens: "ten"`) accepted with 200 is lenient, not broken (SHOULD); a 5xx, a dropped connection or a hang for client input is a failure (MUST); the server survives',
 };
 
 /** The fast-check seed of every campaign: the same cases on every run and every server. */
@@ -91,18 +92,34 @@ export function requiredShapeCases(sampled: number): Mutation[] {
     ['messages.0.content', DELETE],
   ];
   const arb = fc.oneof(
-    fc.record({ path: fc.constant('messages'), value: fc.oneof(fc.string({ maxLength: 12 }), fc.integer(), fc.constant(null), fc.boolean()) }),
-    fc.record({ path: fc.constant('messages.0'), value: fc.oneof(fc.string({ maxLength: 12 }), fc.integer(), fc.constant(null), fc.constant([])) }),
+    fc.record({
+      path: fc.constant('messages'),
+      value: fc.oneof(fc.string({ maxLength: 12 }), fc.integer(), fc.constant(null), fc.boolean()),
+    }),
+    fc.record({
+      path: fc.constant('messages.0'),
+      value: fc.oneof(fc.string({ maxLength: 12 }), fc.integer(), fc.constant(null), fc.constant([])),
+    }),
     fc.record({
       path: fc.constant('messages.0.role'),
-      value: fc.oneof(fc.string({ minLength: 1, maxLength: 12 }).filter((s) => !ROLES.has(s.trim().toLowerCase())), fc.integer(), fc.constant(null)),
+      value: fc.oneof(
+        fc.string({ minLength: 1, maxLength: 12 }).filter((s) => !ROLES.has(s.trim().toLowerCase())),
+        fc.integer(),
+        fc.constant(null),
+      ),
     }),
-    fc.record({ path: fc.constant('messages.0.content'), value: fc.oneof(fc.integer(), fc.boolean(), fc.constant({})) }),
+    fc.record({
+      path: fc.constant('messages.0.content'),
+      value: fc.oneof(fc.integer(), fc.boolean(), fc.constant({})),
+    }),
   );
-  return unique([
-    ...anchors.map(([path, value]) => ({ path, value, origin: 'anchor' })),
-    ...fc.sample(arb, { seed: SEED, numRuns: sampled }).map((c, i) => ({ ...c, origin: `sampled #${i}` })),
-  ], mutationKey);
+  return unique(
+    [
+      ...anchors.map(([path, value]) => ({ path, value, origin: 'anchor' })),
+      ...fc.sample(arb, { seed: SEED, numRuns: sampled }).map((c, i) => ({ ...c, origin: `sampled #${i}` })),
+    ],
+    mutationKey,
+  );
 }
 
 /**
@@ -118,15 +135,32 @@ export function optionalTypeCases(sampled: number): Mutation[] {
   const arb = fc.oneof(
     fc.record({
       path: fc.constant('max_tokens'),
-      value: fc.oneof(fc.string({ minLength: 1, maxLength: 10 }).filter(notNumeric), fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 2 }), fc.constant({})),
+      value: fc.oneof(
+        fc.string({ minLength: 1, maxLength: 10 }).filter(notNumeric),
+        fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 2 }),
+        fc.constant({}),
+      ),
     }),
-    fc.record({ path: fc.constant('temperature'), value: fc.oneof(fc.string({ minLength: 1, maxLength: 10 }).filter(notNumeric), fc.constant([]), fc.constant({})) }),
-    fc.record({ path: fc.constant('stream'), value: fc.oneof(fc.string({ minLength: 2, maxLength: 10 }).filter((s) => !BOOLISH.has(s.trim().toLowerCase())), fc.constant({}), fc.constant([])) }),
+    fc.record({
+      path: fc.constant('temperature'),
+      value: fc.oneof(fc.string({ minLength: 1, maxLength: 10 }).filter(notNumeric), fc.constant([]), fc.constant({})),
+    }),
+    fc.record({
+      path: fc.constant('stream'),
+      value: fc.oneof(
+        fc.string({ minLength: 2, maxLength: 10 }).filter((s) => !BOOLISH.has(s.trim().toLowerCase())),
+        fc.constant({}),
+        fc.constant([]),
+      ),
+    }),
   );
-  return unique([
-    ...anchors.map(([path, value]) => ({ path, value, origin: 'anchor' })),
-    ...fc.sample(arb, { seed: SEED + 3, numRuns: sampled }).map((c, i) => ({ ...c, origin: `sampled #${i}` })),
-  ], mutationKey);
+  return unique(
+    [
+      ...anchors.map(([path, value]) => ({ path, value, origin: 'anchor' })),
+      ...fc.sample(arb, { seed: SEED + 3, numRuns: sampled }).map((c, i) => ({ ...c, origin: `sampled #${i}` })),
+    ],
+    mutationKey,
+  );
 }
 
 /** Absurd values of the right type (a 4xx or a bounded 200 — clamping — are both fine; a 5xx, a hang or a drop is not). */
@@ -138,14 +172,35 @@ export function absurdValueCases(sampled: number): Mutation[] {
     ['temperature', -1],
   ];
   const arb = fc.oneof(
-    fc.record({ path: fc.constant('max_tokens'), value: fc.oneof(fc.integer({ min: -(2 ** 31), max: -1 }), fc.integer({ min: 2 ** 31, max: Number.MAX_SAFE_INTEGER })) }),
-    fc.record({ path: fc.constant('temperature'), value: fc.oneof(fc.double({ min: -1e6, max: -0.001, noNaN: true }), fc.double({ min: 2.001, max: 1e6, noNaN: true })) }),
-    fc.record({ path: fc.constant('top_p'), value: fc.oneof(fc.double({ min: -1e3, max: -0.001, noNaN: true }), fc.double({ min: 1.001, max: 1e3, noNaN: true })) }),
+    fc.record({
+      path: fc.constant('max_tokens'),
+      value: fc.oneof(
+        fc.integer({ min: -(2 ** 31), max: -1 }),
+        fc.integer({ min: 2 ** 31, max: Number.MAX_SAFE_INTEGER }),
+      ),
+    }),
+    fc.record({
+      path: fc.constant('temperature'),
+      value: fc.oneof(
+        fc.double({ min: -1e6, max: -0.001, noNaN: true }),
+        fc.double({ min: 2.001, max: 1e6, noNaN: true }),
+      ),
+    }),
+    fc.record({
+      path: fc.constant('top_p'),
+      value: fc.oneof(
+        fc.double({ min: -1e3, max: -0.001, noNaN: true }),
+        fc.double({ min: 1.001, max: 1e3, noNaN: true }),
+      ),
+    }),
   );
-  return unique([
-    ...anchors.map(([path, value]) => ({ path, value, origin: 'anchor' })),
-    ...fc.sample(arb, { seed: SEED + 1, numRuns: sampled }).map((c, i) => ({ ...c, origin: `sampled #${i}` })),
-  ], mutationKey);
+  return unique(
+    [
+      ...anchors.map(([path, value]) => ({ path, value, origin: 'anchor' })),
+      ...fc.sample(arb, { seed: SEED + 1, numRuns: sampled }).map((c, i) => ({ ...c, origin: `sampled #${i}` })),
+    ],
+    mutationKey,
+  );
 }
 
 /** Bodies that are not JSON at all (or not a JSON object), built from a valid request text. */
@@ -159,9 +214,16 @@ export function malformedBodies(valid: string, sampled: number): Array<{ body: s
     { body: `${valid.slice(0, -1)},}`, what: 'trailing comma' },
   ];
   const arb = fc.oneof(
-    fc.integer({ min: 1, max: valid.length - 1 }).map((cut) => ({ body: valid.slice(0, cut), what: `valid request truncated to ${cut} of ${valid.length} characters` })),
-    fc.constantFrom('}', ']', ',', 'x', '{}', '"').map((junk) => ({ body: valid + junk, what: `valid request followed by ${JSON.stringify(junk)}` })),
-    fc.constantFrom('x', ',', ']', ':').map((junk) => ({ body: junk + valid, what: `valid request preceded by ${JSON.stringify(junk)}` })),
+    fc.integer({ min: 1, max: valid.length - 1 }).map((cut) => ({
+      body: valid.slice(0, cut),
+      what: `valid request truncated to ${cut} of ${valid.length} characters`,
+    })),
+    fc
+      .constantFrom('}', ']', ',', 'x', '{}', '"')
+      .map((junk) => ({ body: valid + junk, what: `valid request followed by ${JSON.stringify(junk)}` })),
+    fc
+      .constantFrom('x', ',', ']', ':')
+      .map((junk) => ({ body: junk + valid, what: `valid request preceded by ${JSON.stringify(junk)}` })),
   );
   return unique([...anchors, ...fc.sample(arb, { seed: SEED + 2, numRuns: sampled })], (c) => c.body);
 }
@@ -210,17 +272,28 @@ function outcomeLine(o: Outcome, deadlineMs: number): string {
   const body = escapeBytes(bodyText(o.rec), 160);
   const sent = `request ${o.rec.requestBody ? escapeBytes(o.rec.requestBody, 300) : '(empty body)'}`;
   switch (o.kind) {
-    case 'hang': return `${o.label}: no response within ${deadlineMs} ms (the request hung${o.rec.status ? ` after HTTP ${o.rec.status}` : ''}); ${sent}`;
-    case 'dropped': return `${o.label}: connection ${o.rec.failure?.kind === 'connect' ? 'refused (did the server crash?)' : 'dropped without a response'} — ${o.rec.failure?.message}; ${sent}`;
-    case 'server-error': return `${o.label}: HTTP ${o.rec.status} (a server error for a client mistake, RFC 9110 §15.6), body ${body}; ${sent}`;
+    case 'hang':
+      return `${o.label}: no response within ${deadlineMs} ms (the request hung${o.rec.status ? ` after HTTP ${o.rec.status}` : ''}); ${sent}`;
+    case 'dropped':
+      return `${o.label}: connection ${o.rec.failure?.kind === 'connect' ? 'refused (did the server crash?)' : 'dropped without a response'} — ${o.rec.failure?.message}; ${sent}`;
+    case 'server-error':
+      return `${o.label}: HTTP ${o.rec.status} (a server error for a client mistake, RFC 9110 §15.6), body ${body}; ${sent}`;
     case 'accepted': {
       const f = o.rec.failure?.kind;
-      const how = f === 'aborted' ? 'cut at its first token' : f ? `no token within ${deadlineMs} ms; a slow first token is not judged here` : 'answered';
+      const how =
+        f === 'aborted'
+          ? 'cut at its first token'
+          : f
+            ? `no token within ${deadlineMs} ms; a slow first token is not judged here`
+            : 'answered';
       return `${o.label}: HTTP ${o.rec.status} — the request was accepted (${how}); ${sent}`;
     }
-    case 'refused-bare': return `${o.label}: HTTP ${o.rec.status} but no error object (${o.shapeNote}), body ${body}; ${sent}`;
-    case 'refused': return `${o.label}: HTTP ${o.rec.status}, ${o.shapeNote}, body ${body}`;
-    default: return `${o.label}: ${o.rec.status ? `HTTP ${o.rec.status}` : o.rec.failure?.message ?? 'no response'}; ${sent}`;
+    case 'refused-bare':
+      return `${o.label}: HTTP ${o.rec.status} but no error object (${o.shapeNote}), body ${body}; ${sent}`;
+    case 'refused':
+      return `${o.label}: HTTP ${o.rec.status}, ${o.shapeNote}, body ${body}`;
+    default:
+      return `${o.label}: ${o.rec.status ? `HTTP ${o.rec.status}` : (o.rec.failure?.message ?? 'no response')}; ${sent}`;
   }
 }
 
@@ -244,17 +317,35 @@ async function sendRaw(ctx: CheckContext, body: string, what: string): Promise<O
 }
 
 /** Run cases one by one, bounded in time; stop after the first hang or a dropped connection (each costs a deadline). */
-async function campaign<T>(ctx: CheckContext, cases: T[], run: (c: T) => Promise<Outcome>): Promise<{ outcomes: Outcome[]; stopped?: string }> {
+async function campaign<T>(
+  ctx: CheckContext,
+  cases: T[],
+  run: (c: T) => Promise<Outcome>,
+): Promise<{ outcomes: Outcome[]; stopped?: string }> {
   const t0 = performance.now();
   const outcomes: Outcome[] = [];
-  ctx.log(`${cases.length} cases (fast-check seed ${SEED}), one at a time, each cut after ${ctx.threshold('deadlineMs')} ms, at most ${CAMPAIGN_MS} ms in all`);
+  ctx.log(
+    `${cases.length} cases (fast-check seed ${SEED}), one at a time, each cut after ${ctx.threshold('deadlineMs')} ms, at most ${CAMPAIGN_MS} ms in all`,
+  );
   for (const c of cases) {
     if (ctx.signal.aborted) return { outcomes, stopped: 'check aborted' };
-    if (performance.now() - t0 > CAMPAIGN_MS) return { outcomes, stopped: `time bound of ${CAMPAIGN_MS} ms reached after ${outcomes.length} of ${cases.length} cases` };
+    if (performance.now() - t0 > CAMPAIGN_MS)
+      return {
+        outcomes,
+        stopped: `time bound of ${CAMPAIGN_MS} ms reached after ${outcomes.length} of ${cases.length} cases`,
+      };
     const o = await run(c);
     outcomes.push(o);
-    if (o.kind === 'hang') return { outcomes, stopped: `stopped after the first hung request (${outcomes.length} of ${cases.length} cases run)` };
-    if (o.kind === 'dropped' && o.rec.failure?.kind === 'connect') return { outcomes, stopped: `stopped: the server no longer accepts connections (${outcomes.length} of ${cases.length} cases run)` };
+    if (o.kind === 'hang')
+      return {
+        outcomes,
+        stopped: `stopped after the first hung request (${outcomes.length} of ${cases.length} cases run)`,
+      };
+    if (o.kind === 'dropped' && o.rec.failure?.kind === 'connect')
+      return {
+        outcomes,
+        stopped: `stopped: the server no longer accepts connections (${outcomes.length} of ${cases.length} cases run)`,
+      };
   }
   return { outcomes };
 }
@@ -287,37 +378,68 @@ function kindSummary(os: readonly Outcome[]): string {
 }
 
 function evidenceOf(os: readonly Outcome[]): Verdict['evidence'] {
-  return os.slice(0, 6).map((o) => ({ label: o.label, status: o.rec.status, e2eMs: o.rec.tEnd, wire: escapeBytes(bodyText(o.rec), 300) }));
+  return os
+    .slice(0, 6)
+    .map((o) => ({ label: o.label, status: o.rec.status, e2eMs: o.rec.tEnd, wire: escapeBytes(bodyText(o.rec), 300) }));
 }
 
 /** Grade a must-refuse campaign: every case 4xx with an error object; other error shapes warn (clear evidence). */
-function gradeRefusals(ctx: CheckContext, r: { outcomes: Outcome[]; stopped?: string }, requirement: string, expectedNote: string): Verdict {
+function gradeRefusals(
+  ctx: CheckContext,
+  r: { outcomes: Outcome[]; stopped?: string },
+  requirement: string,
+  expectedNote: string,
+): Verdict {
   const deadline = ctx.threshold('deadlineMs');
   const bad = r.outcomes.filter((o) => o.kind !== 'refused');
   const offShape = r.outcomes.filter((o) => o.kind === 'refused' && o.shape !== 'openai');
-  const metrics = { seed: SEED, cases: r.outcomes.length, outcomes: tally(r.outcomes), stopped: r.stopped, deadlineMs: deadline };
+  const metrics = {
+    seed: SEED,
+    cases: r.outcomes.length,
+    outcomes: tally(r.outcomes),
+    stopped: r.stopped,
+    deadlineMs: deadline,
+  };
   if (bad.length > 0) {
     const lines = bad.map((o) => outcomeLine(o, deadline));
-    return fail({
-      requirement,
-      expected: `HTTP 4xx (400, or 422/413/415) with ${OPENAI_ERROR_SHAPE}, within ${deadline} ms${expectedNote}`,
-      actual: `${bad.length} of ${r.outcomes.length} cases not refused (${kindSummary(bad)}); first: ${lines[0]!}`,
-      violations: [...lines.slice(1), ...(r.stopped ? [`campaign ${r.stopped}`] : [])],
-    }, metrics, evidenceOf([...bad, ...offShape]));
+    return fail(
+      {
+        requirement,
+        expected: `HTTP 4xx (400, or 422/413/415) with ${OPENAI_ERROR_SHAPE}, within ${deadline} ms${expectedNote}`,
+        actual: `${bad.length} of ${r.outcomes.length} cases not refused (${kindSummary(bad)}); first: ${lines[0]!}`,
+        violations: [...lines.slice(1), ...(r.stopped ? [`campaign ${r.stopped}`] : [])],
+      },
+      metrics,
+      evidenceOf([...bad, ...offShape]),
+    );
   }
   if (offShape.length > 0) {
-    return warn(`every case was refused with a 4xx, but ${offShape.length} error bod${offShape.length === 1 ? 'y is' : 'ies are'} not the OpenAI error object (clients reading error.message show nothing): ` +
-      offShape.slice(0, 3).map((o) => outcomeLine(o, deadline)).join('; '), metrics, evidenceOf(offShape));
+    return warn(
+      `every case was refused with a 4xx, but ${offShape.length} error bod${offShape.length === 1 ? 'y is' : 'ies are'} not the OpenAI error object (clients reading error.message show nothing): ` +
+        offShape
+          .slice(0, 3)
+          .map((o) => outcomeLine(o, deadline))
+          .join('; '),
+      metrics,
+      evidenceOf(offShape),
+    );
   }
-  return pass(`${r.outcomes.length} cases (fast-check seed ${SEED}), each refused with a 4xx OpenAI error object: ${JSON.stringify(tally(r.outcomes))}`, metrics);
+  return pass(
+    `${r.outcomes.length} cases (fast-check seed ${SEED}), each refused with a 4xx OpenAI error object: ${JSON.stringify(tally(r.outcomes))}`,
+    metrics,
+  );
 }
 
 const deadlineThreshold = {
-  deadlineMs: { value: 3_000, why: 'a refusal takes milliseconds; 3 s is generous on a loaded machine and bounds the cost of a server that hangs' },
+  deadlineMs: {
+    value: 3_000,
+    why: 'a refusal takes milliseconds; 3 s is generous on a loaded machine and bounds the cost of a server that hangs',
+  },
 };
 
 /** Answers that are a server failure whatever the input: 5xx, a hang, a dropped connection (and anything not HTTP 2xx/4xx). */
-const serverFailure = (o: Outcome) => o.kind === 'server-error' || o.kind === 'hang' || o.kind === 'dropped' || o.kind === 'other';
+const serverFailure = (o: Outcome) =>
+  o.kind === 'server-error' || o.kind === 'hang' || o.kind === 'dropped' || o.kind === 'other';
 
 // ------------------------------------------------------------------------------------------------------------
 
@@ -327,8 +449,10 @@ export const checks: CheckDef[] = [
     destructive: true, // fuzzed and absurd requests may crash or wedge the server
     title: 'a body that is not JSON gets a 4xx with an error object',
     level: 'MUST',
-    rationale: 'A client bug (a truncated or hand-built body) must come back as a clear client error, not a 500, an HTML page or a hang.',
-    reference: 'RFC 9110 §15.5.1 (400 Bad Request: malformed request syntax) and §15.6 (5xx only for server failures); OpenAI API reference, Error codes (400 invalid_request_error, "We could not parse the JSON body of your request")',
+    rationale:
+      'A client bug (a truncated or hand-built body) must come back as a clear client error, not a 500, an HTML page or a hang.',
+    reference:
+      'RFC 9110 §15.5.1 (400 Bad Request: malformed request syntax) and §15.6 (5xx only for server failures); OpenAI API reference, Error codes (400 invalid_request_error, "We could not parse the JSON body of your request")',
     requires: ['openai-chat'],
     thresholds: { ...deadlineThreshold },
     timeoutMs: 30_000,
@@ -336,33 +460,48 @@ export const checks: CheckDef[] = [
       const valid = JSON.stringify(baseRequest(ctx));
       const cases = malformedBodies(valid, 8);
       const r = await campaign(ctx, cases, (c) => sendRaw(ctx, c.body, c.what));
-      return gradeRefusals(ctx, r, 'A request body that is not valid JSON MUST get a 4xx response with an error object, promptly: not a 5xx, a hang or a dropped connection.', '');
+      return gradeRefusals(
+        ctx,
+        r,
+        'A request body that is not valid JSON MUST get a 4xx response with an error object, promptly: not a 5xx, a hang or a dropped connection.',
+        '',
+      );
     },
   },
   {
     id: 'errors.required-shape',
     destructive: true, // fuzzed and absurd requests may crash or wedge the server
-    title: 'a request without its required shape (messages missing, empty or not an array; a message without a valid role or content) gets a 4xx',
+    title:
+      'a request without its required shape (messages missing, empty or not an array; a message without a valid role or content) gets a 4xx',
     level: 'MUST',
-    rationale: 'Without valid messages there is nothing to answer: a server that answers anyway (200), crashes on it (5xx) or hangs hides the client\'s bug.',
-    reference: 'OpenAI API reference, Chat Completions (messages: required, a non-empty array of message objects with role system/user/assistant/tool/developer and content string or parts); RFC 9110 §15.5.1 / §15.5.21 (400, 422), §15.6 (5xx only for server failures)',
+    rationale:
+      "Without valid messages there is nothing to answer: a server that answers anyway (200), crashes on it (5xx) or hangs hides the client's bug.",
+    reference:
+      'OpenAI API reference, Chat Completions (messages: required, a non-empty array of message objects with role system/user/assistant/tool/developer and content string or parts); RFC 9110 §15.5.1 / §15.5.21 (400, 422), §15.6 (5xx only for server failures)',
     requires: ['openai-chat'],
     thresholds: { ...deadlineThreshold },
     timeoutMs: 30_000,
     async run(ctx) {
       const base = baseRequest(ctx);
       const r = await campaign(ctx, requiredShapeCases(8), (m) => sendMutation(ctx, base, m));
-      return gradeRefusals(ctx, r, 'A request without its required shape (messages missing, empty or not an array; a message that is not an object or lacks a valid role or content) MUST get a 4xx response with an error object, promptly: not a 200, a 5xx, a hang or a dropped connection.',
-        ' (each case: a valid request with exactly one part of its required shape broken)');
+      return gradeRefusals(
+        ctx,
+        r,
+        'A request without its required shape (messages missing, empty or not an array; a message that is not an object or lacks a valid role or content) MUST get a 4xx response with an error object, promptly: not a 200, a 5xx, a hang or a dropped connection.',
+        ' (each case: a valid request with exactly one part of its required shape broken)',
+      );
     },
   },
   {
     id: 'errors.optional-types',
     destructive: true, // fuzzed and absurd requests may crash or wedge the server
-    title: 'a wrong-typed optional parameter (max_tokens "ten", stream "maybe", temperature "hot") is refused with a 4xx, not silently accepted',
+    title:
+      'a wrong-typed optional parameter (max_tokens "ten", stream "maybe", temperature "hot") is refused with a 4xx, not silently accepted',
     level: 'SHOULD',
-    rationale: 'A client that sends max_tokens as a string learns of its bug only from a 4xx naming the field; a lenient server that ignores the value still works, so this warns.',
-    reference: 'OpenAI API reference, Chat Completions (max_tokens integer, temperature number, stream boolean; a wrong type is a 400 invalid_request_error); RFC 9110 §15.5.1',
+    rationale:
+      'A client that sends max_tokens as a string learns of its bug only from a 4xx naming the field; a lenient server that ignores the value still works, so this warns.',
+    reference:
+      'OpenAI API reference, Chat Completions (max_tokens integer, temperature number, stream boolean; a wrong type is a 400 invalid_request_error); RFC 9110 §15.5.1',
     requires: ['openai-chat'],
     thresholds: { ...deadlineThreshold },
     timeoutMs: 30_000,
@@ -371,21 +510,40 @@ export const checks: CheckDef[] = [
       const base = baseRequest(ctx);
       const r = await campaign(ctx, optionalTypeCases(6), (m) => sendMutation(ctx, base, m));
       // A 5xx, a hang or a drop is a server failure, graded by errors.no-server-error; here only refused vs accepted.
-      const judged = r.outcomes.filter((o) => o.kind === 'refused' || o.kind === 'refused-bare' || o.kind === 'accepted');
+      const judged = r.outcomes.filter(
+        (o) => o.kind === 'refused' || o.kind === 'refused-bare' || o.kind === 'accepted',
+      );
       const accepted = judged.filter((o) => o.kind === 'accepted');
       const elsewhere = r.outcomes.filter((o) => !judged.includes(o));
-      const metrics = { seed: SEED + 3, cases: r.outcomes.length, outcomes: tally(r.outcomes), accepted: accepted.map((o) => o.label), stopped: r.stopped };
-      const note = elsewhere.length ? `; ${elsewhere.length} case(s) answered otherwise (${kindSummary(elsewhere)}: errors.no-server-error grades those)` : '';
-      if (judged.length === 0) return inconclusive(`no case was answered with a 4xx or a 2xx${note}`, metrics, evidenceOf(elsewhere));
+      const metrics = {
+        seed: SEED + 3,
+        cases: r.outcomes.length,
+        outcomes: tally(r.outcomes),
+        accepted: accepted.map((o) => o.label),
+        stopped: r.stopped,
+      };
+      const note = elsewhere.length
+        ? `; ${elsewhere.length} case(s) answered otherwise (${kindSummary(elsewhere)}: errors.no-server-error grades those)`
+        : '';
+      if (judged.length === 0)
+        return inconclusive(`no case was answered with a 4xx or a 2xx${note}`, metrics, evidenceOf(elsewhere));
       if (accepted.length > 0) {
-        return fail({
-          requirement: 'A request with a wrong-typed optional parameter SHOULD get a 4xx naming the field; accepting it (lenient parsing: the value ignored or coerced) hides the client\'s bug, though the server is not broken.',
-          expected: `HTTP 4xx with ${OPENAI_ERROR_SHAPE}`,
-          actual: `${accepted.length} of ${judged.length} cases accepted with HTTP ${[...new Set(accepted.map((o) => o.rec.status))].join('/')} (lenient parsing): ${accepted.map((o) => o.label).join(', ')}${note}`,
-          violations: accepted.map((o) => outcomeLine(o, deadline)),
-        }, metrics, evidenceOf(accepted));
+        return fail(
+          {
+            requirement:
+              "A request with a wrong-typed optional parameter SHOULD get a 4xx naming the field; accepting it (lenient parsing: the value ignored or coerced) hides the client's bug, though the server is not broken.",
+            expected: `HTTP 4xx with ${OPENAI_ERROR_SHAPE}`,
+            actual: `${accepted.length} of ${judged.length} cases accepted with HTTP ${[...new Set(accepted.map((o) => o.rec.status))].join('/')} (lenient parsing): ${accepted.map((o) => o.label).join(', ')}${note}`,
+            violations: accepted.map((o) => outcomeLine(o, deadline)),
+          },
+          metrics,
+          evidenceOf(accepted),
+        );
       }
-      return pass(`${judged.length} wrong-typed optional parameters (fast-check seed ${SEED + 3}), each refused with a 4xx: ${JSON.stringify(tally(judged))}${note}`, metrics);
+      return pass(
+        `${judged.length} wrong-typed optional parameters (fast-check seed ${SEED + 3}), each refused with a 4xx: ${JSON.stringify(tally(judged))}${note}`,
+        metrics,
+      );
     },
   },
   {
@@ -393,29 +551,47 @@ export const checks: CheckDef[] = [
     destructive: true, // fuzzed and absurd requests may crash or wedge the server
     title: 'wrong-typed optional parameters and absurd values never get a 5xx, a dropped connection or a hang',
     level: 'MUST',
-    rationale: 'Client input, however wrong, is the client\'s error: a 5xx tells monitoring the server failed, a drop or a hang leaves the client guessing; a 4xx or a bounded answer (clamping) are both fine.',
-    reference: 'RFC 9110 §15.5 (4xx: the client erred) and §15.6 (5xx: the server failed to fulfil a valid request); OpenAI API reference, Chat Completions (max_tokens ≥ 1 and within the context; n 1–128; temperature 0–2; top_p 0–1)',
+    rationale:
+      "Client input, however wrong, is the client's error: a 5xx tells monitoring the server failed, a drop or a hang leaves the client guessing; a 4xx or a bounded answer (clamping) are both fine.",
+    reference:
+      'RFC 9110 §15.5 (4xx: the client erred) and §15.6 (5xx: the server failed to fulfil a valid request); OpenAI API reference, Chat Completions (max_tokens ≥ 1 and within the context; n 1–128; temperature 0–2; top_p 0–1)',
     requires: ['openai-chat'],
     thresholds: { ...deadlineThreshold },
     timeoutMs: 30_000,
     async run(ctx) {
       const deadline = ctx.threshold('deadlineMs');
       const base = baseRequest(ctx);
-      const r = await campaign(ctx, [...optionalTypeCases(6), ...absurdValueCases(6)], (m) => sendMutation(ctx, base, m));
+      const r = await campaign(ctx, [...optionalTypeCases(6), ...absurdValueCases(6)], (m) =>
+        sendMutation(ctx, base, m),
+      );
       const bad = r.outcomes.filter(serverFailure);
       const accepted = r.outcomes.filter((o) => o.kind === 'accepted');
-      const metrics = { seed: SEED, cases: r.outcomes.length, outcomes: tally(r.outcomes), clamped: accepted.map((o) => o.label), stopped: r.stopped };
+      const metrics = {
+        seed: SEED,
+        cases: r.outcomes.length,
+        outcomes: tally(r.outcomes),
+        clamped: accepted.map((o) => o.label),
+        stopped: r.stopped,
+      };
       if (bad.length > 0) {
         const lines = bad.map((o) => outcomeLine(o, deadline));
-        return fail({
-          requirement: 'A request with a wrong-typed optional parameter or an absurd value MUST get a 4xx error, or (ignoring or clamping the value) a normal bounded answer: never a 5xx, a hang or a dropped connection.',
-          expected: `HTTP 4xx with an error object, or HTTP 200 that starts answering within ${deadline} ms`,
-          actual: `${bad.length} of ${r.outcomes.length} cases failed on the server's side (${kindSummary(bad)}); first: ${lines[0]!}`,
-          violations: [...lines.slice(1), ...(r.stopped ? [`campaign ${r.stopped}`] : [])],
-        }, metrics, evidenceOf(bad));
+        return fail(
+          {
+            requirement:
+              'A request with a wrong-typed optional parameter or an absurd value MUST get a 4xx error, or (ignoring or clamping the value) a normal bounded answer: never a 5xx, a hang or a dropped connection.',
+            expected: `HTTP 4xx with an error object, or HTTP 200 that starts answering within ${deadline} ms`,
+            actual: `${bad.length} of ${r.outcomes.length} cases failed on the server's side (${kindSummary(bad)}); first: ${lines[0]!}`,
+            violations: [...lines.slice(1), ...(r.stopped ? [`campaign ${r.stopped}`] : [])],
+          },
+          metrics,
+          evidenceOf(bad),
+        );
       }
-      return pass(`${r.outcomes.length} cases (fast-check seeds ${SEED + 3}, ${SEED + 1}): ${r.outcomes.length - accepted.length} refused with a 4xx, ${accepted.length} answered (ignored or clamped, cut at the first token)` +
-        (accepted.length ? `: ${accepted.map((o) => o.label).join(', ')}` : ''), metrics);
+      return pass(
+        `${r.outcomes.length} cases (fast-check seeds ${SEED + 3}, ${SEED + 1}): ${r.outcomes.length - accepted.length} refused with a 4xx, ${accepted.length} answered (ignored or clamped, cut at the first token)` +
+          (accepted.length ? `: ${accepted.map((o) => o.label).join(', ')}` : ''),
+        metrics,
+      );
     },
   },
   {
@@ -424,7 +600,8 @@ export const checks: CheckDef[] = [
     title: 'after a campaign of bad requests the server still answers normal ones',
     level: 'MUST',
     rationale: 'One bad client must not take the service down for everyone (a crash, a wedged worker, a leaked slot).',
-    reference: 'RFC 9110 §15.5 (a client error is answered and the server carries on); documented failures: servers that crash or wedge on malformed input',
+    reference:
+      'RFC 9110 §15.5 (a client error is answered and the server carries on); documented failures: servers that crash or wedge on malformed input',
     requires: ['openai-chat'],
     thresholds: { ...deadlineThreshold },
     timeoutMs: 40_000,
@@ -433,29 +610,66 @@ export const checks: CheckDef[] = [
       const base = baseRequest(ctx);
       const valid = JSON.stringify(base);
       const bad = [
-        ...malformedBodies(valid, 0).slice(0, 3).map((c) => () => sendRaw(ctx, c.body, c.what)),
-        ...requiredShapeCases(0).slice(0, 2).map((m) => () => sendMutation(ctx, base, m)),
-        ...optionalTypeCases(0).slice(0, 2).map((m) => () => sendMutation(ctx, base, m)),
-        ...absurdValueCases(0).slice(0, 2).map((m) => () => sendMutation(ctx, base, m)),
+        ...malformedBodies(valid, 0)
+          .slice(0, 3)
+          .map((c) => () => sendRaw(ctx, c.body, c.what)),
+        ...requiredShapeCases(0)
+          .slice(0, 2)
+          .map((m) => () => sendMutation(ctx, base, m)),
+        ...optionalTypeCases(0)
+          .slice(0, 2)
+          .map((m) => () => sendMutation(ctx, base, m)),
+        ...absurdValueCases(0)
+          .slice(0, 2)
+          .map((m) => () => sendMutation(ctx, base, m)),
       ];
       const r = await campaign(ctx, bad, (f) => f());
-      const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt: uniquePrompt(ctx, 'Say hello in five words.'), maxTokens: 8, stream: false }),
-        { deadlines: { headersMs: 15_000, totalMs: 20_000 } });
+      const x = await chat(
+        ctx,
+        generationBody(ctx, 'openai-chat', {
+          prompt: uniquePrompt(ctx, 'Say hello in five words.'),
+          maxTokens: 8,
+          stream: false,
+        }),
+        { deadlines: { headersMs: 15_000, totalMs: 20_000 } },
+      );
       const models = await getJson(ctx, '/v1/models');
       const violations: string[] = [];
-      const content = (x.json as { choices?: Array<{ message?: { content?: unknown } }> } | undefined)?.choices?.[0]?.message;
-      if (x.rec.status !== 200 || x.rec.failure || !content) violations.push(`a normal chat completion: ${describeExchange(x)}, body ${escapeBytes(bodyText(x.rec), 160)}`);
-      if (models.rec.status !== 200 || !Array.isArray((models.json as { data?: unknown } | undefined)?.data)) violations.push(`GET /v1/models: ${describeExchange(models)}, body ${escapeBytes(bodyText(models.rec), 160)}`);
-      const metrics = { badRequests: r.outcomes.length, outcomes: tally(r.outcomes), stopped: r.stopped, normalStatus: x.rec.status, modelsStatus: models.rec.status };
+      const content = (x.json as { choices?: Array<{ message?: { content?: unknown } }> } | undefined)?.choices?.[0]
+        ?.message;
+      if (x.rec.status !== 200 || x.rec.failure || !content)
+        violations.push(`a normal chat completion: ${describeExchange(x)}, body ${escapeBytes(bodyText(x.rec), 160)}`);
+      if (models.rec.status !== 200 || !Array.isArray((models.json as { data?: unknown } | undefined)?.data))
+        violations.push(`GET /v1/models: ${describeExchange(models)}, body ${escapeBytes(bodyText(models.rec), 160)}`);
+      const metrics = {
+        badRequests: r.outcomes.length,
+        outcomes: tally(r.outcomes),
+        stopped: r.stopped,
+        normalStatus: x.rec.status,
+        modelsStatus: models.rec.status,
+      };
       if (violations.length > 0) {
-        return fail({
-          requirement: 'After invalid requests the server MUST still answer a normal chat completion and GET /v1/models.',
-          expected: 'HTTP 200 chat.completion and HTTP 200 model list',
-          actual: `after ${r.outcomes.length} bad requests the server no longer answers: ${violations[0]}`,
-          violations: [...violations.slice(1), ...r.outcomes.filter((o) => o.kind === 'dropped' || o.kind === 'hang').slice(0, 3).map((o) => `during the campaign: ${outcomeLine(o, ctx.threshold('deadlineMs'))}`)],
-        }, metrics);
+        return fail(
+          {
+            requirement:
+              'After invalid requests the server MUST still answer a normal chat completion and GET /v1/models.',
+            expected: 'HTTP 200 chat.completion and HTTP 200 model list',
+            actual: `after ${r.outcomes.length} bad requests the server no longer answers: ${violations[0]}`,
+            violations: [
+              ...violations.slice(1),
+              ...r.outcomes
+                .filter((o) => o.kind === 'dropped' || o.kind === 'hang')
+                .slice(0, 3)
+                .map((o) => `during the campaign: ${outcomeLine(o, ctx.threshold('deadlineMs'))}`),
+            ],
+          },
+          metrics,
+        );
       }
-      return pass(`after ${r.outcomes.length} bad requests (${JSON.stringify(tally(r.outcomes))}) a normal chat completion and GET /v1/models both answer 200`, metrics);
+      return pass(
+        `after ${r.outcomes.length} bad requests (${JSON.stringify(tally(r.outcomes))}) a normal chat completion and GET /v1/models both answer 200`,
+        metrics,
+      );
     },
   },
 ];
@@ -463,23 +677,59 @@ export const checks: CheckDef[] = [
 export const proofs: Proof[] = [
   passProof('errors.malformed-json', { messageIncludes: ['each refused with a 4xx OpenAI error object'] }),
   faultProof('errors.malformed-json', 'errors-malformed-500', ['a server error (5xx) for client input', 'HTTP 500']),
-  faultProof('errors.malformed-json', 'errors-hang-on-invalid', ['no answer in time (hang)', 'no response within 3000 ms', 'stopped after the first hung request']),
+  faultProof('errors.malformed-json', 'errors-hang-on-invalid', [
+    'no answer in time (hang)',
+    'no response within 3000 ms',
+    'stopped after the first hung request',
+  ]),
   passProof('errors.required-shape', { messageIncludes: ['each refused with a 4xx OpenAI error object'] }),
   // Lenient is not broken: a server that ignores a wrong-typed optional parameter still refuses the required shape.
-  passProof('errors.required-shape', { faults: ['errors-lenient-types'], messageIncludes: ['each refused with a 4xx OpenAI error object'] }),
-  faultProof('errors.required-shape', 'errors-accept-shape', ['accepted with a 2xx', 'messages removed', 'the request was accepted']),
+  passProof('errors.required-shape', {
+    faults: ['errors-lenient-types'],
+    messageIncludes: ['each refused with a 4xx OpenAI error object'],
+  }),
+  faultProof('errors.required-shape', 'errors-accept-shape', [
+    'accepted with a 2xx',
+    'messages removed',
+    'the request was accepted',
+  ]),
   faultProof('errors.required-shape', 'errors-invalid-500', ['a server error (5xx) for client input', 'HTTP 500']),
   faultProof('errors.required-shape', 'errors-drop-on-invalid', ['the connection dropped without an answer']),
-  faultProof('errors.required-shape', 'errors-hang-on-invalid', ['no answer in time (hang)', 'no response within 3000 ms']),
-  passProof('errors.optional-types', { messageIncludes: ['wrong-typed optional parameters', 'each refused with a 4xx'] }),
-  faultProof('errors.optional-types', 'errors-lenient-types', ['accepted with HTTP 200 (lenient parsing)', 'max_tokens = "ten"', 'stream = "maybe"', 'temperature = "hot"'], { expect: 'warn' }),
+  faultProof('errors.required-shape', 'errors-hang-on-invalid', [
+    'no answer in time (hang)',
+    'no response within 3000 ms',
+  ]),
+  passProof('errors.optional-types', {
+    messageIncludes: ['wrong-typed optional parameters', 'each refused with a 4xx'],
+  }),
+  faultProof(
+    'errors.optional-types',
+    'errors-lenient-types',
+    ['accepted with HTTP 200 (lenient parsing)', 'max_tokens = "ten"', 'stream = "maybe"', 'temperature = "hot"'],
+    { expect: 'warn' },
+  ),
   // A 5xx is not this check's verdict (errors.no-server-error fails it): with nothing refused or accepted, no verdict.
-  faultProof('errors.optional-types', 'errors-invalid-500', ['no case was answered with a 4xx or a 2xx', 'errors.no-server-error grades those'], { expect: 'inconclusive', raw: 'inconclusive' }),
+  faultProof(
+    'errors.optional-types',
+    'errors-invalid-500',
+    ['no case was answered with a 4xx or a 2xx', 'errors.no-server-error grades those'],
+    { expect: 'inconclusive', raw: 'inconclusive' },
+  ),
   passProof('errors.no-server-error', { messageIncludes: ['refused with a 4xx', 'answered (ignored or clamped'] }),
-  passProof('errors.no-server-error', { faults: ['errors-lenient-types'], messageIncludes: ['answered (ignored or clamped', 'max_tokens = "ten"'] }),
-  faultProof('errors.no-server-error', 'errors-invalid-500', ['a server error (5xx) for client input', 'HTTP 500', 'max_tokens = "ten"']),
+  passProof('errors.no-server-error', {
+    faults: ['errors-lenient-types'],
+    messageIncludes: ['answered (ignored or clamped', 'max_tokens = "ten"'],
+  }),
+  faultProof('errors.no-server-error', 'errors-invalid-500', [
+    'a server error (5xx) for client input',
+    'HTTP 500',
+    'max_tokens = "ten"',
+  ]),
   faultProof('errors.no-server-error', 'errors-drop-on-invalid', ['the connection dropped without an answer']),
-  faultProof('errors.no-server-error', 'errors-hang-on-invalid', ['no answer in time (hang)', 'no response within 3000 ms']),
+  faultProof('errors.no-server-error', 'errors-hang-on-invalid', [
+    'no answer in time (hang)',
+    'no response within 3000 ms',
+  ]),
   passProof('errors.survives', { messageIncludes: ['a normal chat completion and GET /v1/models both answer 200'] }),
   faultProof('errors.survives', 'errors-crash-on-invalid', ['no longer answers']),
 ];

@@ -4,28 +4,44 @@
 // requested) feeds every check of the family (lib/http/recordings.ts). The phantom rules live in lib/grading/phantom.ts so reporters flag other checks' figures
 // with exactly the same code.
 import type { CheckContext, CheckDef } from '../lib/check/check.ts';
-import type { Evidence, Verdict } from '../lib/check/types.ts';
-import { chat, generationBody, uniquePrompt, describeExchange, measurePace, type Exchange } from '../lib/http/exchange.ts';
-import { expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/measure/pace.ts';
-import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
-import { clientAllowanceMs } from '../lib/measure/client-lag.ts';
-import { serverDecode } from '../lib/decode/server-timings.ts';
-import { fail, fmt, inconclusive, pass, skip, warn } from '../lib/check/messages.ts';
-import { borderline } from '../lib/check/messages.ts';
-import { escapeBytes } from '../lib/decode/stream-decoder.ts';
-import { bodyText } from '../lib/http/recorder.ts';
-import { median, min, max } from '../lib/grading/stats.ts';
-import {
-  PHANTOM_THRESHOLDS, PHYSICAL_THRESHOLDS, assessPhysical, assessStream, describeCauses, genTpsAtLeast, maxPlausibleTps, physicalBoundTps,
-  type PhantomAssessment, type PhantomThresholds,
-} from '../lib/grading/phantom.ts';
-import { workloadFigures } from '../lib/measure/workload.ts';
-import { passProof, faultProof, type Proof } from './support/proof.ts';
 import type { FamilySpec } from '../lib/check/family-spec.ts';
+import { borderline, fail, fmt, inconclusive, pass, skip } from '../lib/check/messages.ts';
+import type { Evidence, Verdict } from '../lib/check/types.ts';
+import { serverDecode } from '../lib/decode/server-timings.ts';
+import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import {
+  assessPhysical,
+  assessStream,
+  describeCauses,
+  genTpsAtLeast,
+  maxPlausibleTps,
+  PHANTOM_THRESHOLDS,
+  PHYSICAL_THRESHOLDS,
+  type PhantomAssessment,
+  type PhantomThresholds,
+  physicalBoundTps,
+} from '../lib/grading/phantom.ts';
+import { max, median, min } from '../lib/grading/stats.ts';
+import {
+  chat,
+  describeExchange,
+  type Exchange,
+  generationBody,
+  measurePace,
+  uniquePrompt,
+} from '../lib/http/exchange.ts';
+import { bodyText } from '../lib/http/recorder.ts';
+import { incompleteVerdict, type SharedRecording, shared } from '../lib/http/recordings.ts';
+import { clientAllowanceMs } from '../lib/measure/client-lag.ts';
+import { expectedMs, type Pace, sizedFrom, tokensAt } from '../lib/measure/pace.ts';
+import { workloadFigures } from '../lib/measure/workload.ts';
+import { faultProof, type Proof, passProof } from './support/proof.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
-  name: 'metrics', order: 100, timing: true,
+  name: 'metrics',
+  order: 100,
+  timing: true,
   what: 'phantom gen_tps (bursts, physical bound), usage vs stream, server-reported timings vs measured',
 };
 
@@ -59,14 +75,24 @@ interface Sample {
 }
 
 function sample(ctx: CheckContext): Promise<SharedRecording<Sample>> {
-  return shared(ctx, 'metrics', () => record(ctx), (s) => s.streams.map((x) => x.rec));
+  return shared(
+    ctx,
+    'metrics',
+    () => record(ctx),
+    (s) => s.streams.map((x) => x.rec),
+  );
 }
 
 function lengths(ctx: CheckContext, pace: Pace | undefined): { long: number; short: number } {
   const window = ctx.server.contextWindow?.value;
   const max = Math.max(SAMPLE.minTokens, Math.min(SAMPLE.maxTokens, window !== undefined ? window - 256 : Infinity));
   const long = pace
-    ? tokensAt(pace, { targetMs: Math.max(SAMPLE.decodeMs, 10 * (pace.ttftMs ?? 0)), min: SAMPLE.minTokens, max, wallCapMs: (SAMPLE.budgetShare * METRICS_TIMEOUT_MS) / 2.25 })
+    ? tokensAt(pace, {
+        targetMs: Math.max(SAMPLE.decodeMs, 10 * (pace.ttftMs ?? 0)),
+        min: SAMPLE.minTokens,
+        max,
+        wallCapMs: (SAMPLE.budgetShare * METRICS_TIMEOUT_MS) / 2.25,
+      })
     : 48;
   return { long, short: Math.max(PHANTOM_THRESHOLDS.minTokenEvents.value + 4, Math.round(long / 4)) };
 }
@@ -78,7 +104,9 @@ async function record(ctx: CheckContext): Promise<Sample> {
   const sizing = `${sizedFrom(pace)}: streams of ${long}, ${short} and ${long} tokens`;
   const budget = SAMPLE.budgetShare * (ctx.check.timeoutMs ?? 60_000);
   if (pace && expectedMs(pace, long, 2) + expectedMs(pace, short) > budget) {
-    ctx.log(`the sample (${sizing}) may not fit ${Math.round(budget / 1000)} s at this speed; recording it anyway (its bound is ours)`);
+    ctx.log(
+      `the sample (${sizing}) may not fit ${Math.round(budget / 1000)} s at this speed; recording it anyway (its bound is ours)`,
+    );
   }
   ctx.log(`recording ${sizing}`);
   const streams: Exchange[] = [];
@@ -101,7 +129,8 @@ async function record(ctx: CheckContext): Promise<Sample> {
  * of different lengths (prefill and delivery cancel out). Undefined when no pair differs clearly.
  */
 function endToEndTps(streams: readonly Exchange[]): number | undefined {
-  const pts = streams.filter((x) => x.rec.status === 200 && !x.rec.failure && x.metrics?.completionTokens !== undefined)
+  const pts = streams
+    .filter((x) => x.rec.status === 200 && !x.rec.failure && x.metrics?.completionTokens !== undefined)
     .map((x) => ({ n: x.metrics!.completionTokens!, e2e: x.rec.tEnd }));
   const rates: number[] = [];
   for (let i = 0; i < pts.length; i++) {
@@ -131,7 +160,10 @@ function reference(ctx: CheckContext, s: Sample, x: Exchange): { tps?: number; s
   if (s.e2eTps !== undefined) cands.push({ tps: s.e2eTps, source: 'measured end to end (long against short streams)' });
   const best = cands.sort((a, b) => b.tps - a.tps)[0];
   if (best) return best;
-  const bound = maxPlausibleTps(ctx.profile.hardware, { margin: PHYSICAL_THRESHOLDS.margin.value, speculativeFactor: PHYSICAL_THRESHOLDS.speculativeFactor.value });
+  const bound = maxPlausibleTps(ctx.profile.hardware, {
+    margin: PHYSICAL_THRESHOLDS.margin.value,
+    speculativeFactor: PHYSICAL_THRESHOLDS.speculativeFactor.value,
+  });
   return bound !== undefined ? { tps: bound, source: 'the declared physical bound' } : {};
 }
 
@@ -205,14 +237,16 @@ function streamRate(x: Exchange): { tps?: number; atLeast: boolean } {
 /** Bound of each metrics check: the first one pays for the shared sample (3 × 24 tokens at 3 tok/s is ~25 s). */
 const METRICS_TIMEOUT_MS = 90_000;
 
-const REFERENCE_PHANTOM = 'docs/grading.md "Measuring" (gen_tps); seed 000: vllm-mlx streamed the role chunk at once and every content token in one write at the end, so naive clients computed 14000 tok/s (vllm-mlx #187, #200)';
+const REFERENCE_PHANTOM =
+  'docs/grading.md "Measuring" (gen_tps); seed 000: vllm-mlx streamed the role chunk at once and every content token in one write at the end, so naive clients computed 14000 tok/s (vllm-mlx #187, #200)';
 
 export const checks: CheckDef[] = [
   {
     id: 'metrics.gen-tps-plausible',
     title: 'tokens reach the client as they are generated (no phantom gen_tps from a flush)',
     level: 'MUST',
-    rationale: 'A stream flushed at the end makes every benchmark report an impossible decode rate and a TTFT that is really the whole response time.',
+    rationale:
+      'A stream flushed at the end makes every benchmark report an impossible decode rate and a TTFT that is really the whole response time.',
     reference: REFERENCE_PHANTOM,
     requires: ['openai-chat'],
     thresholds: PHANTOM_THRESHOLDS,
@@ -225,40 +259,68 @@ export const checks: CheckDef[] = [
       const flagged = results.filter((a) => a.phantom);
       const judged = results.filter((a) => !a.tooShort);
       const metrics = {
-        workload: workloadFigures(`1 stream, ${s.sizes.join('/')} tokens`, s.streams.map((x) => x.metrics!), { concurrency: 1 }),
-        sizes: s.sizes, sizing: s.sizing, e2eTps: s.e2eTps,
+        workload: workloadFigures(
+          `1 stream, ${s.sizes.join('/')} tokens`,
+          s.streams.map((x) => x.metrics!),
+          { concurrency: 1 },
+        ),
+        sizes: s.sizes,
+        sizing: s.sizing,
+        e2eTps: s.e2eTps,
         streams: results.map((a) => ({ phantom: a.phantom, causes: a.causes.map((c) => c.kind), ...a.figures })),
         clientStallMs: stallMs,
       };
-      const lines = results.map((a, i) => `stream ${i + 1} (${s.sizes[i]} tokens): ${a.phantom ? `PHANTOM: ${describeCauses(a)}` : a.inconclusive ? `inconclusive: ${a.inconclusive}` : a.tooShort ? `too few token events (${a.figures.tokenEvents})` : `streamed (${a.figures.tokenEvents} token events over ${fmt(a.figures.tokenWindowMs, 1)} ms, at most ${a.figures.maxEventsInOneRead} in one read)`}`);
+      const lines = results.map(
+        (a, i) =>
+          `stream ${i + 1} (${s.sizes[i]} tokens): ${a.phantom ? `PHANTOM: ${describeCauses(a)}` : a.inconclusive ? `inconclusive: ${a.inconclusive}` : a.tooShort ? `too few token events (${a.figures.tokenEvents})` : `streamed (${a.figures.tokenEvents} token events over ${fmt(a.figures.tokenWindowMs, 1)} ms, at most ${a.figures.maxEventsInOneRead} in one read)`}`,
+      );
       if (judged.length === 0) {
-        return inconclusive(`every stream had fewer than ${ctx.threshold('minTokenEvents')} token events; cannot judge delivery`, metrics, evidence(ctx, s));
+        return inconclusive(
+          `every stream had fewer than ${ctx.threshold('minTokenEvents')} token events; cannot judge delivery`,
+          metrics,
+          evidence(ctx, s),
+        );
       }
       if (flagged.length * 2 > judged.length) {
         const a = flagged[0];
-        return fail({
-          requirement: 'Each token MUST reach the client when it is generated: a stream whose tokens arrive in a window far shorter than the request took yields a phantom gen_tps.',
-          expected: `tokens delivered at about the rate they are generated (${fmt(a.figures.referenceTps, 0)} tok/s: ${a.figures.referenceSource}): under ${Math.round(ctx.threshold('oneReadShare') * 100)} % of the token events in one read, and not ${ctx.threshold('burstFactor')}x or more faster than generation, beyond what our client's measured stall of ${fmt(stallMs, 1)} ms explains (at least ${ctx.threshold('minTokenEvents')} events judged; ${s.sizing})`,
-          actual: `${flagged.length} of ${judged.length} streams phantom: ${describeCauses(a)}; naive gen_tps ${a.figures.genTps !== undefined ? `${fmt(a.figures.genTps, 0)} tok/s` : `undefined (zero-length window), at least ${fmt(a.figures.genTpsAtLeast, 0)} tok/s`} against wall_tps ${fmt(s.streams[results.indexOf(a)].metrics?.wallTps, 1)} tok/s`,
-          violations: lines,
-        }, metrics, evidence(ctx, s));
+        return fail(
+          {
+            requirement:
+              'Each token MUST reach the client when it is generated: a stream whose tokens arrive in a window far shorter than the request took yields a phantom gen_tps.',
+            expected: `tokens delivered at about the rate they are generated (${fmt(a.figures.referenceTps, 0)} tok/s: ${a.figures.referenceSource}): under ${Math.round(ctx.threshold('oneReadShare') * 100)} % of the token events in one read, and not ${ctx.threshold('burstFactor')}x or more faster than generation, beyond what our client's measured stall of ${fmt(stallMs, 1)} ms explains (at least ${ctx.threshold('minTokenEvents')} events judged; ${s.sizing})`,
+            actual: `${flagged.length} of ${judged.length} streams phantom: ${describeCauses(a)}; naive gen_tps ${a.figures.genTps !== undefined ? `${fmt(a.figures.genTps, 0)} tok/s` : `undefined (zero-length window), at least ${fmt(a.figures.genTpsAtLeast, 0)} tok/s`} against wall_tps ${fmt(s.streams[results.indexOf(a)].metrics?.wallTps, 1)} tok/s`,
+            violations: lines,
+          },
+          metrics,
+          evidence(ctx, s),
+        );
       }
       if (flagged.length > 0) {
-        return borderline(`${flagged.length} of ${judged.length} streams delivered in a burst (not enough to fail): ${lines.join('; ')}`, metrics, evidence(ctx, s));
+        return borderline(
+          `${flagged.length} of ${judged.length} streams delivered in a burst (not enough to fail): ${lines.join('; ')}`,
+          metrics,
+          evidence(ctx, s),
+        );
       }
       const undecided = results.filter((a) => a.inconclusive);
       if (undecided.length * 2 >= judged.length) {
         return inconclusive(`our client stalled: ${lines.join('; ')}`, metrics, evidence(ctx, s));
       }
-      return pass(`tokens streamed as generated (${s.sizing}; judged against ${fmt(results[0]?.figures.referenceTps, 0)} tok/s, ${results[0]?.figures.referenceSource}; client stall allowance ${fmt(stallMs, 1)} ms): ${lines.join('; ')}`, metrics, evidence(ctx, s));
+      return pass(
+        `tokens streamed as generated (${s.sizing}; judged against ${fmt(results[0]?.figures.referenceTps, 0)} tok/s, ${results[0]?.figures.referenceSource}; client stall allowance ${fmt(stallMs, 1)} ms): ${lines.join('; ')}`,
+        metrics,
+        evidence(ctx, s),
+      );
     },
   },
   {
     id: 'metrics.gen-tps-physical',
     title: 'single-stream decode rate is below the memory-bandwidth bound',
     level: 'SHOULD',
-    rationale: 'Decode is memory-bound: one stream cannot beat bandwidth / active bytes per token, so a figure above it is a measurement artefact or a wrong profile.',
-    reference: 'seed 004 (memory-bandwidth argument: single-stream tok/s <= bandwidth / bytes read per token; 400 GB/s over ~1.7 GB for a 35B-A3B MoE at 4 bit caps it near 235 tok/s)',
+    rationale:
+      'Decode is memory-bound: one stream cannot beat bandwidth / active bytes per token, so a figure above it is a measurement artefact or a wrong profile.',
+    reference:
+      'seed 004 (memory-bandwidth argument: single-stream tok/s <= bandwidth / bytes read per token; 400 GB/s over ~1.7 GB for a 35B-A3B MoE at 4 bit caps it near 235 tok/s)',
     requires: ['openai-chat', 'hardware'],
     thresholds: PHYSICAL_THRESHOLDS,
     timeoutMs: METRICS_TIMEOUT_MS,
@@ -284,18 +346,36 @@ export const checks: CheckDef[] = [
         limit_tps: atMid?.limitTps,
         hardware: hw,
       };
-      if (!atMin || !atMid) return inconclusive(`no gen_tps could be computed (${s.streams.map((x) => x.metrics?.reasons.join(', ')).join('; ')})`, metrics, evidence(ctx, s));
-      const shown = rates.map((r) => (r.tps === undefined ? 'n/a' : `${r.atLeast ? 'at least ' : ''}${fmt(r.tps, 0)}`)).join(', ');
+      if (!atMin || !atMid)
+        return inconclusive(
+          `no gen_tps could be computed (${s.streams.map((x) => x.metrics?.reasons.join(', ')).join('; ')})`,
+          metrics,
+          evidence(ctx, s),
+        );
+      const shown = rates
+        .map((r) => (r.tps === undefined ? 'n/a' : `${r.atLeast ? 'at least ' : ''}${fmt(r.tps, 0)}`))
+        .join(', ');
       if (atMin.above) {
-        return fail({
-          requirement: 'A single stream SHOULD NOT decode faster than memory bandwidth / active bytes read per token (with a margin): such a figure is phantom or the profile\'s hardware is wrong.',
-          expected: `gen_tps at most ${fmt(atMin.limitTps, 0)} tok/s`,
-          actual: `every stream above it: gen_tps ${shown} tok/s; slowest: ${atMin.detail}`,
-          violations: hw.speculativeDecoding ? [] : ['if the server uses speculative decoding, set "hardware.speculativeDecoding": true in the profile'],
-        }, metrics, evidence(ctx, s));
+        return fail(
+          {
+            requirement:
+              "A single stream SHOULD NOT decode faster than memory bandwidth / active bytes read per token (with a margin): such a figure is phantom or the profile's hardware is wrong.",
+            expected: `gen_tps at most ${fmt(atMin.limitTps, 0)} tok/s`,
+            actual: `every stream above it: gen_tps ${shown} tok/s; slowest: ${atMin.detail}`,
+            violations: hw.speculativeDecoding
+              ? []
+              : ['if the server uses speculative decoding, set "hardware.speculativeDecoding": true in the profile'],
+          },
+          metrics,
+          evidence(ctx, s),
+        );
       }
       if (atMid.above) {
-        return borderline(`borderline: median gen_tps ${atMid.detail}, but the slowest stream is within it (gen_tps ${shown} tok/s)`, metrics, evidence(ctx, s));
+        return borderline(
+          `borderline: median gen_tps ${atMid.detail}, but the slowest stream is within it (gen_tps ${shown} tok/s)`,
+          metrics,
+          evidence(ctx, s),
+        );
       }
       return pass(`median ${atMid.detail}; per stream ${shown} tok/s`, metrics, evidence(ctx, s));
     },
@@ -304,8 +384,10 @@ export const checks: CheckDef[] = [
     id: 'metrics.usage-matches-stream',
     title: 'usage.completion_tokens agrees with max_tokens, finish_reason and the streamed events',
     level: 'MUST',
-    rationale: 'Throughput, billing and context accounting all divide by completion_tokens; an inflated count inflates every rate a client computes.',
-    reference: 'OpenAI API reference, Chat Completions: usage.completion_tokens ("number of tokens in the generated completion"), max_tokens, finish_reason "length"; stream_options.include_usage',
+    rationale:
+      'Throughput, billing and context accounting all divide by completion_tokens; an inflated count inflates every rate a client computes.',
+    reference:
+      'OpenAI API reference, Chat Completions: usage.completion_tokens ("number of tokens in the generated completion"), max_tokens, finish_reason "length"; stream_options.include_usage',
     requires: ['openai-chat'],
     timeoutMs: METRICS_TIMEOUT_MS,
     async run(ctx) {
@@ -319,34 +401,59 @@ export const checks: CheckDef[] = [
         const finish = x.events!.finishReasons.at(-1)?.value;
         const counted = x.events!.tokens.length;
         if (usage !== undefined) {
-          if (usage > maxTokens) violations.push(`stream ${i + 1}: usage.completion_tokens ${usage} exceeds max_tokens ${maxTokens}`);
-          if (finish === 'length' && usage !== maxTokens) violations.push(`stream ${i + 1}: finish_reason "length" but usage.completion_tokens ${usage} is not max_tokens ${maxTokens}`);
-          if (usage < counted) violations.push(`stream ${i + 1}: usage.completion_tokens ${usage} is fewer than the ${counted} token-bearing events streamed`);
+          if (usage > maxTokens)
+            violations.push(`stream ${i + 1}: usage.completion_tokens ${usage} exceeds max_tokens ${maxTokens}`);
+          if (finish === 'length' && usage !== maxTokens)
+            violations.push(
+              `stream ${i + 1}: finish_reason "length" but usage.completion_tokens ${usage} is not max_tokens ${maxTokens}`,
+            );
+          if (usage < counted)
+            violations.push(
+              `stream ${i + 1}: usage.completion_tokens ${usage} is fewer than the ${counted} token-bearing events streamed`,
+            );
         }
         return { usage, finish, counted, maxTokens };
       });
       const metrics = { max_tokens: s.sizes, streams: rows };
       const withUsage = rows.filter((r) => r.usage !== undefined).length;
       if (withUsage === 0) {
-        return skip('the server sent no usage in any stream although stream_options.include_usage was set (the sse family grades that); nothing to compare');
+        return skip(
+          'the server sent no usage in any stream although stream_options.include_usage was set (the sse family grades that); nothing to compare',
+        );
       }
       if (violations.length) {
-        return fail({
-          requirement: 'usage.completion_tokens MUST count the tokens generated: at most max_tokens, exactly max_tokens when finish_reason is "length", and not fewer than the token-bearing events streamed (events may carry several tokens, so it may be more).',
-          expected: `completion_tokens <= max_tokens (${s.sizes.join(', ')}); = max_tokens when finish_reason is "length"; >= events counted`,
-          actual: rows.map((r, i) => `stream ${i + 1}: completion_tokens ${r.usage ?? 'none'}, finish_reason ${r.finish ?? 'none'}, ${r.counted} token events`).join('; '),
-          violations,
-        }, metrics, evidence(ctx, s));
+        return fail(
+          {
+            requirement:
+              'usage.completion_tokens MUST count the tokens generated: at most max_tokens, exactly max_tokens when finish_reason is "length", and not fewer than the token-bearing events streamed (events may carry several tokens, so it may be more).',
+            expected: `completion_tokens <= max_tokens (${s.sizes.join(', ')}); = max_tokens when finish_reason is "length"; >= events counted`,
+            actual: rows
+              .map(
+                (r, i) =>
+                  `stream ${i + 1}: completion_tokens ${r.usage ?? 'none'}, finish_reason ${r.finish ?? 'none'}, ${r.counted} token events`,
+              )
+              .join('; '),
+            violations,
+          },
+          metrics,
+          evidence(ctx, s),
+        );
       }
-      return pass(`${withUsage} of ${rows.length} streams: ${rows.map((r) => `${r.usage ?? 'no usage'} tokens (${r.finish ?? 'no finish_reason'}, ${r.counted} events)`).join('; ')}`, metrics, evidence(ctx, s));
+      return pass(
+        `${withUsage} of ${rows.length} streams: ${rows.map((r) => `${r.usage ?? 'no usage'} tokens (${r.finish ?? 'no finish_reason'}, ${r.counted} events)`).join('; ')}`,
+        metrics,
+        evidence(ctx, s),
+      );
     },
   },
   {
     id: 'metrics.server-timings-agree',
     title: "the server's own timing figures agree with what the client measured",
     level: 'SHOULD',
-    rationale: 'Dashboards and benchmark tables quote the server\'s self-reported tok/s; a figure the client cannot reproduce misleads everyone who reads it.',
-    reference: 'llama.cpp server README: `timings` {prompt_ms, predicted_n, predicted_ms, predicted_per_second} in the final chunk; vLLM --enable-per-request-metrics `metrics`; oMLX timing keys in usage; Ollama eval_count / eval_duration (ns)',
+    rationale:
+      "Dashboards and benchmark tables quote the server's self-reported tok/s; a figure the client cannot reproduce misleads everyone who reads it.",
+    reference:
+      'llama.cpp server README: `timings` {prompt_ms, predicted_n, predicted_ms, predicted_per_second} in the final chunk; vLLM --enable-per-request-metrics `metrics`; oMLX timing keys in usage; Ollama eval_count / eval_duration (ns)',
     requires: ['openai-chat'],
     thresholds: {
       tolerance: {
@@ -364,39 +471,67 @@ export const checks: CheckDef[] = [
         const st = x.events!.serverTimings;
         const d = st ? serverDecode(st, x.events!.usage?.completion_tokens) : undefined;
         const client = x.metrics!.genTps;
-        return { source: st?.source, ...d, clientTps: client, clientTtftMs: x.metrics!.ttftMs, ratio: d?.tps !== undefined && client !== undefined ? d.tps / client : undefined };
+        return {
+          source: st?.source,
+          ...d,
+          clientTps: client,
+          clientTtftMs: x.metrics!.ttftMs,
+          ratio: d?.tps !== undefined && client !== undefined ? d.tps / client : undefined,
+        };
       });
       const metrics = { tolerance: tol, streams: rows, ratio_p50: median(rows.map((r) => r.ratio)) };
       if (rows.every((r) => r.source === undefined)) {
-        return skip('the server reports no timing figures of its own (llama.cpp `timings`, vLLM `metrics`, oMLX timing keys in usage); nothing to compare');
+        return skip(
+          'the server reports no timing figures of its own (llama.cpp `timings`, vLLM `metrics`, oMLX timing keys in usage); nothing to compare',
+        );
       }
       if (rows.every((r) => r.tps === undefined)) {
-        return skip(`the server reports timings (${rows.find((r) => r.source)?.source}) but no decode rate this check knows how to read`);
+        return skip(
+          `the server reports timings (${rows.find((r) => r.source)?.source}) but no decode rate this check knows how to read`,
+        );
       }
       const measured = rows.filter((r) => r.ratio !== undefined);
-      if (measured.length === 0) return inconclusive('no client gen_tps to compare with (zero-length token windows: see metrics.gen-tps-plausible)', metrics, evidence(ctx, s));
+      if (measured.length === 0)
+        return inconclusive(
+          'no client gen_tps to compare with (zero-length token windows: see metrics.gen-tps-plausible)',
+          metrics,
+          evidence(ctx, s),
+        );
       const outside = (r: number) => r > 1 + tol || r < 1 / (1 + tol);
       const violations: string[] = [];
       rows.forEach((r, i) => {
         if (r.ratio !== undefined && outside(r.ratio)) {
-          violations.push(`stream ${i + 1}: ${r.tpsField} ${fmt(r.tps, 1)} tok/s vs client gen_tps ${fmt(r.clientTps, 1)} tok/s (x${fmt(r.ratio, 2)})`);
+          violations.push(
+            `stream ${i + 1}: ${r.tpsField} ${fmt(r.tps, 1)} tok/s vs client gen_tps ${fmt(r.clientTps, 1)} tok/s (x${fmt(r.ratio, 2)})`,
+          );
         }
         if (r.preMs !== undefined && r.clientTtftMs !== undefined && r.preMs > r.clientTtftMs * (1 + tol) + 20) {
-          violations.push(`stream ${i + 1}: ${r.preField} ${fmt(r.preMs, 1)} ms exceeds the TTFT the client saw (${fmt(r.clientTtftMs, 1)} ms)`);
+          violations.push(
+            `stream ${i + 1}: ${r.preField} ${fmt(r.preMs, 1)} ms exceeds the TTFT the client saw (${fmt(r.clientTtftMs, 1)} ms)`,
+          );
         }
       });
       const rateOff = measured.filter((r) => outside(r.ratio!)).length;
       const shown = measured.map((r) => `${fmt(r.tps, 1)} vs ${fmt(r.clientTps, 1)} tok/s`).join(', ');
       if (rateOff === measured.length || violations.some((v) => v.includes('exceeds the TTFT'))) {
         const r = measured[0];
-        return fail({
-          requirement: `The server's self-reported timing figures SHOULD agree with the client's measurement within ${Math.round(tol * 100)} %.`,
-          expected: `${r.tpsField} within x${fmt(1 / (1 + tol), 2)}..x${fmt(1 + tol, 2)} of the client's gen_tps; reported prefill/TTFT not above the client's TTFT`,
-          actual: `server vs client per stream: ${shown}`,
-          violations,
-        }, metrics, evidence(ctx, s));
+        return fail(
+          {
+            requirement: `The server's self-reported timing figures SHOULD agree with the client's measurement within ${Math.round(tol * 100)} %.`,
+            expected: `${r.tpsField} within x${fmt(1 / (1 + tol), 2)}..x${fmt(1 + tol, 2)} of the client's gen_tps; reported prefill/TTFT not above the client's TTFT`,
+            actual: `server vs client per stream: ${shown}`,
+            violations,
+          },
+          metrics,
+          evidence(ctx, s),
+        );
       }
-      if (rateOff > 0) return inconclusive(`${rateOff} of ${measured.length} streams disagree beyond ${Math.round(tol * 100)} % (${violations.join('; ')})`, metrics, evidence(ctx, s));
+      if (rateOff > 0)
+        return inconclusive(
+          `${rateOff} of ${measured.length} streams disagree beyond ${Math.round(tol * 100)} % (${violations.join('; ')})`,
+          metrics,
+          evidence(ctx, s),
+        );
       return pass(`server-reported decode rate agrees: ${shown} (${rows[0].tpsField})`, metrics, evidence(ctx, s));
     },
   },
@@ -408,7 +543,12 @@ export const proofs: Proof[] = [
   faultProof('metrics.gen-tps-plausible', 'stream-burst-at-end', ['whole response', 'one read']),
   passProof('metrics.gen-tps-physical', { messageIncludes: ['is within the physical bound'] }),
   // A server that flushes the stream produces a rate no memory system can: the bound catches it too.
-  faultProof('metrics.gen-tps-physical', 'stream-burst-at-end', ['every stream above it', 'physical bound', 'at least'], { expect: 'warn' }),
+  faultProof(
+    'metrics.gen-tps-physical',
+    'stream-burst-at-end',
+    ['every stream above it', 'physical bound', 'at least'],
+    { expect: 'warn' },
+  ),
   // The reference server cannot decode faster than its timing model: declare hardware far too slow for it instead.
   passProof('metrics.gen-tps-physical', {
     expect: 'warn',
@@ -422,8 +562,16 @@ export const proofs: Proof[] = [
     messageIncludes: ['within the physical bound', 'x4 for declared speculative decoding'],
     note: 'speculative decoding lifts the bound x4: 30 x 1.5 x 4 = 180 tok/s',
   }),
-  passProof('metrics.usage-matches-stream', { messageIncludes: [/3 of 3 streams: (\d+) tokens \(length, \1 events\)/] }),
-  faultProof('metrics.usage-matches-stream', 'metrics-inflate-usage', [/usage\.completion_tokens \d+ exceeds max_tokens \d+/]),
-  passProof('metrics.server-timings-agree', { messageIncludes: ['server-reported decode rate agrees', 'timings.predicted_per_second'] }),
-  faultProof('metrics.server-timings-agree', 'metrics-timings-lie', ['timings.predicted_per_second'], { expect: 'warn' }),
+  passProof('metrics.usage-matches-stream', {
+    messageIncludes: [/3 of 3 streams: (\d+) tokens \(length, \1 events\)/],
+  }),
+  faultProof('metrics.usage-matches-stream', 'metrics-inflate-usage', [
+    /usage\.completion_tokens \d+ exceeds max_tokens \d+/,
+  ]),
+  passProof('metrics.server-timings-agree', {
+    messageIncludes: ['server-reported decode rate agrees', 'timings.predicted_per_second'],
+  }),
+  faultProof('metrics.server-timings-agree', 'metrics-timings-lie', ['timings.predicted_per_second'], {
+    expect: 'warn',
+  }),
 ];

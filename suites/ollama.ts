@@ -3,34 +3,51 @@
 // and the statistics (total_duration, load_duration, prompt_eval_count, prompt_eval_duration, eval_count,
 // eval_duration, in nanoseconds). One recorded stream per run, shared by the family's checks.
 import type { CheckContext, CheckDef } from '../lib/check/check.ts';
-import type { Verdict } from '../lib/check/types.ts';
-import { send, generationBody } from '../lib/http/exchange.ts';
-import { fail } from '../lib/check/messages.ts';
-import { escapeBytes } from '../lib/decode/stream-decoder.ts';
-import { assertReached } from '../lib/decode/sse-samples.ts';
-import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
-import { evidence, judgeDoneLine, judgeNdjsonFraming, makeNdjsonSample, type NdjsonSample } from '../lib/grading/ollama.ts';
-import { passProof, faultProof, type Proof } from './support/proof.ts';
-import type { Evidence } from '../lib/check/types.ts';
 import type { FamilySpec } from '../lib/check/family-spec.ts';
+import { fail } from '../lib/check/messages.ts';
+import type { Verdict } from '../lib/check/types.ts';
+import { assertReached } from '../lib/decode/sse-samples.ts';
+import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import {
+  evidence,
+  judgeDoneLine,
+  judgeNdjsonFraming,
+  makeNdjsonSample,
+  type NdjsonSample,
+} from '../lib/grading/ollama.ts';
+import { generationBody, send } from '../lib/http/exchange.ts';
+import { incompleteVerdict, type SharedRecording, shared } from '../lib/http/recordings.ts';
+import { faultProof, type Proof, passProof } from './support/proof.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
-  name: 'ollama', order: 50,
+  name: 'ollama',
+  order: 50,
   what: "Ollama's native NDJSON stream (`/api/chat`) and its final statistics",
 };
 
-
-const OLLAMA_API = 'Ollama API docs, POST /api/chat streaming: a stream of JSON objects (application/x-ndjson), the last with done: true and the final statistics (https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-chat-completion)';
+const OLLAMA_API =
+  'Ollama API docs, POST /api/chat streaming: a stream of JSON objects (application/x-ndjson), the last with done: true and the final statistics (https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-chat-completion)';
 
 async function chatStream(ctx: CheckContext): Promise<SharedRecording<NdjsonSample>> {
-  return shared(ctx, 'ollama', async () => {
-    const x = await send(ctx, 'ollama-native', generationBody(ctx, 'ollama-native', {
-      prompt: `[request ${ctx.nonce()}] Write one short sentence about a river.`, maxTokens: 16, stream: true,
-    }));
-    assertReached(x.rec);
-    return makeNdjsonSample(x.rec);
-  }, (s) => [s.rec]);
+  return shared(
+    ctx,
+    'ollama',
+    async () => {
+      const x = await send(
+        ctx,
+        'ollama-native',
+        generationBody(ctx, 'ollama-native', {
+          prompt: `[request ${ctx.nonce()}] Write one short sentence about a river.`,
+          maxTokens: 16,
+          stream: true,
+        }),
+      );
+      assertReached(x.rec);
+      return makeNdjsonSample(x.rec);
+    },
+    (s) => [s.rec],
+  );
 }
 
 async function judged(ctx: CheckContext, judge: (s: NdjsonSample) => Verdict): Promise<Verdict> {
@@ -38,12 +55,16 @@ async function judged(ctx: CheckContext, judge: (s: NdjsonSample) => Verdict): P
   if (r.incomplete) return incompleteVerdict(r, 'the shared /api/chat stream was recorded');
   const s = r.value;
   if (s.rec.status !== 200 || (s.rec.failure && s.rec.reads.length === 0)) {
-    return fail({
-      requirement: 'A streamed /api/chat request MUST be answered with HTTP 200 and an NDJSON body.',
-      expected: 'HTTP 200, application/x-ndjson',
-      actual: `${s.rec.failure ? `${s.rec.failure.kind}: ${s.rec.failure.message} ` : ''}HTTP ${s.rec.status ?? '-'}`,
-      bytes: escapeBytes(s.rec.body, 300),
-    }, undefined, evidence(s));
+    return fail(
+      {
+        requirement: 'A streamed /api/chat request MUST be answered with HTTP 200 and an NDJSON body.',
+        expected: 'HTTP 200, application/x-ndjson',
+        actual: `${s.rec.failure ? `${s.rec.failure.kind}: ${s.rec.failure.message} ` : ''}HTTP ${s.rec.status ?? '-'}`,
+        bytes: escapeBytes(s.rec.body, 300),
+      },
+      undefined,
+      evidence(s),
+    );
   }
   return judge(s);
 }
@@ -56,7 +77,8 @@ export const checks: CheckDef[] = [
     id: 'ollama.ndjson-framing',
     title: '/api/chat streams newline-delimited JSON, one object per line',
     level: 'MUST',
-    rationale: 'Ollama clients split the body on newlines and parse each line; SSE framing or partial lines break every one of them.',
+    rationale:
+      'Ollama clients split the body on newlines and parse each line; SSE framing or partial lines break every one of them.',
     reference: OLLAMA_API,
     run: (ctx) => judged(ctx, judgeNdjsonFraming),
   },
@@ -65,7 +87,8 @@ export const checks: CheckDef[] = [
     id: 'ollama.done-line',
     title: 'the /api/chat stream ends with one done: true line carrying the statistics',
     level: 'MUST',
-    rationale: 'Clients stop at done: true and read eval_count / eval_duration from it; without it they hang or report no speed.',
+    rationale:
+      'Clients stop at done: true and read eval_count / eval_duration from it; without it they hang or report no speed.',
     reference: OLLAMA_API,
     run: (ctx) => judged(ctx, judgeDoneLine),
   },

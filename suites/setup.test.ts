@@ -1,5 +1,5 @@
 // setup.server-ready: the first result of every project says what answered, or why nothing could be checked.
-import { test, inject, describe } from 'vitest';
+import { describe, inject, test } from 'vitest';
 import { describeDiscovery } from '../lib/server/discovery.ts';
 import { SETUP_CHECK } from './support/setup-check.ts';
 
@@ -24,7 +24,14 @@ describe(inject('profile').id, () => {
       rationale: SETUP_CHECK.rationale,
       reference: SETUP_CHECK.reference,
       profileId: profile.id,
-      metrics: { identity: server.identity, model: server.model, contextWindow: server.contextWindow, trainedContext: server.trainedContext, slots: server.slots, discovery: server.discovery },
+      metrics: {
+        identity: server.identity,
+        model: server.model,
+        contextWindow: server.contextWindow,
+        trainedContext: server.trainedContext,
+        slots: server.slots,
+        discovery: server.discovery,
+      },
     };
     if (setupError) throw new Error(`setup error: ${setupError}`);
   });

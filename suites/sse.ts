@@ -9,30 +9,45 @@
 // The judges are pure functions in lib/grading/sse-framing.ts and lib/grading/sse-chunks.ts; this file records the
 // exchanges and declares the checks.
 import type { CheckContext, CheckDef } from '../lib/check/check.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
 import type { Verdict } from '../lib/check/types.ts';
-import { send, generationBody } from '../lib/http/exchange.ts';
-import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
-import { assertReached, makeSample, unusable, type Sample } from '../lib/decode/sse-samples.ts';
+import { assertReached, makeSample, type Sample, unusable } from '../lib/decode/sse-samples.ts';
 import {
-  judgeComments, judgeContentType, judgeDataPrefix, judgeDoneTerminator, judgeEventTerminator, judgeNoLoneCr, judgeOneJsonPerEvent,
+  judgeChunkSchema,
+  judgeFinishOnce,
+  judgeRoleFirst,
+  judgeUsageChunk,
+  judgeUsageForm,
+  judgeUtf8,
+  type SseRun,
+} from '../lib/grading/sse-chunks.ts';
+import {
+  judgeComments,
+  judgeContentType,
+  judgeDataPrefix,
+  judgeDoneTerminator,
+  judgeEventTerminator,
+  judgeNoLoneCr,
+  judgeOneJsonPerEvent,
   judgeUnknownFields,
 } from '../lib/grading/sse-framing.ts';
-import {
-  judgeChunkSchema, judgeFinishOnce, judgeRoleFirst, judgeUsageChunk, judgeUsageForm, judgeUtf8, type SseRun,
-} from '../lib/grading/sse-chunks.ts';
-import { passProof, faultProof, type Proof } from './support/proof.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
+import { generationBody, send } from '../lib/http/exchange.ts';
+import { incompleteVerdict, type SharedRecording, shared } from '../lib/http/recordings.ts';
+import { faultProof, type Proof, passProof } from './support/proof.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
-  name: 'sse', order: 20,
+  name: 'sse',
+  order: 20,
   what: 'byte-level SSE framing: content type, event terminators, `data:` prefix, one JSON per event, `[DONE]` last, chunk schema, role first, one finish_reason, usage chunk, UTF-8 intact, comments',
 };
 
 type Obj = Record<string, unknown>;
 
-const WHATWG = 'WHATWG HTML §9.2.6 "Interpreting an event stream" (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation)';
-const OPENAI_STREAM = 'OpenAI API reference, Chat Completions streaming: chat.completion.chunk objects as data-only server-sent events, ended by data: [DONE] (https://platform.openai.com/docs/api-reference/chat/streaming)';
+const WHATWG =
+  'WHATWG HTML §9.2.6 "Interpreting an event stream" (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation)';
+const OPENAI_STREAM =
+  'OpenAI API reference, Chat Completions streaming: chat.completion.chunk objects as data-only server-sent events, ended by data: [DONE] (https://platform.openai.com/docs/api-reference/chat/streaming)';
 
 // ---------------------------------------------------------------------------------------------------------
 // Recorded samples
@@ -45,8 +60,11 @@ const MAX_TOKENS = 40;
 async function recordRun(ctx: CheckContext): Promise<SseRun> {
   // One prompt for all three requests: the comparison needs identical requests; the nonce keeps it unique to the run.
   const prompt = `[request ${ctx.nonce()}] ${ECHO_PROMPT}\nECHO: ${ECHO_TEXT}`;
-  ctx.log(`recording the streams the sse checks share: ${ctx.profile.deterministic ? 3 : 2} requests of at most ${MAX_TOKENS} tokens`);
-  const body = (stream: boolean, extra?: Obj) => generationBody(ctx, 'openai-chat', { prompt, maxTokens: MAX_TOKENS, stream, extra });
+  ctx.log(
+    `recording the streams the sse checks share: ${ctx.profile.deterministic ? 3 : 2} requests of at most ${MAX_TOKENS} tokens`,
+  );
+  const body = (stream: boolean, extra?: Obj) =>
+    generationBody(ctx, 'openai-chat', { prompt, maxTokens: MAX_TOKENS, stream, extra });
   const a = await send(ctx, 'openai-chat', body(true, { stream_options: { include_usage: true } }));
   const b = await send(ctx, 'openai-chat', body(true));
   const c = ctx.profile.deterministic ? await send(ctx, 'openai-chat', body(false)) : undefined;
@@ -61,7 +79,12 @@ async function recordRun(ctx: CheckContext): Promise<SseRun> {
 
 /** The family's recorded exchanges, recorded once per run and server (lib/http/recordings.ts: one abort policy). */
 export function sseRun(ctx: CheckContext): Promise<SharedRecording<SseRun>> {
-  return shared(ctx, 'sse', () => recordRun(ctx), (r) => [r.withUsage.rec, r.withoutUsage.rec, r.nonStream?.rec]);
+  return shared(
+    ctx,
+    'sse',
+    () => recordRun(ctx),
+    (r) => [r.withUsage.rec, r.withoutUsage.rec, r.nonStream?.rec],
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -73,7 +96,11 @@ const streams = (run: SseRun) => [run.withUsage, run.withoutUsage];
  * stream_options) is the business of the check about that request, not of every framing check; it is named in the
  * verdict. With no answered stream at all, the check fails with the status.
  */
-async function judged(ctx: CheckContext, what: string, judge: (run: SseRun, samples: Sample[]) => Verdict): Promise<Verdict> {
+async function judged(
+  ctx: CheckContext,
+  what: string,
+  judge: (run: SseRun, samples: Sample[]) => Verdict,
+): Promise<Verdict> {
   const rec = await sseRun(ctx);
   if (rec.incomplete) return incompleteVerdict(rec, `the shared ${what} streams were recorded`);
   const run = rec.value;
@@ -82,7 +109,8 @@ async function judged(ctx: CheckContext, what: string, judge: (run: SseRun, samp
   if (ok.length === 0) return unusable(all, what)!;
   const v = judge(run, ok);
   const left = all.filter((s) => !ok.includes(s));
-  if (left.length) v.message += `\n(not judged here: ${left.map((s) => `${s.label}: ${s.rec.failure?.kind ?? `HTTP ${s.rec.status}`}`).join('; ')})`;
+  if (left.length)
+    v.message += `\n(not judged here: ${left.map((s) => `${s.label}: ${s.rec.failure?.kind ?? `HTTP ${s.rec.status}`}`).join('; ')})`;
   return v;
 }
 
@@ -95,7 +123,8 @@ export const checks: CheckDef[] = [
     id: 'sse.content-type',
     title: 'streams are sent as text/event-stream',
     level: 'MUST',
-    rationale: 'Clients choose the SSE parser by media type; a stream labelled application/json is read as one JSON body and fails.',
+    rationale:
+      'Clients choose the SSE parser by media type; a stream labelled application/json is read as one JSON body and fails.',
     reference: `${OPENAI_STREAM}; WHATWG HTML §9.2.5 (text/event-stream)`,
     run: (ctx) => judged(ctx, 'streamed chat', (_r, s) => judgeContentType(s)),
   },
@@ -104,7 +133,8 @@ export const checks: CheckDef[] = [
     id: 'sse.event-terminator',
     title: 'every event ends with a blank line',
     level: 'MUST',
-    rationale: 'An event is dispatched only by the blank line after it: without it a client sees nothing, or several chunks glued into one.',
+    rationale:
+      'An event is dispatched only by the blank line after it: without it a client sees nothing, or several chunks glued into one.',
     reference: WHATWG,
     run: (ctx) => judged(ctx, 'streamed chat', (_r, s) => judgeEventTerminator(s)),
   },
@@ -113,7 +143,8 @@ export const checks: CheckDef[] = [
     id: 'sse.no-lone-cr',
     title: 'line ends are LF or CRLF, not a lone CR',
     level: 'SHOULD',
-    rationale: 'A lone CR is a valid SSE line end, but many clients split lines only on LF and then never see an event end.',
+    rationale:
+      'A lone CR is a valid SSE line end, but many clients split lines only on LF and then never see an event end.',
     reference: `${WHATWG}: end-of-line = CRLF / LF / CR`,
     run: (ctx) => judged(ctx, 'streamed chat', (_r, s) => judgeNoLoneCr(s)),
   },
@@ -131,7 +162,8 @@ export const checks: CheckDef[] = [
     id: 'sse.unknown-fields',
     title: 'no unknown SSE field names (e.g. an "error:" line)',
     level: 'SHOULD',
-    rationale: 'Clients ignore unknown fields, so an error or payload sent under another field name never reaches the user.',
+    rationale:
+      'Clients ignore unknown fields, so an error or payload sent under another field name never reaches the user.',
     reference: `${WHATWG}: "Otherwise: the field is ignored"`,
     run: (ctx) => judged(ctx, 'streamed chat', (_r, s) => judgeUnknownFields(s)),
   },
@@ -140,7 +172,8 @@ export const checks: CheckDef[] = [
     id: 'sse.one-json-per-event',
     title: 'each event carries exactly one JSON object',
     level: 'MUST',
-    rationale: 'Clients JSON.parse each event: two objects in one event, or one object split over two, throw and lose the chunk.',
+    rationale:
+      'Clients JSON.parse each event: two objects in one event, or one object split over two, throw and lose the chunk.',
     reference: OPENAI_STREAM,
     run: (ctx) => judged(ctx, 'streamed chat', (_r, s) => judgeOneJsonPerEvent(s)),
   },
@@ -149,7 +182,8 @@ export const checks: CheckDef[] = [
     id: 'sse.done-terminator',
     title: 'data: [DONE] is the last event and the body ends after it',
     level: 'MUST',
-    rationale: 'OpenAI clients stop at [DONE]; without it they wait for a timeout or report a truncated stream, and events after it are lost.',
+    rationale:
+      'OpenAI clients stop at [DONE]; without it they wait for a timeout or report a truncated stream, and events after it are lost.',
     reference: OPENAI_STREAM,
     run: (ctx) => judged(ctx, 'streamed chat', (_r, s) => judgeDoneTerminator(s)),
   },
@@ -158,12 +192,24 @@ export const checks: CheckDef[] = [
     id: 'sse.chunk-schema',
     title: 'every chunk is a valid chat.completion.chunk; id and model stable',
     level: 'MUST',
-    rationale: 'Typed clients (openai-python, openai-node) reject chunks with missing or mistyped fields and key the message on a stable id.',
-    reference: 'OpenAI API reference, the chat completion chunk object (id, object "chat.completion.chunk", created, model, choices[].delta, finish_reason)',
+    rationale:
+      'Typed clients (openai-python, openai-node) reject chunks with missing or mistyped fields and key the message on a stable id.',
+    reference:
+      'OpenAI API reference, the chat completion chunk object (id, object "chat.completion.chunk", created, model, choices[].delta, finish_reason)',
     thresholds: {
-      createdSlackS: { value: 2, why: 'some servers (llama.cpp) stamp each chunk with the current time; allow that drift over the stream\'s duration plus this many seconds' },
+      createdSlackS: {
+        value: 2,
+        why: "some servers (llama.cpp) stamp each chunk with the current time; allow that drift over the stream's duration plus this many seconds",
+      },
     },
-    run: (ctx) => judged(ctx, 'streamed chat', (_r, s) => judgeChunkSchema(s, { schemaFile: 'chat-completion-chunk.schema.json', objectName: 'chat.completion.chunk', createdSlackS: ctx.threshold('createdSlackS') })),
+    run: (ctx) =>
+      judged(ctx, 'streamed chat', (_r, s) =>
+        judgeChunkSchema(s, {
+          schemaFile: 'chat-completion-chunk.schema.json',
+          objectName: 'chat.completion.chunk',
+          createdSlackS: ctx.threshold('createdSlackS'),
+        }),
+      ),
   },
   {
     ...base,
@@ -179,8 +225,10 @@ export const checks: CheckDef[] = [
     id: 'sse.finish-once',
     title: 'exactly one valid finish_reason, on the last choice chunk',
     level: 'MUST',
-    rationale: 'Clients end a choice at its finish_reason: none means "truncated", two or text after it means duplicated or lost output.',
-    reference: 'OpenAI API reference, chat completion chunk: choices[].finish_reason (stop, length, tool_calls, content_filter, function_call; null until the last chunk)',
+    rationale:
+      'Clients end a choice at its finish_reason: none means "truncated", two or text after it means duplicated or lost output.',
+    reference:
+      'OpenAI API reference, chat completion chunk: choices[].finish_reason (stop, length, tool_calls, content_filter, function_call; null until the last chunk)',
     run: (ctx) => judged(ctx, 'streamed chat', (_r, s) => judgeFinishOnce(s)),
   },
   {
@@ -188,8 +236,10 @@ export const checks: CheckDef[] = [
     id: 'sse.usage-chunk',
     title: 'with include_usage, usage arrives before [DONE]',
     level: 'MUST',
-    rationale: 'Clients that ask for usage in a stream need it for accounting and tokens/s; it must come before the terminator.',
-    reference: 'OpenAI API reference, stream_options.include_usage: "an additional chunk will be streamed before the data: [DONE] message"',
+    rationale:
+      'Clients that ask for usage in a stream need it for accounting and tokens/s; it must come before the terminator.',
+    reference:
+      'OpenAI API reference, stream_options.include_usage: "an additional chunk will be streamed before the data: [DONE] message"',
     async run(ctx) {
       const rec = await sseRun(ctx);
       if (rec.incomplete) return incompleteVerdict(rec, 'the shared streamed chat (include_usage) was recorded');
@@ -199,18 +249,26 @@ export const checks: CheckDef[] = [
   {
     ...base,
     id: 'sse.usage-form',
-    title: 'usage takes OpenAI\'s form: one extra chunk with choices: [], only when asked',
+    title: "usage takes OpenAI's form: one extra chunk with choices: [], only when asked",
     level: 'SHOULD',
-    rationale: 'Clients read choices[0] of each chunk; usage in the finish chunk, repeated, or sent unasked breaks them or double-counts.',
-    reference: 'OpenAI API reference, stream_options.include_usage: "The usage field on this chunk shows the token usage statistics for the entire request, and the choices field will always be an empty array"; docs/servers.md "Usage placement"',
-    run: (ctx) => judged(ctx, 'streamed chat', (r) => unusable([r.withUsage, r.withoutUsage], 'streamed chat') ?? judgeUsageForm(r.withUsage, r.withoutUsage)),
+    rationale:
+      'Clients read choices[0] of each chunk; usage in the finish chunk, repeated, or sent unasked breaks them or double-counts.',
+    reference:
+      'OpenAI API reference, stream_options.include_usage: "The usage field on this chunk shows the token usage statistics for the entire request, and the choices field will always be an empty array"; docs/servers.md "Usage placement"',
+    run: (ctx) =>
+      judged(
+        ctx,
+        'streamed chat',
+        (r) => unusable([r.withUsage, r.withoutUsage], 'streamed chat') ?? judgeUsageForm(r.withUsage, r.withoutUsage),
+      ),
   },
   {
     ...base,
     id: 'sse.utf8-intact',
     title: 'streamed text is valid UTF-8 with every character intact',
     level: 'MUST',
-    rationale: 'A server that splits a character between deltas or sends bad bytes shows users U+FFFD (the seeds\' phantom-parser class of bug).',
+    rationale:
+      "A server that splits a character between deltas or sends bad bytes shows users U+FFFD (the seeds' phantom-parser class of bug).",
     reference: 'RFC 3629 (UTF-8); WHATWG HTML §9.2.6 (streams are UTF-8); RFC 8259 §8.2 (unpaired surrogates)',
     run: (ctx) => judged(ctx, 'streamed chat', (r) => judgeUtf8(r)),
   },
@@ -219,7 +277,8 @@ export const checks: CheckDef[] = [
     id: 'sse.comments',
     title: 'which SSE comments the server sends, and how often',
     level: 'INFO',
-    rationale: 'Keep-alive comments (": ping", ": keep-alive", ":") are valid but make time-to-first-byte differ from TTFT; users should know.',
+    rationale:
+      'Keep-alive comments (": ping", ": keep-alive", ":") are valid but make time-to-first-byte differ from TTFT; users should know.',
     reference: `${WHATWG}: a line starting with ":" is ignored; docs/servers.md "SSE comments" (llama.cpp ":", vllm-mlx ": heartbeat", oMLX ": keep-alive")`,
     run: (ctx) => judged(ctx, 'streamed chat', (_r, s) => judgeComments(s)),
   },
@@ -232,7 +291,11 @@ export const proofs: Proof[] = [
   passProof('sse.content-type', { messageIncludes: ['content-type "text/event-stream"'] }),
   faultProof('sse.content-type', 'sse-content-type', ['application/json', 'text/event-stream']),
   passProof('sse.event-terminator', { messageIncludes: ['each ended by a blank line'] }),
-  passProof('sse.event-terminator', { serverArgs: PINGS, messageIncludes: ['each ended by a blank line'], note: 'comments between events are fine' }),
+  passProof('sse.event-terminator', {
+    serverArgs: PINGS,
+    messageIncludes: ['each ended by a blank line'],
+    note: 'comments between events are fine',
+  }),
   faultProof('sse.event-terminator', 'sse-no-blank-line', ['blank line', 'run together']),
   passProof('sse.no-lone-cr', { messageIncludes: ['no lone CR line ends'] }),
   faultProof('sse.no-lone-cr', 'sse-cr-only', ['lone CR', '\\r\\r'], { expect: 'warn' }),
@@ -247,7 +310,10 @@ export const proofs: Proof[] = [
   faultProof('sse.done-terminator', 'sse-no-done', ['no "data: [DONE]" event']),
   faultProof('sse.done-terminator', 'sse-data-after-done', ['after [DONE]', 'late']),
   passProof('sse.chunk-schema', { messageIncludes: ['chunks valid chat.completion.chunk; id and model stable'] }),
-  faultProof('sse.chunk-schema', 'sse-schema-violation', ["must have required property 'object'", '/choices must be array']),
+  faultProof('sse.chunk-schema', 'sse-schema-violation', [
+    "must have required property 'object'",
+    '/choices must be array',
+  ]),
   faultProof('sse.chunk-schema', 'sse-id-changes', ['id changes mid-stream']),
   passProof('sse.role-first', { messageIncludes: ['the first delta carries role "assistant"'] }),
   faultProof('sse.role-first', 'sse-no-role', ['role null', 'first delta'], { expect: 'warn' }),
@@ -257,16 +323,24 @@ export const proofs: Proof[] = [
   faultProof('sse.finish-once', 'sse-finish-invalid', ['"done"', 'is not one of']),
   passProof('sse.usage-chunk', { messageIncludes: ['usage before [DONE] in chunk'] }),
   faultProof('sse.usage-chunk', 'sse-usage-missing', ['no chunk before [DONE] carries a usage object']),
-  passProof('sse.usage-form', { messageIncludes: ['one usage chunk with "choices": [] after the finish chunk', 'none without include_usage'] }),
+  passProof('sse.usage-form', {
+    messageIncludes: ['one usage chunk with "choices": [] after the finish chunk', 'none without include_usage'],
+  }),
   faultProof('sse.usage-form', 'sse-usage-in-finish', ['usage in the finish chunk'], { expect: 'warn' }),
   faultProof('sse.usage-form', 'sse-usage-twice', ['usage sent 2 times'], { expect: 'warn' }),
   faultProof('sse.usage-form', 'sse-usage-unasked', ['include_usage was not requested'], { expect: 'warn' }),
-  passProof('sse.utf8-intact', { messageIncludes: ['valid UTF-8 on the wire', 'streamed text equals the non-streamed text'] }),
+  passProof('sse.utf8-intact', {
+    messageIncludes: ['valid UTF-8 on the wire', 'streamed text equals the non-streamed text'],
+  }),
   faultProof('sse.utf8-intact', 'utf8-invalid-bytes', ['0xFF', 'not valid UTF-8', '\\xFF\\xFE']),
   faultProof('sse.utf8-intact', 'utf8-lone-surrogate', ['lone surrogate', '\\ud83d']),
   faultProof('sse.utf8-intact', 'utf8-split-char', ['split between two deltas', 'U+FFFD']),
   faultProof('sse.utf8-intact', 'utf8-stream-differs', ['differs from the non-streamed text', 'swapped']),
   faultProof('sse.utf8-intact', 'utf8-echo-corrupt', ['echoed string was corrupted', '"é" → ?']),
   passProof('sse.comments', { messageIncludes: ['no SSE comments'] }),
-  passProof('sse.comments', { serverArgs: PINGS, messageIncludes: ['": ping" ×', 'median gap'], note: 'the reference server pings during 30 ms decode gaps' }),
+  passProof('sse.comments', {
+    serverArgs: PINGS,
+    messageIncludes: ['": ping" ×', 'median gap'],
+    note: 'the reference server pings during 30 ms decode gaps',
+  }),
 ];

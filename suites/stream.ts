@@ -3,29 +3,37 @@
 // noisy a measurement, or a starved client, is inconclusive (a warn), never a pass and never a fail.
 // Reference: the seeds (Rapid-MLX's TTFT equalled the whole response time), OpenAI API reference "stream".
 import type { CheckContext, CheckDef } from '../lib/check/check.ts';
+import type { FamilySpec } from '../lib/check/family-spec.ts';
+import { borderline, fail, fmt, inconclusive, pass, pct } from '../lib/check/messages.ts';
 import type { Evidence, Verdict } from '../lib/check/types.ts';
-import { chat, generationBody, uniquePrompt, describeExchange, type Exchange } from '../lib/http/exchange.ts';
-import { textlessNote, textlessTokens } from '../lib/measure/served.ts';
-import { promptOfTokens } from '../lib/http/prompts.ts';
-import { bootstrapMedianCI, bootstrapRatioCI, median, summarize } from '../lib/grading/stats.ts';
-import { bandAbove, pause, pollUntil, readSpread, stallShare, type ReadSpread } from '../lib/measure/timing.ts';
-import { findBusyReader, type BusyReader } from '../lib/measure/server-load.ts';
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import { bootstrapMedianCI, bootstrapRatioCI, median, summarize } from '../lib/grading/stats.ts';
+import {
+  chat,
+  describeExchange,
+  type Exchange,
+  generationBody,
+  measurePace,
+  paceFor,
+  uniquePrompt,
+} from '../lib/http/exchange.ts';
+import { promptOfTokens } from '../lib/http/prompts.ts';
 import { bodyText } from '../lib/http/recorder.ts';
-import { fail, fmt, inconclusive, pass, pct, warn } from '../lib/check/messages.ts';
+import { incompleteVerdict, type SharedRecording, shared } from '../lib/http/recordings.ts';
 import { usableSlots } from '../lib/measure/batching.ts';
-import { measurePace, paceFor } from '../lib/http/exchange.ts';
-import { decodeMsPerToken, describePace, expectedMs, sizedFrom, tokensAt, type Pace } from '../lib/measure/pace.ts';
 import { clientAllowanceMs } from '../lib/measure/client-lag.ts';
 import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
-import { shared, incompleteVerdict, type SharedRecording } from '../lib/http/recordings.ts';
-import { borderline } from '../lib/check/messages.ts';
-import { passProof, faultProof, type Proof } from './support/proof.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
+import { decodeMsPerToken, describePace, expectedMs, type Pace, sizedFrom, tokensAt } from '../lib/measure/pace.ts';
+import { textlessNote, textlessTokens } from '../lib/measure/served.ts';
+import { type BusyReader, findBusyReader } from '../lib/measure/server-load.ts';
+import { bandAbove, pause, pollUntil, type ReadSpread, readSpread, stallShare } from '../lib/measure/timing.ts';
+import { faultProof, type Proof, passProof } from './support/proof.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
-  name: 'stream', order: 90, timing: true,
+  name: 'stream',
+  order: 90,
+  timing: true,
   what: 'real streaming: TTFT well below end-to-end time, tokens spread over time, headers before prefill ends, cancel frees the slot',
 };
 
@@ -111,7 +119,10 @@ async function recordLong(ctx: CheckContext): Promise<LongStreams> {
       break;
     }
     const body = generationBody(ctx, 'openai-chat', {
-      prompt: uniquePrompt(ctx, 'Write a long story about a river that crosses a city, with many details, at least 400 words.'),
+      prompt: uniquePrompt(
+        ctx,
+        'Write a long story about a river that crosses a city, with many details, at least 400 words.',
+      ),
       maxTokens: tokens,
       stream: true,
       exactLength: true,
@@ -124,33 +135,61 @@ async function recordLong(ctx: CheckContext): Promise<LongStreams> {
 }
 
 function longStreams(ctx: CheckContext): Promise<SharedRecording<LongStreams>> {
-  return shared(ctx, 'stream-long', () => recordLong(ctx), (ls) => ls.exchanges.map((x) => x.rec));
+  return shared(
+    ctx,
+    'stream-long',
+    () => recordLong(ctx),
+    (ls) => ls.exchanges.map((x) => x.rec),
+  );
 }
 
 /** The usable streams (complete, long enough), or a verdict explaining why there are none. */
-function usable(r: SharedRecording<LongStreams>, what: string): { ok: Exchange[]; ls: LongStreams } | { verdict: Verdict } {
+function usable(
+  r: SharedRecording<LongStreams>,
+  what: string,
+): { ok: Exchange[]; ls: LongStreams } | { verdict: Verdict } {
   if (r.incomplete) return { verdict: incompleteVerdict(r, what) };
   const ls = r.value;
   const problems = ls.exchanges.map(streamProblem);
   const broken = problems.map((p, i) => (p ? `request ${i + 1}: ${p}` : undefined)).filter((p): p is string => !!p);
   if (broken.length > 0) {
     return {
-      verdict: fail({
-        requirement: 'A streaming chat completion MUST answer 200 with a complete event stream before its timing can be judged.',
-        expected: 'HTTP 200, text/event-stream, ending normally (a silence far longer than the stream\'s own token gap is a stall)',
-        actual: broken[0]!,
-        violations: broken.slice(1),
-      }, undefined, ls.exchanges.map((x, i) => evidenceOf(`request ${i + 1}`, x))),
+      verdict: fail(
+        {
+          requirement:
+            'A streaming chat completion MUST answer 200 with a complete event stream before its timing can be judged.',
+          expected:
+            "HTTP 200, text/event-stream, ending normally (a silence far longer than the stream's own token gap is a stall)",
+          actual: broken[0]!,
+          violations: broken.slice(1),
+        },
+        undefined,
+        ls.exchanges.map((x, i) => evidenceOf(`request ${i + 1}`, x)),
+      ),
     };
   }
   const tokens = ls.exchanges.map((x) => x.metrics?.completionTokens ?? 0);
   const sources = [...new Set(ls.exchanges.map((x) => x.metrics?.tokenSource ?? 'none'))].join('/');
   // Tokens served without text (lib/measure/served.ts) have no arrival times: long enough by usage, but nothing to time.
-  const ok = ls.exchanges.filter((x) => (x.metrics?.completionTokens ?? 0) >= ls.minTokens && textlessTokens(x) === undefined);
+  const ok = ls.exchanges.filter(
+    (x) => (x.metrics?.completionTokens ?? 0) >= ls.minTokens && textlessTokens(x) === undefined,
+  );
   if (ok.length < 2) {
     const textless = textlessNote(ls.exchanges);
-    if (textless) return { verdict: inconclusive(`${ok.length} of ${ls.exchanges.length} streams carried text to time${textless}; ${what} needs 2 (${ls.sizing})`, { completionTokens: tokens, sizes: ls.sizes }) };
-    if (ls.short) return { verdict: inconclusive(`${ls.short}; ${what} needs 2 (${ls.sizing})`, { completionTokens: tokens, sizes: ls.sizes }) };
+    if (textless)
+      return {
+        verdict: inconclusive(
+          `${ok.length} of ${ls.exchanges.length} streams carried text to time${textless}; ${what} needs 2 (${ls.sizing})`,
+          { completionTokens: tokens, sizes: ls.sizes },
+        ),
+      };
+    if (ls.short)
+      return {
+        verdict: inconclusive(`${ls.short}; ${what} needs 2 (${ls.sizing})`, {
+          completionTokens: tokens,
+          sizes: ls.sizes,
+        }),
+      };
     return {
       verdict: inconclusive(
         `responses too short to judge: completion tokens ${JSON.stringify(tokens)} (from ${sources}), need at least ${ls.minTokens} in 2 of ${ls.exchanges.length} ` +
@@ -196,7 +235,13 @@ function startStream(ctx: CheckContext, maxTokens: number, exact: boolean, what:
     },
   };
   // Usage tells a generation served as tokens without text (lib/measure/served.ts) from one that ended early.
-  const body = generationBody(ctx, 'openai-chat', { prompt: uniquePrompt(ctx, what), maxTokens, stream: true, exactLength: exact, extra: { stream_options: { include_usage: true } } });
+  const body = generationBody(ctx, 'openai-chat', {
+    prompt: uniquePrompt(ctx, what),
+    maxTokens,
+    stream: true,
+    exactLength: exact,
+    extra: { stream_options: { include_usage: true } },
+  });
   s.done = chat(ctx, body, {
     signal: ac.signal,
     onToken: (t, count) => {
@@ -235,7 +280,8 @@ async function within(p: Promise<boolean>, ms: number, signal: AbortSignal): Pro
 function itlOf(s: Pick<LiveStream, 'times' | 'firstAbs'>, untilAbs?: number): number | undefined {
   const t = s.times;
   if (t.length >= 2 && t[t.length - 1]! > t[0]!) return (t[t.length - 1]! - t[0]!) / (t.length - 1);
-  if (untilAbs !== undefined && s.firstAbs !== undefined && t.length >= 1 && untilAbs > s.firstAbs) return (untilAbs - s.firstAbs) / t.length;
+  if (untilAbs !== undefined && s.firstAbs !== undefined && t.length >= 1 && untilAbs > s.firstAbs)
+    return (untilAbs - s.firstAbs) / t.length;
   return undefined;
 }
 
@@ -266,13 +312,26 @@ async function cancelByCounters(ctx: CheckContext, reader: BusyReader): Promise<
     if (await within(orphan.reach(TOKENS_BEFORE_ABORT), startBound(ctx), ctx.signal)) break;
     orphan.ac.abort();
     const x = await orphan.done;
-    if (x.rec.failure?.kind === 'aborted') return inconclusive(`no ${TOKENS_BEFORE_ABORT} token events within ${startBound(ctx)} ms: too slow to test cancellation`, undefined, [evidenceOf('orphan', x)]);
+    if (x.rec.failure?.kind === 'aborted')
+      return inconclusive(
+        `no ${TOKENS_BEFORE_ABORT} token events within ${startBound(ctx)} ms: too slow to test cancellation`,
+        undefined,
+        [evidenceOf('orphan', x)],
+      );
     const problem = streamProblem(x);
-    if (problem) return fail({ requirement: 'A long streaming request MUST start streaming so that cancelling it can be tested.', expected: 'HTTP 200 and token events', actual: problem });
+    if (problem)
+      return fail({
+        requirement: 'A long streaming request MUST start streaming so that cancelling it can be tested.',
+        expected: 'HTTP 200 and token events',
+        actual: problem,
+      });
     // Tokens served without text (lib/measure/served.ts) give nothing to cut the stream after: once more, with a fresh prompt.
     if (textlessTokens(x) !== undefined && attempt < 2) continue;
-    if (textlessTokens(x) !== undefined) return inconclusive(`no orphan stream of ${attempt} carried text to cancel it after${textlessNote([x])}`);
-    return inconclusive(`the generation ended after ${orphan.count} token event(s), before it could be cancelled (declare forceLength so ${n} tokens can be requested)`);
+    if (textlessTokens(x) !== undefined)
+      return inconclusive(`no orphan stream of ${attempt} carried text to cancel it after${textlessNote([x])}`);
+    return inconclusive(
+      `the generation ended after ${orphan.count} token event(s), before it could be cancelled (declare forceLength so ${n} tokens can be requested)`,
+    );
   }
   const busyDuring = await reader.read();
   if (busyDuring === undefined || busyDuring <= baseline) {
@@ -285,12 +344,25 @@ async function cancelByCounters(ctx: CheckContext, reader: BusyReader): Promise<
   const abortedAt = performance.now();
   const x = await orphan.done;
   const seen = orphan.count;
-  const polled = await pollUntil(reader.read, (v) => v !== undefined && v <= baseline, { intervalMs: 20, deadlineMs: freeWithin, signal: ctx.signal });
+  const polled = await pollUntil(reader.read, (v) => v !== undefined && v <= baseline, {
+    intervalMs: 20,
+    deadlineMs: freeWithin,
+    signal: ctx.signal,
+  });
   const freedMs = performance.now() - abortedAt;
   const remainingMs = itl !== undefined ? (n - seen) * itl : undefined;
   const metrics = {
-    method: 'counters', source: reader.source, baselineBusy: baseline, busyDuring, busyAfter: polled.value, polls: polled.polls,
-    freedAfterMs: polled.ok ? polled.elapsedMs : undefined, tokensBeforeAbort: seen, orphanMaxTokens: n, itlMs: itl, expectedRemainingMs: remainingMs,
+    method: 'counters',
+    source: reader.source,
+    baselineBusy: baseline,
+    busyDuring,
+    busyAfter: polled.value,
+    polls: polled.polls,
+    freedAfterMs: polled.ok ? polled.elapsedMs : undefined,
+    tokensBeforeAbort: seen,
+    orphanMaxTokens: n,
+    itlMs: itl,
+    expectedRemainingMs: remainingMs,
   };
   const evidence = [evidenceOf('orphan (aborted)', x)];
   if (!polled.ok) {
@@ -298,46 +370,84 @@ async function cancelByCounters(ctx: CheckContext, reader: BusyReader): Promise<
     // generation running to its end (the fault); one that never drops may just be stale (vLLM updates its gauges
     // per engine step, and an idle engine does not step), so the timing method decides instead.
     const drainMs = Math.min(15_000, 2 * (remainingMs ?? 5_000) + 1_000);
-    ctx.log(`slot still busy ${Math.round(freedMs)} ms after the disconnect; watching it for up to ${Math.round(drainMs)} ms (the orphan's natural end is about ${fmt(remainingMs, 0)} ms away)`);
-    const drained = await pollUntil(reader.read, (v) => v !== undefined && v <= baseline, { intervalMs: 50, deadlineMs: drainMs, signal: ctx.signal });
+    ctx.log(
+      `slot still busy ${Math.round(freedMs)} ms after the disconnect; watching it for up to ${Math.round(drainMs)} ms (the orphan's natural end is about ${fmt(remainingMs, 0)} ms away)`,
+    );
+    const drained = await pollUntil(reader.read, (v) => v !== undefined && v <= baseline, {
+      intervalMs: 50,
+      deadlineMs: drainMs,
+      signal: ctx.signal,
+    });
     const freedAfter = polled.elapsedMs + drained.elapsedMs;
     const m2 = { ...metrics, freedAfterMs: drained.ok ? freedAfter : undefined };
     if (!drained.ok) {
-      ctx.log(`${reader.source} stayed at ${drained.value ?? 'unknown'} even after the orphan would have ended: a stale counter is no evidence; judging by timing instead`);
+      ctx.log(
+        `${reader.source} stayed at ${drained.value ?? 'unknown'} even after the orphan would have ended: a stale counter is no evidence; judging by timing instead`,
+      );
       return undefined;
     }
     if (remainingMs === undefined || freedAfter >= 0.5 * remainingMs) {
-      return fail({
-        requirement: 'When the client disconnects, the server MUST stop generating for it and free its slot (generation continues after disconnect otherwise, wasting a slot for every abandoned request).',
-        expected: `${reader.source} back to ${baseline} busy within ${freeWithin} ms of the disconnect`,
-        actual: `still ${polled.value ?? 'unknown'} busy ${Math.round(polled.elapsedMs)} ms after the client disconnected (after ${seen} of ${n} tokens); ` +
-          `freed only ${Math.round(freedAfter)} ms after the disconnect, when the orphaned generation would have run to its end (about ${fmt(remainingMs, 0)} ms)`,
-      }, m2, evidence);
+      return fail(
+        {
+          requirement:
+            'When the client disconnects, the server MUST stop generating for it and free its slot (generation continues after disconnect otherwise, wasting a slot for every abandoned request).',
+          expected: `${reader.source} back to ${baseline} busy within ${freeWithin} ms of the disconnect`,
+          actual:
+            `still ${polled.value ?? 'unknown'} busy ${Math.round(polled.elapsedMs)} ms after the client disconnected (after ${seen} of ${n} tokens); ` +
+            `freed only ${Math.round(freedAfter)} ms after the disconnect, when the orphaned generation would have run to its end (about ${fmt(remainingMs, 0)} ms)`,
+        },
+        m2,
+        evidence,
+      );
     }
-    return borderline(`slow to free the slot: ${reader.source} back to ${baseline} only ${Math.round(freedAfter)} ms after the client disconnected (limit ${freeWithin} ms), ` +
-      `though well before the generation's natural end (about ${fmt(remainingMs, 0)} ms)`, m2, evidence);
+    return borderline(
+      `slow to free the slot: ${reader.source} back to ${baseline} only ${Math.round(freedAfter)} ms after the client disconnected (limit ${freeWithin} ms), ` +
+        `though well before the generation's natural end (about ${fmt(remainingMs, 0)} ms)`,
+      m2,
+      evidence,
+    );
   }
   const freed = polled.elapsedMs;
   if (forced && remainingMs !== undefined && freed > remainingMs / 2) {
-    return inconclusive(`the slot was freed ${Math.round(freed)} ms after the disconnect, but the generation had only about ${Math.round(remainingMs)} ms left: cancellation cannot be told from completion`, metrics, evidence);
+    return inconclusive(
+      `the slot was freed ${Math.round(freed)} ms after the disconnect, but the generation had only about ${Math.round(remainingMs)} ms left: cancellation cannot be told from completion`,
+      metrics,
+      evidence,
+    );
   }
   if (!forced && itl !== undefined && freed > Math.max(200, 5 * itl)) {
-    return inconclusive(`the slot was freed ${Math.round(freed)} ms after the disconnect; without forceLength the model may simply have finished (declare forceLength for a clear verdict)`, metrics, evidence);
+    return inconclusive(
+      `the slot was freed ${Math.round(freed)} ms after the disconnect; without forceLength the model may simply have finished (declare forceLength for a clear verdict)`,
+      metrics,
+      evidence,
+    );
   }
-  return pass(`${reader.source}: busy ${baseline} → ${busyDuring} during the stream → ${polled.value} ${Math.round(freed)} ms after the client disconnected (after ${seen} of ${n} tokens)`, metrics, evidence);
+  return pass(
+    `${reader.source}: busy ${baseline} → ${busyDuring} during the stream → ${polled.value} ${Math.round(freed)} ms after the client disconnected (after ${seen} of ${n} tokens)`,
+    metrics,
+    evidence,
+  );
 }
 
 async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
   const freeWithin = ctx.threshold('freeWithinMs');
   const slots = usableSlots(ctx);
-  if (slots.value === undefined) return inconclusive(`no busy-slot counter (/slots, /metrics) to read, and the timing method must fill every slot: ${slots.why}`);
+  if (slots.value === undefined)
+    return inconclusive(
+      `no busy-slot counter (/slots, /metrics) to read, and the timing method must fill every slot: ${slots.why}`,
+    );
   const k = Math.min(64, Math.max(1, slots.value));
   const n = orphanTokens(ctx);
   // Baseline: a lone short request's TTFT, so a slow prefill is not taken for a held slot.
-  const lone = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt: uniquePrompt(ctx, 'Say hello.'), maxTokens: 4, stream: true }));
+  const lone = await chat(
+    ctx,
+    generationBody(ctx, 'openai-chat', { prompt: uniquePrompt(ctx, 'Say hello.'), maxTokens: 4, stream: true }),
+  );
   const loneProblem = streamProblem(lone);
   if (loneProblem || lone.metrics?.ttftMs === undefined) {
-    return inconclusive(`a short baseline stream gave no first token (${loneProblem ?? 'no token-bearing event'}): the all-slots-busy delay cannot be measured`);
+    return inconclusive(
+      `a short baseline stream gave no first token (${loneProblem ?? 'no token-bearing event'}): the all-slots-busy delay cannot be measured`,
+    );
   }
   const baseTtft = lone.metrics.ttftMs;
   const allowed = freeWithin + 3 * baseTtft;
@@ -347,12 +457,18 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
     for (const o of orphans) o.ac.abort();
     return Promise.all(orphans.map((o) => o.done));
   };
-  const started = await within(Promise.all(orphans.map((o) => o.reach(2))).then((r) => r.every(Boolean)), startBound(ctx), ctx.signal);
+  const started = await within(
+    Promise.all(orphans.map((o) => o.reach(2))).then((r) => r.every(Boolean)),
+    startBound(ctx),
+    ctx.signal,
+  );
   if (!started) {
     const xs = await abortAll();
     const live = orphans.filter((o) => o.count >= 2).length;
     const problem = xs.map(streamProblem).find((p) => p);
-    return inconclusive(`only ${live} of ${k} slots were streaming at once${problem ? ` (${problem})` : ''}: the all-slots-busy delay needs every declared slot busy`);
+    return inconclusive(
+      `only ${live} of ${k} slots were streaming at once${problem ? ` (${problem})` : ''}: the all-slots-busy delay needs every declared slot busy`,
+    );
   }
   const probe = startStream(ctx, 4, false, 'Say hello.');
   const counts = orphans.map((o) => o.count);
@@ -364,19 +480,29 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
   if (probe.ended && probe.count === 0) {
     await abortAll();
     const px = await probe.done;
-    return inconclusive(`the probe was answered at once while all ${k} slots were busy (${describeExchange(px)}): admission control, not queueing, so a held slot cannot be timed`, { slots: k }, [evidenceOf('probe', px)]);
+    return inconclusive(
+      `the probe was answered at once while all ${k} slots were busy (${describeExchange(px)}): admission control, not queueing, so a held slot cannot be timed`,
+      { slots: k },
+      [evidenceOf('probe', px)],
+    );
   }
   if (probe.count > 0) {
     const xs = await abortAll();
     probe.ac.abort();
     await probe.done;
-    return inconclusive(`the probe was served while all ${k} slots were busy: the server runs more than ${k} requests at once, so a held slot would not delay it (declare the real slot count)`, { slots: k }, xs.slice(0, 4).map((x, i) => evidenceOf(`orphan ${i + 1}`, x)));
+    return inconclusive(
+      `the probe was served while all ${k} slots were busy: the server runs more than ${k} requests at once, so a held slot would not delay it (declare the real slot count)`,
+      { slots: k },
+      xs.slice(0, 4).map((x, i) => evidenceOf(`orphan ${i + 1}`, x)),
+    );
   }
   if (!held) {
     await abortAll();
     probe.ac.abort();
     await probe.done;
-    return inconclusive('the busy streams stalled while the probe waited: no clean all-slots-busy state to measure from');
+    return inconclusive(
+      'the busy streams stalled while the probe waited: no clean all-slots-busy state to measure from',
+    );
   }
   const itl = median(orphans.map((o) => itlOf(o, performance.now())));
   const seen = Math.max(...orphans.map((o) => o.count));
@@ -387,34 +513,76 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
   probe.ac.abort();
   const px = await probe.done;
   if (!got && px.rec.status !== undefined && px.rec.status !== 200) {
-    return inconclusive(`after the disconnect the probe got ${describeExchange(px)} instead of a stream: cannot time the freed slot`, undefined, [evidenceOf('probe', px)]);
+    return inconclusive(
+      `after the disconnect the probe got ${describeExchange(px)} instead of a stream: cannot time the freed slot`,
+      undefined,
+      [evidenceOf('probe', px)],
+    );
   }
   const remainingMs = itl !== undefined ? (n - seen) * itl : undefined;
-  const metrics = { method: 'all-slots-busy delay', slots: k, baselineTtftMs: baseTtft, probeDelayAfterDisconnectMs: delay, allowedMs: allowed, itlMs: itl, expectedRemainingMs: remainingMs, orphanMaxTokens: n };
-  const evidence = [evidenceOf('probe', px), ...xs.slice(0, 3).map((x, i) => evidenceOf(`orphan ${i + 1} (aborted)`, x))];
+  const metrics = {
+    method: 'all-slots-busy delay',
+    slots: k,
+    baselineTtftMs: baseTtft,
+    probeDelayAfterDisconnectMs: delay,
+    allowedMs: allowed,
+    itlMs: itl,
+    expectedRemainingMs: remainingMs,
+    orphanMaxTokens: n,
+  };
+  const evidence = [
+    evidenceOf('probe', px),
+    ...xs.slice(0, 3).map((x, i) => evidenceOf(`orphan ${i + 1} (aborted)`, x)),
+  ];
   if (!got || delay === undefined) {
-    return fail({
-      requirement: 'When the client disconnects, the server MUST stop generating for it and free its slot (generation continues after disconnect otherwise).',
-      expected: `with all ${k} slots busy and then disconnected, a waiting request gets its first token within ${Math.round(allowed)} ms (${freeWithin} ms + 3 × its lone TTFT ${Math.round(baseTtft)} ms)`,
-      actual: `no first token ${Math.round(2 * allowed)} ms after all ${k} streams were disconnected: the orphaned generations kept the slots (about ${fmt(remainingMs, 0)} ms of generation left)`,
-    }, metrics, evidence);
+    return fail(
+      {
+        requirement:
+          'When the client disconnects, the server MUST stop generating for it and free its slot (generation continues after disconnect otherwise).',
+        expected: `with all ${k} slots busy and then disconnected, a waiting request gets its first token within ${Math.round(allowed)} ms (${freeWithin} ms + 3 × its lone TTFT ${Math.round(baseTtft)} ms)`,
+        actual: `no first token ${Math.round(2 * allowed)} ms after all ${k} streams were disconnected: the orphaned generations kept the slots (about ${fmt(remainingMs, 0)} ms of generation left)`,
+      },
+      metrics,
+      evidence,
+    );
   }
   if (delay > allowed) {
-    return borderline(`the probe waited ${Math.round(delay)} ms after all ${k} streams were disconnected (allowed ${Math.round(allowed)} ms): slow to free slots, or a slow first token`, metrics, evidence);
+    return borderline(
+      `the probe waited ${Math.round(delay)} ms after all ${k} streams were disconnected (allowed ${Math.round(allowed)} ms): slow to free slots, or a slow first token`,
+      metrics,
+      evidence,
+    );
   }
   if (!ctx.profile.forceLength) {
-    return inconclusive(`the probe got its first token ${Math.round(delay)} ms after the disconnect, but without forceLength a busy stream may have ended by itself (declare forceLength for a clear verdict)`, metrics, evidence);
+    return inconclusive(
+      `the probe got its first token ${Math.round(delay)} ms after the disconnect, but without forceLength a busy stream may have ended by itself (declare forceLength for a clear verdict)`,
+      metrics,
+      evidence,
+    );
   }
-  return pass(`all ${k} slots busy; ${Math.round(delay)} ms after they were disconnected the waiting probe got its first token (allowed ${Math.round(allowed)} ms)`, metrics, evidence);
+  return pass(
+    `all ${k} slots busy; ${Math.round(delay)} ms after they were disconnected the waiting probe got its first token (allowed ${Math.round(allowed)} ms)`,
+    metrics,
+    evidence,
+  );
 }
 
 // ------------------------------------------------------------------------------------------------------------
 
 /** Thresholds that size the long streams (shared by ttft-before-end and spread: one recording). */
 const LONG_SIZING = {
-  minTokens: { value: 32, why: 'the fewest tokens that still judge: a streaming server\'s TTFT is then ~1/32 of the stream, a fifth of the text is 6 tokens' },
-  maxTokens: { value: 1024, why: 'the most tokens asked of a stream (also capped by the window): about 0.2 s at 5000 tok/s' },
-  decodeMs: { value: 2_000, why: 'each stream decodes for about this long (and for at least 10 TTFTs), so jitter of a few ms is small beside it at any speed' },
+  minTokens: {
+    value: 32,
+    why: "the fewest tokens that still judge: a streaming server's TTFT is then ~1/32 of the stream, a fifth of the text is 6 tokens",
+  },
+  maxTokens: {
+    value: 1024,
+    why: 'the most tokens asked of a stream (also capped by the window): about 0.2 s at 5000 tok/s',
+  },
+  decodeMs: {
+    value: 2_000,
+    why: 'each stream decodes for about this long (and for at least 10 TTFTs), so jitter of a few ms is small beside it at any speed',
+  },
 };
 /** Bound of each long-stream check: 3 streams of the minimum length at 3 tok/s (about 35 s) fit 60 % of it. */
 const LONG_TIMEOUT_MS = 120_000;
@@ -425,12 +593,17 @@ export const checks: CheckDef[] = [
     id: 'stream.ttft-before-end',
     title: 'the first token arrives long before the end of a long generation',
     level: 'MUST',
-    rationale: 'Streaming exists to show text as it is generated; a server that sends the first token with the last (Rapid-MLX: TTFT equal to the whole response time) is not streaming.',
-    reference: 'OpenAI API reference, Chat Completions `stream`: "partial message deltas will be sent … as they become available"; seed 000 (Rapid-MLX TTFT ≈ e2e)',
+    rationale:
+      'Streaming exists to show text as it is generated; a server that sends the first token with the last (Rapid-MLX: TTFT equal to the whole response time) is not streaming.',
+    reference:
+      'OpenAI API reference, Chat Completions `stream`: "partial message deltas will be sent … as they become available"; seed 000 (Rapid-MLX TTFT ≈ e2e)',
     requires: ['openai-chat'],
     thresholds: {
       ...LONG_SIZING,
-      maxRatio: { value: 0.5, why: 'a streaming server has ttft/e2e ≈ prefill/(prefill + decode), far below half once the decode lasts 10 TTFTs; a buffered one has ≈ 1' },
+      maxRatio: {
+        value: 0.5,
+        why: 'a streaming server has ttft/e2e ≈ prefill/(prefill + decode), far below half once the decode lasts 10 TTFTs; a buffered one has ≈ 1',
+      },
     },
     timeoutMs: LONG_TIMEOUT_MS,
     async run(ctx) {
@@ -446,9 +619,17 @@ export const checks: CheckDef[] = [
       const lag = ctx.clientLag({ p99Ms: rec.lag.p99Ms, maxMs: clientAllowanceMs(rec.lag) });
       const stall = lag.ms;
       const metrics = {
-        sizes: ls.sizes, sizing: ls.sizing,
-        ratio: ci.estimate, ratioLow: ci.low, ratioHigh: ci.high, ttftMs: summarize(ttfts), e2eMs: summarize(e2es),
-        ttftSamples: ttfts, e2eSamples: e2es, completionTokens: u.ok.map((x) => x.metrics?.completionTokens), clientStallMs: stall,
+        sizes: ls.sizes,
+        sizing: ls.sizing,
+        ratio: ci.estimate,
+        ratioLow: ci.low,
+        ratioHigh: ci.high,
+        ttftMs: summarize(ttfts),
+        e2eMs: summarize(e2es),
+        ttftSamples: ttfts,
+        e2eSamples: e2es,
+        completionTokens: u.ok.map((x) => x.metrics?.completionTokens),
+        clientStallMs: stall,
       };
       const evidence = u.ok.map((x, i) => evidenceOf(`stream ${i + 1}`, x));
       const band = bandAbove(ci.estimate, ci.low, maxRatio);
@@ -457,15 +638,26 @@ export const checks: CheckDef[] = [
       const medTtft = median(ttfts)!;
       const medE2e = median(e2es)!;
       if ((medTtft - stall) / medE2e <= maxRatio) {
-        return inconclusive(`our client's own lag of up to ${ms(stall)} (${lag.source}) could explain ${figures}`, metrics, evidence);
+        return inconclusive(
+          `our client's own lag of up to ${ms(stall)} (${lag.source}) could explain ${figures}`,
+          metrics,
+          evidence,
+        );
       }
       if (band === 'fail') {
-        return fail({
-          requirement: `For a generation of ${fmtSizes(ls.sizes)} tokens (at least ${ls.minTokens}, sized so the decode dwarfs the TTFT), median TTFT MUST be at most ${maxRatio} of median end-to-end time: tokens are streamed as they are generated, not held until the end.`,
-          expected: `ttft / e2e ≤ ${maxRatio} (a streaming server: about prefill / (prefill + ${fmtSizes(ls.sizes)} decode steps))`,
-          actual: `${figures}: the first token arrived only ${ms(medE2e - medTtft)} before the end of the stream`,
-          violations: u.ok.map((x, i) => `stream ${i + 1}: TTFT ${ms(x.metrics?.ttftMs)}, end ${ms(x.rec.tEnd)}, ${x.metrics?.completionTokens} tokens in ${x.events?.tokens.length} events over ${x.rec.reads.length} reads`),
-        }, metrics, evidence);
+        return fail(
+          {
+            requirement: `For a generation of ${fmtSizes(ls.sizes)} tokens (at least ${ls.minTokens}, sized so the decode dwarfs the TTFT), median TTFT MUST be at most ${maxRatio} of median end-to-end time: tokens are streamed as they are generated, not held until the end.`,
+            expected: `ttft / e2e ≤ ${maxRatio} (a streaming server: about prefill / (prefill + ${fmtSizes(ls.sizes)} decode steps))`,
+            actual: `${figures}: the first token arrived only ${ms(medE2e - medTtft)} before the end of the stream`,
+            violations: u.ok.map(
+              (x, i) =>
+                `stream ${i + 1}: TTFT ${ms(x.metrics?.ttftMs)}, end ${ms(x.rec.tEnd)}, ${x.metrics?.completionTokens} tokens in ${x.events?.tokens.length} events over ${x.rec.reads.length} reads`,
+            ),
+          },
+          metrics,
+          evidence,
+        );
       }
       return borderline(`borderline: ${figures}; the threshold is ${maxRatio}`, metrics, evidence);
     },
@@ -474,13 +666,21 @@ export const checks: CheckDef[] = [
     id: 'stream.spread',
     title: 'tokens arrive spread over the request, not in one burst at the end',
     level: 'MUST',
-    rationale: 'A server that holds tokens and flushes them at the end breaks live display and makes naive clients compute phantom tokens/s (vllm-mlx 14000 tok/s).',
-    reference: 'OpenAI API reference, Chat Completions `stream`; seed 000 (vllm-mlx phantom gen_tps from burst delivery); docs/servers.md "Burst delivery"',
+    rationale:
+      'A server that holds tokens and flushes them at the end breaks live display and makes naive clients compute phantom tokens/s (vllm-mlx 14000 tok/s).',
+    reference:
+      'OpenAI API reference, Chat Completions `stream`; seed 000 (vllm-mlx phantom gen_tps from burst delivery); docs/servers.md "Burst delivery"',
     requires: ['openai-chat'],
     thresholds: {
       ...LONG_SIZING,
-      maxReadShare: { value: 0.2, why: 'one read carrying a fifth of the text needs a client stall of a fifth of the decode (hundreds of ms at the sized length, which the lag sampler sees); a burst puts everything in one or two reads' },
-      maxLateShare: { value: 0.25, why: 'a steady stream puts ~5 % of its text in the last 5 % of the request time; a flush at the end puts ~100 % there' },
+      maxReadShare: {
+        value: 0.2,
+        why: 'one read carrying a fifth of the text needs a client stall of a fifth of the decode (hundreds of ms at the sized length, which the lag sampler sees); a burst puts everything in one or two reads',
+      },
+      maxLateShare: {
+        value: 0.25,
+        why: 'a steady stream puts ~5 % of its text in the last 5 % of the request time; a flush at the end puts ~100 % there',
+      },
     },
     timeoutMs: LONG_TIMEOUT_MS,
     async run(ctx) {
@@ -501,9 +701,16 @@ export const checks: CheckDef[] = [
       const stall = lag.ms;
       const allowance = u.ok.map((x) => stallShare(stall, 0, x.rec.tEnd));
       const metrics = {
-        sizes: ls.sizes, sizing: ls.sizing,
-        maxReadShare: readCi.estimate, maxReadShareLow: readCi.low, lateShare: lateCi.estimate, lateShareLow: lateCi.low,
-        readShareSamples: readShares, lateShareSamples: lateShares, reads: sp.map((s) => s.reads), events: sp.map((s) => s.events),
+        sizes: ls.sizes,
+        sizing: ls.sizing,
+        maxReadShare: readCi.estimate,
+        maxReadShareLow: readCi.low,
+        lateShare: lateCi.estimate,
+        lateShareLow: lateCi.low,
+        readShareSamples: readShares,
+        lateShareSamples: lateShares,
+        reads: sp.map((s) => s.reads),
+        events: sp.map((s) => s.events),
         clientStallMs: stall,
       };
       const evidence = u.ok.map((x, i) => evidenceOf(`stream ${i + 1}`, x));
@@ -512,22 +719,37 @@ export const checks: CheckDef[] = [
       if (bands.every((b) => b === 'pass')) return pass(figures, metrics, evidence);
       const corrected = (xs: number[]) => median(xs.map((v, i) => v - allowance[i]!))!;
       if (corrected(readShares) <= maxRead && corrected(lateShares) <= maxLate) {
-        return inconclusive(`our client's own lag of up to ${ms(stall)} (${lag.source}) could explain ${figures}`, metrics, evidence);
+        return inconclusive(
+          `our client's own lag of up to ${ms(stall)} (${lag.source}) could explain ${figures}`,
+          metrics,
+          evidence,
+        );
       }
       if (bands.includes('fail')) {
         const violations: string[] = [];
         sp.forEach((s, i) => {
-          if (s.maxReadShare > maxRead) violations.push(`stream ${i + 1}: one read at ${ms(s.maxReadAt)} carried ${pct(s.maxReadShare)} of the text (${s.maxReadEvents} of ${s.events} token events; ${s.reads} reads carried text)`);
-          if (s.lateShare > maxLate) violations.push(`stream ${i + 1}: ${pct(s.lateShare)} of the text arrived after ${ms(s.lateFrom)}, in the last 5 % of the ${ms(u.ok[i]!.rec.tEnd)} request`);
+          if (s.maxReadShare > maxRead)
+            violations.push(
+              `stream ${i + 1}: one read at ${ms(s.maxReadAt)} carried ${pct(s.maxReadShare)} of the text (${s.maxReadEvents} of ${s.events} token events; ${s.reads} reads carried text)`,
+            );
+          if (s.lateShare > maxLate)
+            violations.push(
+              `stream ${i + 1}: ${pct(s.lateShare)} of the text arrived after ${ms(s.lateFrom)}, in the last 5 % of the ${ms(u.ok[i]!.rec.tEnd)} request`,
+            );
         });
         const worst = u.ok[readShares.indexOf(Math.max(...readShares))]!;
-        return fail({
-          requirement: 'Tokens MUST arrive spread over the request as they are generated: no single read may carry a large share of them, and the end of the request may not carry most of them (the server holds tokens and flushes them at the end otherwise).',
-          expected: `largest read ≤ ${pct(maxRead)} of the text and ≤ ${pct(maxLate)} of it in the last 5 % of the whole request time`,
-          actual: figures,
-          violations,
-          bytes: escapeBytes(bodyText(worst.rec), 300),
-        }, metrics, evidence);
+        return fail(
+          {
+            requirement:
+              'Tokens MUST arrive spread over the request as they are generated: no single read may carry a large share of them, and the end of the request may not carry most of them (the server holds tokens and flushes them at the end otherwise).',
+            expected: `largest read ≤ ${pct(maxRead)} of the text and ≤ ${pct(maxLate)} of it in the last 5 % of the whole request time`,
+            actual: figures,
+            violations,
+            bytes: escapeBytes(bodyText(worst.rec), 300),
+          },
+          metrics,
+          evidence,
+        );
       }
       return borderline(`borderline: ${figures}`, metrics, evidence);
     },
@@ -536,14 +758,28 @@ export const checks: CheckDef[] = [
     id: 'stream.headers-early',
     title: 'response headers arrive before a long prefill ends',
     level: 'SHOULD',
-    rationale: 'Clients with a header timeout give up on a server that sends nothing while it prefills a long prompt; headers (and pings) keep the connection visibly alive.',
-    reference: 'RFC 9110 §15 (status sent when known) and OpenAI `stream`; docs/servers.md "SSE comments" (oMLX sends `: keep-alive` at open, llama.cpp pings while idle)',
+    rationale:
+      'Clients with a header timeout give up on a server that sends nothing while it prefills a long prompt; headers (and pings) keep the connection visibly alive.',
+    reference:
+      'RFC 9110 §15 (status sent when known) and OpenAI `stream`; docs/servers.md "SSE comments" (oMLX sends `: keep-alive` at open, llama.cpp pings while idle)',
     requires: ['openai-chat'],
     thresholds: {
-      promptTokens: { value: 3000, why: 'the longest prompt asked (within a 4096-token window): at 20,000 tok/s of prefill it takes 150 ms, well above timer noise' },
-      prefillMs: { value: 1_500, why: 'prompts are sized from the measured prefill rate to prefill for about this long (never above promptTokens), so a 200 tok/s server is not asked for 15 s prefills' },
-      minPrefillMs: { value: 100, why: 'below this, header and first-token times are within the noise of a loaded 2-core client' },
-      maxHeadersShare: { value: 0.5, why: 'headers sent on admission arrive within milliseconds; half the prefill still leaves room for tokenising first' },
+      promptTokens: {
+        value: 3000,
+        why: 'the longest prompt asked (within a 4096-token window): at 20,000 tok/s of prefill it takes 150 ms, well above timer noise',
+      },
+      prefillMs: {
+        value: 1_500,
+        why: 'prompts are sized from the measured prefill rate to prefill for about this long (never above promptTokens), so a 200 tok/s server is not asked for 15 s prefills',
+      },
+      minPrefillMs: {
+        value: 100,
+        why: 'below this, header and first-token times are within the noise of a loaded 2-core client',
+      },
+      maxHeadersShare: {
+        value: 0.5,
+        why: 'headers sent on admission arrive within milliseconds; half the prefill still leaves room for tokenising first',
+      },
     },
     timeoutMs: 90_000,
     async run(ctx) {
@@ -554,7 +790,8 @@ export const checks: CheckDef[] = [
       const prefillMs = ctx.threshold('prefillMs');
       // Prompt length from the measured prefill rate (lib/measure/pace.ts), re-sized after each request; 1000 tokens until
       // a rate is known. The loop stops when the next request would not fit 60 % of the check's bound.
-      const sizeFor = (tps: number | undefined) => Math.max(Math.min(256, cap), Math.min(cap, tps !== undefined ? Math.round((tps * prefillMs) / 1000) : 1000));
+      const sizeFor = (tps: number | undefined) =>
+        Math.max(Math.min(256, cap), Math.min(cap, tps !== undefined ? Math.round((tps * prefillMs) / 1000) : 1000));
       let rate = paceFor(ctx)?.prefillTps;
       let target = sizeFor(rate);
       const budgetMs = 0.6 * (ctx.check.timeoutMs ?? 60_000);
@@ -572,15 +809,30 @@ export const checks: CheckDef[] = [
         }
         const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens: 2, stream: true }));
         if (x.rec.failure?.kind === 'headers-timeout') {
-          return fail({
-            requirement: 'Response headers SHOULD be sent when the request is accepted, before a long prefill ends, so clients with header timeouts keep waiting.',
-            expected: `headers within ${ctx.deadlines.headersMs} ms (the headers deadline)`,
-            actual: `no response headers within ${ctx.deadlines.headersMs} ms for a ${target}-token prompt: ${describeExchange(x)}`,
-          }, undefined, [evidenceOf(`request ${i + 1}`, x)]);
+          return fail(
+            {
+              requirement:
+                'Response headers SHOULD be sent when the request is accepted, before a long prefill ends, so clients with header timeouts keep waiting.',
+              expected: `headers within ${ctx.deadlines.headersMs} ms (the headers deadline)`,
+              actual: `no response headers within ${ctx.deadlines.headersMs} ms for a ${target}-token prompt: ${describeExchange(x)}`,
+            },
+            undefined,
+            [evidenceOf(`request ${i + 1}`, x)],
+          );
         }
         const problem = streamProblem(x);
-        if (endedByUs(x.rec)) return inconclusive(budgetText(`the ${target}-token request ended`, paceFor(ctx), describeExchange(x)), undefined, [evidenceOf(`request ${i + 1}`, x)]);
-        if (problem) return inconclusive(`the ${target}-token request did not give a stream to time (${problem}); the context and api checks judge that`, undefined, [evidenceOf(`request ${i + 1}`, x)]);
+        if (endedByUs(x.rec))
+          return inconclusive(
+            budgetText(`the ${target}-token request ended`, paceFor(ctx), describeExchange(x)),
+            undefined,
+            [evidenceOf(`request ${i + 1}`, x)],
+          );
+        if (problem)
+          return inconclusive(
+            `the ${target}-token request did not give a stream to time (${problem}); the context and api checks judge that`,
+            undefined,
+            [evidenceOf(`request ${i + 1}`, x)],
+          );
         xs.push(x);
         sizes.push(target);
         const sent = x.events?.usage?.prompt_tokens ?? target;
@@ -593,27 +845,48 @@ export const checks: CheckDef[] = [
       const ends = xs.map((x) => x.metrics?.ttftMs ?? x.rec.reads.find((r) => r.bytes.length > 0)?.t ?? x.rec.tEnd);
       const shares = xs.map((x, i) => (x.rec.tHeaders ?? Infinity) / ends[i]!);
       const ci = bootstrapMedianCI(shares, { seed: 3 });
-      const metrics = { promptTokens: sizes, prefillTps: rate, headersMs: summarize(heads), prefillEndMs: summarize(ends), headersShare: ci.estimate, headersShareLow: ci.low, samples: { heads, ends } };
+      const metrics = {
+        promptTokens: sizes,
+        prefillTps: rate,
+        headersMs: summarize(heads),
+        prefillEndMs: summarize(ends),
+        headersShare: ci.estimate,
+        headersShareLow: ci.low,
+        samples: { heads, ends },
+      };
       const evidence = xs.map((x, i) => evidenceOf(`request ${i + 1}`, x));
       const medEnd = median(ends)!;
       const figures = `headers after ${ms(median(heads))}, first token after ${ms(medEnd)} (headers at ${pct(ci.estimate)} of the prefill; medians over ${xs.length} requests with ${target2}-token prompts; prompt length sized from the measured prefill rate ${fmt(rate, 0)} tok/s)`;
       if (medEnd < minPrefill) {
-        return inconclusive(`prefill too short to tell: ${figures}; needs a first token after ≥ ${minPrefill} ms`, metrics, evidence);
+        return inconclusive(
+          `prefill too short to tell: ${figures}; needs a first token after ≥ ${minPrefill} ms`,
+          metrics,
+          evidence,
+        );
       }
       const band = bandAbove(ci.estimate, ci.low, maxShare);
       if (band === 'pass') return pass(figures, metrics, evidence);
       const lag = ctx.clientLag();
       const stall = lag.ms;
       if ((median(heads)! - stall) / medEnd <= maxShare) {
-        return inconclusive(`our client's own lag of up to ${ms(stall)} (${lag.source}) could explain ${figures}`, metrics, evidence);
+        return inconclusive(
+          `our client's own lag of up to ${ms(stall)} (${lag.source}) could explain ${figures}`,
+          metrics,
+          evidence,
+        );
       }
       if (band === 'fail') {
-        return fail({
-          requirement: 'Response headers SHOULD be sent when the request is accepted, before a long prefill ends, so clients with header timeouts keep waiting.',
-          expected: `headers within ${pct(maxShare)} of the time to the first token`,
-          actual: `${figures}: the status and headers came only with the first token, nothing during the prefill`,
-          violations: xs.map((x, i) => `request ${i + 1}: headers ${ms(x.rec.tHeaders)}, first token ${ms(ends[i])}`),
-        }, metrics, evidence);
+        return fail(
+          {
+            requirement:
+              'Response headers SHOULD be sent when the request is accepted, before a long prefill ends, so clients with header timeouts keep waiting.',
+            expected: `headers within ${pct(maxShare)} of the time to the first token`,
+            actual: `${figures}: the status and headers came only with the first token, nothing during the prefill`,
+            violations: xs.map((x, i) => `request ${i + 1}: headers ${ms(x.rec.tHeaders)}, first token ${ms(ends[i])}`),
+          },
+          metrics,
+          evidence,
+        );
       }
       return borderline(`borderline: ${figures}`, metrics, evidence);
     },
@@ -622,12 +895,20 @@ export const checks: CheckDef[] = [
     id: 'stream.cancel-frees-slot',
     title: 'a client disconnect stops the generation and frees its slot',
     level: 'MUST',
-    rationale: 'Every abandoned request (a closed tab, a client timeout) otherwise keeps a slot and the GPU busy until it ends, delaying everyone else.',
-    reference: 'RFC 9110 §9.5 / client abort; documented server behaviour: llama.cpp and vLLM cancel on disconnect (/slots is_processing, vllm:num_requests_running)',
+    rationale:
+      'Every abandoned request (a closed tab, a client timeout) otherwise keeps a slot and the GPU busy until it ends, delaying everyone else.',
+    reference:
+      'RFC 9110 §9.5 / client abort; documented server behaviour: llama.cpp and vLLM cancel on disconnect (/slots is_processing, vllm:num_requests_running)',
     requires: ['openai-chat'],
     thresholds: {
-      freeWithinMs: { value: 1000, why: 'a server notices a closed socket at its next write, one decode step later; a second covers slow steps and polling' },
-      useServerCounters: { value: 1, why: '1: read /slots or /metrics when the server has them; 0: judge by the all-slots-busy delay only (counters that lag or lie)' },
+      freeWithinMs: {
+        value: 1000,
+        why: 'a server notices a closed socket at its next write, one decode step later; a second covers slow steps and polling',
+      },
+      useServerCounters: {
+        value: 1,
+        why: '1: read /slots or /metrics when the server has them; 0: judge by the all-slots-busy delay only (counters that lag or lie)',
+      },
     },
     timeoutMs: 90_000,
     async run(ctx) {
@@ -647,15 +928,27 @@ export const checks: CheckDef[] = [
 export const proofs: Proof[] = [
   passProof('stream.ttft-before-end', { messageIncludes: ['median TTFT', 'vs median end-to-end'] }),
   faultProof('stream.ttft-before-end', 'stream-burst-at-end', ['median TTFT', 'before the end of the stream']),
-  faultProof('stream.ttft-before-end', 'stream-role-now-content-at-end', ['median TTFT', 'before the end of the stream']),
+  faultProof('stream.ttft-before-end', 'stream-role-now-content-at-end', [
+    'median TTFT',
+    'before the end of the stream',
+  ]),
   passProof('stream.spread', { messageIncludes: ['largest single read', 'last 5 % of the request time'] }),
   faultProof('stream.spread', 'stream-burst-at-end', ['one read at', 'in the last 5 %']),
   faultProof('stream.spread', 'stream-role-now-content-at-end', ['one read at', 'in the last 5 %']),
   passProof('stream.headers-early', { messageIncludes: ['headers after', 'of the prefill'] }),
-  faultProof('stream.headers-early', 'stream-headers-after-prefill', ['headers came only with the first token'], { expect: 'warn' }),
+  faultProof('stream.headers-early', 'stream-headers-after-prefill', ['headers came only with the first token'], {
+    expect: 'warn',
+  }),
   passProof('stream.cancel-frees-slot', { messageIncludes: ['busy', 'after the client disconnected'] }),
-  faultProof('stream.cancel-frees-slot', 'stream-continue-after-disconnect', ['still 1 busy', 'when the orphaned generation would have run to its end']),
-  passProof('stream.cancel-frees-slot', { messageIncludes: ['slots busy', 'the waiting probe got its first token'], profile: { thresholds: { 'stream.cancel-frees-slot': { useServerCounters: 0 } } }, note: 'timing-only evidence (all slots busy)' }),
+  faultProof('stream.cancel-frees-slot', 'stream-continue-after-disconnect', [
+    'still 1 busy',
+    'when the orphaned generation would have run to its end',
+  ]),
+  passProof('stream.cancel-frees-slot', {
+    messageIncludes: ['slots busy', 'the waiting probe got its first token'],
+    profile: { thresholds: { 'stream.cancel-frees-slot': { useServerCounters: 0 } } },
+    note: 'timing-only evidence (all slots busy)',
+  }),
   faultProof('stream.cancel-frees-slot', 'stream-continue-after-disconnect', ['kept the slots'], {
     profile: { thresholds: { 'stream.cancel-frees-slot': { useServerCounters: 0 } } },
     note: 'timing-only evidence (all slots busy)',

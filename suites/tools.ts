@@ -11,24 +11,32 @@
 // call within the token budget. Capability `tools`: declared, or discovered by the probe request of tools.supported.
 // Recordings are shared between checks (one request each, memoized per run and server).
 import type { CheckContext, CheckDef } from '../lib/check/check.ts';
-import type { ApiFlavour, Verdict } from '../lib/check/types.ts';
-import { send, generationBody, uniquePrompt, type Exchange } from '../lib/http/exchange.ts';
-import { bodyText } from '../lib/http/recorder.ts';
-import { escapeBytes } from '../lib/decode/stream-decoder.ts';
-import { fail, inconclusive, pass, skip } from '../lib/check/messages.ts';
-import { jsonPrefix } from '../lib/decode/json-prefix.ts';
-import { classifyAnswer, featureGate, judgeInvalidCases, probeCheck, unanswered } from '../lib/server/feature-probe.ts';
-import {
-  anthropicAnswer, anthropicStreamedToolUses, callShapeProblems, chatAnswer, judgeArguments, judgeValue, streamedToolCalls,
-  toolUseShapeProblems, type ToolCall,
-} from '../lib/decode/tool-calls.ts';
-import { sharedValue } from '../lib/http/recordings.ts';
-import { passProof, faultProof, skipProof, type Proof } from './support/proof.ts';
 import type { FamilySpec } from '../lib/check/family-spec.ts';
+import { fail, inconclusive, pass, skip } from '../lib/check/messages.ts';
+import type { ApiFlavour, Verdict } from '../lib/check/types.ts';
+import { jsonPrefix } from '../lib/decode/json-prefix.ts';
+import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import {
+  anthropicAnswer,
+  anthropicStreamedToolUses,
+  callShapeProblems,
+  chatAnswer,
+  judgeArguments,
+  judgeValue,
+  streamedToolCalls,
+  type ToolCall,
+  toolUseShapeProblems,
+} from '../lib/decode/tool-calls.ts';
+import { type Exchange, generationBody, send, uniquePrompt } from '../lib/http/exchange.ts';
+import { bodyText } from '../lib/http/recorder.ts';
+import { sharedValue } from '../lib/http/recordings.ts';
+import { classifyAnswer, featureGate, judgeInvalidCases, probeCheck, unanswered } from '../lib/server/feature-probe.ts';
+import { faultProof, type Proof, passProof, skipProof } from './support/proof.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
-  name: 'tools', order: 70,
+  name: 'tools',
+  order: 70,
   what: 'tool calls: `tool_choice` required / named / auto / none, ids, arguments that parse and validate (ajv), finish_reason, streamed deltas (index, id, name, fragments), parallel calls, `parallel_tool_calls: false`, the `role: "tool"` follow-up, truncation ending "length", 4xx for invalid tools, Anthropic `tool_use`',
 };
 
@@ -40,33 +48,69 @@ const ANTHROPIC = 'Anthropic Messages API, tool use (https://docs.anthropic.com/
 
 const CITY = { type: 'string', enum: ['Paris', 'Tokyo', 'Lima'] };
 const WEATHER_PARAMS = {
-  type: 'object', properties: { city: CITY, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
-  required: ['city', 'unit'], additionalProperties: false,
+  type: 'object',
+  properties: { city: CITY, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
+  required: ['city', 'unit'],
+  additionalProperties: false,
 };
 const TIME_PARAMS = {
-  type: 'object', properties: { city: CITY, format: { type: 'string', enum: ['12h', '24h'] } },
-  required: ['city', 'format'], additionalProperties: false,
+  type: 'object',
+  properties: { city: CITY, format: { type: 'string', enum: ['12h', '24h'] } },
+  required: ['city', 'format'],
+  additionalProperties: false,
 };
 const PARAMS: Record<string, unknown> = { get_weather: WEATHER_PARAMS, get_time: TIME_PARAMS };
-const WEATHER = { type: 'function', function: { name: 'get_weather', description: 'Get the current weather in a city.', parameters: WEATHER_PARAMS } };
-const TIME = { type: 'function', function: { name: 'get_time', description: 'Get the local time in a city.', parameters: TIME_PARAMS } };
-const ANTHROPIC_WEATHER = { name: 'get_weather', description: 'Get the current weather in a city.', input_schema: WEATHER_PARAMS };
+const WEATHER = {
+  type: 'function',
+  function: { name: 'get_weather', description: 'Get the current weather in a city.', parameters: WEATHER_PARAMS },
+};
+const TIME = {
+  type: 'function',
+  function: { name: 'get_time', description: 'Get the local time in a city.', parameters: TIME_PARAMS },
+};
+const ANTHROPIC_WEATHER = {
+  name: 'get_weather',
+  description: 'Get the current weather in a city.',
+  input_schema: WEATHER_PARAMS,
+};
 
 /** max_tokens of a tool request: llama-server b4747 spends 54–67 tokens on one such call; two fit with room. */
 const BUDGET = 256;
 const WEATHER_PROMPT = 'What is the weather in Paris right now, in celsius? Use the get_weather tool.';
 const BOTH_PROMPT = 'What are the weather (celsius) and the local time (24h) in Tokyo? Call get_weather and get_time.';
 
-function toolRequest(ctx: CheckContext, o: { prompt: string; tools: unknown[]; choice?: unknown; stream: boolean; maxTokens?: number; extra?: Record<string, unknown> }) {
+function toolRequest(
+  ctx: CheckContext,
+  o: {
+    prompt: string;
+    tools: unknown[];
+    choice?: unknown;
+    stream: boolean;
+    maxTokens?: number;
+    extra?: Record<string, unknown>;
+  },
+) {
   return generationBody(ctx, 'openai-chat', {
-    prompt: uniquePrompt(ctx, o.prompt), maxTokens: o.maxTokens ?? BUDGET, stream: o.stream,
+    prompt: uniquePrompt(ctx, o.prompt),
+    maxTokens: o.maxTokens ?? BUDGET,
+    stream: o.stream,
     extra: { tools: o.tools, ...(o.choice !== undefined ? { tool_choice: o.choice } : {}), ...o.extra },
   });
 }
 
 /** One request per run and server, shared by the checks that read it. */
-function once(ctx: CheckContext, key: string, flavour: ApiFlavour, body: () => Record<string, unknown>): Promise<Exchange> {
-  return sharedValue(ctx, `tools/${key}`, () => send(ctx, flavour, body()), (x) => [x.rec]);
+function once(
+  ctx: CheckContext,
+  key: string,
+  flavour: ApiFlavour,
+  body: () => Record<string, unknown>,
+): Promise<Exchange> {
+  return sharedValue(
+    ctx,
+    `tools/${key}`,
+    () => send(ctx, flavour, body()),
+    (x) => [x.rec],
+  );
 }
 
 /** The probe: one tool, tool_choice "auto", not streamed (Messages when the profile has no chat API). */
@@ -74,17 +118,34 @@ function probe(ctx: CheckContext): Promise<Exchange> {
   if (!ctx.profile.apis.includes('openai-chat') && ctx.profile.apis.includes('anthropic-messages')) {
     return once(ctx, 'probe-anthropic', 'anthropic-messages', () => anthropicRequest(ctx, { type: 'auto' }, false));
   }
-  return once(ctx, 'probe', 'openai-chat', () => toolRequest(ctx, { prompt: WEATHER_PROMPT, tools: [WEATHER], choice: 'auto', stream: false }));
+  return once(ctx, 'probe', 'openai-chat', () =>
+    toolRequest(ctx, { prompt: WEATHER_PROMPT, tools: [WEATHER], choice: 'auto', stream: false }),
+  );
 }
 
-const required = (ctx: CheckContext) => once(ctx, 'required', 'openai-chat', () => toolRequest(ctx, { prompt: WEATHER_PROMPT, tools: [WEATHER], choice: 'required', stream: false }));
-const streamed = (ctx: CheckContext) => once(ctx, 'stream', 'openai-chat', () => toolRequest(ctx, { prompt: WEATHER_PROMPT, tools: [WEATHER], choice: 'required', stream: true }));
-const parallelStream = (ctx: CheckContext) => once(ctx, 'parallel-stream', 'openai-chat', () => toolRequest(ctx, { prompt: BOTH_PROMPT, tools: [WEATHER, TIME], choice: 'required', stream: true }));
-const parallelAllowed = (ctx: CheckContext) => once(ctx, 'parallel', 'openai-chat', () => toolRequest(ctx, { prompt: BOTH_PROMPT, tools: [WEATHER, TIME], choice: 'required', stream: false }));
+const required = (ctx: CheckContext) =>
+  once(ctx, 'required', 'openai-chat', () =>
+    toolRequest(ctx, { prompt: WEATHER_PROMPT, tools: [WEATHER], choice: 'required', stream: false }),
+  );
+const streamed = (ctx: CheckContext) =>
+  once(ctx, 'stream', 'openai-chat', () =>
+    toolRequest(ctx, { prompt: WEATHER_PROMPT, tools: [WEATHER], choice: 'required', stream: true }),
+  );
+const parallelStream = (ctx: CheckContext) =>
+  once(ctx, 'parallel-stream', 'openai-chat', () =>
+    toolRequest(ctx, { prompt: BOTH_PROMPT, tools: [WEATHER, TIME], choice: 'required', stream: true }),
+  );
+const parallelAllowed = (ctx: CheckContext) =>
+  once(ctx, 'parallel', 'openai-chat', () =>
+    toolRequest(ctx, { prompt: BOTH_PROMPT, tools: [WEATHER, TIME], choice: 'required', stream: false }),
+  );
 
 function anthropicRequest(ctx: CheckContext, choice: unknown, stream: boolean) {
   return generationBody(ctx, 'anthropic-messages', {
-    prompt: uniquePrompt(ctx, WEATHER_PROMPT), maxTokens: BUDGET, stream, extra: { tools: [ANTHROPIC_WEATHER], tool_choice: choice },
+    prompt: uniquePrompt(ctx, WEATHER_PROMPT),
+    maxTokens: BUDGET,
+    stream,
+    extra: { tools: [ANTHROPIC_WEATHER], tool_choice: choice },
   });
 }
 
@@ -113,18 +174,35 @@ function callProblems(calls: readonly ToolCall[], offered: readonly string[], wh
     const schema = typeof c.name === 'string' ? PARAMS[c.name] : undefined;
     if (!schema) return [];
     const v = judgeArguments(c.arguments, schema);
-    return v.state === 'valid' ? [] : v.problems.map((p) => `${label}: ${p} — arguments ${escapeBytes(String(c.arguments), 120)}`);
+    return v.state === 'valid'
+      ? []
+      : v.problems.map((p) => `${label}: ${p} — arguments ${escapeBytes(String(c.arguments), 120)}`);
   });
 }
 
 /** A non-streamed answer under "required": the calls, or the verdict when there is nothing to judge. */
-async function requiredCalls(ctx: CheckContext): Promise<{ x: Exchange; calls: ToolCall[]; finish: unknown } | Verdict> {
+async function requiredCalls(
+  ctx: CheckContext,
+): Promise<{ x: Exchange; calls: ToolCall[]; finish: unknown } | Verdict> {
   const x = await required(ctx);
-  const bad = unanswered(x, 'a tool_choice "required" request', 'A chat request with tools and tool_choice "required" MUST be answered.');
+  const bad = unanswered(
+    x,
+    'a tool_choice "required" request',
+    'A chat request with tools and tool_choice "required" MUST be answered.',
+  );
   if (bad) return bad;
   const a = chatAnswer(x.json);
-  if (a.problem) return fail({ requirement: 'The answer MUST be a chat.completion with choices[0].message.', expected: 'choices[0].message with tool_calls', actual: a.problem, bytes: excerpt(x) });
-  if (a.calls.length === 0 && cut(a.finishReason)) return inconclusive(`max_tokens ${BUDGET} ran out before the call was complete (finish_reason "length", content ${escapeBytes(String(a.content), 120)})`);
+  if (a.problem)
+    return fail({
+      requirement: 'The answer MUST be a chat.completion with choices[0].message.',
+      expected: 'choices[0].message with tool_calls',
+      actual: a.problem,
+      bytes: excerpt(x),
+    });
+  if (a.calls.length === 0 && cut(a.finishReason))
+    return inconclusive(
+      `max_tokens ${BUDGET} ran out before the call was complete (finish_reason "length", content ${escapeBytes(String(a.content), 120)})`,
+    );
   return { x, calls: a.calls, finish: a.finishReason };
 }
 const isVerdict = (v: unknown): v is Verdict => typeof v === 'object' && v !== null && 'outcome' in v;
@@ -138,27 +216,40 @@ export const checks: CheckDef[] = [
     id: 'tools.supported',
     title: 'a request with tools is answered (200), or refused with a 4xx — never a 5xx',
     level: 'MUST',
-    rationale: 'A client cannot tell "no tool support" from "server broken" when a tools request gets a 500; a 4xx says it honestly.',
+    rationale:
+      'A client cannot tell "no tool support" from "server broken" when a tools request gets a 500; a 4xx says it honestly.',
     reference: `${OPENAI}: tools; RFC 9110 §15.5 (4xx: the client's request cannot be served) / §15.6 (5xx: the server failed a valid request)`,
-    run: (ctx) => probeCheck(ctx, 'tools', () => probe(ctx),
-      'the probe (one tool with description and JSON Schema parameters, tool_choice "auto", not streamed)', 'A chat request with tools'),
+    run: (ctx) =>
+      probeCheck(
+        ctx,
+        'tools',
+        () => probe(ctx),
+        'the probe (one tool with description and JSON Schema parameters, tool_choice "auto", not streamed)',
+        'A chat request with tools',
+      ),
   },
   {
     ...base,
     id: 'tools.required-call',
-    title: 'tool_choice "required": message.tool_calls[] with a non-empty id, type "function" and an offered function name',
+    title:
+      'tool_choice "required": message.tool_calls[] with a non-empty id, type "function" and an offered function name',
     level: 'MUST',
-    rationale: 'Agents answer each call by its id (tool_call_id) and dispatch by name; an empty id or a missing type breaks the follow-up.',
+    rationale:
+      'Agents answer each call by its id (tool_call_id) and dispatch by name; an empty id or a missing type breaks the follow-up.',
     reference: `${OPENAI}: tool_choice "required" (the model must call one or more tools); message.tool_calls[] {id, type "function", function {name, arguments}}`,
     run: gated(async (ctx) => {
       const r = await requiredCalls(ctx);
       if (isVerdict(r)) return r;
-      const problems = r.calls.length === 0
-        ? [`no tool_calls at all (content ${escapeBytes(String(chatAnswer(r.x.json).content), 160)}, finish_reason ${JSON.stringify(r.finish)})`]
-        : callProblems(r.calls, ['get_weather'], 'shape');
+      const problems =
+        r.calls.length === 0
+          ? [
+              `no tool_calls at all (content ${escapeBytes(String(chatAnswer(r.x.json).content), 160)}, finish_reason ${JSON.stringify(r.finish)})`,
+            ]
+          : callProblems(r.calls, ['get_weather'], 'shape');
       if (problems.length) {
         return fail({
-          requirement: 'Under tool_choice "required" the message MUST carry tool_calls, each with a non-empty string id, type "function" and the name of an offered function.',
+          requirement:
+            'Under tool_choice "required" the message MUST carry tool_calls, each with a non-empty string id, type "function" and the name of an offered function.',
           expected: '[{"id": "call_…", "type": "function", "function": {"name": "get_weather", "arguments": "{…}"}}]',
           actual: problems[0]!,
           violations: problems.slice(1),
@@ -173,7 +264,8 @@ export const checks: CheckDef[] = [
     id: 'tools.arguments-valid',
     title: 'tool-call arguments are a JSON string that validates against the parameters schema',
     level: 'MUST',
-    rationale: 'Clients JSON.parse the arguments and pass them to a function; Python-style or schema-breaking arguments crash the agent or call it wrongly.',
+    rationale:
+      'Clients JSON.parse the arguments and pass them to a function; Python-style or schema-breaking arguments crash the agent or call it wrongly.',
     reference: `${OPENAI}: function.arguments "the arguments to call the function with, as generated by the model in JSON format"; tools[].function.parameters (JSON Schema)`,
     run: gated(async (ctx) => {
       const r = await requiredCalls(ctx);
@@ -182,7 +274,8 @@ export const checks: CheckDef[] = [
       const problems = callProblems(r.calls, ['get_weather'], 'arguments');
       if (problems.length) {
         return fail({
-          requirement: 'function.arguments MUST be a string holding a JSON object that validates against the function\'s parameters schema.',
+          requirement:
+            "function.arguments MUST be a string holding a JSON object that validates against the function's parameters schema.",
           expected: `JSON like {"city": "Paris", "unit": "celsius"} (schema ${JSON.stringify(WEATHER_PARAMS)})`,
           actual: problems[0]!,
           violations: problems.slice(1),
@@ -197,13 +290,17 @@ export const checks: CheckDef[] = [
     id: 'tools.finish-reason',
     title: 'finish_reason is "tool_calls" when the model called tools',
     level: 'MUST',
-    rationale: 'Agent loops branch on finish_reason: "stop" after a call makes them show an empty answer instead of running the tool.',
+    rationale:
+      'Agent loops branch on finish_reason: "stop" after a call makes them show an empty answer instead of running the tool.',
     reference: `${OPENAI}: finish_reason "tool_calls" if the model called a tool`,
     run: gated(async (ctx) => {
       const r = await requiredCalls(ctx);
       if (isVerdict(r)) return r;
       if (r.calls.length === 0) return inconclusive('no tool call was made (tools.required-call reports it)');
-      if (cut(r.finish)) return inconclusive(`finish_reason "length": max_tokens ${BUDGET} cut the answer (tools.truncation-length judges cuts)`);
+      if (cut(r.finish))
+        return inconclusive(
+          `finish_reason "length": max_tokens ${BUDGET} cut the answer (tools.truncation-length judges cuts)`,
+        );
       if (r.finish !== 'tool_calls') {
         return fail({
           requirement: 'A message that calls tools (tool_choice "required") MUST end with finish_reason "tool_calls".',
@@ -220,23 +317,41 @@ export const checks: CheckDef[] = [
     id: 'tools.named-choice',
     title: 'a named tool_choice calls exactly that function',
     level: 'MUST',
-    rationale: 'Clients force a function to get structured data from it; a server that ignores the name runs the wrong tool.',
+    rationale:
+      'Clients force a function to get structured data from it; a server that ignores the name runs the wrong tool.',
     reference: `${OPENAI}: tool_choice {"type": "function", "function": {"name": "my_function"}} forces the model to call that tool; finish_reason "tool_calls" (OpenAI itself ends a forced call with "stop", so both are accepted)`,
     run: gated(async (ctx) => {
-      const x = await once(ctx, 'named', 'openai-chat', () => toolRequest(ctx, { prompt: BOTH_PROMPT, tools: [WEATHER, TIME], choice: { type: 'function', function: { name: 'get_time' } }, stream: false }));
-      const bad = unanswered(x, 'a named tool_choice request', 'A chat request with a named tool_choice MUST be answered.');
+      const x = await once(ctx, 'named', 'openai-chat', () =>
+        toolRequest(ctx, {
+          prompt: BOTH_PROMPT,
+          tools: [WEATHER, TIME],
+          choice: { type: 'function', function: { name: 'get_time' } },
+          stream: false,
+        }),
+      );
+      const bad = unanswered(
+        x,
+        'a named tool_choice request',
+        'A chat request with a named tool_choice MUST be answered.',
+      );
       if (bad) return bad;
       const a = chatAnswer(x.json);
-      if (a.calls.length === 0 && cut(a.finishReason)) return inconclusive(`max_tokens ${BUDGET} ran out before the call was complete`);
+      if (a.calls.length === 0 && cut(a.finishReason))
+        return inconclusive(`max_tokens ${BUDGET} ran out before the call was complete`);
       const wrong = a.calls.filter((c) => c.name !== 'get_time');
       const problems = [
         ...(a.calls.length === 0 ? [`no tool_calls (content ${escapeBytes(String(a.content), 120)})`] : []),
-        ...(wrong.length ? [`called ${names(wrong)} although tool_choice named "get_time" (the name was ignored)`] : []),
-        ...(a.calls.length && !['tool_calls', 'stop'].includes(String(a.finishReason)) && !cut(a.finishReason) ? [`finish_reason ${JSON.stringify(a.finishReason)}`] : []),
+        ...(wrong.length
+          ? [`called ${names(wrong)} although tool_choice named "get_time" (the name was ignored)`]
+          : []),
+        ...(a.calls.length && !['tool_calls', 'stop'].includes(String(a.finishReason)) && !cut(a.finishReason)
+          ? [`finish_reason ${JSON.stringify(a.finishReason)}`]
+          : []),
       ];
       if (problems.length) {
         return fail({
-          requirement: 'tool_choice {"type": "function", "function": {"name": "get_time"}} MUST call get_time and no other function.',
+          requirement:
+            'tool_choice {"type": "function", "function": {"name": "get_time"}} MUST call get_time and no other function.',
           expected: 'tool_calls that all name get_time; finish_reason "tool_calls" or "stop"',
           actual: problems[0]!,
           violations: problems.slice(1),
@@ -251,7 +366,8 @@ export const checks: CheckDef[] = [
     id: 'tools.auto-choice',
     title: 'tool_choice "auto": either text or well-formed tool_calls, never a call written as text',
     level: 'MUST',
-    rationale: 'A server without a tool-call parser returns the call as raw JSON or <tool_call> markup in content: the agent shows it to the user instead of running it.',
+    rationale:
+      'A server without a tool-call parser returns the call as raw JSON or <tool_call> markup in content: the agent shows it to the user instead of running it.',
     reference: `${OPENAI}: tool_choice "auto" means the model can pick between generating a message or calling one or more tools; message.tool_calls; finish_reason "tool_calls"`,
     run: gated(async (ctx) => {
       const x = await probe(ctx);
@@ -260,19 +376,27 @@ export const checks: CheckDef[] = [
       const a = chatAnswer(x.json);
       // The calls' ids and arguments are judged under "required" (tools.required-call, tools.arguments-valid).
       const problems = a.calls.length
-        ? (a.finishReason !== 'tool_calls' && !cut(a.finishReason) ? [`finish_reason ${JSON.stringify(a.finishReason)} after tool calls (expected "tool_calls")`] : [])
+        ? a.finishReason !== 'tool_calls' && !cut(a.finishReason)
+          ? [`finish_reason ${JSON.stringify(a.finishReason)} after tool calls (expected "tool_calls")`]
+          : []
         : rawCallInText(a.content, ['get_weather']);
-      if (cut(a.finishReason) && (a.calls.length === 0 || problems.length)) return inconclusive(`max_tokens ${BUDGET} cut the answer (content ${escapeBytes(String(a.content), 100)})`);
+      if (cut(a.finishReason) && (a.calls.length === 0 || problems.length))
+        return inconclusive(`max_tokens ${BUDGET} cut the answer (content ${escapeBytes(String(a.content), 100)})`);
       if (problems.length) {
         return fail({
-          requirement: 'Under tool_choice "auto" a tool call MUST come as message.tool_calls with finish_reason "tool_calls", not as text in content.',
+          requirement:
+            'Under tool_choice "auto" a tool call MUST come as message.tool_calls with finish_reason "tool_calls", not as text in content.',
           expected: 'content text without a tool call in it, or tool_calls and finish_reason "tool_calls"',
           actual: problems[0]!,
           violations: problems.slice(1),
           bytes: excerpt(x),
         });
       }
-      return pass(a.calls.length ? `called ${names(a.calls)}, finish_reason "tool_calls"` : `answered in text (${escapeBytes(String(a.content), 60)})`);
+      return pass(
+        a.calls.length
+          ? `called ${names(a.calls)}, finish_reason "tool_calls"`
+          : `answered in text (${escapeBytes(String(a.content), 60)})`,
+      );
     }),
   },
   {
@@ -283,8 +407,14 @@ export const checks: CheckDef[] = [
     rationale: 'Clients send "none" to get the final answer after tool results; a call there loops the agent forever.',
     reference: `${OPENAI}: tool_choice "none" means the model will not call any tool and instead generates a message`,
     run: gated(async (ctx) => {
-      const x = await once(ctx, 'none', 'openai-chat', () => toolRequest(ctx, { prompt: WEATHER_PROMPT, tools: [WEATHER], choice: 'none', stream: false, maxTokens: 16 }));
-      const bad = unanswered(x, 'a tool_choice "none" request', 'A chat request with tool_choice "none" MUST be answered.');
+      const x = await once(ctx, 'none', 'openai-chat', () =>
+        toolRequest(ctx, { prompt: WEATHER_PROMPT, tools: [WEATHER], choice: 'none', stream: false, maxTokens: 16 }),
+      );
+      const bad = unanswered(
+        x,
+        'a tool_choice "none" request',
+        'A chat request with tool_choice "none" MUST be answered.',
+      );
       if (bad) return bad;
       const a = chatAnswer(x.json);
       if (a.calls.length || a.finishReason === 'tool_calls') {
@@ -295,38 +425,55 @@ export const checks: CheckDef[] = [
           bytes: excerpt(x),
         });
       }
-      return pass(`text answer (${escapeBytes(String(a.content), 60)}), finish_reason ${JSON.stringify(a.finishReason)}`);
+      return pass(
+        `text answer (${escapeBytes(String(a.content), 60)}), finish_reason ${JSON.stringify(a.finishReason)}`,
+      );
     }),
   },
   {
     ...base,
     id: 'tools.stream-deltas',
-    title: 'streamed tool calls: the first delta of each call carries index, id, type and function.name; later deltas keep its index',
+    title:
+      'streamed tool calls: the first delta of each call carries index, id, type and function.name; later deltas keep its index',
     level: 'MUST',
-    rationale: 'Streaming clients (the OpenAI SDKs, LangChain) assemble calls by index and key them by id: a delta without them is dropped or merged into the wrong call.',
+    rationale:
+      'Streaming clients (the OpenAI SDKs, LangChain) assemble calls by index and key them by id: a delta without them is dropped or merged into the wrong call.',
     reference: `${OPENAI}: chat completion chunk, choices[].delta.tool_calls[] {index, id, type "function", function {name, arguments}}`,
     run: gated(async (ctx) => {
       const x = await streamed(ctx);
-      const bad = unanswered(x, 'a streamed tool_choice "required" request', 'A streamed chat request with tools MUST be answered (as a stream), or refused with a 4xx; never a 5xx.');
+      const bad = unanswered(
+        x,
+        'a streamed tool_choice "required" request',
+        'A streamed chat request with tools MUST be answered (as a stream), or refused with a 4xx; never a 5xx.',
+      );
       if (bad) return bad;
       const s = streamedToolCalls(x.events?.chunks ?? []);
-      if (s.calls.length === 0 && cut(s.finishReasons.at(-1))) return inconclusive(`max_tokens ${BUDGET} ran out before a call began`);
+      if (s.calls.length === 0 && cut(s.finishReasons.at(-1)))
+        return inconclusive(`max_tokens ${BUDGET} ran out before a call began`);
       const problems = [
         ...(s.calls.length === 0 ? [`no tool-call deltas in the stream (content ${escapeBytes(s.content, 120)})`] : []),
         ...s.problems,
         // first-delta fields are in s.problems; here only whether the name is one we offered
-        ...s.calls.flatMap((c, i) => callShapeProblems(c, ['get_weather'], `streamed call ${i}`).filter((p) => p.includes('is not one of the offered tools'))),
+        ...s.calls.flatMap((c, i) =>
+          callShapeProblems(c, ['get_weather'], `streamed call ${i}`).filter((p) =>
+            p.includes('is not one of the offered tools'),
+          ),
+        ),
       ];
       if (problems.length) {
         return fail({
-          requirement: 'Each streamed tool call MUST start with a delta carrying index, a non-empty id, type "function" and function.name; its argument fragments follow under the same index.',
-          expected: '{"index": 0, "id": "call_…", "type": "function", "function": {"name": "get_weather", "arguments": ""}}, then {"index": 0, "function": {"arguments": "…"}} …',
+          requirement:
+            'Each streamed tool call MUST start with a delta carrying index, a non-empty id, type "function" and function.name; its argument fragments follow under the same index.',
+          expected:
+            '{"index": 0, "id": "call_…", "type": "function", "function": {"name": "get_weather", "arguments": ""}}, then {"index": 0, "function": {"arguments": "…"}} …',
           actual: problems[0]!,
           violations: problems.slice(1),
           bytes: excerpt(x),
         });
       }
-      return pass(`${s.calls.length} streamed call(s) ${names(s.calls)}, ids ${JSON.stringify(s.calls.map((c) => c.id))}`);
+      return pass(
+        `${s.calls.length} streamed call(s) ${names(s.calls)}, ids ${JSON.stringify(s.calls.map((c) => c.id))}`,
+      );
     }),
   },
   {
@@ -334,7 +481,8 @@ export const checks: CheckDef[] = [
     id: 'tools.stream-arguments',
     title: 'streamed argument fragments concatenate to a JSON string that validates',
     level: 'MUST',
-    rationale: 'Clients concatenate the fragments and parse them once the stream ends; a fragment lost, repeated or reformatted breaks the call.',
+    rationale:
+      'Clients concatenate the fragments and parse them once the stream ends; a fragment lost, repeated or reformatted breaks the call.',
     reference: `${OPENAI}: chat completion chunk, delta.tool_calls[].function.arguments (fragments of the JSON arguments)`,
     run: gated(async (ctx) => {
       const x = await streamed(ctx);
@@ -342,17 +490,21 @@ export const checks: CheckDef[] = [
       if (bad) return bad;
       const s = streamedToolCalls(x.events?.chunks ?? []);
       if (s.calls.length === 0) return inconclusive('no streamed call to judge (tools.stream-deltas reports it)');
-      if (cut(s.finishReasons.at(-1))) return inconclusive(`max_tokens ${BUDGET} cut the stream (tools.truncation-length judges cuts)`);
+      if (cut(s.finishReasons.at(-1)))
+        return inconclusive(`max_tokens ${BUDGET} cut the stream (tools.truncation-length judges cuts)`);
       const problems = callProblems(s.calls, ['get_weather'], 'arguments');
       if (problems.length) {
         return fail({
-          requirement: 'The argument fragments of each streamed call, concatenated, MUST be a JSON object that validates against the parameters schema.',
+          requirement:
+            'The argument fragments of each streamed call, concatenated, MUST be a JSON object that validates against the parameters schema.',
           expected: `e.g. {"city": "Paris", "unit": "celsius"} (schema ${JSON.stringify(WEATHER_PARAMS)})`,
           actual: problems[0]!,
           violations: problems.slice(1),
         });
       }
-      return pass(`arguments valid after concatenating ${s.fragmentEvents.join('+')} fragment(s): ${s.calls.map((c) => escapeBytes(String(c.arguments), 80)).join(', ')}`);
+      return pass(
+        `arguments valid after concatenating ${s.fragmentEvents.join('+')} fragment(s): ${s.calls.map((c) => escapeBytes(String(c.arguments), 80)).join(', ')}`,
+      );
     }),
   },
   {
@@ -360,7 +512,8 @@ export const checks: CheckDef[] = [
     id: 'tools.stream-finish',
     title: 'a streamed tool call ends with exactly one finish_reason, "tool_calls"',
     level: 'MUST',
-    rationale: 'Streaming agents decide to run the tools on finish_reason "tool_calls"; none, two, or "stop" leaves them waiting or showing nothing.',
+    rationale:
+      'Streaming agents decide to run the tools on finish_reason "tool_calls"; none, two, or "stop" leaves them waiting or showing nothing.',
     reference: `${OPENAI}: chat completion chunk, finish_reason "tool_calls" if the model called a tool (set on the last chunk of the choice)`,
     run: gated(async (ctx) => {
       const x = await streamed(ctx);
@@ -368,7 +521,8 @@ export const checks: CheckDef[] = [
       if (bad) return bad;
       const s = streamedToolCalls(x.events?.chunks ?? []);
       if (s.calls.length === 0) return inconclusive('no streamed call to judge (tools.stream-deltas reports it)');
-      if (s.finishReasons.length === 1 && cut(s.finishReasons[0])) return inconclusive(`max_tokens ${BUDGET} cut the stream`);
+      if (s.finishReasons.length === 1 && cut(s.finishReasons[0]))
+        return inconclusive(`max_tokens ${BUDGET} cut the stream`);
       if (s.finishReasons.length !== 1 || s.finishReasons[0] !== 'tool_calls') {
         return fail({
           requirement: 'A streamed answer that calls tools MUST carry exactly one finish_reason, "tool_calls".',
@@ -384,7 +538,8 @@ export const checks: CheckDef[] = [
     id: 'tools.stream-incremental',
     title: 'streamed tool-call arguments are spread over several deltas (INFO: whole at the end is allowed)',
     level: 'INFO',
-    rationale: 'Arguments streamed as generated let a client show progress; several servers send the call whole at the end, which works but streams nothing.',
+    rationale:
+      'Arguments streamed as generated let a client show progress; several servers send the call whole at the end, which works but streams nothing.',
     reference: `${OPENAI}: chat completion chunk (delta.tool_calls[].function.arguments may arrive in fragments); docs/servers.md "Burst delivery" (mlx-omni-server, oMLX send calls whole)`,
     run: gated(async (ctx) => {
       const x = await streamed(ctx);
@@ -393,7 +548,11 @@ export const checks: CheckDef[] = [
       const s = streamedToolCalls(x.events?.chunks ?? []);
       if (s.calls.length === 0) return inconclusive('no streamed call to judge (tools.stream-deltas reports it)');
       const metrics = { fragmentEvents: s.fragmentEvents };
-      if (s.fragmentEvents.every((n) => n <= 1)) return pass(`arguments arrived whole, in one delta per call (${s.fragmentEvents.join(', ')}): allowed, but nothing of the call streams`, metrics);
+      if (s.fragmentEvents.every((n) => n <= 1))
+        return pass(
+          `arguments arrived whole, in one delta per call (${s.fragmentEvents.join(', ')}): allowed, but nothing of the call streams`,
+          metrics,
+        );
       return pass(`arguments spread over ${s.fragmentEvents.join(', ')} delta(s) per call`, metrics);
     }),
   },
@@ -402,7 +561,8 @@ export const checks: CheckDef[] = [
     id: 'tools.parallel-indexes',
     title: 'several calls in one turn keep distinct indexes (streamed) and distinct ids',
     level: 'MUST',
-    rationale: 'Clients assemble streamed calls by index: two calls under one index merge into one call with garbage arguments (whether a model makes two calls is its choice).',
+    rationale:
+      'Clients assemble streamed calls by index: two calls under one index merge into one call with garbage arguments (whether a model makes two calls is its choice).',
     reference: `${OPENAI}: parallel_tool_calls (default true); delta.tool_calls[].index; message.tool_calls[].id`,
     run: gated(async (ctx) => {
       const x = await parallelStream(ctx);
@@ -411,26 +571,43 @@ export const checks: CheckDef[] = [
       const s = streamedToolCalls(x.events?.chunks ?? []);
       const metrics = { calls: s.calls.length };
       const mixed = s.calls.filter((c) => typeof c.name === 'string' && !(c.name in PARAMS));
-      const merged = s.calls.some((c) => typeof c.arguments === 'string' && jsonPrefix(c.arguments).state === 'invalid') || mixed.length > 0 || s.problems.some((p) => /changes (id|function\.name)/.test(p));
+      const merged =
+        s.calls.some((c) => typeof c.arguments === 'string' && jsonPrefix(c.arguments).state === 'invalid') ||
+        mixed.length > 0 ||
+        s.problems.some((p) => /changes (id|function\.name)/.test(p));
       const ids = s.calls.map((c) => c.id).filter((id) => typeof id === 'string' && id !== '');
       const indexes = s.calls.map((c) => c.index);
       const problems = [
-        ...(merged ? [`calls streamed under one index were merged: ${s.calls.map((c) => `index ${JSON.stringify(c.index)} ${JSON.stringify(c.name)} arguments ${escapeBytes(String(c.arguments), 80)}`).join('; ')}`] : []),
+        ...(merged
+          ? [
+              `calls streamed under one index were merged: ${s.calls.map((c) => `index ${JSON.stringify(c.index)} ${JSON.stringify(c.name)} arguments ${escapeBytes(String(c.arguments), 80)}`).join('; ')}`,
+            ]
+          : []),
         ...s.problems.filter((p) => /changes/.test(p)),
         ...(new Set(indexes).size < indexes.length ? [`indexes ${JSON.stringify(indexes)} repeat`] : []),
         ...(new Set(ids).size < ids.length ? [`ids ${JSON.stringify(ids)} repeat`] : []),
       ];
       if (problems.length) {
-        return fail({
-          requirement: 'Each tool call in a turn MUST have its own index in the stream and its own id.',
-          expected: 'index 0, 1, … and distinct ids, each call\'s arguments a JSON object of its own',
-          actual: problems[0]!,
-          violations: problems.slice(1),
-          bytes: excerpt(x),
-        }, metrics);
+        return fail(
+          {
+            requirement: 'Each tool call in a turn MUST have its own index in the stream and its own id.',
+            expected: "index 0, 1, … and distinct ids, each call's arguments a JSON object of its own",
+            actual: problems[0]!,
+            violations: problems.slice(1),
+            bytes: excerpt(x),
+          },
+          metrics,
+        );
       }
-      if (s.calls.length < 2) return inconclusive(`the model made ${s.calls.length} call(s) in the turn: nothing to tell apart (no model can be forced to call in parallel)`, metrics);
-      return pass(`${s.calls.length} calls ${names(s.calls)} under indexes ${JSON.stringify(indexes)} with distinct ids`, metrics);
+      if (s.calls.length < 2)
+        return inconclusive(
+          `the model made ${s.calls.length} call(s) in the turn: nothing to tell apart (no model can be forced to call in parallel)`,
+          metrics,
+        );
+      return pass(
+        `${s.calls.length} calls ${names(s.calls)} under indexes ${JSON.stringify(indexes)} with distinct ids`,
+        metrics,
+      );
     }),
   },
   {
@@ -438,41 +615,76 @@ export const checks: CheckDef[] = [
     id: 'tools.parallel-false',
     title: 'parallel_tool_calls: false gives at most one call per turn',
     level: 'MUST',
-    rationale: 'Agents that run tools in order turn parallel calls off; two calls anyway run tools the agent meant to sequence.',
+    rationale:
+      'Agents that run tools in order turn parallel calls off; two calls anyway run tools the agent meant to sequence.',
     reference: `${OPENAI}: parallel_tool_calls "whether to enable parallel function calling during tool use" (default true)`,
     run: gated(async (ctx) => {
       const allowed = await parallelAllowed(ctx);
-      const x = await once(ctx, 'parallel-false', 'openai-chat', () => toolRequest(ctx, { prompt: BOTH_PROMPT, tools: [WEATHER, TIME], choice: 'required', stream: false, extra: { parallel_tool_calls: false } }));
-      const bad = unanswered(x, 'a request with parallel_tool_calls: false', 'A chat request with parallel_tool_calls: false MUST be answered, or refused with a 4xx.');
+      const x = await once(ctx, 'parallel-false', 'openai-chat', () =>
+        toolRequest(ctx, {
+          prompt: BOTH_PROMPT,
+          tools: [WEATHER, TIME],
+          choice: 'required',
+          stream: false,
+          extra: { parallel_tool_calls: false },
+        }),
+      );
+      const bad = unanswered(
+        x,
+        'a request with parallel_tool_calls: false',
+        'A chat request with parallel_tool_calls: false MUST be answered, or refused with a 4xx.',
+      );
       if (bad) return bad;
       const off = chatAnswer(x.json);
       const on = classifyAnswer(allowed).kind === 'ok' ? chatAnswer(allowed.json).calls.length : undefined;
       const metrics = { callsWithParallel: on, callsWithoutParallel: off.calls.length };
       if (off.calls.length > 1) {
-        return fail({
-          requirement: 'With parallel_tool_calls: false the model MUST make at most one tool call per turn.',
-          expected: 'one call (or none)',
-          actual: `${off.calls.length} calls ${names(off.calls)}`,
-          bytes: excerpt(x),
-        }, metrics);
+        return fail(
+          {
+            requirement: 'With parallel_tool_calls: false the model MUST make at most one tool call per turn.',
+            expected: 'one call (or none)',
+            actual: `${off.calls.length} calls ${names(off.calls)}`,
+            bytes: excerpt(x),
+          },
+          metrics,
+        );
       }
-      if (on === undefined || on < 2) return inconclusive(`the model made ${on ?? 'no readable'} call(s) with parallel calls allowed, so one call with them off shows nothing`, metrics);
-      return pass(`${on} calls with parallel calls allowed, ${off.calls.length} with parallel_tool_calls: false`, metrics);
+      if (on === undefined || on < 2)
+        return inconclusive(
+          `the model made ${on ?? 'no readable'} call(s) with parallel calls allowed, so one call with them off shows nothing`,
+          metrics,
+        );
+      return pass(
+        `${on} calls with parallel calls allowed, ${off.calls.length} with parallel_tool_calls: false`,
+        metrics,
+      );
     }),
   },
   {
     ...base,
     id: 'tools.follow-up',
-    title: 'the follow-up (assistant tool_calls + a role "tool" message with its tool_call_id) is accepted and answered',
+    title:
+      'the follow-up (assistant tool_calls + a role "tool" message with its tool_call_id) is accepted and answered',
     level: 'MUST',
-    rationale: 'Every agent turn after a call sends the tool result back; a server that rejects or crashes on it can run tools but never use their results.',
+    rationale:
+      'Every agent turn after a call sends the tool result back; a server that rejects or crashes on it can run tools but never use their results.',
     reference: `${OPENAI}: messages — assistant message with tool_calls; tool message {role "tool", content, tool_call_id}`,
     run: gated(async (ctx) => {
       const callId = `call_conformance_${ctx.nonce().replace(/[^a-zA-Z0-9]/g, '')}`;
       const body = toolRequest(ctx, { prompt: WEATHER_PROMPT, tools: [WEATHER], stream: false, maxTokens: 16 });
       body.messages = [
         ...(body.messages as unknown[]),
-        { role: 'assistant', content: null, tool_calls: [{ id: callId, type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris", "unit": "celsius"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: callId,
+              type: 'function',
+              function: { name: 'get_weather', arguments: '{"city": "Paris", "unit": "celsius"}' },
+            },
+          ],
+        },
         { role: 'tool', tool_call_id: callId, content: '{"temperature": 21, "sky": "clear"}' },
       ];
       const x = await send(ctx, 'openai-chat', body);
@@ -481,13 +693,16 @@ export const checks: CheckDef[] = [
       const answer = a.kind === 'ok' ? chatAnswer(x.json) : undefined;
       if (!answer || answer.problem) {
         return fail({
-          requirement: 'A conversation with an assistant tool_calls message and the matching role "tool" message MUST be accepted and answered.',
+          requirement:
+            'A conversation with an assistant tool_calls message and the matching role "tool" message MUST be accepted and answered.',
           expected: 'HTTP 200 with choices[0].message (text, or another call)',
           actual: a.kind === 'ok' ? answer!.problem! : a.detail,
           bytes: excerpt(x),
         });
       }
-      return pass(`answered: ${answer.calls.length ? `another call ${names(answer.calls)}` : `text ${escapeBytes(String(answer.content), 60)}`}, finish_reason ${JSON.stringify(answer.finishReason)}`);
+      return pass(
+        `answered: ${answer.calls.length ? `another call ${names(answer.calls)}` : `text ${escapeBytes(String(answer.content), 60)}`}, finish_reason ${JSON.stringify(answer.finishReason)}`,
+      );
     }),
   },
   {
@@ -495,31 +710,60 @@ export const checks: CheckDef[] = [
     id: 'tools.truncation-length',
     title: 'a tool call cut by max_tokens ends with finish_reason "length", not "tool_calls"',
     level: 'MUST',
-    rationale: 'A client that sees "tool_calls" runs the tool with the arguments it got; cut arguments are not JSON and crash it.',
+    rationale:
+      'A client that sees "tool_calls" runs the tool with the arguments it got; cut arguments are not JSON and crash it.',
     reference: `${OPENAI}: finish_reason "length" if the maximum number of tokens specified in the request was reached; "tool_calls" if the model called a tool`,
     run: gated(async (ctx) => {
       const full = await required(ctx);
-      const n = classifyAnswer(full).kind === 'ok' ? (full.json as { usage?: { completion_tokens?: unknown } })?.usage?.completion_tokens : undefined;
+      const n =
+        classifyAnswer(full).kind === 'ok'
+          ? (full.json as { usage?: { completion_tokens?: unknown } })?.usage?.completion_tokens
+          : undefined;
       // Cut three tokens before the end of the full call: inside its arguments wherever a server puts them.
       const limit = typeof n === 'number' && n > 4 ? n - 3 : 8;
-      const x = await once(ctx, 'cut', 'openai-chat', () => toolRequest(ctx, { prompt: WEATHER_PROMPT, tools: [WEATHER], choice: 'required', stream: false, maxTokens: limit }));
-      const bad = unanswered(x, `a tool_choice "required" request with max_tokens ${limit}`, 'A chat request with tools and a small max_tokens MUST be answered.');
+      const x = await once(ctx, 'cut', 'openai-chat', () =>
+        toolRequest(ctx, {
+          prompt: WEATHER_PROMPT,
+          tools: [WEATHER],
+          choice: 'required',
+          stream: false,
+          maxTokens: limit,
+        }),
+      );
+      const bad = unanswered(
+        x,
+        `a tool_choice "required" request with max_tokens ${limit}`,
+        'A chat request with tools and a small max_tokens MUST be answered.',
+      );
       if (bad) return bad;
       const a = chatAnswer(x.json);
       const used = (x.json as { usage?: { completion_tokens?: unknown } })?.usage?.completion_tokens;
-      const broken = a.calls.filter((c) => judgeArguments(c.arguments, PARAMS[String(c.name)] ?? {}).state === 'invalid-json');
+      const broken = a.calls.filter(
+        (c) => judgeArguments(c.arguments, PARAMS[String(c.name)] ?? {}).state === 'invalid-json',
+      );
       const metrics = { maxTokens: limit, fullCallTokens: n, completionTokens: used, finishReason: a.finishReason };
-      if (a.finishReason === 'length') return pass(`finish_reason "length" at max_tokens ${limit}${a.calls.length ? ` (arguments as cut: ${a.calls.map((c) => escapeBytes(String(c.arguments), 60)).join(', ')})` : ''}`, metrics);
+      if (a.finishReason === 'length')
+        return pass(
+          `finish_reason "length" at max_tokens ${limit}${a.calls.length ? ` (arguments as cut: ${a.calls.map((c) => escapeBytes(String(c.arguments), 60)).join(', ')})` : ''}`,
+          metrics,
+        );
       const reachedLimit = typeof used === 'number' && used >= limit;
       if (broken.length || reachedLimit) {
-        return fail({
-          requirement: 'A tool call cut by max_tokens MUST end with finish_reason "length" (its arguments are incomplete), never "tool_calls".',
-          expected: `finish_reason "length" at max_tokens ${limit}`,
-          actual: `finish_reason ${JSON.stringify(a.finishReason)} with ${used ?? 'unknown'} completion tokens${broken.length ? `, arguments not JSON: ${broken.map((c) => escapeBytes(String(c.arguments), 80)).join(', ')}` : ''}`,
-          bytes: excerpt(x),
-        }, metrics);
+        return fail(
+          {
+            requirement:
+              'A tool call cut by max_tokens MUST end with finish_reason "length" (its arguments are incomplete), never "tool_calls".',
+            expected: `finish_reason "length" at max_tokens ${limit}`,
+            actual: `finish_reason ${JSON.stringify(a.finishReason)} with ${used ?? 'unknown'} completion tokens${broken.length ? `, arguments not JSON: ${broken.map((c) => escapeBytes(String(c.arguments), 80)).join(', ')}` : ''}`,
+            bytes: excerpt(x),
+          },
+          metrics,
+        );
       }
-      return inconclusive(`max_tokens ${limit} did not cut the answer (${used ?? 'unknown'} tokens, finish_reason ${JSON.stringify(a.finishReason)}): the full call took ${n ?? 'an unknown number of'} tokens`, metrics);
+      return inconclusive(
+        `max_tokens ${limit} did not cut the answer (${used ?? 'unknown'} tokens, finish_reason ${JSON.stringify(a.finishReason)}): the full call took ${n ?? 'an unknown number of'} tokens`,
+        metrics,
+      );
     }),
   },
   {
@@ -527,11 +771,16 @@ export const checks: CheckDef[] = [
     id: 'tools.description-optional',
     title: 'a tool without a description is accepted',
     level: 'MUST',
-    rationale: 'Many clients send tools without descriptions (the field is optional); a server that fails on them breaks those clients outright.',
+    rationale:
+      'Many clients send tools without descriptions (the field is optional); a server that fails on them breaks those clients outright.',
     reference: `${OPENAI}: tools[].function.description is optional ("a description of what the function does")`,
     run: gated(async (ctx) => {
       const bare = { type: 'function', function: { name: 'get_weather', parameters: WEATHER_PARAMS } };
-      const x = await send(ctx, 'openai-chat', toolRequest(ctx, { prompt: WEATHER_PROMPT, tools: [bare], choice: 'required', stream: false }));
+      const x = await send(
+        ctx,
+        'openai-chat',
+        toolRequest(ctx, { prompt: WEATHER_PROMPT, tools: [bare], choice: 'required', stream: false }),
+      );
       const a = classifyAnswer(x);
       if (a.kind === 'ok') return pass('accepted (HTTP 200)');
       if (a.kind === 'budget') return inconclusive(a.detail);
@@ -548,49 +797,75 @@ export const checks: CheckDef[] = [
     id: 'tools.invalid-4xx',
     title: 'invalid tools / tool_choice get a 4xx, never a 5xx',
     level: 'MUST',
-    rationale: 'A 500 for a client mistake reads as a server outage: clients retry it, monitoring pages someone, and the mistake is never shown.',
+    rationale:
+      'A 500 for a client mistake reads as a server outage: clients retry it, monitoring pages someone, and the mistake is never shown.',
     reference: `${OPENAI}: tools (array of {type "function", function {name, …}}), tool_choice (a named function must be among the tools); RFC 9110 §15.5 / §15.6`,
     run: gated(async (ctx) => {
       const cases: Array<{ label: string; extra: Record<string, unknown> }> = [
         { label: 'tools is a string', extra: { tools: 'get_weather' } },
-        { label: 'a tool without function.name', extra: { tools: [{ type: 'function', function: { description: 'x', parameters: WEATHER_PARAMS } }] } },
-        { label: 'tool_choice names a function not among the tools', extra: { tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'no_such_function' } } } },
+        {
+          label: 'a tool without function.name',
+          extra: { tools: [{ type: 'function', function: { description: 'x', parameters: WEATHER_PARAMS } }] },
+        },
+        {
+          label: 'tool_choice names a function not among the tools',
+          extra: { tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'no_such_function' } } },
+        },
       ];
       const results = [];
       for (const c of cases) {
-        const body = generationBody(ctx, 'openai-chat', { prompt: uniquePrompt(ctx, WEATHER_PROMPT), maxTokens: 16, stream: false, extra: c.extra });
+        const body = generationBody(ctx, 'openai-chat', {
+          prompt: uniquePrompt(ctx, WEATHER_PROMPT),
+          maxTokens: 16,
+          stream: false,
+          extra: c.extra,
+        });
         results.push({ label: c.label, x: await send(ctx, 'openai-chat', body) });
       }
-      return judgeInvalidCases(results, 'An invalid tools or tool_choice value MUST get a 4xx with an error object, not a 5xx.');
+      return judgeInvalidCases(
+        results,
+        'An invalid tools or tool_choice value MUST get a 4xx with an error object, not a 5xx.',
+      );
     }),
   },
   {
     ...base,
     requires: ['anthropic-messages', 'tools'],
     id: 'tools.anthropic-tool-use',
-    title: 'Messages: tool_choice "any" gives tool_use blocks (id, name, input that validates) and stop_reason "tool_use"',
+    title:
+      'Messages: tool_choice "any" gives tool_use blocks (id, name, input that validates) and stop_reason "tool_use"',
     level: 'MUST',
-    rationale: 'Claude clients (Claude Code, the Anthropic SDKs) run tool_use blocks by id and name; a missing id or a wrong stop_reason stalls them.',
+    rationale:
+      'Claude clients (Claude Code, the Anthropic SDKs) run tool_use blocks by id and name; a missing id or a wrong stop_reason stalls them.',
     reference: `${ANTHROPIC}: tools [{name, description, input_schema}], tool_choice {"type": "any"}; content [{type "tool_use", id, name, input}]; stop_reason "tool_use"`,
     run: gated(async (ctx) => {
       const x = await once(ctx, 'anthropic', 'anthropic-messages', () => anthropicRequest(ctx, { type: 'any' }, false));
-      const bad = unanswered(x, 'a Messages request with tools', 'A Messages request with tools MUST be answered, or refused with a 4xx.');
+      const bad = unanswered(
+        x,
+        'a Messages request with tools',
+        'A Messages request with tools MUST be answered, or refused with a 4xx.',
+      );
       if (bad) return bad;
       const a = anthropicAnswer(x.json);
-      if (a.toolUses.length === 0 && a.stopReason === 'max_tokens') return inconclusive(`max_tokens ${BUDGET} ran out before the tool_use block was complete`);
+      if (a.toolUses.length === 0 && a.stopReason === 'max_tokens')
+        return inconclusive(`max_tokens ${BUDGET} ran out before the tool_use block was complete`);
       const problems = [
         ...(a.problem ? [a.problem] : []),
         ...(a.toolUses.length === 0 ? [`no tool_use block (text ${escapeBytes(a.text, 100)})`] : []),
         ...a.toolUses.flatMap((u, i) => [
           ...toolUseShapeProblems(u, ['get_weather'], `tool_use ${i}`),
-          ...(judgeValue(u.input, WEATHER_PARAMS).problems.map((p) => `tool_use ${i} input: ${p}`)),
+          ...judgeValue(u.input, WEATHER_PARAMS).problems.map((p) => `tool_use ${i} input: ${p}`),
         ]),
-        ...(a.toolUses.length && a.stopReason !== 'tool_use' ? [`stop_reason ${JSON.stringify(a.stopReason)} (expected "tool_use")`] : []),
+        ...(a.toolUses.length && a.stopReason !== 'tool_use'
+          ? [`stop_reason ${JSON.stringify(a.stopReason)} (expected "tool_use")`]
+          : []),
       ];
       if (problems.length) {
         return fail({
-          requirement: 'Under tool_choice {"type": "any"} the content MUST hold tool_use blocks with an id, an offered name and an input object that validates, and stop_reason MUST be "tool_use".',
-          expected: '[{"type": "tool_use", "id": "toolu_…", "name": "get_weather", "input": {"city": "Paris", "unit": "celsius"}}], stop_reason "tool_use"',
+          requirement:
+            'Under tool_choice {"type": "any"} the content MUST hold tool_use blocks with an id, an offered name and an input object that validates, and stop_reason MUST be "tool_use".',
+          expected:
+            '[{"type": "tool_use", "id": "toolu_…", "name": "get_weather", "input": {"city": "Paris", "unit": "celsius"}}], stop_reason "tool_use"',
           actual: problems[0]!,
           violations: problems.slice(1),
           bytes: excerpt(x),
@@ -603,36 +878,59 @@ export const checks: CheckDef[] = [
     ...base,
     requires: ['anthropic-messages', 'tools'],
     id: 'tools.anthropic-stream',
-    title: 'Messages stream: a tool_use content_block_start (id, name), input_json_delta fragments that form valid JSON, stop_reason "tool_use"',
+    title:
+      'Messages stream: a tool_use content_block_start (id, name), input_json_delta fragments that form valid JSON, stop_reason "tool_use"',
     level: 'MUST',
-    rationale: 'Claude clients build tool input from partial_json fragments and run it on stop_reason "tool_use"; broken fragments or a wrong stop reason stall the agent.',
+    rationale:
+      'Claude clients build tool input from partial_json fragments and run it on stop_reason "tool_use"; broken fragments or a wrong stop reason stall the agent.',
     reference: `${ANTHROPIC}: streaming — content_block_start {content_block {type "tool_use", id, name, input {}}}, content_block_delta {delta {type "input_json_delta", partial_json}}, message_delta {stop_reason "tool_use"}`,
     run: gated(async (ctx) => {
-      const x = await once(ctx, 'anthropic-stream', 'anthropic-messages', () => anthropicRequest(ctx, { type: 'any' }, true));
-      const bad = unanswered(x, 'a streamed Messages request with tools', 'A streamed Messages request with tools MUST be answered, or refused with a 4xx.');
+      const x = await once(ctx, 'anthropic-stream', 'anthropic-messages', () =>
+        anthropicRequest(ctx, { type: 'any' }, true),
+      );
+      const bad = unanswered(
+        x,
+        'a streamed Messages request with tools',
+        'A streamed Messages request with tools MUST be answered, or refused with a 4xx.',
+      );
       if (bad) return bad;
       const s = anthropicStreamedToolUses(x.events?.chunks ?? []);
-      if (s.toolUses.length === 0 && s.stopReason === 'max_tokens') return inconclusive(`max_tokens ${BUDGET} ran out before a tool_use block began`);
+      if (s.toolUses.length === 0 && s.stopReason === 'max_tokens')
+        return inconclusive(`max_tokens ${BUDGET} ran out before a tool_use block began`);
       const problems = [
-        ...(s.toolUses.length === 0 ? [`no tool_use content block in the stream (text ${escapeBytes(s.text, 100)})`] : []),
+        ...(s.toolUses.length === 0
+          ? [`no tool_use content block in the stream (text ${escapeBytes(s.text, 100)})`]
+          : []),
         ...s.problems,
         ...s.toolUses.flatMap((u, i) => {
           const args = judgeArguments(u.json, WEATHER_PARAMS);
-          return [...toolUseShapeProblems(u, ['get_weather'], `tool_use ${i}`), ...(args.state === 'valid' ? [] : args.problems.map((p) => `tool_use ${i} partial_json: ${p} — ${escapeBytes(String(u.json), 100)}`))];
+          return [
+            ...toolUseShapeProblems(u, ['get_weather'], `tool_use ${i}`),
+            ...(args.state === 'valid'
+              ? []
+              : args.problems.map((p) => `tool_use ${i} partial_json: ${p} — ${escapeBytes(String(u.json), 100)}`)),
+          ];
         }),
-        ...(s.toolUses.length && s.stopReason !== 'tool_use' && s.stopReason !== 'max_tokens' ? [`stop_reason ${JSON.stringify(s.stopReason)} (expected "tool_use")`] : []),
+        ...(s.toolUses.length && s.stopReason !== 'tool_use' && s.stopReason !== 'max_tokens'
+          ? [`stop_reason ${JSON.stringify(s.stopReason)} (expected "tool_use")`]
+          : []),
       ];
-      if (s.stopReason === 'max_tokens' && problems.length) return inconclusive(`max_tokens ${BUDGET} cut the stream: ${problems[0]}`);
+      if (s.stopReason === 'max_tokens' && problems.length)
+        return inconclusive(`max_tokens ${BUDGET} cut the stream: ${problems[0]}`);
       if (problems.length) {
         return fail({
-          requirement: 'A streamed tool_use block MUST start with content_block_start carrying its id and name; its input_json_delta fragments MUST concatenate to a JSON object that validates; stop_reason MUST be "tool_use".',
-          expected: 'content_block_start {type "tool_use", id, name}, input_json_delta fragments, message_delta stop_reason "tool_use"',
+          requirement:
+            'A streamed tool_use block MUST start with content_block_start carrying its id and name; its input_json_delta fragments MUST concatenate to a JSON object that validates; stop_reason MUST be "tool_use".',
+          expected:
+            'content_block_start {type "tool_use", id, name}, input_json_delta fragments, message_delta stop_reason "tool_use"',
           actual: problems[0]!,
           violations: problems.slice(1),
           bytes: excerpt(x),
         });
       }
-      return pass(`${s.toolUses.length} streamed tool_use block(s) in ${s.fragmentEvents.join('+')} fragment(s), stop_reason "tool_use"`);
+      return pass(
+        `${s.toolUses.length} streamed tool_use block(s) in ${s.fragmentEvents.join('+')} fragment(s), stop_reason "tool_use"`,
+      );
     }),
   },
 ];
@@ -653,19 +951,35 @@ const skipped = skipProof;
 
 export const proofs: Proof[] = [
   passProof('tools.supported', { messageIncludes: ['capability "tools" supported', 'got HTTP 200'] }),
-  faultProof('tools.supported', 'tools-unsupported-500', ['never a 5xx', 'HTTP 500', 'tools param requires --jinja flag']),
+  faultProof('tools.supported', 'tools-unsupported-500', [
+    'never a 5xx',
+    'HTTP 500',
+    'tools param requires --jinja flag',
+  ]),
   skipped('tools.supported', 'tools-unsupported-400', 'capability "tools" not supported'),
-  passProof('tools.supported', { profile: { capabilities: { tools: false } }, expect: 'skip', messageIncludes: ['declares capability "tools" false'] }),
-  faultProof('tools.supported', 'tools-unsupported-400', ['declares capability "tools"', 'HTTP 400'], { profile: { capabilities: { tools: true } } }),
+  passProof('tools.supported', {
+    profile: { capabilities: { tools: false } },
+    expect: 'skip',
+    messageIncludes: ['declares capability "tools" false'],
+  }),
+  faultProof('tools.supported', 'tools-unsupported-400', ['declares capability "tools"', 'HTTP 400'], {
+    profile: { capabilities: { tools: true } },
+  }),
   passProof('tools.required-call', { messageIncludes: ['1 call(s) ["get_weather"]', 'ids ["call_'] }),
   faultProof('tools.required-call', 'tools-id-empty', ['id is "" (an empty string)']),
   skipped('tools.required-call', 'tools-unsupported-400', 'capability "tools" not supported'),
   skipped('tools.required-call', 'tools-unsupported-500', 'graded once in tools.supported'),
   passProof('tools.arguments-valid', { messageIncludes: ['arguments valid: {"city":'] }),
   faultProof('tools.arguments-valid', 'tools-args-not-json', ['arguments are not JSON', "{'city'"]),
-  faultProof('tools.arguments-valid', 'tools-args-schema-mismatch', ["must have required property 'city'", 'unexpected']),
+  faultProof('tools.arguments-valid', 'tools-args-schema-mismatch', [
+    "must have required property 'city'",
+    'unexpected',
+  ]),
   passProof('tools.finish-reason', { messageIncludes: ['finish_reason "tool_calls" after 1 call(s)'] }),
-  faultProof('tools.finish-reason', 'tools-finish-stop', ['finish_reason "stop"', 'MUST end with finish_reason "tool_calls"']),
+  faultProof('tools.finish-reason', 'tools-finish-stop', [
+    'finish_reason "stop"',
+    'MUST end with finish_reason "tool_calls"',
+  ]),
   passProof('tools.named-choice', { messageIncludes: ['named choice honoured: ["get_time"]'] }),
   faultProof('tools.named-choice', 'tools-ignore-named', ['called ["get_weather"]', 'the name was ignored']),
   passProof('tools.auto-choice', { messageIncludes: ['called ["get_weather"], finish_reason "tool_calls"'] }),
@@ -684,21 +998,31 @@ export const proofs: Proof[] = [
   faultProof('tools.stream-finish', 'tools-finish-stop', ['finish_reason(s) ["stop"]']),
   passProof('tools.stream-incremental', { messageIncludes: ['spread over'] }),
   passProof('tools.stream-incremental', { faults: ['tools-stream-args-whole'], messageIncludes: ['arrived whole'] }),
-  passProof('tools.parallel-indexes', { messageIncludes: ['2 calls ["get_weather","get_time"] under indexes [0,1] with distinct ids'] }),
+  passProof('tools.parallel-indexes', {
+    messageIncludes: ['2 calls ["get_weather","get_time"] under indexes [0,1] with distinct ids'],
+  }),
   faultProof('tools.parallel-indexes', 'tools-parallel-same-index', ['were merged', 'changes id']),
   passProof('tools.parallel-false', { messageIncludes: ['1 with parallel_tool_calls: false'] }),
   faultProof('tools.parallel-false', 'tools-ignore-parallel-false', ['at most one tool call per turn', '2 calls']),
   passProof('tools.follow-up', { messageIncludes: ['answered: text'] }),
   faultProof('tools.follow-up', 'tools-follow-up-500', ['HTTP 500: Unsupported message role: tool']),
   passProof('tools.truncation-length', { messageIncludes: ['finish_reason "length" at max_tokens'] }),
-  faultProof('tools.truncation-length', 'tools-truncated-finish-tool-calls', ['never "tool_calls"', 'finish_reason "tool_calls"', 'arguments not JSON']),
+  faultProof('tools.truncation-length', 'tools-truncated-finish-tool-calls', [
+    'never "tool_calls"',
+    'finish_reason "tool_calls"',
+    'arguments not JSON',
+  ]),
   passProof('tools.description-optional', { messageIncludes: ['accepted (HTTP 200)'] }),
-  faultProof('tools.description-optional', 'tools-description-required', ["HTTP 500: Failed to parse tools: key 'description' not found"]),
+  faultProof('tools.description-optional', 'tools-description-required', [
+    "HTTP 500: Failed to parse tools: key 'description' not found",
+  ]),
   passProof('tools.invalid-4xx', { messageIncludes: ['every invalid request refused', 'HTTP 400'] }),
   faultProof('tools.invalid-4xx', 'tools-invalid-500', ['3 of 3 broken', 'HTTP 500']),
   passProof('tools.anthropic-tool-use', { messageIncludes: ['tool_use block(s), stop_reason "tool_use"'] }),
   faultProof('tools.anthropic-tool-use', 'tools-anthropic-stop-reason', ['stop_reason "end_turn"']),
-  faultProof('tools.anthropic-tool-use', 'tools-args-schema-mismatch', ["input: (root) must have required property 'city'"]),
+  faultProof('tools.anthropic-tool-use', 'tools-args-schema-mismatch', [
+    "input: (root) must have required property 'city'",
+  ]),
   passProof('tools.anthropic-stream', { messageIncludes: ['streamed tool_use block(s)', 'stop_reason "tool_use"'] }),
   faultProof('tools.anthropic-stream', 'tools-anthropic-stop-reason', ['stop_reason "end_turn"']),
   faultProof('tools.anthropic-stream', 'tools-args-not-json', ['partial_json: arguments are not JSON']),

@@ -7,20 +7,30 @@
 // The run step's own logic (scripts/action-run.ts: inputs, artifact name, gate, outputs, summary, baseline, sticky
 // comment) is simulated with GitHub's variables: the suite-running part is injected (a function that leaves a results
 // fixture where the CLI would), and the GitHub REST API is a local stand-in on 127.0.0.1.
-import { describe, test, expect, beforeAll, afterAll } from 'vitest';
+
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ROOT } from '../lib/config/profile.ts';
-import { CLI, OUTPUT_NAMES, artifactName, familiesOf, main, planAction, sanitiseArtifactName, type SuiteCommand } from '../scripts/action-run.ts';
 import { compareResults } from '../reporters/compare.ts';
 import { tally, toColumns } from '../reporters/render.ts';
-import { summaryOf } from '../reporters/summary.ts';
 import type { ResultsFile } from '../reporters/results-types.ts';
+import { summaryOf } from '../reporters/summary.ts';
+import {
+  artifactName,
+  CLI,
+  familiesOf,
+  main,
+  OUTPUT_NAMES,
+  planAction,
+  type SuiteCommand,
+  sanitiseArtifactName,
+} from '../scripts/action-run.ts';
 
 const ACTION = readFileSync(join(ROOT, 'action.yml'), 'utf8');
 
@@ -37,9 +47,16 @@ function runBlocks(yml: string): Array<{ step: string; script: string }> {
     if (m[2] === '|' || m[2] === '|-') {
       const body: string[] = [];
       const indent = m[1]!.length;
-      while (i + 1 < lines.length && (lines[i + 1]!.trim() === '' || lines[i + 1]!.search(/\S/) > indent)) body.push(lines[++i]!);
+      while (i + 1 < lines.length && (lines[i + 1]!.trim() === '' || lines[i + 1]!.search(/\S/) > indent))
+        body.push(lines[++i]!);
       const cut = Math.min(...body.filter((l) => l.trim()).map((l) => l.search(/\S/)));
-      out.push({ step, script: body.map((l) => l.slice(cut)).join('\n').trim() });
+      out.push({
+        step,
+        script: body
+          .map((l) => l.slice(cut))
+          .join('\n')
+          .trim(),
+      });
     } else {
       out.push({ step, script: m[2]!.trim() });
     }
@@ -62,13 +79,21 @@ const BASH4_ONLY: Array<[RegExp, string]> = [
 
 /** Run a step's script the strict way (bash --posix, set -euo pipefail) from the suite's root, like the action does. */
 function runStep(script: string, env: NodeJS.ProcessEnv, timeout = 30_000) {
-  return spawnSync('bash', ['--posix', '--noprofile', '--norc', '-euo', 'pipefail', '-c', script], { cwd: ROOT, encoding: 'utf8', timeout, env });
+  return spawnSync('bash', ['--posix', '--noprofile', '--norc', '-euo', 'pipefail', '-c', script], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout,
+    env,
+  });
 }
 
 /** The `- name:` of every step (uses-steps without a name are skipped), with its lines. */
 function steps(yml: string): Array<{ name: string; text: string }> {
   const body = yml.slice(yml.indexOf('\n  steps:\n'));
-  return body.split(/\n    - /).slice(1).map((t) => ({ name: /^name:\s*(.+)$/m.exec(t)?.[1]?.trim() ?? /uses:\s*(\S+)/.exec(t)?.[1] ?? '', text: t }));
+  return body
+    .split(/\n    - /)
+    .slice(1)
+    .map((t) => ({ name: /^name:\s*(.+)$/m.exec(t)?.[1]?.trim() ?? /uses:\s*(\S+)/.exec(t)?.[1] ?? '', text: t }));
 }
 
 /** Keys of a top-level mapping (inputs:, outputs:) with the lines under each. */
@@ -89,16 +114,24 @@ describe('action.yml runs under bash 3.2', () => {
   const script = (step: string) => blocks.find((b) => b.step === step)!.script;
 
   test('its steps are the ones we expect, and the run step is one node command', () => {
-    expect(blocks.map((b) => b.step)).toEqual(['Refuse Windows runners', 'Compute the npm cache key', 'Install the conformance suite', 'Run the conformance checks']);
+    expect(blocks.map((b) => b.step)).toEqual([
+      'Refuse Windows runners',
+      'Compute the npm cache key',
+      'Install the conformance suite',
+      'Run the conformance checks',
+    ]);
     expect(script('Run the conformance checks')).toBe('node --import tsx scripts/action-run.ts');
     expect(script('Install the conformance suite')).toBe('npm ci --prefer-offline --no-audit --no-fund');
   });
 
   test('no run block uses a bash-4-only construct', () => {
-    const found = blocks.flatMap((b) => BASH4_ONLY.filter(([re]) => re.test(b.script)).map(([, what]) => `${b.step}: ${what}`));
+    const found = blocks.flatMap((b) =>
+      BASH4_ONLY.filter(([re]) => re.test(b.script)).map(([, what]) => `${b.step}: ${what}`),
+    );
     expect(found).toEqual([]);
     // The lint catches what broke before: the old step read the files into an array and expanded it.
-    const old = 'read -r -a files <<< "$INPUT_FILES"\nNO_COLOR=1 npx vitest run --project "$INPUT_PROJECT" "${files[@]}"';
+    const old =
+      'read -r -a files <<< "$INPUT_FILES"\nNO_COLOR=1 npx vitest run --project "$INPUT_PROJECT" "${files[@]}"';
     expect(BASH4_ONLY.filter(([re]) => re.test(old)).map(([, w]) => w)).toHaveLength(2);
   });
 
@@ -107,12 +140,36 @@ describe('action.yml runs under bash 3.2', () => {
     const outputs = join(ws, 'github-output');
     writeFileSync(outputs, '');
     const r = runStep(script('Run the conformance checks'), {
-      PATH: process.env.PATH, HOME: process.env.HOME, GITHUB_WORKSPACE: ws, GITHUB_OUTPUT: outputs, CONFORMANCE_ACTION_DRY_RUN: '1', RUNNER_OS: 'Linux', RUNNER_ARCH: 'X64', GITHUB_JOB: 'conformance',
-      INPUT_PROJECT: 'my-server', INPUT_SERVERS_FILE: '.github/conformance/servers.json', INPUT_FILES: '', INPUT_STRICT: 'true', INPUT_TIER: 'quick', INPUT_REPORTS_DIR: 'conformance-reports', INPUT_MACHINE: '',
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      GITHUB_WORKSPACE: ws,
+      GITHUB_OUTPUT: outputs,
+      CONFORMANCE_ACTION_DRY_RUN: '1',
+      RUNNER_OS: 'Linux',
+      RUNNER_ARCH: 'X64',
+      GITHUB_JOB: 'conformance',
+      INPUT_PROJECT: 'my-server',
+      INPUT_SERVERS_FILE: '.github/conformance/servers.json',
+      INPUT_FILES: '',
+      INPUT_STRICT: 'true',
+      INPUT_TIER: 'quick',
+      INPUT_REPORTS_DIR: 'conformance-reports',
+      INPUT_MACHINE: '',
     });
     expect(r.status, r.stderr).toBe(0);
     const plan = JSON.parse(r.stdout.trim()) as { command: string[]; cwd: string };
-    expect(plan.command.slice(1)).toEqual([CLI, '--servers', join(ws, '.github/conformance/servers.json'), '--server', 'my-server', '--tier', 'quick', '--strict', '--reports', join(ws, 'conformance-reports')]);
+    expect(plan.command.slice(1)).toEqual([
+      CLI,
+      '--servers',
+      join(ws, '.github/conformance/servers.json'),
+      '--server',
+      'my-server',
+      '--tier',
+      'quick',
+      '--strict',
+      '--reports',
+      join(ws, 'conformance-reports'),
+    ]);
     expect(plan.command).not.toContain('');
     const out = readFileSync(outputs, 'utf8');
     expect(out).toContain(`reports-dir=${join(ws, 'conformance-reports')}\n`);
@@ -127,14 +184,24 @@ describe('action.yml runs under bash 3.2', () => {
     expect(r.stdout.trim().split('\n')).toEqual([expect.stringMatching(/^::error::.*Windows/)]);
   });
 
-  test('the npm cache key: the action\'s own lockfile hash, runner OS and arch, node version; actions/cache on ~/.npm uses it', () => {
+  test("the npm cache key: the action's own lockfile hash, runner OS and arch, node version; actions/cache on ~/.npm uses it", () => {
     const ws = mkdtempSync(join(tmpdir(), 'action-key-'));
     const outputs = join(ws, 'github-output');
     writeFileSync(outputs, '');
-    const r = runStep(script('Compute the npm cache key'), { PATH: process.env.PATH, GITHUB_OUTPUT: outputs, RUNNER_OS: 'macOS', RUNNER_ARCH: 'ARM64' });
+    const r = runStep(script('Compute the npm cache key'), {
+      PATH: process.env.PATH,
+      GITHUB_OUTPUT: outputs,
+      RUNNER_OS: 'macOS',
+      RUNNER_ARCH: 'ARM64',
+    });
     expect(r.status, r.stderr).toBe(0);
-    const lock = createHash('sha256').update(readFileSync(join(ROOT, 'package-lock.json'))).digest('hex').slice(0, 16);
-    expect(readFileSync(outputs, 'utf8')).toMatch(new RegExp(`^key=conformance-npm-macos-arm64-node\\d+\\.\\d+\\.\\d+-${lock}\\n$`));
+    const lock = createHash('sha256')
+      .update(readFileSync(join(ROOT, 'package-lock.json')))
+      .digest('hex')
+      .slice(0, 16);
+    expect(readFileSync(outputs, 'utf8')).toMatch(
+      new RegExp(`^key=conformance-npm-macos-arm64-node\\d+\\.\\d+\\.\\d+-${lock}\\n$`),
+    );
     const cache = steps(ACTION).find((s) => s.name === 'actions/cache@v4')!.text;
     expect(cache).toMatch(/path: ~\/\.npm\n/);
     expect(cache).toContain('key: ${{ steps.npm-key.outputs.key }}');
@@ -155,21 +222,41 @@ describe('action.yml runs under bash 3.2', () => {
     }
   });
 
-  test.skipIf(!existsSync(CLI))('for real: the step runs the given files against the reference server through the CLI and writes the reports where it says', () => {
-    const ws = mkdtempSync(join(tmpdir(), 'action-run-'));
-    const outputs = join(ws, 'github-output');
-    writeFileSync(outputs, '');
-    const r = runStep(script('Run the conformance checks'), {
-      ...process.env, GITHUB_WORKSPACE: ws, GITHUB_OUTPUT: outputs, GITHUB_STEP_SUMMARY: '',
-      INPUT_PROJECT: 'reference', INPUT_FILES: ' suites/setup.test.ts\n', INPUT_REPORTS_DIR: 'out', INPUT_STRICT: 'false', INPUT_TIER: '', INPUT_SERVERS_FILE: '', INPUT_MACHINE: 'action-test',
-    }, 120_000);
-    expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
-    const results = JSON.parse(readFileSync(join(ws, 'out', 'reference', 'results.json'), 'utf8')) as { header: { machine: { label: string } }; checks: Array<{ id: string; outcome: string }> };
-    expect(results.header.machine.label).toBe('action-test');
-    expect(results.checks.map((c) => `${c.id} ${c.outcome}`)).toEqual(['setup.server-ready pass']);
-    expect(readFileSync(outputs, 'utf8')).toContain('gate=passed\n');
-    expect(readFileSync(join(ws, 'out', 'reference', 'summary.md'), 'utf8')).toContain('### Gate: ✅ passed');
-  }, 130_000);
+  test.skipIf(!existsSync(CLI))(
+    'for real: the step runs the given files against the reference server through the CLI and writes the reports where it says',
+    () => {
+      const ws = mkdtempSync(join(tmpdir(), 'action-run-'));
+      const outputs = join(ws, 'github-output');
+      writeFileSync(outputs, '');
+      const r = runStep(
+        script('Run the conformance checks'),
+        {
+          ...process.env,
+          GITHUB_WORKSPACE: ws,
+          GITHUB_OUTPUT: outputs,
+          GITHUB_STEP_SUMMARY: '',
+          INPUT_PROJECT: 'reference',
+          INPUT_FILES: ' suites/setup.test.ts\n',
+          INPUT_REPORTS_DIR: 'out',
+          INPUT_STRICT: 'false',
+          INPUT_TIER: '',
+          INPUT_SERVERS_FILE: '',
+          INPUT_MACHINE: 'action-test',
+        },
+        120_000,
+      );
+      expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
+      const results = JSON.parse(readFileSync(join(ws, 'out', 'reference', 'results.json'), 'utf8')) as {
+        header: { machine: { label: string } };
+        checks: Array<{ id: string; outcome: string }>;
+      };
+      expect(results.header.machine.label).toBe('action-test');
+      expect(results.checks.map((c) => `${c.id} ${c.outcome}`)).toEqual(['setup.server-ready pass']);
+      expect(readFileSync(outputs, 'utf8')).toContain('gate=passed\n');
+      expect(readFileSync(join(ws, 'out', 'reference', 'summary.md'), 'utf8')).toContain('### Gate: ✅ passed');
+    },
+    130_000,
+  );
 });
 
 describe('planAction: inputs to CLI arguments', () => {
@@ -184,36 +271,121 @@ describe('planAction: inputs to CLI arguments', () => {
     return 'error' in p ? p.error : undefined;
   };
 
-  test('a profile: --servers (the suite\'s own servers.json unless given) and --server; files as --only families', () => {
-    expect(args(base)).toEqual(['--servers', join(ROOT, 'servers.json'), '--server', 'p', '--tier', 'quick', '--reports', '/ws/conformance-reports']);
-    expect(args({ ...base, INPUT_SERVERS_FILE: 'conf/s.json', INPUT_FILES: '  suites/api.test.ts\n\t./suites/sse.test.ts stream,api ' }))
-      .toEqual(['--servers', '/ws/conf/s.json', '--server', 'p', '--tier', 'quick', '--only', 'api,sse,stream', '--reports', '/ws/conformance-reports']);
+  test("a profile: --servers (the suite's own servers.json unless given) and --server; files as --only families", () => {
+    expect(args(base)).toEqual([
+      '--servers',
+      join(ROOT, 'servers.json'),
+      '--server',
+      'p',
+      '--tier',
+      'quick',
+      '--reports',
+      '/ws/conformance-reports',
+    ]);
+    expect(
+      args({
+        ...base,
+        INPUT_SERVERS_FILE: 'conf/s.json',
+        INPUT_FILES: '  suites/api.test.ts\n\t./suites/sse.test.ts stream,api ',
+      }),
+    ).toEqual([
+      '--servers',
+      '/ws/conf/s.json',
+      '--server',
+      'p',
+      '--tier',
+      'quick',
+      '--only',
+      'api,sse,stream',
+      '--reports',
+      '/ws/conformance-reports',
+    ]);
   });
 
   test('base-url: project "env", model, api key variable by name, start in the workspace by default, wait, deadline, strict, machine', () => {
-    const env = { GITHUB_WORKSPACE: '/ws', INPUT_BASE_URL: 'http://127.0.0.1:{port}/v1', INPUT_MODEL: 'tiny', INPUT_API_KEY_ENV: 'MY_KEY', MY_KEY: 'k-123456', INPUT_START: 'python -m srv --port {port}', INPUT_WAIT_SECONDS: '300', INPUT_DEADLINE_SECONDS: ' 1200 ', INPUT_STRICT: 'TRUE', INPUT_MACHINE: 'gh', INPUT_REPORTS_DIR: '/abs/r' };
-    expect(args(env)).toEqual(['--base-url', 'http://127.0.0.1:{port}/v1', '--model', 'tiny', '--api-key-env', 'MY_KEY', '--start', 'python -m srv --port {port}', '--cwd', '/ws', '--wait', '300', '--tier', 'quick', '--strict', '--deadline', '1200', '--reports', '/abs/r', '--machine', 'gh']);
-    expect(planAction(env)).toMatchObject({ project: 'env', resultsPath: '/abs/r/env/results.json', summaryPath: '/abs/r/env/summary.md' });
+    const env = {
+      GITHUB_WORKSPACE: '/ws',
+      INPUT_BASE_URL: 'http://127.0.0.1:{port}/v1',
+      INPUT_MODEL: 'tiny',
+      INPUT_API_KEY_ENV: 'MY_KEY',
+      MY_KEY: 'k-123456',
+      INPUT_START: 'python -m srv --port {port}',
+      INPUT_WAIT_SECONDS: '300',
+      INPUT_DEADLINE_SECONDS: ' 1200 ',
+      INPUT_STRICT: 'TRUE',
+      INPUT_MACHINE: 'gh',
+      INPUT_REPORTS_DIR: '/abs/r',
+    };
+    expect(args(env)).toEqual([
+      '--base-url',
+      'http://127.0.0.1:{port}/v1',
+      '--model',
+      'tiny',
+      '--api-key-env',
+      'MY_KEY',
+      '--start',
+      'python -m srv --port {port}',
+      '--cwd',
+      '/ws',
+      '--wait',
+      '300',
+      '--tier',
+      'quick',
+      '--strict',
+      '--deadline',
+      '1200',
+      '--reports',
+      '/abs/r',
+      '--machine',
+      'gh',
+    ]);
+    expect(planAction(env)).toMatchObject({
+      project: 'env',
+      resultsPath: '/abs/r/env/results.json',
+      summaryPath: '/abs/r/env/summary.md',
+    });
     expect(args({ ...env, INPUT_START_CWD: 'server' })).toContain('/ws/server');
     expect(args({ ...env, INPUT_PROJECT: 'env' })).toContain('--base-url');
     expect(JSON.stringify(planAction(env))).not.toContain('k-123456');
   });
 
   test('project "env" without base-url reads OPENAI_BASE_URL / OPENAI_MODEL / OPENAI_API_KEY of the step', () => {
-    expect(args({ GITHUB_WORKSPACE: '/ws', INPUT_PROJECT: 'env', OPENAI_BASE_URL: 'http://h:1/v1', OPENAI_MODEL: 'm', OPENAI_API_KEY: 'sk-abcdef' }))
-      .toEqual(['--base-url', 'http://h:1/v1', '--model', 'm', '--api-key-env', 'OPENAI_API_KEY', '--tier', 'quick', '--reports', '/ws/conformance-reports']);
+    expect(
+      args({
+        GITHUB_WORKSPACE: '/ws',
+        INPUT_PROJECT: 'env',
+        OPENAI_BASE_URL: 'http://h:1/v1',
+        OPENAI_MODEL: 'm',
+        OPENAI_API_KEY: 'sk-abcdef',
+      }),
+    ).toEqual([
+      '--base-url',
+      'http://h:1/v1',
+      '--model',
+      'm',
+      '--api-key-env',
+      'OPENAI_API_KEY',
+      '--tier',
+      'quick',
+      '--reports',
+      '/ws/conformance-reports',
+    ]);
   });
 
   test('bad inputs are refused with the reason', () => {
     expect(error({ GITHUB_WORKSPACE: '/ws' })).toMatch(/"project" .* or "base-url" .* is required/);
     expect(error({ ...base, INPUT_TIER: 'huge' })).toBe('input "tier" must be quick or full, not "huge"');
     expect(error({ ...base, INPUT_STRICT: 'yes' })).toBe('input "strict" must be true or false, not "yes"');
-    expect(error({ ...base, INPUT_FILES: 'suites/nope.test.ts' })).toMatch(/"suites\/nope.test.ts" is neither a family/);
+    expect(error({ ...base, INPUT_FILES: 'suites/nope.test.ts' })).toMatch(
+      /"suites\/nope.test.ts" is neither a family/,
+    );
     expect(error({ ...base, INPUT_WAIT_SECONDS: '5m' })).toMatch(/"wait-seconds" must be a positive number/);
     expect(error({ ...base, INPUT_DEADLINE_SECONDS: '0' })).toMatch(/"deadline-seconds" must be a positive number/);
     expect(error({ ...base, INPUT_BASE_URL: 'http://h/v1' })).toMatch(/"base-url" runs the project "env"/);
     expect(error({ GITHUB_WORKSPACE: '/ws', INPUT_BASE_URL: 'h:8000' })).toMatch(/http:\/\/ or https:\/\//);
-    expect(error({ GITHUB_WORKSPACE: '/ws', INPUT_BASE_URL: 'http://h/v1', INPUT_SERVERS_FILE: 's.json' })).toMatch(/either "base-url" or "servers-file"/);
+    expect(error({ GITHUB_WORKSPACE: '/ws', INPUT_BASE_URL: 'http://h/v1', INPUT_SERVERS_FILE: 's.json' })).toMatch(
+      /either "base-url" or "servers-file"/,
+    );
     expect(error({ ...base, INPUT_START: 'serve' })).toMatch(/"start" goes with "base-url"/);
     expect(error({ ...base, INPUT_START_CWD: 'x' })).toMatch(/"start-cwd" needs "start"/);
     expect(error({ ...base, INPUT_API_KEY_ENV: 'MY_KEY' })).toMatch(/names MY_KEY, which is not set/);
@@ -222,7 +394,10 @@ describe('planAction: inputs to CLI arguments', () => {
     expect(error({ ...base, INPUT_FAIL_ON_REGRESSION: 'true' })).toMatch(/needs "baseline"/);
     expect(error({ GITHUB_WORKSPACE: '/ws', INPUT_PROJECT: 'env' })).toMatch(/OPENAI_BASE_URL/);
     // Where the reports go and the artifact name are known even then: the outputs can still be written.
-    expect(planAction({ GITHUB_WORKSPACE: '/ws', INPUT_TIER: 'huge' })).toMatchObject({ reportsDir: '/ws/conformance-reports', artifactName: expect.stringMatching(/^conformance-unknown-/) });
+    expect(planAction({ GITHUB_WORKSPACE: '/ws', INPUT_TIER: 'huge' })).toMatchObject({
+      reportsDir: '/ws/conformance-reports',
+      artifactName: expect.stringMatching(/^conformance-unknown-/),
+    });
   });
 
   test('files: family names or suites/<family>.test.ts, deduplicated; anything else is refused', () => {
@@ -233,21 +408,34 @@ describe('planAction: inputs to CLI arguments', () => {
 });
 
 describe('artifact name: unique per job and matrix leg, sanitised, overridable', () => {
-  const leg = { GITHUB_JOB: 'conformance', RUNNER_OS: 'Linux', RUNNER_ARCH: 'X64', INPUT_NODE_VERSION: '20', INPUT_TIER: 'quick' };
+  const leg = {
+    GITHUB_JOB: 'conformance',
+    RUNNER_OS: 'Linux',
+    RUNNER_ARCH: 'X64',
+    INPUT_NODE_VERSION: '20',
+    INPUT_TIER: 'quick',
+  };
   test('the runner and the matrix-varying inputs make it; a re-run adds the attempt (the comment key stays)', () => {
     const a = artifactName(leg, 'p');
     expect(a.name).toMatch(/^conformance-p-conformance-linux-x64-[0-9a-f]{6}$/);
     expect(a.key).toBe(a.name);
     expect(artifactName({ ...leg, INPUT_NODE_VERSION: '22' }, 'p').name).not.toBe(a.name);
     expect(artifactName({ ...leg, ImageOS: 'ubuntu24' }, 'p').name).not.toBe(a.name);
-    expect(artifactName({ ...leg, RUNNER_OS: 'macOS', RUNNER_ARCH: 'ARM64' }, 'p').name).toMatch(/^conformance-p-conformance-macos-arm64-/);
+    expect(artifactName({ ...leg, RUNNER_OS: 'macOS', RUNNER_ARCH: 'ARM64' }, 'p').name).toMatch(
+      /^conformance-p-conformance-macos-arm64-/,
+    );
     expect(artifactName({ ...leg, GITHUB_RUN_ATTEMPT: '1' }, 'p').name).toBe(a.name);
     expect(artifactName({ ...leg, GITHUB_RUN_ATTEMPT: '3' }, 'p')).toEqual({ name: `${a.name}-attempt3`, key: a.name });
   });
   test('characters artifact names may not hold are replaced; the input overrides', () => {
     expect(sanitiseArtifactName('a"b:c<d>e|f*g?h\r\ni\\j/k l')).toBe('a-b-c-d-e-f-g-h-i-j-k-l');
-    expect(artifactName({ ...leg, GITHUB_JOB: 'my job/x' }, 'a:b').name).toMatch(/^conformance-a-b-my-job-x-linux-x64-/);
-    expect(artifactName({ ...leg, INPUT_ARTIFACT_NAME: ' reports: nightly ' }, 'p')).toEqual({ name: 'reports-nightly', key: 'reports-nightly' });
+    expect(artifactName({ ...leg, GITHUB_JOB: 'my job/x' }, 'a:b').name).toMatch(
+      /^conformance-a-b-my-job-x-linux-x64-/,
+    );
+    expect(artifactName({ ...leg, INPUT_ARTIFACT_NAME: ' reports: nightly ' }, 'p')).toEqual({
+      name: 'reports-nightly',
+      key: 'reports-nightly',
+    });
   });
 });
 
@@ -280,15 +468,34 @@ function githubEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   writeFileSync(join(ws, 'github-output'), '');
   writeFileSync(join(ws, 'step-summary'), '# earlier step\n');
   return {
-    PATH: process.env.PATH, GITHUB_WORKSPACE: ws, GITHUB_OUTPUT: join(ws, 'github-output'), GITHUB_STEP_SUMMARY: join(ws, 'step-summary'),
-    GITHUB_JOB: 'conformance', GITHUB_RUN_ID: '4242', GITHUB_RUN_ATTEMPT: '1', GITHUB_REPOSITORY: 'acme/server', GITHUB_SERVER_URL: 'https://github.example',
-    GITHUB_EVENT_NAME: 'push', RUNNER_OS: 'Linux', RUNNER_ARCH: 'X64', RUNNER_TEMP: ws,
-    INPUT_PROJECT: 'reference', INPUT_TIER: 'quick', INPUT_NODE_VERSION: '20', INPUT_REPORTS_DIR: 'conformance-reports', ...extra,
+    PATH: process.env.PATH,
+    GITHUB_WORKSPACE: ws,
+    GITHUB_OUTPUT: join(ws, 'github-output'),
+    GITHUB_STEP_SUMMARY: join(ws, 'step-summary'),
+    GITHUB_JOB: 'conformance',
+    GITHUB_RUN_ID: '4242',
+    GITHUB_RUN_ATTEMPT: '1',
+    GITHUB_REPOSITORY: 'acme/server',
+    GITHUB_SERVER_URL: 'https://github.example',
+    GITHUB_EVENT_NAME: 'push',
+    RUNNER_OS: 'Linux',
+    RUNNER_ARCH: 'X64',
+    RUNNER_TEMP: ws,
+    INPUT_PROJECT: 'reference',
+    INPUT_TIER: 'quick',
+    INPUT_NODE_VERSION: '20',
+    INPUT_REPORTS_DIR: 'conformance-reports',
+    ...extra,
   };
 }
 
 /** A stand-in for the CLI: leaves `file` (and, like the CLI, its summary.md) in the reports folder and exits `code`. */
-function fakeSuite(file: ResultsFile | undefined, code: number | null, calls: SuiteCommand[], opts: { summary?: boolean } = {}) {
+function fakeSuite(
+  file: ResultsFile | undefined,
+  code: number | null,
+  calls: SuiteCommand[],
+  opts: { summary?: boolean } = {},
+) {
   return async (cmd: SuiteCommand): Promise<number | null> => {
     calls.push(cmd);
     const at = (f: string) => cmd.args[cmd.args.indexOf(f) + 1]!;
@@ -305,16 +512,31 @@ function fakeSuite(file: ResultsFile | undefined, code: number | null, calls: Su
 
 function parseOutputs(text: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const line of text.split('\n').filter(Boolean)) out[line.slice(0, line.indexOf('='))] = line.slice(line.indexOf('=') + 1);
+  for (const line of text.split('\n').filter(Boolean))
+    out[line.slice(0, line.indexOf('='))] = line.slice(line.indexOf('=') + 1);
   return out;
 }
 
-async function simulate(env: NodeJS.ProcessEnv, file: ResultsFile | undefined, code: number | null, opts: { summary?: boolean } = {}): Promise<Sim> {
+async function simulate(
+  env: NodeJS.ProcessEnv,
+  file: ResultsFile | undefined,
+  code: number | null,
+  opts: { summary?: boolean } = {},
+): Promise<Sim> {
   const calls: SuiteCommand[] = [];
   const log: string[] = [];
   const exit = await main(env, { runSuite: fakeSuite(file, code, calls, opts), log: (s) => log.push(s) });
   const outputText = readFileSync(env.GITHUB_OUTPUT!, 'utf8');
-  return { code: exit, ws: env.GITHUB_WORKSPACE!, env, outputs: parseOutputs(outputText), outputText, stepSummary: readFileSync(env.GITHUB_STEP_SUMMARY!, 'utf8'), log, calls };
+  return {
+    code: exit,
+    ws: env.GITHUB_WORKSPACE!,
+    env,
+    outputs: parseOutputs(outputText),
+    outputText,
+    stepSummary: readFileSync(env.GITHUB_STEP_SUMMARY!, 'utf8'),
+    log,
+    calls,
+  };
 }
 
 describe('the run step, simulated for two matrix legs of one job', () => {
@@ -325,10 +547,12 @@ describe('the run step, simulated for two matrix legs of one job', () => {
       githubEnv({ INPUT_NODE_VERSION: '20', RUNNER_OS: 'macOS', RUNNER_ARCH: 'ARM64' }),
     ];
     const sims = [];
-    for (const [i, env] of legs.entries()) sims.push(await simulate(env, fixture('reference.json'), 0, { summary: i === 0 }));
+    for (const [i, env] of legs.entries())
+      sims.push(await simulate(env, fixture('reference.json'), 0, { summary: i === 0 }));
     const names = sims.map((s) => s.outputs['artifact-name']);
     expect(new Set(names).size).toBe(3);
-    for (const name of names) expect(name).toMatch(/^conformance-reference-conformance-(linux-x64|macos-arm64)-[0-9a-f]{6}$/);
+    for (const name of names)
+      expect(name).toMatch(/^conformance-reference-conformance-(linux-x64|macos-arm64)-[0-9a-f]{6}$/);
     const t = tally(fixture('reference.json').checks);
     for (const s of sims) {
       expect(s.code).toBe(0);
@@ -337,8 +561,17 @@ describe('the run step, simulated for two matrix legs of one job', () => {
       expect(s.outputText.split('\n').filter(Boolean)).toHaveLength(OUTPUT_NAMES.length);
       const reports = join(s.ws, 'conformance-reports');
       expect(s.outputs).toMatchObject({
-        gate: 'passed', 'exit-code': '0', score: `${t.passed}/${t.graded}`, 'count-pass': '53', 'count-skip': '1', 'count-fail': '0', 'count-error': '0', regressions: '',
-        'reports-dir': reports, results: join(reports, 'reference', 'results.json'), summary: join(reports, 'reference', 'summary.md'),
+        gate: 'passed',
+        'exit-code': '0',
+        score: `${t.passed}/${t.graded}`,
+        'count-pass': '53',
+        'count-skip': '1',
+        'count-fail': '0',
+        'count-error': '0',
+        regressions: '',
+        'reports-dir': reports,
+        results: join(reports, 'reference', 'results.json'),
+        summary: join(reports, 'reference', 'summary.md'),
       });
       expect(JSON.parse(s.outputs.counts!)).toEqual(t.counts);
       const md = readFileSync(join(reports, 'reference', 'summary.md'), 'utf8');
@@ -349,8 +582,20 @@ describe('the run step, simulated for two matrix legs of one job', () => {
       expect(s.stepSummary).toBe(`# earlier step\n${md}\n`);
       // The CLI ran once, with the flags, in the suite's folder; no INPUT_* (the token) and no step summary reached it.
       expect(s.calls).toHaveLength(1);
-      expect(s.calls[0]!.args).toEqual([CLI, '--servers', join(ROOT, 'servers.json'), '--server', 'reference', '--tier', 'quick', '--reports', reports]);
-      expect(Object.keys(s.calls[0]!.env).filter((k) => k.startsWith('INPUT_') || k === 'GITHUB_STEP_SUMMARY')).toEqual([]);
+      expect(s.calls[0]!.args).toEqual([
+        CLI,
+        '--servers',
+        join(ROOT, 'servers.json'),
+        '--server',
+        'reference',
+        '--tier',
+        'quick',
+        '--reports',
+        reports,
+      ]);
+      expect(Object.keys(s.calls[0]!.env).filter((k) => k.startsWith('INPUT_') || k === 'GITHUB_STEP_SUMMARY')).toEqual(
+        [],
+      );
       expect(s.log.join('\n')).toContain('gate passed');
     }
   });
@@ -360,14 +605,30 @@ describe('the run step, simulated for two matrix legs of one job', () => {
     const s = await simulate(githubEnv(), f, 1);
     expect(s.code).toBe(1);
     const t = tally(toColumns([f])[0]!.checks);
-    expect(s.outputs).toMatchObject({ gate: 'failed', 'exit-code': '1', reason: '4 fail, 0 error', 'count-fail': '4', 'count-warn': '4', score: `${t.passed}/${t.graded}` });
+    expect(s.outputs).toMatchObject({
+      gate: 'failed',
+      'exit-code': '1',
+      reason: '4 fail, 0 error',
+      'count-fail': '4',
+      'count-warn': '4',
+      score: `${t.passed}/${t.graded}`,
+    });
     const md = readFileSync(s.outputs.summary!, 'utf8');
     expect(md).toContain('❌ **fail**'); // rendered from results.json: this CLI stand-in wrote no summary.md
     expect(md).toContain('### Gate: ❌ **failed**');
   });
 
   test('a server that never became ready (exit 3, no results): gate error, exit 3, the summary says so', async () => {
-    const s = await simulate(githubEnv({ INPUT_BASE_URL: 'http://127.0.0.1:{port}/v1', INPUT_PROJECT: '', INPUT_START: 'python -m srv --port {port}', INPUT_WAIT_SECONDS: '30' }), undefined, 3);
+    const s = await simulate(
+      githubEnv({
+        INPUT_BASE_URL: 'http://127.0.0.1:{port}/v1',
+        INPUT_PROJECT: '',
+        INPUT_START: 'python -m srv --port {port}',
+        INPUT_WAIT_SECONDS: '30',
+      }),
+      undefined,
+      3,
+    );
     expect(s.code).toBe(3);
     expect(s.outputs).toMatchObject({ gate: 'error', 'exit-code': '3', results: '', score: '', 'count-pass': '' });
     expect(s.outputs.reason).toMatch(/never became ready within 30 s/);
@@ -377,7 +638,7 @@ describe('the run step, simulated for two matrix legs of one job', () => {
     expect(s.calls[0]!.args[s.calls[0]!.args.indexOf('--cwd') + 1]).toBe(s.ws);
   });
 
-  test('a results file left by an earlier run in the same folder never passes for this run\'s', async () => {
+  test("a results file left by an earlier run in the same folder never passes for this run's", async () => {
     const env = githubEnv();
     const dir = join(env.GITHUB_WORKSPACE!, 'conformance-reports', 'reference');
     mkdirSync(dir, { recursive: true });
@@ -395,7 +656,13 @@ describe('the run step on a bad input', () => {
     expect(s.calls).toEqual([]);
     const reports = join(s.ws, 'conformance-reports');
     expect(Object.keys(s.outputs).sort()).toEqual([...OUTPUT_NAMES].sort());
-    expect(s.outputs).toMatchObject({ gate: 'error', 'exit-code': '2', 'reports-dir': reports, summary: join(reports, 'summary.md'), reason: 'input "tier" must be quick or full, not "huge"' });
+    expect(s.outputs).toMatchObject({
+      gate: 'error',
+      'exit-code': '2',
+      'reports-dir': reports,
+      summary: join(reports, 'summary.md'),
+      reason: 'input "tier" must be quick or full, not "huge"',
+    });
     expect(s.outputs['artifact-name']).toMatch(/^conformance-reference-conformance-linux-x64-/);
     const md = readFileSync(join(reports, 'summary.md'), 'utf8');
     expect(md).toContain('**Bad input:** input "tier" must be quick or full, not "huge"');
@@ -432,7 +699,11 @@ describe('the run step with a baseline', () => {
   const expected = compareResults(fixture('reference.json'), passingRegressed()).regressions;
 
   test('a run against itself: 0 regressions, the gate as it was', async () => {
-    const s = await simulate(githubEnv({ INPUT_BASELINE: baselinePath, INPUT_FAIL_ON_REGRESSION: 'true' }), fixture('reference.json'), 0);
+    const s = await simulate(
+      githubEnv({ INPUT_BASELINE: baselinePath, INPUT_FAIL_ON_REGRESSION: 'true' }),
+      fixture('reference.json'),
+      0,
+    );
     expect(s.code).toBe(0);
     expect(s.outputs).toMatchObject({ gate: 'passed', regressions: '0' });
     expect(readFileSync(s.outputs.summary!, 'utf8')).toMatch(/### Compared with the baseline[\s\S]*No regressions\./);
@@ -451,14 +722,27 @@ describe('the run step with a baseline', () => {
   });
 
   test('fail-on-regression: the same run fails the step (exit 1, gate failed with the reason)', async () => {
-    const s = await simulate(githubEnv({ INPUT_BASELINE: baselinePath, INPUT_FAIL_ON_REGRESSION: 'true' }), passingRegressed(), 0);
+    const s = await simulate(
+      githubEnv({ INPUT_BASELINE: baselinePath, INPUT_FAIL_ON_REGRESSION: 'true' }),
+      passingRegressed(),
+      0,
+    );
     expect(s.code).toBe(1);
-    expect(s.outputs).toMatchObject({ gate: 'failed', 'exit-code': '1', regressions: String(expected), reason: `${expected} regressions against the baseline (fail-on-regression)` });
+    expect(s.outputs).toMatchObject({
+      gate: 'failed',
+      'exit-code': '1',
+      regressions: String(expected),
+      reason: `${expected} regressions against the baseline (fail-on-regression)`,
+    });
     expect(readFileSync(s.outputs.summary!, 'utf8')).toContain('### Gate: ❌ **failed**');
   });
 
   test('a failing run against the baseline: still failed, the regressions added to the reason', async () => {
-    const s = await simulate(githubEnv({ INPUT_BASELINE: baselinePath, INPUT_FAIL_ON_REGRESSION: 'true' }), fixture('reference-fault-perf-serialise.json'), 1);
+    const s = await simulate(
+      githubEnv({ INPUT_BASELINE: baselinePath, INPUT_FAIL_ON_REGRESSION: 'true' }),
+      fixture('reference-fault-perf-serialise.json'),
+      1,
+    );
     expect(s.code).toBe(1);
     expect(s.outputs.reason).toMatch(/^1 fail, 0 error; \d+ regressions against the baseline/);
   });
@@ -467,7 +751,12 @@ describe('the run step with a baseline', () => {
 // ------------------------------------------------------------------------------------------------------------
 // The sticky comment, against a local stand-in of the GitHub REST API.
 
-interface Recorded { method: string; path: string; headers: IncomingHttpHeaders; body: string }
+interface Recorded {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
 
 describe('the sticky pull request comment (a local stand-in of the GitHub REST API)', () => {
   const TOKEN = `ghs_${'a1B2c3D4e5'.repeat(4)}`;
@@ -481,10 +770,15 @@ describe('the sticky pull request comment (a local stand-in of the GitHub REST A
   beforeAll(async () => {
     server = createServer((req, res) => {
       let body = '';
-      req.on('data', (d: Buffer) => { body += d.toString(); });
+      req.on('data', (d: Buffer) => {
+        body += d.toString();
+      });
       req.on('end', () => {
         requests.push({ method: req.method!, path: req.url!, headers: req.headers, body });
-        const send = (status: number, data: unknown) => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(JSON.stringify(data)); };
+        const send = (status: number, data: unknown) => {
+          res.writeHead(status, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(data));
+        };
         if (fail) return send(500, { message: 'Server Error' });
         const url = new URL(req.url!, 'http://x');
         if (req.method === 'GET' && url.pathname === '/repos/acme/server/issues/7/comments') {
@@ -513,15 +807,24 @@ describe('the sticky pull request comment (a local stand-in of the GitHub REST A
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
   function prEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-    const env = githubEnv({ GITHUB_EVENT_NAME: 'pull_request', GITHUB_API_URL: api, INPUT_COMMENT: 'true', INPUT_GITHUB_TOKEN: TOKEN, ...extra });
+    const env = githubEnv({
+      GITHUB_EVENT_NAME: 'pull_request',
+      GITHUB_API_URL: api,
+      INPUT_COMMENT: 'true',
+      INPUT_GITHUB_TOKEN: TOKEN,
+      ...extra,
+    });
     const event = join(env.GITHUB_WORKSPACE!, 'event.json');
     writeFileSync(event, JSON.stringify({ action: 'synchronize', number: 7, pull_request: { number: 7 } }));
     return { ...env, GITHUB_EVENT_PATH: event };
   }
 
-  test('first run POSTs, second run PATCHes the same comment; another marker\'s comment is left alone; pages are read', async () => {
+  test("first run POSTs, second run PATCHes the same comment; another marker's comment is left alone; pages are read", async () => {
     // 120 comments before ours: the lookup must read page 2 of per_page=100.
-    comments = Array.from({ length: 120 }, (_, i) => ({ id: i + 1, body: i === 5 ? '<!-- llm-server-conformance:other-leg -->\nanother leg' : `chat ${i}` }));
+    comments = Array.from({ length: 120 }, (_, i) => ({
+      id: i + 1,
+      body: i === 5 ? '<!-- llm-server-conformance:other-leg -->\nanother leg' : `chat ${i}`,
+    }));
     requests.length = 0;
     const first = await simulate(prEnv(), fixture('reference.json'), 0);
     expect(first.code).toBe(0);
@@ -530,7 +833,9 @@ describe('the sticky pull request comment (a local stand-in of the GitHub REST A
       'GET /repos/acme/server/issues/7/comments?per_page=100&page=2',
       'POST /repos/acme/server/issues/7/comments',
     ]);
-    const mine = comments.find((c) => c.body.includes(`<!-- llm-server-conformance:${first.outputs['artifact-name']} -->`))!;
+    const mine = comments.find((c) =>
+      c.body.includes(`<!-- llm-server-conformance:${first.outputs['artifact-name']} -->`),
+    )!;
     expect(mine.id).toBe(1000);
     expect(mine.body).toContain('gate ✅ passed');
     expect(mine.body).toContain(`**${first.outputs.score} passed**`);
@@ -569,7 +874,14 @@ describe('the sticky pull request comment (a local stand-in of the GitHub REST A
       const { authorization: _, ...rest } = r.headers;
       expect(`${r.path}\n${r.body}\n${JSON.stringify(rest)}`).not.toContain(TOKEN);
     }
-    const everything = [s.outputText, s.stepSummary, readFileSync(s.outputs.summary!, 'utf8'), s.log.join('\n'), JSON.stringify(comments), JSON.stringify(s.calls.map((c) => c.env))].join('\n');
+    const everything = [
+      s.outputText,
+      s.stepSummary,
+      readFileSync(s.outputs.summary!, 'utf8'),
+      s.log.join('\n'),
+      JSON.stringify(comments),
+      JSON.stringify(s.calls.map((c) => c.env)),
+    ].join('\n');
     expect(everything).not.toContain(TOKEN);
   });
 
@@ -579,7 +891,9 @@ describe('the sticky pull request comment (a local stand-in of the GitHub REST A
       const s = await simulate(prEnv(), fixture('reference-fault-stream-burst-at-end.json'), 1);
       expect(s.code).toBe(1);
       expect(s.outputs.gate).toBe('failed');
-      expect(s.log.at(-1)).toMatch(/^::warning::conformance action: could not post the pull request comment \(the gate is unchanged\): GET .* HTTP 500/);
+      expect(s.log.at(-1)).toMatch(
+        /^::warning::conformance action: could not post the pull request comment \(the gate is unchanged\): GET .* HTTP 500/,
+      );
       expect(s.log.join('\n')).not.toContain(TOKEN);
       const ok = await simulate(prEnv(), fixture('reference.json'), 0);
       expect(ok.code).toBe(0);
@@ -604,7 +918,6 @@ describe('the sticky pull request comment (a local stand-in of the GitHub REST A
     expect(s.log.join('\n')).not.toMatch(/comment/);
   });
 });
-
 
 test('docs/github-action.md lists every input and output action.yml declares', () => {
   const doc = readFileSync(join(ROOT, 'docs', 'github-action.md'), 'utf8');

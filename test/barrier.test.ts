@@ -1,4 +1,4 @@
-import { test, expect, describe } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { releaseTogether } from '../lib/measure/barrier.ts';
 
 describe('releaseTogether', () => {
@@ -11,7 +11,12 @@ describe('releaseTogether', () => {
       await new Promise((r) => setTimeout(r, (i * 7) % 5)); // finish in a different order than started
       return i * 10;
     });
-    const r = await releaseTogether(tasks, { armDelayMs: 20, onArmed: () => { startedWhenArmed = started.length; } });
+    const r = await releaseTogether(tasks, {
+      armDelayMs: 20,
+      onArmed: () => {
+        startedWhenArmed = started.length;
+      },
+    });
 
     expect(startedWhenArmed).toBe(0); // nothing ran while the tasks were parked on the gate
     expect(r.results).toEqual(Array.from({ length: N }, (_, i) => ({ status: 'fulfilled', value: i * 10 })));
@@ -20,16 +25,25 @@ describe('releaseTogether', () => {
     expect(r.startTimes).toHaveLength(N);
     for (const s of r.startTimes) expect(s).toBeGreaterThanOrEqual(r.releasedAt);
     // For the record only (no timing assertion): spread of the N starts after the gate.
-    console.log(`barrier: ${N} tasks, start spread ${(Math.max(...r.startTimes) - Math.min(...r.startTimes)).toFixed(3)} ms, ` +
-      `first start ${(Math.min(...r.startTimes) - r.releasedAt).toFixed(3)} ms after release`);
+    console.log(
+      `barrier: ${N} tasks, start spread ${(Math.max(...r.startTimes) - Math.min(...r.startTimes)).toFixed(3)} ms, ` +
+        `first start ${(Math.min(...r.startTimes) - r.releasedAt).toFixed(3)} ms after release`,
+    );
   });
 
   test('rejections are collected, not thrown (async rejection and synchronous throw)', async () => {
-    const r = await releaseTogether<string>([
-      async () => 'ok',
-      async () => { throw new Error('async boom'); },
-      () => { throw new Error('sync boom'); },
-    ], { armDelayMs: 0 });
+    const r = await releaseTogether<string>(
+      [
+        async () => 'ok',
+        async () => {
+          throw new Error('async boom');
+        },
+        () => {
+          throw new Error('sync boom');
+        },
+      ],
+      { armDelayMs: 0 },
+    );
     expect(r.results.map((x) => x.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
     expect((r.results[1] as PromiseRejectedResult).reason.message).toBe('async boom');
     expect((r.results[2] as PromiseRejectedResult).reason.message).toBe('sync boom');

@@ -1,12 +1,13 @@
 // The CLI's own logic, without a server: usage errors name the problem, families map to files, the gate and exit
 // code follow from a results file, a client library that is not installed is a skip with the install command.
-import { test, expect } from 'vitest';
+
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EXIT, UsageError, parseCommand } from '../cli/args.ts';
-import { familyFilters, judgeRun, runEnvironment } from '../cli/run.ts';
+import { expect, test } from 'vitest';
+import { EXIT, parseCommand, UsageError } from '../cli/args.ts';
 import { explain, loadCatalogue } from '../cli/catalogue.ts';
-import { missingClient, DRIVERS } from '../lib/clients/drivers.ts';
+import { familyFilters, judgeRun, runEnvironment } from '../cli/run.ts';
+import { DRIVERS, missingClient } from '../lib/clients/drivers.ts';
 import { ROOT } from '../lib/config/profile.ts';
 import type { ResultsFile } from '../reporters/results-types.ts';
 
@@ -25,31 +26,73 @@ test('usage errors say what is wrong', () => {
   expect(usage(['--base-url', 'http://x', '--servers', 's.json'])).toMatch(/give one/);
   expect(usage(['--servers', 's.json'])).toMatch(/--servers FILE and --server ID go together/);
   expect(usage(['--base-url', 'http://x', '--tier', 'fast'])).toMatch(/--tier must be quick or full, not "fast"/);
-  expect(usage(['--base-url', 'http://x', '--only', 'sse,nope'])).toMatch(/--only: unknown family "nope"; families: setup, api, sse/);
+  expect(usage(['--base-url', 'http://x', '--only', 'sse,nope'])).toMatch(
+    /--only: unknown family "nope"; families: setup, api, sse/,
+  );
   expect(usage(['--base-url', 'http://x', '--only', 'sse', '--skip', 'api'])).toMatch(/give one/);
-  expect(usage(['--base-url', 'http://x', '--wait', 'soon'])).toMatch(/--wait needs a number of seconds ≥ 0, not "soon"/);
+  expect(usage(['--base-url', 'http://x', '--wait', 'soon'])).toMatch(
+    /--wait needs a number of seconds ≥ 0, not "soon"/,
+  );
   expect(usage(['--base-url', 'http://x', '--deadline', '3'])).toMatch(/--deadline needs a number of seconds ≥ 10/);
-  expect(usage(['--base-url', 'http://x', '--api-key-env', 'sk-123'])).toMatch(/NAME of an environment variable, not "sk-123" \(never the key itself\)/);
+  expect(usage(['--base-url', 'http://x', '--api-key-env', 'sk-123'])).toMatch(
+    /NAME of an environment variable, not "sk-123" \(never the key itself\)/,
+  );
   expect(usage(['--base-url', 'http://x', '--fail-on-regression'])).toMatch(/needs --baseline/);
   expect(usage(['--base-url', 'http://x', '--bogus'])).toMatch(/Unknown option '--bogus'/);
-  expect(usage(['--servers', 's.json', '--server', 'a', '--start', 'x'])).toMatch(/--start and --cwd go with --base-url/);
+  expect(usage(['--servers', 's.json', '--server', 'a', '--start', 'x'])).toMatch(
+    /--start and --cwd go with --base-url/,
+  );
   expect(usage(['explain'])).toMatch(/explain needs one check id/);
 });
 
 test('a full command line becomes the run options and the environment the run reads', () => {
-  const cmd = parseCommand(['--base-url', 'http://127.0.0.1:{port}', '--model', 'm', '--api-key-env', 'MY_KEY', '--start', 'serve --port {port}', '--wait', '900', '--tier', 'full', '--strict', '--skip', 'errors,clients', '--deadline', '1200', '--reports', 'out', '--machine', 'ci-box']);
+  const cmd = parseCommand([
+    '--base-url',
+    'http://127.0.0.1:{port}',
+    '--model',
+    'm',
+    '--api-key-env',
+    'MY_KEY',
+    '--start',
+    'serve --port {port}',
+    '--wait',
+    '900',
+    '--tier',
+    'full',
+    '--strict',
+    '--skip',
+    'errors,clients',
+    '--deadline',
+    '1200',
+    '--reports',
+    'out',
+    '--machine',
+    'ci-box',
+  ]);
   expect(cmd.kind).toBe('run');
   if (cmd.kind !== 'run') return;
   const { env, project } = runEnvironment(cmd.options, '/home/u/proj');
   expect(project).toBe('env');
   expect(env).toMatchObject({
-    OPENAI_BASE_URL: 'http://127.0.0.1:{port}', OPENAI_MODEL: 'm', CONFORMANCE_API_KEY_ENV: 'MY_KEY', CONFORMANCE_START: 'serve --port {port}',
-    CONFORMANCE_START_CWD: '/home/u/proj', CONFORMANCE_WAIT_S: '900', CONFORMANCE_TIER: 'full', CONFORMANCE_STRICT: '1',
-    CONFORMANCE_DEADLINE_S: '1200', CONFORMANCE_REPORTS_DIR: '/home/u/proj/out', CONFORMANCE_MACHINE: 'ci-box', CONFORMANCE_PROJECTS: 'env',
+    OPENAI_BASE_URL: 'http://127.0.0.1:{port}',
+    OPENAI_MODEL: 'm',
+    CONFORMANCE_API_KEY_ENV: 'MY_KEY',
+    CONFORMANCE_START: 'serve --port {port}',
+    CONFORMANCE_START_CWD: '/home/u/proj',
+    CONFORMANCE_WAIT_S: '900',
+    CONFORMANCE_TIER: 'full',
+    CONFORMANCE_STRICT: '1',
+    CONFORMANCE_DEADLINE_S: '1200',
+    CONFORMANCE_REPORTS_DIR: '/home/u/proj/out',
+    CONFORMANCE_MACHINE: 'ci-box',
+    CONFORMANCE_PROJECTS: 'env',
   });
   const files = runEnvironment({ serversFile: 'cfg/servers.json', server: 'mine' }, '/home/u/proj');
   expect(files.project).toBe('mine');
-  expect(files.env).toMatchObject({ SERVERS_FILE: '/home/u/proj/cfg/servers.json', CONFORMANCE_REPORTS_DIR: '/home/u/proj/conformance-reports' });
+  expect(files.env).toMatchObject({
+    SERVERS_FILE: '/home/u/proj/cfg/servers.json',
+    CONFORMANCE_REPORTS_DIR: '/home/u/proj/conformance-reports',
+  });
   expect(parseCommand(['-h']).kind).toBe('help');
   expect(parseCommand(['list', '--json'])).toEqual({ kind: 'list', json: true });
 });
@@ -57,7 +100,12 @@ test('a full command line becomes the run options and the environment the run re
 test('--only and --skip select suite files: setup always, api-last with api', () => {
   expect(familyFilters({})).toEqual([]);
   expect(familyFilters({ only: ['setup'] })).toEqual(['suites/setup.test.ts']);
-  expect(familyFilters({ only: ['api', 'sse'] })).toEqual(['suites/setup.test.ts', 'suites/api.test.ts', 'suites/sse.test.ts', 'suites/api-last.test.ts']);
+  expect(familyFilters({ only: ['api', 'sse'] })).toEqual([
+    'suites/setup.test.ts',
+    'suites/api.test.ts',
+    'suites/sse.test.ts',
+    'suites/api-last.test.ts',
+  ]);
   const skipped = familyFilters({ skip: ['api', 'errors'] });
   expect(skipped).toContain('suites/setup.test.ts');
   expect(skipped).toContain('suites/cycles.test.ts');
@@ -66,17 +114,49 @@ test('--only and --skip select suite files: setup always, api-last with api', ()
 
 test('the gate and the exit code come from the results file', () => {
   const reference = JSON.parse(readFileSync(join(ROOT, 'fixtures/results/reference.json'), 'utf8')) as ResultsFile;
-  const passing: ResultsFile = { ...reference, checks: reference.checks.map((c) => (c.outcome === 'fail' || c.outcome === 'error' ? { ...c, outcome: 'pass' } : c)), errors: [] };
+  const passing: ResultsFile = {
+    ...reference,
+    checks: reference.checks.map((c) =>
+      c.outcome === 'fail' || c.outcome === 'error' ? { ...c, outcome: 'pass' } : c,
+    ),
+    errors: [],
+  };
   expect(judgeRun(passing, {})).toMatchObject({ exitCode: EXIT.passed, gate: 'passed' });
-  expect(judgeRun(passing, { regressions: 2, failOnRegression: true })).toMatchObject({ exitCode: EXIT.failed, gate: 'failed', reason: expect.stringMatching(/^2 regression/) });
+  expect(judgeRun(passing, { regressions: 2, failOnRegression: true })).toMatchObject({
+    exitCode: EXIT.failed,
+    gate: 'failed',
+    reason: expect.stringMatching(/^2 regression/),
+  });
   expect(judgeRun(passing, { regressions: 2 })).toMatchObject({ exitCode: EXIT.passed });
-  const failing: ResultsFile = { ...passing, checks: [...passing.checks.slice(1), { ...passing.checks[0]!, outcome: 'fail' }] };
-  expect(judgeRun(failing, {})).toMatchObject({ exitCode: EXIT.failed, gate: 'failed', reason: expect.stringMatching(/^1 fail, 0 error/) });
-  const neverReady: ResultsFile = { ...failing, header: { ...failing.header, server: { ...failing.header.server, readiness: { ready: false, waitedMs: 5000, reason: 'server "x" was not ready within 5.0 s' } } } };
-  expect(judgeRun(neverReady, {})).toMatchObject({ exitCode: EXIT.neverReady, gate: 'never-ready', reason: expect.stringContaining('not ready within 5.0 s') });
+  const failing: ResultsFile = {
+    ...passing,
+    checks: [...passing.checks.slice(1), { ...passing.checks[0]!, outcome: 'fail' }],
+  };
+  expect(judgeRun(failing, {})).toMatchObject({
+    exitCode: EXIT.failed,
+    gate: 'failed',
+    reason: expect.stringMatching(/^1 fail, 0 error/),
+  });
+  const neverReady: ResultsFile = {
+    ...failing,
+    header: {
+      ...failing.header,
+      server: {
+        ...failing.header.server,
+        readiness: { ready: false, waitedMs: 5000, reason: 'server "x" was not ready within 5.0 s' },
+      },
+    },
+  };
+  expect(judgeRun(neverReady, {})).toMatchObject({
+    exitCode: EXIT.neverReady,
+    gate: 'never-ready',
+    reason: expect.stringContaining('not ready within 5.0 s'),
+  });
   expect(judgeRun(undefined, {})).toMatchObject({ exitCode: EXIT.internal, gate: 'error' });
   const t = judgeRun(passing, {});
-  expect(t.score.graded).toBe(t.counts.pass + t.counts.fail + t.counts.warn + t.counts.known + t.counts['known-passing'] + t.counts.error);
+  expect(t.score.graded).toBe(
+    t.counts.pass + t.counts.fail + t.counts.warn + t.counts.known + t.counts['known-passing'] + t.counts.error,
+  );
 });
 
 test('list and explain cover every check: id, level, rationale, reference, and a way to reproduce it', async () => {
@@ -97,10 +177,18 @@ test('a client library that is not installed is named with the command that inst
   const openai = DRIVERS.find((d) => d.id === 'openai')!;
   expect(missingClient(openai)).toBeUndefined(); // installed in this checkout (devDependencies)
   const absent = { ...openai, packages: ['openai', 'conformance-no-such-package'] };
-  expect(missingClient(absent)).toEqual({ packages: ['conformance-no-such-package'], install: 'npm install conformance-no-such-package@latest' });
+  expect(missingClient(absent)).toEqual({
+    packages: ['conformance-no-such-package'],
+    install: 'npm install conformance-no-such-package@latest',
+  });
   const ai = DRIVERS.find((d) => d.id === 'ai-sdk')!;
-  expect(missingClient({ ...ai, packages: ['ai-missing', ...ai.packages] })!.install).toBe('npm install ai-missing@latest');
+  expect(missingClient({ ...ai, packages: ['ai-missing', ...ai.packages] })!.install).toBe(
+    'npm install ai-missing@latest',
+  );
   // The pins the install command uses are the package's own.
-  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional: boolean }> };
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    peerDependencies: Record<string, string>;
+    peerDependenciesMeta: Record<string, { optional: boolean }>;
+  };
   for (const d of DRIVERS) for (const p of d.packages) expect(manifest.peerDependenciesMeta[p]?.optional, p).toBe(true);
 });

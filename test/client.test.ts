@@ -1,10 +1,11 @@
 // The instrument first: the recorder over real loopback HTTP, with writes we control byte by byte.
-import { test, expect, beforeAll, afterAll } from 'vitest';
+
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { record, bodyText, readFlowing } from '../lib/http/recorder.ts';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { decodeSse } from '../lib/decode/stream-decoder.ts';
 import { openaiChatEvents } from '../lib/decode/stream-events.ts';
+import { bodyText, readFlowing, record } from '../lib/http/recorder.ts';
 
 type Script = (res: ServerResponse) => Promise<void>;
 const scripts = new Map<string, Script>();
@@ -187,7 +188,11 @@ test('secrets in the request body are not recorded', async () => {
   scripts.set('/echo', async (res) => {
     res.writeHead(200).end('{}');
   });
-  const rec = await record({ url: `${base}/echo`, body: { key: 'sk-canary-123456789' }, secrets: ['sk-canary-123456789'] });
+  const rec = await record({
+    url: `${base}/echo`,
+    body: { key: 'sk-canary-123456789' },
+    secrets: ['sk-canary-123456789'],
+  });
   expect(rec.requestBody).not.toContain('sk-canary-123456789');
 });
 

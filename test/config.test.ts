@@ -1,9 +1,10 @@
 // vitest.config.ts end to end: project selection by name, unknown names, setup errors as `error`.
-import { test, expect } from 'vitest';
+
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect, test } from 'vitest';
 import { ROOT } from '../lib/config/profile.ts';
 import { freePort } from '../lib/server/lifecycle.ts';
 
@@ -28,13 +29,35 @@ test('a server that is not running is one setup error, not a wall of failed chec
   const dir = mkdtempSync(join(tmpdir(), 'config-'));
   const port = await freePort();
   const file = join(dir, 'servers.json');
-  writeFileSync(file, JSON.stringify({ servers: [{ id: 'dead', baseUrl: `http://127.0.0.1:${port}`, model: 'm', startTimeoutMs: 2000 }] }));
-  const r = vitest(['--project', 'dead', 'suites/setup.test.ts', 'suites/api.test.ts', '--reporter=json', `--outputFile=${join(dir, 'out.json')}`], { SERVERS_FILE: file });
+  writeFileSync(
+    file,
+    JSON.stringify({
+      servers: [{ id: 'dead', baseUrl: `http://127.0.0.1:${port}`, model: 'm', startTimeoutMs: 2000 }],
+    }),
+  );
+  const r = vitest(
+    [
+      '--project',
+      'dead',
+      'suites/setup.test.ts',
+      'suites/api.test.ts',
+      '--reporter=json',
+      `--outputFile=${join(dir, 'out.json')}`,
+    ],
+    { SERVERS_FILE: file },
+  );
   expect(r.code).not.toBe(0);
   expect(r.out).toContain(`server "dead" was not ready within 2.0 s at http://127.0.0.1:${port}`);
   expect(r.out).toContain('connection refused (ECONNREFUSED)');
   const json = JSON.parse(readFileSync(join(dir, 'out.json'), 'utf8')) as {
-    testResults: Array<{ assertionResults: Array<{ title: string; status: string; failureMessages: string[]; meta?: { conformance?: { outcome: string } } }> }>;
+    testResults: Array<{
+      assertionResults: Array<{
+        title: string;
+        status: string;
+        failureMessages: string[];
+        meta?: { conformance?: { outcome: string } };
+      }>;
+    }>;
   };
   const results = json.testResults.flatMap((f) => f.assertionResults);
   expect(results.length).toBeGreaterThan(1);
@@ -48,7 +71,10 @@ test('a server that is not running is one setup error, not a wall of failed chec
 test('a bad servers file stops the run with a message naming the server and field', () => {
   const dir = mkdtempSync(join(tmpdir(), 'config-'));
   const file = join(dir, 'servers.json');
-  writeFileSync(file, JSON.stringify({ servers: [{ id: 'broken', baseUrl: 'http://127.0.0.1:1', model: 'm', slots: -1 }] }));
+  writeFileSync(
+    file,
+    JSON.stringify({ servers: [{ id: 'broken', baseUrl: 'http://127.0.0.1:1', model: 'm', slots: -1 }] }),
+  );
   const r = vitest(['--project', 'broken'], { SERVERS_FILE: file });
   expect(r.code).not.toBe(0);
   expect(r.out).toMatch(/server "broken" \(servers\[0\]\): field "slots" must be >= 1/);
@@ -57,25 +83,60 @@ test('a bad servers file stops the run with a message naming the server and fiel
 test('a server the suite started that dies mid-run is restarted (bounded), the request that killed it recorded; then later checks report "server died during <id>"', () => {
   const dir = mkdtempSync(join(tmpdir(), 'config-'));
   const file = join(dir, 'servers.json');
-  const reference = (JSON.parse(readFileSync(join(ROOT, 'servers.json'), 'utf8')) as { servers: Array<{ id: string; start: { command: string[] } }> }).servers.find((s) => s.id === 'reference')!;
-  const crashy = { ...reference, id: 'crashy', start: { command: [...reference.start.command, '--fault', 'errors-crash-on-invalid'] } };
+  const reference = (
+    JSON.parse(readFileSync(join(ROOT, 'servers.json'), 'utf8')) as {
+      servers: Array<{ id: string; start: { command: string[] } }>;
+    }
+  ).servers.find((s) => s.id === 'reference')!;
+  const crashy = {
+    ...reference,
+    id: 'crashy',
+    start: { command: [...reference.start.command, '--fault', 'errors-crash-on-invalid'] },
+  };
   writeFileSync(file, JSON.stringify({ servers: [crashy] }));
   const out = join(dir, 'out.json');
   const reports = join(dir, 'reports');
-  const r = vitest(['--project', 'crashy', 'suites/errors.test.ts', 'suites/api-last.test.ts', '--reporter=json', '--reporter=./reporters/results.ts', `--outputFile.json=${out}`], { SERVERS_FILE: file, CONFORMANCE_REPORTS_DIR: reports });
+  const r = vitest(
+    [
+      '--project',
+      'crashy',
+      'suites/errors.test.ts',
+      'suites/api-last.test.ts',
+      '--reporter=json',
+      '--reporter=./reporters/results.ts',
+      `--outputFile.json=${out}`,
+    ],
+    { SERVERS_FILE: file, CONFORMANCE_REPORTS_DIR: reports },
+  );
   expect(r.code).not.toBe(0);
   const json = JSON.parse(readFileSync(out, 'utf8')) as {
-    testResults: Array<{ assertionResults: Array<{ title: string; status: string; meta?: { conformance?: { id: string; outcome: string; message: string } } }> }>;
+    testResults: Array<{
+      assertionResults: Array<{
+        title: string;
+        status: string;
+        meta?: { conformance?: { id: string; outcome: string; message: string } };
+      }>;
+    }>;
   };
-  const results = json.testResults.flatMap((f) => f.assertionResults).map((a) => ({ status: a.status, ...a.meta!.conformance! }));
+  const results = json.testResults
+    .flatMap((f) => f.assertionResults)
+    .map((a) => ({ status: a.status, ...a.meta!.conformance! }));
   const first = results.find((c) => c.id === 'errors.malformed-json')!;
   expect(first.status).toBe('failed');
   expect(first.outcome).toMatch(/fail|error/);
-  expect(first.message).toMatch(/stopped answering during this check — exited \(code 1\) — after POST \/v1\/chat\/completions .*The suite restarted it: restart 1 of at most 3/s);
+  expect(first.message).toMatch(
+    /stopped answering during this check — exited \(code 1\) — after POST \/v1\/chat\/completions .*The suite restarted it: restart 1 of at most 3/s,
+  );
   const later = results.find((c) => c.id === 'api.unknown-model')!;
   expect(later.outcome).toBe('error');
-  expect(later.message).toMatch(/server died during errors\.[a-z-]+; the process exited \(code 1\); not restarted: already restarted 3 times .*the first request without an answer: POST \/v1\/chat\/completions/);
-  const header = (JSON.parse(readFileSync(join(reports, 'crashy', 'results.json'), 'utf8')) as { header: { server: { restarts?: Array<{ after: string; request: string; ok: boolean }> } } }).header;
+  expect(later.message).toMatch(
+    /server died during errors\.[a-z-]+; the process exited \(code 1\); not restarted: already restarted 3 times .*the first request without an answer: POST \/v1\/chat\/completions/,
+  );
+  const header = (
+    JSON.parse(readFileSync(join(reports, 'crashy', 'results.json'), 'utf8')) as {
+      header: { server: { restarts?: Array<{ after: string; request: string; ok: boolean }> } };
+    }
+  ).header;
   expect(header.server.restarts?.length).toBe(3);
   expect(header.server.restarts?.[0]).toMatchObject({ after: 'errors.malformed-json', ok: true });
 });

@@ -1,12 +1,26 @@
 // The context family's grading functions are pure: unit tests, and seeded simulations of noisy timings that
 // measure false failures (target ≤ 1 in 10,000 trials) and detection rates on the faults.
-import { test, expect, describe } from 'vitest';
-import { mulberry32, median } from '../lib/grading/stats.ts';
+import { describe, expect, test } from 'vitest';
 import {
-  CONTEXT_EXCEEDED_RE, bisectLargestAccepted, classifyOverWindow, errorMessageOf, errorShapeOf, gradePrefillScaling,
-  gradeRejectionLatency, gradeServedWindow, gradeSlowdown, guardStarvation, mannWhitneyCounts, ratioCI, scalingLengths, scalingWorstCase,
-  type OverWindowObservation, type ProbeAnswer, type ScalingThresholds,
+  bisectLargestAccepted,
+  CONTEXT_EXCEEDED_RE,
+  classifyOverWindow,
+  errorMessageOf,
+  errorShapeOf,
+  gradePrefillScaling,
+  gradeRejectionLatency,
+  gradeServedWindow,
+  gradeSlowdown,
+  guardStarvation,
+  mannWhitneyCounts,
+  type OverWindowObservation,
+  type ProbeAnswer,
+  ratioCI,
+  type ScalingThresholds,
+  scalingLengths,
+  scalingWorstCase,
 } from '../lib/grading/context.ts';
+import { median, mulberry32 } from '../lib/grading/stats.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Noise model, fitted from a real run: 10 runs of context.over-window-400, context.prefill-scaling and
@@ -22,7 +36,12 @@ import {
 // 30–60 ms): the `bursty` variant adds, with p = 0.05 per request, a burst of 1 + ⌊Exp(mean 3)⌋ consecutive requests
 // each delayed by 20–60 ms, in the order the check sends them.
 
-interface Noise { rand: () => number; gauss(): number; bursty: boolean; left: number }
+interface Noise {
+  rand: () => number;
+  gauss(): number;
+  bursty: boolean;
+  left: number;
+}
 function noiseSource(seed: number, bursty = false): Noise {
   const rand = mulberry32(seed);
   return {
@@ -50,7 +69,16 @@ const TRIALS = 10_000;
 const DETECTION_TRIALS = 2_000;
 
 // Thresholds as suites/context.ts declares them.
-const SCALING: ScalingThresholds = { failLowBound: 1.6, warnSlope: 1.4, fitPoints: 6, minPoints: 5, minSpreadMs: 20, windowPrefillMaxS: 600, excessFactor: 4, windowTokens: 65_536 };
+const SCALING: ScalingThresholds = {
+  failLowBound: 1.6,
+  warnSlope: 1.4,
+  fitPoints: 6,
+  minPoints: 5,
+  minSpreadMs: 20,
+  windowPrefillMaxS: 600,
+  excessFactor: 4,
+  windowTokens: 65_536,
+};
 /** The quadratic-prefill proof's server serves 1048576 tokens (suites/context.ts). */
 const LONG_WINDOW: ScalingThresholds = { ...SCALING, windowTokens: 1_048_576 };
 const SLOWDOWN = { failSlowdown: 1.5, warnSlowdown: 1.25, minSamples: 3 };
@@ -62,7 +90,18 @@ function checkLengths(top: number, upperPoints: number): number[] {
   return [Math.round(top / 16), Math.round(top / 8), ...upper];
 }
 
-function simulateScaling(seed: number, ttft: (n: number) => number, o: { top: number; upperPoints: number; reps: number; scale?: number; bursty?: boolean; thresholds?: ScalingThresholds }) {
+function simulateScaling(
+  seed: number,
+  ttft: (n: number) => number,
+  o: {
+    top: number;
+    upperPoints: number;
+    reps: number;
+    scale?: number;
+    bursty?: boolean;
+    thresholds?: ScalingThresholds;
+  },
+) {
   const noise = noiseSource(seed, o.bursty);
   const lengths = checkLengths(o.top, o.upperPoints);
   const points = lengths.map((tokens) => ({ tokens, ttftMs: [] as number[] }));
@@ -73,7 +112,13 @@ function simulateScaling(seed: number, ttft: (n: number) => number, o: { top: nu
 
 function rates(outcomes: string[]) {
   const count = (o: string) => outcomes.filter((x) => x === o).length;
-  return { fail: count('fail'), warn: count('warn'), inconclusive: count('inconclusive'), pass: count('pass'), n: outcomes.length };
+  return {
+    fail: count('fail'),
+    warn: count('warn'),
+    inconclusive: count('inconclusive'),
+    pass: count('pass'),
+    n: outcomes.length,
+  };
 }
 
 // The reference server's timing (fixtures/reference-server/server.ts DEFAULTS): one 8 ms decode step, 0.05 ms per
@@ -84,12 +129,57 @@ const reference = (n: number) => 2 + 8 + 0.05 * n + 2e-6 * n * n;
 
 describe('error bodies for an over-long prompt', () => {
   const messages: Array<[string, unknown]> = [
-    ['vLLM ≥ 0.10.1', { error: { message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4992 in the messages, 8 in the completion).", type: 'BadRequestError', param: null, code: 400 } }],
-    ['vLLM < 0.10.1 (flat)', { object: 'error', message: "This model's maximum context length is 4096 tokens.", type: 'BadRequestError', param: null, code: 400 }],
-    ['llama.cpp', { error: { code: 400, message: 'request (13392 tokens) exceeds the available context size (8192 tokens), try increasing it', type: 'exceed_context_size_error', n_prompt_tokens: 13392, n_ctx: 8192 } }],
-    ['omlx', { error: { message: 'Prompt too long: 40000 tokens exceeds the 32768 token limit', type: 'invalid_request_error' } }],
+    [
+      'vLLM ≥ 0.10.1',
+      {
+        error: {
+          message:
+            "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4992 in the messages, 8 in the completion).",
+          type: 'BadRequestError',
+          param: null,
+          code: 400,
+        },
+      },
+    ],
+    [
+      'vLLM < 0.10.1 (flat)',
+      {
+        object: 'error',
+        message: "This model's maximum context length is 4096 tokens.",
+        type: 'BadRequestError',
+        param: null,
+        code: 400,
+      },
+    ],
+    [
+      'llama.cpp',
+      {
+        error: {
+          code: 400,
+          message: 'request (13392 tokens) exceeds the available context size (8192 tokens), try increasing it',
+          type: 'exceed_context_size_error',
+          n_prompt_tokens: 13392,
+          n_ctx: 8192,
+        },
+      },
+    ],
+    [
+      'omlx',
+      {
+        error: {
+          message: 'Prompt too long: 40000 tokens exceeds the 32768 token limit',
+          type: 'invalid_request_error',
+        },
+      },
+    ],
     ['mlx-serve', { error: { message: 'Prompt exceeds maximum context length' } }],
-    ['Anthropic', { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 5000 tokens > 4096 maximum' } }],
+    [
+      'Anthropic',
+      {
+        type: 'error',
+        error: { type: 'invalid_request_error', message: 'prompt is too long: 5000 tokens > 4096 maximum' },
+      },
+    ],
     ['Ollama', { error: 'the input length exceeds the context length' }],
     ['FastAPI detail', { detail: 'Input length 5000 exceeds max_model_len 4096' }],
   ];
@@ -113,8 +203,17 @@ describe('error bodies for an over-long prompt', () => {
 });
 
 describe('classifyOverWindow', () => {
-  const base: OverWindowObservation = { stream: false, sentTokens: 5325, window: 4096, streamErrors: 0, tokenEvents: 0, waitedMs: 2000 };
-  const openai400 = { error: { message: "This model's maximum context length is 4096 tokens.", code: 'context_length_exceeded' } };
+  const base: OverWindowObservation = {
+    stream: false,
+    sentTokens: 5325,
+    window: 4096,
+    streamErrors: 0,
+    tokenEvents: 0,
+    waitedMs: 2000,
+  };
+  const openai400 = {
+    error: { message: "This model's maximum context length is 4096 tokens.", code: 'context_length_exceeded' },
+  };
 
   test('400 with a context error passes, in both modes', () => {
     for (const stream of [false, true]) {
@@ -128,13 +227,42 @@ describe('classifyOverWindow', () => {
     const cases: Array<[Partial<OverWindowObservation>, string, string]> = [
       [{ status: 500, json: { error: { message: 'Internal server error' } } }, 'server-error', 'HTTP 500'],
       [{ failure: { kind: 'reset', message: 'other side closed' } }, 'dropped', 'connection dropped'],
-      [{ failure: { kind: 'headers-timeout', message: 'no response headers within 2000 ms' } }, 'no-response', 'no response within 2000 ms'],
-      [{ status: 200, json: { choices: [{}], usage: { prompt_tokens: 4088 } }, usagePromptTokens: 4088 }, 'truncated', 'silently truncated'],
-      [{ stream: true, status: 200, contentType: 'text/event-stream', streamErrors: 1, sseBytesBeforeError: 0 }, 'error-in-stream', 'error inside the stream'],
+      [
+        { failure: { kind: 'headers-timeout', message: 'no response headers within 2000 ms' } },
+        'no-response',
+        'no response within 2000 ms',
+      ],
+      [
+        { status: 200, json: { choices: [{}], usage: { prompt_tokens: 4088 } }, usagePromptTokens: 4088 },
+        'truncated',
+        'silently truncated',
+      ],
+      [
+        { stream: true, status: 200, contentType: 'text/event-stream', streamErrors: 1, sseBytesBeforeError: 0 },
+        'error-in-stream',
+        'error inside the stream',
+      ],
       [{ status: 200, json: openai400 }, 'error-in-stream', 'error object in a 200 body'],
-      [{ stream: true, status: 200, contentType: 'text/event-stream', sseErrorField: '{"code":400,"message":"the request exceeds the available context size"}' }, 'error-in-stream', 'SSE "error:" line'],
-      [{ status: 200, json: { choices: [{}], usage: { prompt_tokens: 5400 } }, usagePromptTokens: 5400 }, 'accepted', 'not enforced'],
-      [{ status: 400, json: { error: { message: 'Bad Request' } } }, 'rejected-vague', 'does not say the context is exceeded'],
+      [
+        {
+          stream: true,
+          status: 200,
+          contentType: 'text/event-stream',
+          sseErrorField: '{"code":400,"message":"the request exceeds the available context size"}',
+        },
+        'error-in-stream',
+        'SSE "error:" line',
+      ],
+      [
+        { status: 200, json: { choices: [{}], usage: { prompt_tokens: 5400 } }, usagePromptTokens: 5400 },
+        'accepted',
+        'not enforced',
+      ],
+      [
+        { status: 400, json: { error: { message: 'Bad Request' } } },
+        'rejected-vague',
+        'does not say the context is exceeded',
+      ],
       [{ status: 400, contentType: 'text/event-stream' }, 'other', 'SSE body'],
       [{ status: 404, json: { error: { message: 'Not found' } } }, 'other', 'instead of 400'],
     ];
@@ -202,7 +330,8 @@ describe('gradeRejectionLatency', () => {
 });
 
 describe('gradePrefillScaling', () => {
-  const pts = (f: (n: number) => number, lengths = checkLengths(3686, 6)) => lengths.map((tokens) => ({ tokens, ttftMs: [f(tokens), f(tokens) * 1.01, f(tokens) * 0.99] }));
+  const pts = (f: (n: number) => number, lengths = checkLengths(3686, 6)) =>
+    lengths.map((tokens) => ({ tokens, ttftMs: [f(tokens), f(tokens) * 1.01, f(tokens) * 0.99] }));
 
   test('the reference server is close to linear', () => {
     const g = gradePrefillScaling(pts(reference), SCALING);
@@ -213,7 +342,10 @@ describe('gradePrefillScaling', () => {
     expect(g.curve).toHaveLength(8);
   });
   test('quadratic prefill that makes the served window unusable fails; a strong superlinear share warns', () => {
-    const g = gradePrefillScaling(pts((n) => 3 + 0.005 * n + 3e-5 * n * n), LONG_WINDOW);
+    const g = gradePrefillScaling(
+      pts((n) => 3 + 0.005 * n + 3e-5 * n * n),
+      LONG_WINDOW,
+    );
     expect(g.outcome).toBe('fail');
     expect(g.low!).toBeGreaterThanOrEqual(1.6);
     expect(g.reason).toContain('quadratically');
@@ -221,8 +353,18 @@ describe('gradePrefillScaling', () => {
     expect(g.windowPrefillLowS!).toBeGreaterThan(600);
     // The same share with more linear cost: a 262144-token window takes ~290 s (pass); a 524288-token one ~800 s by the
     // estimate but under 600 s along the lower slope bound (warn).
-    expect(gradePrefillScaling(pts((n) => 10 + 0.05 * n + 3e-5 * n * n), { ...LONG_WINDOW, windowTokens: 262_144 }).outcome).toBe('pass');
-    expect(gradePrefillScaling(pts((n) => 10 + 0.05 * n + 3e-5 * n * n), { ...LONG_WINDOW, windowTokens: 524_288 }).outcome).toBe('warn');
+    expect(
+      gradePrefillScaling(
+        pts((n) => 10 + 0.05 * n + 3e-5 * n * n),
+        { ...LONG_WINDOW, windowTokens: 262_144 },
+      ).outcome,
+    ).toBe('pass');
+    expect(
+      gradePrefillScaling(
+        pts((n) => 10 + 0.05 * n + 3e-5 * n * n),
+        { ...LONG_WINDOW, windowTokens: 524_288 },
+      ).outcome,
+    ).toBe('warn');
   });
   test('real attention cost passes: llama.cpp tiny model (274 ms at 1k, 9.1 s at 8k, 20 s at 12k), 16384-token window, quick and full tier', () => {
     const tiny = (n: number) => 78 + 0.063 * n + 1.33e-4 * n * n;
@@ -233,7 +375,11 @@ describe('gradePrefillScaling', () => {
     expect(quick.outcome).toBe('pass');
     expect(quick.slope!).toBeGreaterThan(1.4);
     expect(quick.reason).toContain('real attention');
-    const full = gradePrefillScaling(pts(tiny, checkLengths(14_745, 7)), { ...SCALING, fitPoints: 7, windowTokens: 16_384 });
+    const full = gradePrefillScaling(pts(tiny, checkLengths(14_745, 7)), {
+      ...SCALING,
+      fitPoints: 7,
+      windowTokens: 16_384,
+    });
     expect(full.outcome).toBe('pass');
     expect(full.low!).toBeGreaterThanOrEqual(1.6); // the slope alone would have failed it
     expect(full.windowPrefillS!).toBeLessThan(60);
@@ -242,7 +388,11 @@ describe('gradePrefillScaling', () => {
     // 385 tok/s at short prompts, a quadratic term 10x the linear part at 52k: 1860 s for 52k tokens.
     const seedServer = (n: number) => 60 + 2.6 * n + (33.5 / 52_000) * n * n;
     expect(seedServer(52_000) / 60_000).toBeGreaterThan(30);
-    const full = gradePrefillScaling(pts(seedServer, checkLengths(32_768, 7)), { ...SCALING, fitPoints: 7, windowTokens: 65_536 });
+    const full = gradePrefillScaling(pts(seedServer, checkLengths(32_768, 7)), {
+      ...SCALING,
+      fitPoints: 7,
+      windowTokens: 65_536,
+    });
     expect(full.outcome).toBe('fail');
     expect(full.reason).toContain('not usable');
     // The quick tier sees only the start of the curve (up to 4096 tokens): the extrapolation is past both bounds by
@@ -252,10 +402,27 @@ describe('gradePrefillScaling', () => {
   });
   test('too few lengths, or prefill hidden under fixed costs, is inconclusive', () => {
     expect(gradePrefillScaling(pts(reference).slice(0, 4), SCALING).outcome).toBe('inconclusive');
-    expect(gradePrefillScaling(pts(reference).map((p) => ({ ...p, ttftMs: [p.ttftMs[0]] })).slice(-4), SCALING).outcome).toBe('inconclusive'); // Sen's interval needs 5 points (exact [min, max] bound at n = 5)
+    expect(
+      gradePrefillScaling(
+        pts(reference)
+          .map((p) => ({ ...p, ttftMs: [p.ttftMs[0]] }))
+          .slice(-4),
+        SCALING,
+      ).outcome,
+    ).toBe('inconclusive'); // Sen's interval needs 5 points (exact [min, max] bound at n = 5)
     expect(gradePrefillScaling(pts(reference, [10, 20, 30, 40, 50, 60, 70, 80]), SCALING).outcome).toBe('inconclusive');
-    expect(gradePrefillScaling(pts(() => 50), SCALING).reason).toContain('grew by only');
-    expect(gradePrefillScaling(pts(reference).map((p) => ({ ...p, ttftMs: [undefined] })), SCALING).outcome).toBe('inconclusive');
+    expect(
+      gradePrefillScaling(
+        pts(() => 50),
+        SCALING,
+      ).reason,
+    ).toContain('grew by only');
+    expect(
+      gradePrefillScaling(
+        pts(reference).map((p) => ({ ...p, ttftMs: [undefined] })),
+        SCALING,
+      ).outcome,
+    ).toBe('inconclusive');
   });
   test('the fit uses the longest lengths; failed lengths drop out', () => {
     const p = pts(reference);
@@ -296,9 +463,12 @@ describe('guardStarvation and gradeServedWindow', () => {
     expect(guardStarvation(failing, { p99Ms: 12, maxMs: 30 }, 50).outcome).toBe('fail');
     expect(guardStarvation({ ...failing, outcome: 'pass' }, { p99Ms: 80, maxMs: 300 }, 50).outcome).toBe('pass');
   });
-  test('a starved client\'s verdict stands when it survives the delay counted against it', () => {
+  test("a starved client's verdict stands when it survives the delay counted against it", () => {
     const quad = (n: number) => 10 + 0.05 * n + 5e-4 * n * n; // the fault at its default factor: seconds at the top
-    const points = checkLengths(3686, 6).map((tokens) => ({ tokens, ttftMs: [quad(tokens), quad(tokens) * 1.01, quad(tokens) * 0.99] }));
+    const points = checkLengths(3686, 6).map((tokens) => ({
+      tokens,
+      ttftMs: [quad(tokens), quad(tokens) * 1.01, quad(tokens) * 0.99],
+    }));
     const g = gradePrefillScaling(points, SCALING);
     expect(g.outcome).toBe('fail');
     const regrade = (d: number) => gradePrefillScaling(scalingWorstCase(points, d), SCALING);
@@ -306,7 +476,13 @@ describe('guardStarvation and gradeServedWindow', () => {
     expect(held.outcome).toBe('fail');
     expect(held.reason).toContain('holds even with');
     expect(guardStarvation(g, { p99Ms: 400, maxMs: 900 }, 50, regrade).outcome).toBe('inconclusive');
-    const shifted = scalingWorstCase([{ tokens: 10, ttftMs: [50] }, { tokens: 20, ttftMs: [50, undefined] }], 30);
+    const shifted = scalingWorstCase(
+      [
+        { tokens: 10, ttftMs: [50] },
+        { tokens: 20, ttftMs: [50, undefined] },
+      ],
+      30,
+    );
     expect(shifted.map((p) => p.ttftMs)).toEqual([[80], [20, undefined]]);
   });
   test('served window against the trained context', () => {
@@ -321,9 +497,18 @@ describe('guardStarvation and gradeServedWindow', () => {
 });
 
 describe('bisectLargestAccepted', () => {
-  const limit = (max: number) => async (n: number): Promise<ProbeAnswer> => (n <= max ? 'accepted' : 'rejected');
+  const limit =
+    (max: number) =>
+    async (n: number): Promise<ProbeAnswer> =>
+      n <= max ? 'accepted' : 'rejected';
   test('finds the limit within the resolution and within the probe budget', async () => {
-    const r = await bisectLargestAccepted(limit(4095), { lo: 100, hi: 5120, growUntil: 16384, resolution: 16, maxProbes: 24 });
+    const r = await bisectLargestAccepted(limit(4095), {
+      lo: 100,
+      hi: 5120,
+      growUntil: 16384,
+      resolution: 16,
+      maxProbes: 24,
+    });
     expect(r.stop).toBe('resolution');
     expect(r.largestAccepted).toBeLessThanOrEqual(4095);
     expect(r.largestAccepted).toBeGreaterThan(4095 - 16);
@@ -331,16 +516,40 @@ describe('bisectLargestAccepted', () => {
     expect(r.probes.length).toBeLessThanOrEqual(10);
   });
   test('a cap at a quarter of the window is found', async () => {
-    const r = await bisectLargestAccepted(limit(1024), { lo: 100, hi: 5120, growUntil: 16384, resolution: 16, maxProbes: 24 });
+    const r = await bisectLargestAccepted(limit(1024), {
+      lo: 100,
+      hi: 5120,
+      growUntil: 16384,
+      resolution: 16,
+      maxProbes: 24,
+    });
     expect(r.largestAccepted).toBeGreaterThan(1024 - 16);
     expect(r.largestAccepted).toBeLessThanOrEqual(1024);
   });
   test('no limit: grows up to growUntil and says so; errors count as not accepted; probe budget holds', async () => {
-    const r = await bisectLargestAccepted(limit(Infinity), { lo: 100, hi: 5120, growUntil: 16384, resolution: 16, maxProbes: 24 });
+    const r = await bisectLargestAccepted(limit(Infinity), {
+      lo: 100,
+      hi: 5120,
+      growUntil: 16384,
+      resolution: 16,
+      maxProbes: 24,
+    });
     expect(r).toMatchObject({ stop: 'no-limit-found', largestAccepted: 16384 });
-    const e = await bisectLargestAccepted(async (n) => (n <= 2000 ? 'accepted' : 'error'), { lo: 100, hi: 5120, growUntil: 16384, resolution: 16, maxProbes: 24 });
+    const e = await bisectLargestAccepted(async (n) => (n <= 2000 ? 'accepted' : 'error'), {
+      lo: 100,
+      hi: 5120,
+      growUntil: 16384,
+      resolution: 16,
+      maxProbes: 24,
+    });
     expect(e.largestAccepted).toBeLessThanOrEqual(2000);
-    const b = await bisectLargestAccepted(limit(4095), { lo: 100, hi: 5120, growUntil: 16384, resolution: 1, maxProbes: 5 });
+    const b = await bisectLargestAccepted(limit(4095), {
+      lo: 100,
+      hi: 5120,
+      growUntil: 16384,
+      resolution: 1,
+      maxProbes: 5,
+    });
     expect(b.stop).toBe('max-probes');
     expect(b.probes).toHaveLength(5);
   });
@@ -352,22 +561,67 @@ describe('bisectLargestAccepted', () => {
 describe(`simulation: ${TRIALS} seeded trials with heavy-tailed jitter`, () => {
   test('prefill-scaling: no false failure on a linear server; quadratic prefill detected', () => {
     const quick = { top: 3686, upperPoints: 6, reps: 3 };
-    const correct = rates(Array.from({ length: TRIALS }, (_, i) => simulateScaling(1_000 + i, reference, quick).outcome));
-    const bursty = rates(Array.from({ length: TRIALS }, (_, i) => simulateScaling(21_000 + i, reference, { ...quick, bursty: true }).outcome));
+    const correct = rates(
+      Array.from({ length: TRIALS }, (_, i) => simulateScaling(1_000 + i, reference, quick).outcome),
+    );
+    const bursty = rates(
+      Array.from(
+        { length: TRIALS },
+        (_, i) => simulateScaling(21_000 + i, reference, { ...quick, bursty: true }).outcome,
+      ),
+    );
     // A real server in the full tier: 8k–32k tokens, 2 s prefill per 4k, attention adding 30 % at 32k, 10x the jitter.
-    const realLinear = (n: number) => 60 + 0.5 * n + (0.3 * 0.5 / 32768) * n * n;
-    const real = rates(Array.from({ length: DETECTION_TRIALS }, (_, i) => simulateScaling(50_000 + i, realLinear, { top: 32768, upperPoints: 7, reps: 5, scale: 10, thresholds: { ...SCALING, fitPoints: 7 } }).outcome));
+    const realLinear = (n: number) => 60 + 0.5 * n + ((0.3 * 0.5) / 32768) * n * n;
+    const real = rates(
+      Array.from(
+        { length: DETECTION_TRIALS },
+        (_, i) =>
+          simulateScaling(50_000 + i, realLinear, {
+            top: 32768,
+            upperPoints: 7,
+            reps: 5,
+            scale: 10,
+            thresholds: { ...SCALING, fitPoints: 7 },
+          }).outcome,
+      ),
+    );
     // The fault as its proof runs it (0.5 ms step, 0.005 ms/token, quadratic ×15, a 1048576-token window) and at its
     // default (×250, the window assumed when none is known).
-    const proofFault = rates(Array.from({ length: DETECTION_TRIALS }, (_, i) => simulateScaling(90_000 + i, (n) => 2.5 + 0.005 * n + 3e-5 * n * n, { ...quick, thresholds: LONG_WINDOW }).outcome));
-    const defaultFault = rates(Array.from({ length: DETECTION_TRIALS }, (_, i) => simulateScaling(130_000 + i, (n) => 10 + 0.05 * n + 5e-4 * n * n, quick).outcome));
+    const proofFault = rates(
+      Array.from(
+        { length: DETECTION_TRIALS },
+        (_, i) =>
+          simulateScaling(90_000 + i, (n) => 2.5 + 0.005 * n + 3e-5 * n * n, { ...quick, thresholds: LONG_WINDOW })
+            .outcome,
+      ),
+    );
+    const defaultFault = rates(
+      Array.from(
+        { length: DETECTION_TRIALS },
+        (_, i) => simulateScaling(130_000 + i, (n) => 10 + 0.05 * n + 5e-4 * n * n, quick).outcome,
+      ),
+    );
     // The seed study's server: 52k tokens in 31 min instead of 2–3 (quadratic 10x the linear part at 52k).
     const seedServer = (n: number) => 60 + 2.6 * n + (26 / 52_000) * n * n;
-    const seed = rates(Array.from({ length: DETECTION_TRIALS }, (_, i) => simulateScaling(170_000 + i, seedServer, { top: 32768, upperPoints: 7, reps: 5, scale: 10, thresholds: { ...SCALING, fitPoints: 7 } }).outcome));
-    console.log(`[context.prefill-scaling] false failures: reference quick ${correct.fail}/${TRIALS} (warn ${correct.warn}, inconclusive ${correct.inconclusive}), ` +
-      `with bursts ${bursty.fail}/${TRIALS} (warn ${bursty.warn}); ` +
-      `real-server full tier ${real.fail}/${real.n} (warn ${real.warn}); detection: proof fault ${proofFault.fail}/${proofFault.n} fail + ${proofFault.warn} warn, ` +
-      `default fault ${defaultFault.fail}/${defaultFault.n}, seed-study server (full tier) ${seed.fail}/${seed.n} fail + ${seed.warn} warn`);
+    const seed = rates(
+      Array.from(
+        { length: DETECTION_TRIALS },
+        (_, i) =>
+          simulateScaling(170_000 + i, seedServer, {
+            top: 32768,
+            upperPoints: 7,
+            reps: 5,
+            scale: 10,
+            thresholds: { ...SCALING, fitPoints: 7 },
+          }).outcome,
+      ),
+    );
+    console.log(
+      `[context.prefill-scaling] false failures: reference quick ${correct.fail}/${TRIALS} (warn ${correct.warn}, inconclusive ${correct.inconclusive}), ` +
+        `with bursts ${bursty.fail}/${TRIALS} (warn ${bursty.warn}); ` +
+        `real-server full tier ${real.fail}/${real.n} (warn ${real.warn}); detection: proof fault ${proofFault.fail}/${proofFault.n} fail + ${proofFault.warn} warn, ` +
+        `default fault ${defaultFault.fail}/${defaultFault.n}, seed-study server (full tier) ${seed.fail}/${seed.n} fail + ${seed.warn} warn`,
+    );
     expect(correct.fail).toBeLessThanOrEqual(1);
     expect(bursty.fail).toBeLessThanOrEqual(1);
     expect(real.fail).toBeLessThanOrEqual(1);
@@ -390,7 +644,9 @@ describe(`simulation: ${TRIALS} seeded trials with heavy-tailed jitter`, () => {
     const correct = rates(Array.from({ length: TRIALS }, (_, i) => trial(200_000 + i, 196)));
     const bursty = rates(Array.from({ length: TRIALS }, (_, i) => trial(250_000 + i, 196, true)));
     const degraded = rates(Array.from({ length: DETECTION_TRIALS }, (_, i) => trial(300_000 + i, 4 + 24 * 24)));
-    console.log(`[context.healthy-after] false failures ${correct.fail}/${TRIALS} (warn ${correct.warn}), with bursts ${bursty.fail}/${TRIALS} (warn ${bursty.warn}); detection of context-degrade-after-long ${degraded.fail}/${degraded.n}`);
+    console.log(
+      `[context.healthy-after] false failures ${correct.fail}/${TRIALS} (warn ${correct.warn}), with bursts ${bursty.fail}/${TRIALS} (warn ${bursty.warn}); detection of context-degrade-after-long ${degraded.fail}/${degraded.n}`,
+    );
     expect(correct.fail).toBeLessThanOrEqual(1);
     expect(correct.warn).toBeLessThanOrEqual(TRIALS * 0.001);
     expect(bursty.fail).toBeLessThanOrEqual(1);
@@ -410,7 +666,9 @@ describe(`simulation: ${TRIALS} seeded trials with heavy-tailed jitter`, () => {
     const correct = rates(Array.from({ length: TRIALS }, (_, i) => trial(400_000 + i, 4)));
     // A server that prefills the 1.3x-window prompt (≈ 5490 tokens) before rejecting: 10 + 0.05 n + 2e-6 n² ≈ 345 ms.
     const prefillFirst = rates(Array.from({ length: DETECTION_TRIALS }, (_, i) => trial(500_000 + i, 345)));
-    console.log(`[context.over-window-400 timing] false failures ${correct.fail}/${TRIALS} (warn ${correct.warn}); detection of prefill-before-reject ${prefillFirst.fail}/${prefillFirst.n} fail + ${prefillFirst.warn} warn`);
+    console.log(
+      `[context.over-window-400 timing] false failures ${correct.fail}/${TRIALS} (warn ${correct.warn}); detection of prefill-before-reject ${prefillFirst.fail}/${prefillFirst.n} fail + ${prefillFirst.warn} warn`,
+    );
     expect(correct.fail).toBe(0);
     expect(correct.warn).toBeLessThanOrEqual(1);
     expect(prefillFirst.fail).toBeGreaterThanOrEqual(DETECTION_TRIALS * 0.99);
@@ -419,18 +677,27 @@ describe(`simulation: ${TRIALS} seeded trials with heavy-tailed jitter`, () => {
 
 describe('borderline or clear: what strict mode may fail (TimingGrade.borderline)', () => {
   test('a warn is clear only when its confidence bound is past the warn threshold', () => {
-    const pts = (f: (n: number) => number) => checkLengths(3686, 6).map((tokens) => ({ tokens, ttftMs: [f(tokens), f(tokens) * 1.01, f(tokens) * 0.99] }));
+    const pts = (f: (n: number) => number) =>
+      checkLengths(3686, 6).map((tokens) => ({ tokens, ttftMs: [f(tokens), f(tokens) * 1.01, f(tokens) * 0.99] }));
     const half = gradeRejectionLatency([110, 120, 115, 118, 112, 119], [230, 235, 240], REJECTION);
     expect(half.outcome).toBe('warn');
     expect(half.borderline).toBe(!(half.figures.ratioLow! >= REJECTION.warnFraction));
     // Prefill scaling warns when the served window's extrapolated prefill is past both limits by the estimate; it is
     // clear only when the window is past them along the lower slope bound too.
-    const pastAlongLow = (g: ReturnType<typeof gradePrefillScaling>) => g.windowPrefillLowS! > SCALING.windowPrefillMaxS! && g.windowPrefillLowS! / g.figures.linearWindowS! >= SCALING.excessFactor!;
-    const sp = gradePrefillScaling(pts((n) => 10 + 0.05 * n + 3e-5 * n * n), { ...LONG_WINDOW, windowTokens: 524_288 });
+    const pastAlongLow = (g: ReturnType<typeof gradePrefillScaling>) =>
+      g.windowPrefillLowS! > SCALING.windowPrefillMaxS! &&
+      g.windowPrefillLowS! / g.figures.linearWindowS! >= SCALING.excessFactor!;
+    const sp = gradePrefillScaling(
+      pts((n) => 10 + 0.05 * n + 3e-5 * n * n),
+      { ...LONG_WINDOW, windowTokens: 524_288 },
+    );
     expect(sp.outcome).toBe('warn');
     expect(sp.borderline).toBe(true);
     expect(pastAlongLow(sp)).toBe(false);
-    const clear = gradePrefillScaling(pts((n) => 0.01 * n ** 1.5), LONG_WINDOW);
+    const clear = gradePrefillScaling(
+      pts((n) => 0.01 * n ** 1.5),
+      LONG_WINDOW,
+    );
     expect(clear.outcome).toBe('warn');
     expect(clear.low!).toBeLessThan(SCALING.failLowBound);
     expect(pastAlongLow(clear)).toBe(true);
@@ -438,6 +705,10 @@ describe('borderline or clear: what strict mode may fail (TimingGrade.borderline
     const sl = gradeSlowdown([120, 118, 121, 119], [88, 90, 92, 91], SLOWDOWN);
     expect(sl.outcome).toBe('warn');
     expect(sl.borderline).toBe(sl.figures.slowdownLow! < SLOWDOWN.warnSlowdown);
-    for (const g of [gradeSlowdown([120, 118, 121, 119], [117, 122, 120, 119], SLOWDOWN), gradeSlowdown([120, 118, 121, 119], [41, 40, 42, 39], SLOWDOWN)]) expect(g.borderline).toBeUndefined();
+    for (const g of [
+      gradeSlowdown([120, 118, 121, 119], [117, 122, 120, 119], SLOWDOWN),
+      gradeSlowdown([120, 118, 121, 119], [41, 40, 42, 39], SLOWDOWN),
+    ])
+      expect(g.borderline).toBeUndefined();
   });
 });

@@ -1,27 +1,55 @@
 // Who owns a deadline (lib/measure/deadlines.ts), the pace it is sized from (lib/measure/pace.ts), the shared recording cache's abort
 // policy (lib/http/recordings.ts), the client's own lag (lib/measure/client-lag.ts) and token counts without usage (lib/measure/request-metrics.ts).
-import { describe, expect, test } from 'vitest';
+
 import fc from 'fast-check';
-import { BUDGET_FACTOR, PREFILL_FACTOR, STALL_FACTOR, budgetText, endedByUs, endingOf, requestDeadlines, stallLimitMs } from '../lib/measure/deadlines.ts';
-import { decodeMsPerToken, describePace, expectedMs, observe, observations, paceOf, repetitionsFor, resetPace, tokensFor, type PaceObservation } from '../lib/measure/pace.ts';
-import { clientAllowanceMs, setLagBaseline, startLagSampler } from '../lib/measure/client-lag.ts';
-import { tokenCountOf, requestMetrics } from '../lib/measure/request-metrics.ts';
-import { shared, resetShared } from '../lib/http/recordings.ts';
-import { runCheck, type CheckContext } from '../lib/check/check.ts';
+import { describe, expect, test } from 'vitest';
+import { type CheckContext, runCheck } from '../lib/check/check.ts';
 import type { Deadlines, Profile, Recording } from '../lib/check/types.ts';
+import { resetShared, shared } from '../lib/http/recordings.ts';
+import { clientAllowanceMs, setLagBaseline, startLagSampler } from '../lib/measure/client-lag.ts';
+import {
+  BUDGET_FACTOR,
+  budgetText,
+  endedByUs,
+  endingOf,
+  PREFILL_FACTOR,
+  requestDeadlines,
+  STALL_FACTOR,
+  stallLimitMs,
+} from '../lib/measure/deadlines.ts';
+import {
+  decodeMsPerToken,
+  describePace,
+  expectedMs,
+  observations,
+  observe,
+  type PaceObservation,
+  paceOf,
+  repetitionsFor,
+  resetPace,
+  tokensFor,
+} from '../lib/measure/pace.ts';
+import { requestMetrics, tokenCountOf } from '../lib/measure/request-metrics.ts';
 
 const BASE: Deadlines = { connectMs: 2_000, headersMs: 15_000, tokenIdleMs: 5_000, totalMs: 30_000 };
-const obs = (tokens: number, e2eMs: number, ttftMs: number, extra: Partial<PaceObservation> = {}): PaceObservation => ({ at: 0, tokens, tokenSource: 'usage', e2eMs, ttftMs, ...extra });
+const obs = (tokens: number, e2eMs: number, ttftMs: number, extra: Partial<PaceObservation> = {}): PaceObservation => ({
+  at: 0,
+  tokens,
+  tokenSource: 'usage',
+  e2eMs,
+  ttftMs,
+  ...extra,
+});
 
 describe('the stall rule and request deadlines', () => {
-  test('silence is judged against the stream\'s own gap, never below the floor', () => {
+  test("silence is judged against the stream's own gap, never below the floor", () => {
     expect(stallLimitMs(5_000, undefined)).toBe(5_000);
     expect(stallLimitMs(5_000, 8)).toBe(5_000); // 125 tok/s: 50 gaps are 400 ms, the floor wins
     expect(stallLimitMs(5_000, 333)).toBe(STALL_FACTOR * 333); // 3 tok/s: 16.7 s
     expect(stallLimitMs(5_000, 0)).toBe(5_000);
   });
 
-  test('the profile\'s deadlines are floors; a slow server and a long prompt raise them; explicit ones are kept', () => {
+  test("the profile's deadlines are floors; a slow server and a long prompt raise them; explicit ones are kept", () => {
     expect(requestDeadlines(BASE, undefined, {})).toEqual({ ...BASE });
     // 3 tok/s, 100 ms TTFT, 32 tokens: ~10.8 s expected.
     const slow = paceOf([obs(32, 10_800, 100, { promptTokens: 20 })])!;
@@ -32,19 +60,39 @@ describe('the stall rule and request deadlines', () => {
     // A 40,000-character prompt at the assumed 200 tok/s of prefill: ~67 s expected, the first token may take 10x.
     const long = requestDeadlines(BASE, undefined, { maxTokens: 1, promptChars: 40_000 });
     expect(long.headersMs).toBeGreaterThanOrEqual(PREFILL_FACTOR * 60_000);
-    expect(requestDeadlines(BASE, slow, { maxTokens: 32 }, { tokenIdleMs: 500, totalMs: 1_000 })).toMatchObject({ tokenIdleMs: 500, totalMs: 1_000 });
+    expect(requestDeadlines(BASE, slow, { maxTokens: 32 }, { tokenIdleMs: 500, totalMs: 1_000 })).toMatchObject({
+      tokenIdleMs: 500,
+      totalMs: 1_000,
+    });
   });
 
-  test('property: deadlines never fall below the profile\'s, whatever the pace', () => {
-    fc.assert(fc.property(fc.double({ min: 0.05, max: 5_000, noNaN: true }), fc.integer({ min: 1, max: 4096 }), fc.integer({ min: 0, max: 500_000 }), (perTok, n, chars) => {
-      const p = paceOf([obs(16, perTok * 16, perTok)])!;
-      const d = requestDeadlines(BASE, p, { maxTokens: n, promptChars: chars });
-      return d.headersMs >= BASE.headersMs && d.tokenIdleMs >= BASE.tokenIdleMs && d.totalMs >= BASE.totalMs && d.totalMs > d.tokenIdleMs;
-    }), { numRuns: 300, seed: 8 });
+  test("property: deadlines never fall below the profile's, whatever the pace", () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: 0.05, max: 5_000, noNaN: true }),
+        fc.integer({ min: 1, max: 4096 }),
+        fc.integer({ min: 0, max: 500_000 }),
+        (perTok, n, chars) => {
+          const p = paceOf([obs(16, perTok * 16, perTok)])!;
+          const d = requestDeadlines(BASE, p, { maxTokens: n, promptChars: chars });
+          return (
+            d.headersMs >= BASE.headersMs &&
+            d.tokenIdleMs >= BASE.tokenIdleMs &&
+            d.totalMs >= BASE.totalMs &&
+            d.totalMs > d.tokenIdleMs
+          );
+        },
+      ),
+      { numRuns: 300, seed: 8 },
+    );
   });
 
-  test('who ended a recording: stalls and resets are the server\'s, our deadlines and aborts are ours', () => {
-    const rec = (kind?: NonNullable<Recording['failure']>['kind']): Pick<Recording, 'failure' | 'status' | 'tEnd'> => ({ status: 200, tEnd: 10, ...(kind ? { failure: { kind, message: kind } } : {}) });
+  test("who ended a recording: stalls and resets are the server's, our deadlines and aborts are ours", () => {
+    const rec = (kind?: NonNullable<Recording['failure']>['kind']): Pick<Recording, 'failure' | 'status' | 'tEnd'> => ({
+      status: 200,
+      tEnd: 10,
+      ...(kind ? { failure: { kind, message: kind } } : {}),
+    });
     expect(endingOf(rec())).toEqual({ by: 'server', kind: 'complete' });
     expect(endingOf(rec('token-idle'))).toMatchObject({ by: 'server', kind: 'stalled' });
     expect(endingOf(rec('headers-timeout'))).toMatchObject({ by: 'server', kind: 'stalled' });
@@ -52,7 +100,9 @@ describe('the stall rule and request deadlines', () => {
     expect(endedByUs(rec('total-timeout'))).toBe(true);
     expect(endedByUs(rec('aborted'))).toBe(true);
     expect(endingOf(rec('connect'))).toMatchObject({ by: 'us', kind: 'unreachable' });
-    expect(budgetText('the streams were recorded', paceOf([obs(32, 10_800, 100)]), 'request 1 cut short')).toMatch(/our time budget ran out .* 3\.0 tok\/s/);
+    expect(budgetText('the streams were recorded', paceOf([obs(32, 10_800, 100)]), 'request 1 cut short')).toMatch(
+      /our time budget ran out .* 3\.0 tok\/s/,
+    );
   });
 });
 
@@ -101,7 +151,10 @@ describe('the pace', () => {
 
 describe('token counts without usage', () => {
   test('one token per event where events look like single tokens; estimated from the text where they carry several', () => {
-    expect(tokenCountOf([{ text: ' river' }, { text: ' stone' }, { text: '.' }])).toEqual({ tokens: 3, source: 'counted' });
+    expect(tokenCountOf([{ text: ' river' }, { text: ' stone' }, { text: '.' }])).toEqual({
+      tokens: 3,
+      source: 'counted',
+    });
     // 16 events of ~32 characters each (8 tokens per event, vLLM --stream-interval 8): not "16 tokens".
     const many = Array.from({ length: 16 }, () => ({ text: ' the river crosses the old town' }));
     const c = tokenCountOf(many);
@@ -112,17 +165,22 @@ describe('token counts without usage', () => {
     const m = requestMetrics({ tEnd: 1000, tokens: many.map((e, i) => ({ t: 10 + i * 60, text: e.text })) });
     expect(m.tokenSource).toBe('estimated');
     expect(m.completionTokens).toBe(124);
-    expect(requestMetrics({ tEnd: 1000, tokens: many.map((e, i) => ({ t: i, text: e.text })), usageCompletionTokens: 128 }).tokenSource).toBe('usage');
+    expect(
+      requestMetrics({ tEnd: 1000, tokens: many.map((e, i) => ({ t: i, text: e.text })), usageCompletionTokens: 128 })
+        .tokenSource,
+    ).toBe('usage');
   });
 });
 
-describe('our client\'s lag', () => {
+describe("our client's lag", () => {
   test('the sampler measures lateness, not its sampling interval; a busy loop shows up', async () => {
     const s = startLagSampler();
     await new Promise((r) => setTimeout(r, 60));
     const idle = s.read();
     const end = performance.now() + 40;
-    while (performance.now() < end) { /* hold the loop */ }
+    while (performance.now() < end) {
+      /* hold the loop */
+    }
     await new Promise((r) => setTimeout(r, 10));
     const busy = s.stop();
     expect(idle.maxMs).toBeLessThan(busy.maxMs);
@@ -130,7 +188,7 @@ describe('our client\'s lag', () => {
     expect(s.read()).toEqual(busy);
   });
 
-  test('the allowance is the measured lag (plus one interval), or a preflight\'s when that is larger', () => {
+  test("the allowance is the measured lag (plus one interval), or a preflight's when that is larger", () => {
     expect(clientAllowanceMs({ maxMs: 3 })).toBe(4);
     expect(clientAllowanceMs(undefined)).toBe(0);
     setLagBaseline({ maxMs: 12, source: 'preflight' });
@@ -140,16 +198,35 @@ describe('our client\'s lag', () => {
 });
 
 describe('the shared recording cache', () => {
-  const ctxOf = (id: string, aborted = false): CheckContext => ({
-    runId: 'r', baseUrl: 'http://127.0.0.1:1', profile: { id: 'p', model: 'm' }, check: { id }, signal: { aborted },
-  }) as unknown as CheckContext;
-  const cut: Recording = { method: 'POST', url: 'u', t0Abs: 0, status: 200, headers: {}, reads: [], tEnd: 5, body: new Uint8Array(), truncated: false, failure: { kind: 'aborted', message: 'the check\'s 60000 ms bound ran out' } };
+  const ctxOf = (id: string, aborted = false): CheckContext =>
+    ({
+      runId: 'r',
+      baseUrl: 'http://127.0.0.1:1',
+      profile: { id: 'p', model: 'm' },
+      check: { id },
+      signal: { aborted },
+    }) as unknown as CheckContext;
+  const cut: Recording = {
+    method: 'POST',
+    url: 'u',
+    t0Abs: 0,
+    status: 200,
+    headers: {},
+    reads: [],
+    tEnd: 5,
+    body: new Uint8Array(),
+    truncated: false,
+    failure: { kind: 'aborted', message: "the check's 60000 ms bound ran out" },
+  };
   const whole: Recording = { ...cut, failure: undefined };
 
   test('recorded once and shared; a recording our side cut short is incomplete, recorded again once by the next check, then kept', async () => {
     resetShared();
     let n = 0;
-    const rec = (r: Recording) => async () => { n++; return [r]; };
+    const rec = (r: Recording) => async () => {
+      n++;
+      return [r];
+    };
     const a = await shared(ctxOf('a'), 'x', rec(whole), (v) => v);
     const b = await shared(ctxOf('b'), 'x', rec(whole), (v) => v);
     expect(n).toBe(1);
@@ -168,7 +245,17 @@ describe('the shared recording cache', () => {
     expect(e.incomplete).toBeDefined();
 
     n = 0;
-    await expect(shared(ctxOf('f'), 'z', async () => { n++; throw new Error('harness'); }, () => [])).rejects.toThrow('harness');
+    await expect(
+      shared(
+        ctxOf('f'),
+        'z',
+        async () => {
+          n++;
+          throw new Error('harness');
+        },
+        () => [],
+      ),
+    ).rejects.toThrow('harness');
     const g = await shared(ctxOf('g'), 'z', rec(whole), (v) => v); // a throw is not cached
     expect(n).toBe(2);
     expect(g.incomplete).toBeUndefined();
@@ -176,18 +263,50 @@ describe('the shared recording cache', () => {
   });
 });
 
-describe('a check\'s own bound', () => {
-  const profile: Profile = { id: 'p', baseUrl: 'http://127.0.0.1:9', model: 'm', apis: ['openai-chat'], readiness: { kind: 'completion' }, startTimeoutMs: 1000, slots: 1, deterministic: false, context: { discovery: 'none' } };
+describe("a check's own bound", () => {
+  const profile: Profile = {
+    id: 'p',
+    baseUrl: 'http://127.0.0.1:9',
+    model: 'm',
+    apis: ['openai-chat'],
+    readiness: { kind: 'completion' },
+    startTimeoutMs: 1000,
+    slots: 1,
+    deterministic: false,
+    context: { discovery: 'none' },
+  };
   const server = { baseUrl: 'http://127.0.0.1:9', identity: {} };
-  const def = (run: (ctx: CheckContext) => Promise<import('../lib/check/types.ts').Verdict>) => ({ id: 'x.bound', title: 't', level: 'MUST' as const, rationale: 'r', reference: 'r', requires: [], timeoutMs: 50, run });
+  const def = (run: (ctx: CheckContext) => Promise<import('../lib/check/types.ts').Verdict>) => ({
+    id: 'x.bound',
+    title: 't',
+    level: 'MUST' as const,
+    rationale: 'r',
+    reference: 'r',
+    requires: [],
+    timeoutMs: 50,
+    run,
+  });
 
   test('a check that grades what it has when told its bound ran out keeps its verdict', async () => {
-    const { verdict } = await runCheck(def((ctx) => new Promise((resolve) => ctx.signal.addEventListener('abort', () => resolve({ outcome: 'inconclusive', message: 'cut short, graded by the check' })))), { profile: { ...profile }, server, log: () => undefined });
+    const { verdict } = await runCheck(
+      def(
+        (ctx) =>
+          new Promise((resolve) =>
+            ctx.signal.addEventListener('abort', () =>
+              resolve({ outcome: 'inconclusive', message: 'cut short, graded by the check' }),
+            ),
+          ),
+      ),
+      { profile: { ...profile }, server, log: () => undefined },
+    );
     expect(verdict).toMatchObject({ outcome: 'inconclusive', message: 'cut short, graded by the check' });
   });
 
   test('a check that cannot answer after its bound is inconclusive, naming the bound: never an error, never a fail', async () => {
-    const { verdict } = await runCheck(def(() => new Promise(() => undefined)), { profile: { ...profile }, server, log: () => undefined });
+    const { verdict } = await runCheck(
+      def(() => new Promise(() => undefined)),
+      { profile: { ...profile }, server, log: () => undefined },
+    );
     expect(verdict.outcome).toBe('inconclusive');
     expect(verdict.message).toMatch(/our time budget ran out before x\.bound finished \(its bound of 0\.1 s/);
   });

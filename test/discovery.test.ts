@@ -1,11 +1,12 @@
 // Context-window discovery is one adapter per server, reading that server's documented endpoint and field
 // (docs/servers.md "Context discovery"), never field sniffing: omlx's capabilities.max_tokens is a window,
 // while max_tokens elsewhere is a generation cap.
-import { test, expect, afterEach } from 'vitest';
+
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { discoverContext, discoverIdentity, discoverServer, effectiveProfile } from '../lib/server/discovery.ts';
+import { afterEach, expect, test } from 'vitest';
 import type { DiscoveryAdapter, Profile } from '../lib/check/types.ts';
+import { discoverContext, discoverIdentity, discoverServer, effectiveProfile } from '../lib/server/discovery.ts';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -27,20 +28,87 @@ async function serve(routes: Record<string, unknown>): Promise<string> {
 }
 
 const profile = (discovery: DiscoveryAdapter, extra: Partial<Profile['context']> = {}): Profile => ({
-  id: 'p', baseUrl: 'http://x', model: 'm', apis: ['openai-chat'], readiness: { kind: 'completion' }, startTimeoutMs: 1000, slots: 1, deterministic: false,
+  id: 'p',
+  baseUrl: 'http://x',
+  model: 'm',
+  apis: ['openai-chat'],
+  readiness: { kind: 'completion' },
+  startTimeoutMs: 1000,
+  slots: 1,
+  deterministic: false,
   context: { discovery, ...extra },
 });
 
 test.each([
-  ['llama.cpp', { 'GET /slots': [{ id: 0, n_ctx: 8192 }], 'GET /v1/models': { data: [{ id: 'm', meta: { n_ctx_train: 131072 } }] } }, 8192, 'GET /slots [0].n_ctx (per slot)', 131072],
-  ['llama.cpp', { 'GET /props': { default_generation_settings: { n_ctx: 4096 } } }, 4096, 'GET /props default_generation_settings.n_ctx (per slot)', undefined],
-  ['vllm', { 'GET /v1/models': { data: [{ id: 'm', max_model_len: 32768 }] } }, 32768, 'GET /v1/models max_model_len', undefined],
-  ['rapid-mlx', { 'GET /v1/models': { data: [{ id: 'm', context_window: 65536, max_model_len: 40960 }] } }, 65536, 'GET /v1/models context_window', undefined],
-  ['omlx', { 'GET /v1/models': { data: [{ id: 'm', capabilities: { max_tokens: 32768 } }] } }, 32768, 'GET /v1/models capabilities.max_tokens (omlx: the context window)', undefined],
-  ['omlx', { 'GET /v1/models/status': { models: [{ id: 'm', max_context_window: 32768 }] } }, 32768, 'GET /v1/models/status max_context_window', undefined],
-  ['ollama', { 'GET /api/ps': { models: [{ name: 'm', context_length: 4096 }] }, 'POST /api/show': { model_info: { 'qwen3moe.context_length': 262144 } } }, 4096, 'GET /api/ps context_length (after load)', 262144],
-  ['mlx-vlm', { 'GET /health': { status: 'healthy', effective_context_limit: 16384 } }, 16384, 'GET /health effective_context_limit', undefined],
-  ['mlx-omni', { 'GET /v1/models?include_details=true': { data: [{ id: 'm', details: { max_position_embeddings: 262144 } }] } }, undefined, undefined, 262144],
+  [
+    'llama.cpp',
+    {
+      'GET /slots': [{ id: 0, n_ctx: 8192 }],
+      'GET /v1/models': { data: [{ id: 'm', meta: { n_ctx_train: 131072 } }] },
+    },
+    8192,
+    'GET /slots [0].n_ctx (per slot)',
+    131072,
+  ],
+  [
+    'llama.cpp',
+    { 'GET /props': { default_generation_settings: { n_ctx: 4096 } } },
+    4096,
+    'GET /props default_generation_settings.n_ctx (per slot)',
+    undefined,
+  ],
+  [
+    'vllm',
+    { 'GET /v1/models': { data: [{ id: 'm', max_model_len: 32768 }] } },
+    32768,
+    'GET /v1/models max_model_len',
+    undefined,
+  ],
+  [
+    'rapid-mlx',
+    { 'GET /v1/models': { data: [{ id: 'm', context_window: 65536, max_model_len: 40960 }] } },
+    65536,
+    'GET /v1/models context_window',
+    undefined,
+  ],
+  [
+    'omlx',
+    { 'GET /v1/models': { data: [{ id: 'm', capabilities: { max_tokens: 32768 } }] } },
+    32768,
+    'GET /v1/models capabilities.max_tokens (omlx: the context window)',
+    undefined,
+  ],
+  [
+    'omlx',
+    { 'GET /v1/models/status': { models: [{ id: 'm', max_context_window: 32768 }] } },
+    32768,
+    'GET /v1/models/status max_context_window',
+    undefined,
+  ],
+  [
+    'ollama',
+    {
+      'GET /api/ps': { models: [{ name: 'm', context_length: 4096 }] },
+      'POST /api/show': { model_info: { 'qwen3moe.context_length': 262144 } },
+    },
+    4096,
+    'GET /api/ps context_length (after load)',
+    262144,
+  ],
+  [
+    'mlx-vlm',
+    { 'GET /health': { status: 'healthy', effective_context_limit: 16384 } },
+    16384,
+    'GET /health effective_context_limit',
+    undefined,
+  ],
+  [
+    'mlx-omni',
+    { 'GET /v1/models?include_details=true': { data: [{ id: 'm', details: { max_position_embeddings: 262144 } }] } },
+    undefined,
+    undefined,
+    262144,
+  ],
 ] as const)('%s adapter reads its own endpoint', async (adapter, routes, window, source, trained) => {
   const base = await serve(routes as Record<string, unknown>);
   const got = await discoverContext(profile(adapter), base, {});
@@ -50,7 +118,9 @@ test.each([
 });
 
 test('max_tokens is not read as a window by an adapter whose server means a generation cap by it', async () => {
-  const base = await serve({ 'GET /v1/models': { data: [{ id: 'm', capabilities: { max_tokens: 32768 }, max_tokens: 32768 }] } });
+  const base = await serve({
+    'GET /v1/models': { data: [{ id: 'm', capabilities: { max_tokens: 32768 }, max_tokens: 32768 }] },
+  });
   expect((await discoverContext(profile('vllm'), base, {})).contextWindow).toBeUndefined();
   expect((await discoverContext(profile('none'), base, {})).contextWindow).toBeUndefined();
 });
@@ -64,7 +134,11 @@ test('a declared window wins over discovery, and the source says so; the trained
 
 test('identity: the server is named from what it tells (/version, /props build_info, /api/version, owned_by)', async () => {
   let base = await serve({ 'GET /props': { build_info: 'b6123-abc' } });
-  expect(await discoverIdentity(base, {})).toMatchObject({ name: 'llama.cpp', version: 'b6123-abc', source: 'GET /props' });
+  expect(await discoverIdentity(base, {})).toMatchObject({
+    name: 'llama.cpp',
+    version: 'b6123-abc',
+    source: 'GET /props',
+  });
   server!.closeAllConnections();
   await new Promise((r) => server!.close(r));
   base = await serve({ 'GET /v1/models': { data: [{ id: 'm', owned_by: 'vllm' }] } });
@@ -76,16 +150,39 @@ test('identity: the server is named from what it tells (/version, /props build_i
 const undeclared = (model = ''): Profile => ({ ...profile('auto'), model, slots: undefined });
 
 test.each([
-  ['/v1/models max_model_len', { 'GET /v1/models': { data: [{ id: 'm', owned_by: 'system', max_model_len: 32768 }] } }, 32768, 'GET /v1/models max_model_len'],
-  ['/v1/models context_length', { 'GET /v1/models': { data: [{ id: 'm', owned_by: 'system', context_length: 8192 }] } }, 8192, 'GET /v1/models context_length'],
-  ['/v1/models context_window', { 'GET /v1/models': { data: [{ id: 'm', owned_by: 'x', context_window: 65536, max_model_len: 40960 }] } }, 65536, 'GET /v1/models context_window'],
-  ['/props n_ctx per slot', { 'GET /props': { default_generation_settings: { n_ctx: 4096 }, total_slots: 2 } }, 4096, 'GET /props default_generation_settings.n_ctx (per slot)'],
-] as const)('auto on an unidentified server reads the served window from %s', async (_label, routes, window, source) => {
-  const base = await serve(routes as Record<string, unknown>);
-  const info = await discoverServer(undeclared('m'), base, {});
-  expect(info.contextWindow).toEqual({ value: window, source });
-  expect(info.discovery?.adapter).toBe('generic');
-});
+  [
+    '/v1/models max_model_len',
+    { 'GET /v1/models': { data: [{ id: 'm', owned_by: 'system', max_model_len: 32768 }] } },
+    32768,
+    'GET /v1/models max_model_len',
+  ],
+  [
+    '/v1/models context_length',
+    { 'GET /v1/models': { data: [{ id: 'm', owned_by: 'system', context_length: 8192 }] } },
+    8192,
+    'GET /v1/models context_length',
+  ],
+  [
+    '/v1/models context_window',
+    { 'GET /v1/models': { data: [{ id: 'm', owned_by: 'x', context_window: 65536, max_model_len: 40960 }] } },
+    65536,
+    'GET /v1/models context_window',
+  ],
+  [
+    '/props n_ctx per slot',
+    { 'GET /props': { default_generation_settings: { n_ctx: 4096 }, total_slots: 2 } },
+    4096,
+    'GET /props default_generation_settings.n_ctx (per slot)',
+  ],
+] as const)(
+  'auto on an unidentified server reads the served window from %s',
+  async (_label, routes, window, source) => {
+    const base = await serve(routes as Record<string, unknown>);
+    const info = await discoverServer(undeclared('m'), base, {});
+    expect(info.contextWindow).toEqual({ value: window, source });
+    expect(info.discovery?.adapter).toBe('generic');
+  },
+);
 
 test('auto on llama.cpp: identified by /props, window and slots per slot from /props, n_ctx_train recorded as trained only', async () => {
   const base = await serve({
@@ -96,7 +193,10 @@ test('auto on llama.cpp: identified by /props, window and slots per slot from /p
   expect(info.identity.name).toBe('llama.cpp');
   expect(info.discovery?.adapter).toBe('llama.cpp, then generic');
   expect(info.model).toEqual({ value: 'tiny', source: expect.stringContaining('the only model listed') });
-  expect(info.contextWindow).toEqual({ value: 16384, source: 'GET /props default_generation_settings.n_ctx (per slot)' });
+  expect(info.contextWindow).toEqual({
+    value: 16384,
+    source: 'GET /props default_generation_settings.n_ctx (per slot)',
+  });
   expect(info.slots).toEqual({ value: 4, source: 'GET /props total_slots' });
   expect(info.trainedContext).toEqual({ value: 131072, source: 'GET /v1/models meta.n_ctx_train (trained)' });
   expect(effectiveProfile(undeclared('default'), info)).toMatchObject({ model: 'tiny', slots: 4 });
@@ -110,8 +210,11 @@ test('trained-context fields are never the served window: n_ctx_train alone leav
   expect(info.discovery?.notes.join(' ')).toContain('not the served window');
 });
 
-test('Ollama\'s /api/show context_length is the trained context, /api/ps the served one', async () => {
-  const base = await serve({ 'GET /api/version': { version: '0.12.0' }, 'POST /api/show': { model_info: { 'llama.context_length': 131072 } } });
+test("Ollama's /api/show context_length is the trained context, /api/ps the served one", async () => {
+  const base = await serve({
+    'GET /api/version': { version: '0.12.0' },
+    'POST /api/show': { model_info: { 'llama.context_length': 131072 } },
+  });
   const info = await discoverServer(undeclared('m'), base, {});
   expect(info.discovery?.adapter).toBe('ollama, then generic');
   expect(info.contextWindow).toBeUndefined();
@@ -119,7 +222,10 @@ test('Ollama\'s /api/show context_length is the trained context, /api/ps the ser
 });
 
 test('declared values win; a declared value the server contradicts is a disagreement naming both sources', async () => {
-  const base = await serve({ 'GET /props': { build_info: 'b1', default_generation_settings: { n_ctx: 4096 }, total_slots: 1 }, 'GET /v1/models': { data: [{ id: 'a' }] } });
+  const base = await serve({
+    'GET /props': { build_info: 'b1', default_generation_settings: { n_ctx: 4096 }, total_slots: 1 },
+    'GET /v1/models': { data: [{ id: 'a' }] },
+  });
   const p: Profile = { ...profile('auto', { declared: 8192 }), model: 'a', slots: 4 };
   const info = await discoverServer(p, base, {});
   expect(info.contextWindow).toEqual({ value: 8192, source: 'declared in profile (context.declared)' });

@@ -1,7 +1,15 @@
 // The errors family's case generators: reproducible, and each case breaks exactly one thing.
-import { test, expect } from 'vitest';
+
 import fc from 'fast-check';
-import { absurdValueCases, malformedBodies, mutate, optionalTypeCases, requiredShapeCases, type Mutation } from '../suites/errors.ts';
+import { expect, test } from 'vitest';
+import {
+  absurdValueCases,
+  type Mutation,
+  malformedBodies,
+  mutate,
+  optionalTypeCases,
+  requiredShapeCases,
+} from '../suites/errors.ts';
 
 const base = {
   model: 'm',
@@ -16,7 +24,9 @@ function diffPaths(a: unknown, b: unknown, path = ''): string[] {
   const isObjectOrArray = (v: unknown) => typeof v === 'object' && v !== null;
   if (!isObjectOrArray(a) || !isObjectOrArray(b) || Array.isArray(a) !== Array.isArray(b)) return [path];
   const keys = new Set([...Object.keys(a as object), ...Object.keys(b as object)]);
-  return [...keys].flatMap((k) => diffPaths((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], path ? `${path}.${k}` : k));
+  return [...keys].flatMap((k) =>
+    diffPaths((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], path ? `${path}.${k}` : k),
+  );
 }
 
 test('the same seed gives the same cases', () => {
@@ -45,24 +55,32 @@ test('cases are distinct', () => {
 });
 
 test('a malformed body is never a valid JSON object, for any valid request text (property)', () => {
-  fc.assert(fc.property(
-    fc.dictionary(fc.string({ minLength: 1, maxLength: 6 }), fc.jsonValue({ maxDepth: 2 }), { minKeys: 1, maxKeys: 5 }),
-    (obj) => {
-      const valid = JSON.stringify({ model: 'm', ...obj });
-      for (const c of malformedBodies(valid, 10)) {
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(c.body);
-        } catch {
-          continue;
+  fc.assert(
+    fc.property(
+      fc.dictionary(fc.string({ minLength: 1, maxLength: 6 }), fc.jsonValue({ maxDepth: 2 }), {
+        minKeys: 1,
+        maxKeys: 5,
+      }),
+      (obj) => {
+        const valid = JSON.stringify({ model: 'm', ...obj });
+        for (const c of malformedBodies(valid, 10)) {
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(c.body);
+          } catch {
+            continue;
+          }
+          expect(typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed), `${c.what}: ${c.body}`).toBe(
+            false,
+          );
         }
-        expect(typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed), `${c.what}: ${c.body}`).toBe(false);
-      }
-    },
-  ), { seed: 11, numRuns: 100 });
+      },
+    ),
+    { seed: 11, numRuns: 100 },
+  );
 });
 
-test('required-shape cases touch only messages; optional-type cases only optional parameters, with the issue\'s anchors', () => {
+test("required-shape cases touch only messages; optional-type cases only optional parameters, with the issue's anchors", () => {
   for (const m of requiredShapeCases(40)) expect(m.path, JSON.stringify(m)).toMatch(/^messages(\.|$)/);
   for (const m of optionalTypeCases(40)) expect(['max_tokens', 'temperature', 'stream']).toContain(m.path);
   const anchors = optionalTypeCases(0).map((m) => `${m.path}=${JSON.stringify(m.value)}`);
@@ -71,12 +89,21 @@ test('required-shape cases touch only messages; optional-type cases only optiona
   for (const p of ['messages', 'messages.0', 'messages.0.role', 'messages.0.content']) expect(shape).toContain(p);
 });
 
-test('a 2xx is an acceptance even when no token follows in time; no answer at all is a hang; 5xx and drops are the server\'s', async () => {
+test("a 2xx is an acceptance even when no token follows in time; no answer at all is a hang; 5xx and drops are the server's", async () => {
   const { classify } = await import('../suites/errors.ts');
-  const rec = (status: number | undefined, failure?: string) => ({
-    method: 'POST', url: 'http://x/v1/chat/completions', t0Abs: 0, status, headers: {}, reads: [], tEnd: 3000, body: new Uint8Array(), truncated: false,
-    ...(failure ? { failure: { kind: failure, message: failure } } : {}),
-  }) as Parameters<typeof classify>[1];
+  const rec = (status: number | undefined, failure?: string) =>
+    ({
+      method: 'POST',
+      url: 'http://x/v1/chat/completions',
+      t0Abs: 0,
+      status,
+      headers: {},
+      reads: [],
+      tEnd: 3000,
+      body: new Uint8Array(),
+      truncated: false,
+      ...(failure ? { failure: { kind: failure, message: failure } } : {}),
+    }) as Parameters<typeof classify>[1];
   // A slow server's first token after our 3 s deadline: not a hang (its pace is unknown here).
   expect(classify('c', rec(200, 'token-idle'), undefined).kind).toBe('accepted');
   expect(classify('c', rec(200, 'aborted'), undefined).kind).toBe('accepted');

@@ -1,20 +1,37 @@
 // A family is declared once, in its suite file (`export const family: FamilySpec`); its Vitest entry, its place in
 // FAMILY_ORDER, the per-family lists and its docs row are written from the declarations by `npm run families`
 // (scripts/families.ts). This test fails when any of them drifts from what the script would write.
-import { test, expect } from 'vitest';
-import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { families } from '../suites/catalogue.ts';
-import { ROOT } from '../lib/config/profile.ts';
+import { expect, test } from 'vitest';
 import { CHECKS_OF, FAMILY_ORDER, NOT_HEADLINE, TIMING_FAMILIES } from '../lib/check/family-order.ts';
-import { DOCS_BEGIN, DOCS_END, GENERATED, declarations, drift, isSuiteFile, plan, renderStub, type SuiteModule } from '../scripts/families.ts';
+import { ROOT } from '../lib/config/profile.ts';
+import {
+  DOCS_BEGIN,
+  DOCS_END,
+  declarations,
+  drift,
+  GENERATED,
+  isSuiteFile,
+  plan,
+  renderStub,
+  type SuiteModule,
+} from '../scripts/families.ts';
+import { families } from '../suites/catalogue.ts';
 
 const FIX = 'run npm run families';
 
 test('every suite file declares its family, named after the file, with a place of its own', () => {
-  const files = readdirSync(join(ROOT, 'suites')).filter(isSuiteFile).map((f) => f.replace(/\.ts$/, '')).sort();
-  expect(Object.keys(families).sort(), 'suites/catalogue.ts (Vite) and scripts/families.ts (readdir) see the same suite files').toEqual(files);
+  const files = readdirSync(join(ROOT, 'suites'))
+    .filter(isSuiteFile)
+    .map((f) => f.replace(/\.ts$/, ''))
+    .sort();
+  expect(
+    Object.keys(families).sort(),
+    'suites/catalogue.ts (Vite) and scripts/families.ts (readdir) see the same suite files',
+  ).toEqual(files);
   expect(declarations(families).problems, `family declarations (fix them, then ${FIX})`).toEqual([]);
 });
 
@@ -39,13 +56,19 @@ test('FAMILY_ORDER and the per-family lists agree with the declarations; setup f
 test('every check registered by a generated stub belongs to the family the stub names', () => {
   for (const [file, mod] of Object.entries(families)) {
     const family = mod.family.checksOf ?? mod.family.name;
-    for (const c of mod.checks) expect(c.id.startsWith(`${family}.`), `${c.id} in suites/${file}.ts (family ${family})`).toBe(true);
+    for (const c of mod.checks)
+      expect(c.id.startsWith(`${family}.`), `${c.id} in suites/${file}.ts (family ${family})`).toBe(true);
   }
 });
 
 test('the lint catches a missing declaration, a clash of order, a hand-written entry and a left-over stub', () => {
   const mod = (family: SuiteModule['family']): SuiteModule => ({ family, checks: [{ id: 'x.a', level: 'MUST' }] });
-  const bad = declarations({ a: mod(undefined), b: mod({ name: 'b', order: 10, what: 'b' }), c: mod({ name: 'c', order: 10, what: 'c' }), d: mod({ name: 'dd', order: 0 }) });
+  const bad = declarations({
+    a: mod(undefined),
+    b: mod({ name: 'b', order: 10, what: 'b' }),
+    c: mod({ name: 'c', order: 10, what: 'c' }),
+    d: mod({ name: 'dd', order: 0 }),
+  });
   expect(bad.problems.join('\n')).toMatch(/suites\/a\.ts declares no family/);
   expect(bad.problems.join('\n')).toMatch(/same order 10/);
   expect(bad.problems.join('\n')).toMatch(/name must be the file's, "d"/);
@@ -76,7 +99,10 @@ test('the lint catches a missing declaration, a clash of order, a hand-written e
 
 test('the reference server finds every faults/<family>.ts by itself (no list to edit), also under Vite', async () => {
   const { FAMILIES, FAULTS } = await import('../fixtures/reference-server/faults.ts');
-  const files = readdirSync(join(ROOT, 'fixtures/reference-server/faults')).filter((f) => f.endsWith('.ts')).map((f) => f.replace(/\.ts$/, '')).sort();
+  const files = readdirSync(join(ROOT, 'fixtures/reference-server/faults'))
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => f.replace(/\.ts$/, ''))
+    .sort();
   expect(Object.keys(FAMILIES)).toEqual(files);
   expect(FAULTS.size).toBe(Object.values(FAMILIES).reduce((n, f) => n + Object.keys(f).length, 0));
 });

@@ -1,20 +1,30 @@
 // The instrument's own fidelity: the clock conversion, stamped arrivals, the steady in-phase window, the client-lag
 // allowance; the reference server's --stamp-send mode through real HTTP (harness and raw floor); the preflight; and a
 // check made inconclusive by a measured client lag that could explain its figures.
+
+import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import {
-  clientLag, describePreflight, lagSummary, monotonicOffset, sendTimeMs, stampedArrivals, stampedArrivalsInBytes, steadyWindow, stepMinima,
-  type FidelityPreflight, type StampedArrival,
-} from '../lib/run/fidelity.ts';
-import { harnessStreams, runPreflight, startStampServer, type StampServer } from '../lib/run/preflight.ts';
-import { StreamDecode } from '../lib/http/exchange.ts';
-import { BodyRecorder } from '../bench/throughput.ts';
-import { grade, runCheck } from '../lib/check/check.ts';
-import { checks as streamChecks } from '../suites/stream.ts';
 import { rawStream } from '../bench/floor-client.ts';
-import { startReference, type ReferenceHandle } from '../fixtures/reference-server/spawn.ts';
+import { BodyRecorder } from '../bench/throughput.ts';
+import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
+import { grade, runCheck } from '../lib/check/check.ts';
 import type { BodyRead, Recording } from '../lib/check/types.ts';
-import { createServer, type AddressInfo } from 'node:net';
+import { StreamDecode } from '../lib/http/exchange.ts';
+import {
+  clientLag,
+  describePreflight,
+  type FidelityPreflight,
+  lagSummary,
+  monotonicOffset,
+  type StampedArrival,
+  sendTimeMs,
+  stampedArrivals,
+  stampedArrivalsInBytes,
+  steadyWindow,
+  stepMinima,
+} from '../lib/run/fidelity.ts';
+import { harnessStreams, runPreflight, type StampServer, startStampServer } from '../lib/run/preflight.ts';
+import { checks as streamChecks } from '../suites/stream.ts';
 
 const enc = new TextEncoder();
 
@@ -42,26 +52,46 @@ describe('clock and stamps', () => {
     // the window: both decode from 30 (stream 1's second send) to 40.
     const streams = [
       { t0Abs: 100, events: [0, 10, 20, 30, 40].map((s) => ({ t: s + 1 - 100, id: String(s * 1e6) })) },
-      { t0Abs: 100, events: [20, 30, 40, 50, 60].map((s) => ({ t: s + 3 - 100, id: String(s * 1e6) })).concat([{ t: 0, id: undefined as unknown as string }]) },
+      {
+        t0Abs: 100,
+        events: [20, 30, 40, 50, 60]
+          .map((s) => ({ t: s + 3 - 100, id: String(s * 1e6) }))
+          .concat([{ t: 0, id: undefined as unknown as string }]),
+      },
     ];
     const all = stampedArrivals(streams, 0);
     expect(all).toHaveLength(10);
     const steady = steadyWindow(all);
-    expect(steady.map((a) => [a.stream, a.sendMs])).toEqual([[0, 30], [0, 40], [1, 30], [1, 40]]);
+    expect(steady.map((a) => [a.stream, a.sendMs])).toEqual([
+      [0, 30],
+      [0, 40],
+      [1, 30],
+      [1, 40],
+    ]);
     expect(lagSummary(steady)).toEqual({ n: 4, p50Ms: 2, p99Ms: 3, maxMs: 3 });
     expect(lagSummary([])).toBeUndefined();
     // Per step (sends within half a cadence of the step's first), the least-late event.
     const minima = stepMinima(steady, 10);
-    expect(minima.map((a) => [a.sendMs, a.arriveMs - a.sendMs])).toEqual([[30, 1], [40, 1]]);
+    expect(minima.map((a) => [a.sendMs, a.arriveMs - a.sendMs])).toEqual([
+      [30, 1],
+      [40, 1],
+    ]);
   });
 
   test('raw bytes: each stamp arrives with the read that holds the blank line ending its event, chunked framing between', () => {
-    const ev = (ns: number, data: string) => { const body = `id: ${ns}\ndata: ${data}\n\n`; return `${body.length.toString(16)}\r\n${body}\r\n`; };
+    const ev = (ns: number, data: string) => {
+      const body = `id: ${ns}\ndata: ${data}\n\n`;
+      return `${body.length.toString(16)}\r\n${body}\r\n`;
+    };
     const wire = `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${ev(1_000_000, 'a')}${ev(2_000_000, 'b')}${ev(3_000_000, 'c')}0\r\n\r\n`;
     const bytes = enc.encode(wire);
     const cut1 = wire.indexOf('data: b') + 3; // event b split across reads 1 and 2
     const cut2 = wire.indexOf('data: c') + 8; // event c's last LF in read 3
-    const reads: BodyRead[] = [{ t: 10, bytes: bytes.slice(0, cut1) }, { t: 20, bytes: bytes.slice(cut1, cut2) }, { t: 30, bytes: bytes.slice(cut2) }];
+    const reads: BodyRead[] = [
+      { t: 10, bytes: bytes.slice(0, cut1) },
+      { t: 20, bytes: bytes.slice(cut1, cut2) },
+      { t: 30, bytes: bytes.slice(cut2) },
+    ];
     const got = stampedArrivalsInBytes(reads, 5, 0.5);
     expect(got).toEqual([
       { stream: 5, sendMs: 1, arriveMs: 10.5 },
@@ -73,28 +103,52 @@ describe('clock and stamps', () => {
 
 describe('client lag allowance', () => {
   const pre: FidelityPreflight = {
-    streams: 32, cadenceMs: 10, durationMs: 900, lag: { n: 1920, p50Ms: 0.2, p99Ms: 1.5, maxMs: 4 }, stepLag: { n: 60, p50Ms: 0.1, p99Ms: 0.8, maxMs: 0.9 }, cpuUsPerEvent: 9,
+    streams: 32,
+    cadenceMs: 10,
+    durationMs: 900,
+    lag: { n: 1920, p50Ms: 0.2, p99Ms: 1.5, maxMs: 4 },
+    stepLag: { n: 60, p50Ms: 0.1, p99Ms: 0.8, maxMs: 0.9 },
+    cpuUsPerEvent: 9,
   };
 
-  test('the larger of the check\'s loop delay and the preflight\'s one-stream lag p99, with the figures in the source', () => {
+  test("the larger of the check's loop delay and the preflight's one-stream lag p99, with the figures in the source", () => {
     expect(clientLag({ p99Ms: 0.1, maxMs: 0.5 }, pre)).toMatchObject({ ms: 0.8 });
     expect(clientLag({ p99Ms: 10, maxMs: 25 }, pre).ms).toBe(25);
-    expect(clientLag({ p99Ms: 0, maxMs: 0 }, pre).source).toMatch(/event-loop stall 0\.0 ms; preflight arrival lag p99 0\.8 ms for one stream \(1\.5 ms with 32 in phase\)/);
+    expect(clientLag({ p99Ms: 0, maxMs: 0 }, pre).source).toMatch(
+      /event-loop stall 0\.0 ms; preflight arrival lag p99 0\.8 ms for one stream \(1\.5 ms with 32 in phase\)/,
+    );
     expect(clientLag({ p99Ms: 0, maxMs: 3 }).ms).toBe(3);
-    expect(clientLag({ p99Ms: 0, maxMs: 3 }, { ...pre, lag: undefined, stepLag: undefined, error: 'spawn failed' }).source).toMatch(/no preflight figure \(spawn failed\)/);
+    expect(
+      clientLag({ p99Ms: 0, maxMs: 3 }, { ...pre, lag: undefined, stepLag: undefined, error: 'spawn failed' }).source,
+    ).toMatch(/no preflight figure \(spawn failed\)/);
   });
 
   test('describePreflight names the figures, or why there are none', () => {
-    expect(describePreflight(pre)).toMatch(/p50 0\.20 ms, p99 1\.50 ms, max 4\.00 ms \(1920 events, 32 streams in phase every 10 ms, client CPU 9\.0 µs\/event\); one stream: p50 0\.10 ms, p99 0\.80 ms/);
-    expect(describePreflight({ streams: 32, cadenceMs: 10, durationMs: 5, error: 'boom' })).toMatch(/no measurement \(boom\)/);
+    expect(describePreflight(pre)).toMatch(
+      /p50 0\.20 ms, p99 1\.50 ms, max 4\.00 ms \(1920 events, 32 streams in phase every 10 ms, client CPU 9\.0 µs\/event\); one stream: p50 0\.10 ms, p99 0\.80 ms/,
+    );
+    expect(describePreflight({ streams: 32, cadenceMs: 10, durationMs: 5, error: 'boom' })).toMatch(
+      /no measurement \(boom\)/,
+    );
     expect(describePreflight(undefined)).toMatch(/not run/);
   });
 });
 
 describe('a stream longer than the recorder keeps is still decoded to its end', () => {
   test('tokens, usage and metrics are complete; raw events, text and chunks stop at the byte cap', () => {
-    const chunk = (i: number) => enc.encode(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: ` w${i}` } }] })}\n\n`);
-    const rec: Recording = { method: 'POST', url: 'x', t0Abs: 0, status: 200, headers: {}, reads: [], tEnd: 0, body: new Uint8Array(0), truncated: false };
+    const chunk = (i: number) =>
+      enc.encode(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: ` w${i}` } }] })}\n\n`);
+    const rec: Recording = {
+      method: 'POST',
+      url: 'x',
+      t0Abs: 0,
+      status: 200,
+      headers: {},
+      reads: [],
+      tEnd: 0,
+      body: new Uint8Array(0),
+      truncated: false,
+    };
     const cap = 2_000;
     const body = new BodyRecorder(rec, cap);
     const decode = new StreamDecode('openai-chat', cap);
@@ -102,7 +156,10 @@ describe('a stream longer than the recorder keeps is still decoded to its end', 
     const control = { progress() {}, abort() {}, overflow() {} };
     const n = 500;
     for (let i = 0; i <= n; i++) {
-      const b = i < n ? chunk(i) : enc.encode(`data: ${JSON.stringify({ choices: [], usage: { completion_tokens: n } })}\n\ndata: [DONE]\n\n`);
+      const b =
+        i < n
+          ? chunk(i)
+          : enc.encode(`data: ${JSON.stringify({ choices: [], usage: { completion_tokens: n } })}\n\ndata: [DONE]\n\n`);
       body.push(i, b);
       read(i, b, control);
     }
@@ -121,7 +178,9 @@ describe('a stream longer than the recorder keeps is still decoded to its end', 
     expect(kept).toBeLessThan(60);
     expect(x.events!.chunks).toHaveLength(kept);
     expect(x.sse!.text.length).toBeLessThan(cap + 100);
-    expect((x.events!.chunks[3]!.json as { choices: { delta: { content: string } }[] }).choices[0]!.delta.content).toBe(' w3');
+    expect((x.events!.chunks[3]!.json as { choices: { delta: { content: string } }[] }).choices[0]!.delta.content).toBe(
+      ' w3',
+    );
   });
 });
 
@@ -138,7 +197,10 @@ describe('reference server --stamp-send, through real HTTP', () => {
   test('every event carries its send time; streams are in phase; the harness and the raw floor see the same events', async () => {
     const { offsetMs } = monotonicOffset();
     const xs = await harnessStreams(stamp.url, 4, 30);
-    const arrivals = stampedArrivals(xs.map((x) => ({ t0Abs: x.rec.t0Abs, events: x.sse!.events })), offsetMs);
+    const arrivals = stampedArrivals(
+      xs.map((x) => ({ t0Abs: x.rec.t0Abs, events: x.sse!.events })),
+      offsetMs,
+    );
     for (const x of xs) {
       expect(x.rec.status).toBe(200);
       expect(x.sse!.events.every((e) => sendTimeMs(e.id) !== undefined)).toBe(true); // role, 30 tokens, finish, [DONE]
@@ -158,12 +220,18 @@ describe('reference server --stamp-send, through real HTTP', () => {
     }
     expect(steps.length).toBeGreaterThan(10);
     expect(steps.filter((s) => s.length === 4).length / steps.length).toBeGreaterThan(0.8);
-    const body = (i: number) => ({ model: 'reference-model', messages: [{ role: 'user', content: `[request floor-test-${i}] Fidelity.` }], max_tokens: 30, stream: true, ignore_eos: true });
+    const body = (i: number) => ({
+      model: 'reference-model',
+      messages: [{ role: 'user', content: `[request floor-test-${i}] Fidelity.` }],
+      max_tokens: 30,
+      stream: true,
+      ignore_eos: true,
+    });
     const raw = await Promise.all([0, 1].map((i) => rawStream(stamp.url, body(i))));
     expect(raw.map((r, i) => stampedArrivalsInBytes(r, i, offsetMs).length)).toEqual([33, 33]);
   }, 30_000);
 
-  test('the preflight measures the harness\'s arrival lag at 32 streams in phase, per step, and its CPU per event (then stops the server)', async () => {
+  test("the preflight measures the harness's arrival lag at 32 streams in phase, per step, and its CPU per event (then stops the server)", async () => {
     const p = await runPreflight({ server: Promise.resolve(stamp) });
     expect(p.error).toBeUndefined();
     expect(p).toMatchObject({ streams: 32, cadenceMs: 10 });
@@ -178,7 +246,12 @@ describe('reference server --stamp-send, through real HTTP', () => {
   }, 40_000);
 
   test('without the flag no event carries an id (the mode changes nothing when off)', async () => {
-    const raw = await rawStream(plain.baseUrl, { model: 'reference-model', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5, stream: true });
+    const raw = await rawStream(plain.baseUrl, {
+      model: 'reference-model',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 5,
+      stream: true,
+    });
     const text = Buffer.concat(raw.map((r) => r.bytes)).toString('utf8');
     expect(text).toContain('data: [DONE]');
     expect(text).not.toMatch(/(^|\n)id:/);
@@ -191,7 +264,15 @@ describe('the preflight of every run', () => {
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
     const port = (silent.address() as AddressInfo).port;
     const t0 = performance.now();
-    const p = await runPreflight({ server: Promise.resolve({ url: `http://127.0.0.1:${port}`, pid: -1, process: undefined as never, stop: async () => undefined }), boundMs: 500 });
+    const p = await runPreflight({
+      server: Promise.resolve({
+        url: `http://127.0.0.1:${port}`,
+        pid: -1,
+        process: undefined as never,
+        stop: async () => undefined,
+      }),
+      boundMs: 500,
+    });
     silent.close();
     expect(p.lag).toBeUndefined();
     expect(p.error).toMatch(/a stream failed/);
@@ -216,19 +297,43 @@ describe('a measured client lag that could explain a timing verdict makes it inc
 
   test('stream.spread on a server that flushes at the end: inconclusive, the lag named, when our client lagged longer than the request', async () => {
     const spread = streamChecks.find((c) => c.id === 'stream.spread')!;
-    const base = { profile: burst.profile, server: burst.info, tier: 'quick' as const, strict: false, log: () => undefined };
-    const lagged: FidelityPreflight = { streams: 32, cadenceMs: 10, durationMs: 1000, lag: { n: 2000, p50Ms: 900, p99Ms: 25_000, maxMs: 30_000 }, stepLag: { n: 60, p50Ms: 800, p99Ms: 20_000, maxMs: 21_000 } };
+    const base = {
+      profile: burst.profile,
+      server: burst.info,
+      tier: 'quick' as const,
+      strict: false,
+      log: () => undefined,
+    };
+    const lagged: FidelityPreflight = {
+      streams: 32,
+      cadenceMs: 10,
+      durationMs: 1000,
+      lag: { n: 2000, p50Ms: 900, p99Ms: 25_000, maxMs: 30_000 },
+      stepLag: { n: 60, p50Ms: 800, p99Ms: 20_000, maxMs: 21_000 },
+    };
     // Without a lag this check fails on this fault (its fault proof in suites/stream.ts, run by test/proofs.test.ts).
     const laggedRun = await runCheck(spread, { ...base, runId: 'fid-b', preflight: lagged });
     expect(laggedRun.verdict.outcome).toBe('inconclusive');
     expect(grade(spread, laggedRun.verdict, burst.profile, true).outcome).toBe('inconclusive'); // never a failure, even strict
-    expect(laggedRun.verdict.message).toMatch(/preflight arrival lag p99 20000 ms for one stream \(25000 ms with 32 in phase\)/);
+    expect(laggedRun.verdict.message).toMatch(
+      /preflight arrival lag p99 20000 ms for one stream \(25000 ms with 32 in phase\)/,
+    );
   }, 60_000);
 });
 
 describe('decoding at the end of the stream', () => {
   test('an NDJSON stream whose last line has no newline still counts that line (usage, done) in the figures', () => {
-    const rec: Recording = { method: 'POST', url: 'x', t0Abs: 0, status: 200, headers: {}, reads: [], tEnd: 30, body: new Uint8Array(0), truncated: false };
+    const rec: Recording = {
+      method: 'POST',
+      url: 'x',
+      t0Abs: 0,
+      status: 200,
+      headers: {},
+      reads: [],
+      tEnd: 30,
+      body: new Uint8Array(0),
+      truncated: false,
+    };
     const d = new StreamDecode('ollama-native', Infinity);
     d.push(10, enc.encode('{"message":{"content":"a"},"done":false}\n'));
     d.push(20, enc.encode('{"message":{"content":""},"done":true,"eval_count":7,"prompt_eval_count":3}'));

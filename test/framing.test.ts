@@ -1,14 +1,27 @@
 // Self-tests of lib/decode/framing.ts: hand-written byte strings for every framing fact the sse/completions/anthropic/ollama
 // checks read (WHATWG SSE edge cases: LF, CRLF, CR, multi-line data, comments, BOM, EOF without a blank line), and of
 // those families' judges on streams shaped like real servers' (lenient where clients cope, strict on real defects).
-import { test, expect, describe } from 'vitest';
+
 import fc from 'fast-check';
-import {
-  analyzeSse, analyzeNdjson, runTogetherEvents, splitJsonValues, classifyPayload, splitAcrossEvents, loneSurrogates,
-  splitCharacterBoundaries, mojibakeForms, echoIntegrity, invalidUtf8Offsets, mediaType, bytesAround, firstDifference,
-  type SseFraming,
-} from '../lib/decode/framing.ts';
+import { describe, expect, test } from 'vitest';
 import type { BodyRead } from '../lib/check/types.ts';
+import {
+  analyzeNdjson,
+  analyzeSse,
+  bytesAround,
+  classifyPayload,
+  echoIntegrity,
+  firstDifference,
+  invalidUtf8Offsets,
+  loneSurrogates,
+  mediaType,
+  mojibakeForms,
+  runTogetherEvents,
+  type SseFraming,
+  splitAcrossEvents,
+  splitCharacterBoundaries,
+  splitJsonValues,
+} from '../lib/decode/framing.ts';
 
 const enc = new TextEncoder();
 const reads = (...parts: (string | Uint8Array)[]): BodyRead[] =>
@@ -94,8 +107,13 @@ describe('analyzeSse: fields, data lines, comments', () => {
   });
 
   test('event, id, retry are known; an unknown field is reported by name; "data" without a colon is an empty data line', () => {
-    const f = analyzeSse(enc.encode('event: message_start\nid: 7\nretry: 10\ndata: {}\n\nerror: {"message":"boom"}\n\ndata\n\n'));
-    expect(f.events.map((e) => [e.event, e.id, e.data])).toEqual([['message_start', '7', '{}'], [undefined, undefined, '']]);
+    const f = analyzeSse(
+      enc.encode('event: message_start\nid: 7\nretry: 10\ndata: {}\n\nerror: {"message":"boom"}\n\ndata\n\n'),
+    );
+    expect(f.events.map((e) => [e.event, e.id, e.data])).toEqual([
+      ['message_start', '7', '{}'],
+      [undefined, undefined, ''],
+    ]);
     expect(f.unknownFields.map((l) => [l.field, l.value])).toEqual([['error', '{"message":"boom"}']]);
     expect(f.blocks[1]!.data).toBeUndefined(); // the error line's block is not an event at all
   });
@@ -144,7 +162,10 @@ describe('analyzeSse: BOM, EOF, UTF-8', () => {
   test('invalid UTF-8 is located byte by byte', () => {
     const bytes = new Uint8Array([...enc.encode('data: "a'), 0xff, 0xc3, ...enc.encode('"\n\n')]);
     const f = analyzeSse(bytes);
-    expect(f.invalidUtf8).toEqual([{ offset: 8, byte: 0xff }, { offset: 9, byte: 0xc3 }]);
+    expect(f.invalidUtf8).toEqual([
+      { offset: 8, byte: 0xff },
+      { offset: 9, byte: 0xc3 },
+    ]);
     expect(f.events[0]!.data).toBe('"a\uFFFD\uFFFD"');
     expect(invalidUtf8Offsets(enc.encode('é 東京 🙂'))).toEqual([]);
     expect(invalidUtf8Offsets(new Uint8Array([0xed, 0xa0, 0x80]))).toHaveLength(3); // CESU-8 surrogate: invalid
@@ -158,7 +179,9 @@ describe('analyzeSse: BOM, EOF, UTF-8', () => {
 });
 
 describe('analyzeSse: read boundaries', () => {
-  const body = enc.encode('\uFEFF: ping\r\n\r\ndata: {"c":"é🙂"}\r\n\r\ndata: a\rdata: b\r\r:\n\nerror: x\n\n{"bare":1}\n\ndata: [DONE]\n\ndata: tail');
+  const body = enc.encode(
+    '\uFEFF: ping\r\n\r\ndata: {"c":"é🙂"}\r\n\r\ndata: a\rdata: b\r\r:\n\nerror: x\n\n{"bare":1}\n\ndata: [DONE]\n\ndata: tail',
+  );
 
   test('split at every byte: the same lines, blocks, comments and events', () => {
     const whole = analyzeSse(body);
@@ -177,18 +200,27 @@ describe('analyzeSse: read boundaries', () => {
 
   test('property: any cutting yields the same framing', () => {
     const whole = shape(analyzeSse(body));
-    fc.assert(fc.property(fc.array(fc.nat(body.length), { maxLength: 12 }), (cuts) => {
-      const points = [...new Set(cuts)].sort((a, b) => a - b);
-      const parts: Uint8Array[] = [];
-      let prev = 0;
-      for (const c of [...points, body.length]) { parts.push(body.slice(prev, c)); prev = c; }
-      expect(shape(analyzeSse(reads(...parts)))).toEqual(whole);
-    }), { seed: 42, numRuns: 200 });
+    fc.assert(
+      fc.property(fc.array(fc.nat(body.length), { maxLength: 12 }), (cuts) => {
+        const points = [...new Set(cuts)].sort((a, b) => a - b);
+        const parts: Uint8Array[] = [];
+        let prev = 0;
+        for (const c of [...points, body.length]) {
+          parts.push(body.slice(prev, c));
+          prev = c;
+        }
+        expect(shape(analyzeSse(reads(...parts)))).toEqual(whole);
+      }),
+      { seed: 42, numRuns: 200 },
+    );
   });
 
   test('a block gets the time of the read holding its blank line', () => {
     const f = analyzeSse(reads('data: a\n', '\ndata: b\n\n'));
-    expect(f.events.map((e) => [e.data, e.t])).toEqual([['a', 2], ['b', 2]]);
+    expect(f.events.map((e) => [e.data, e.t])).toEqual([
+      ['a', 2],
+      ['b', 2],
+    ]);
   });
 
   test('bytesAround shows a lone CR in place', () => {
@@ -262,20 +294,30 @@ describe('analyzeNdjson', () => {
   test('LF and CRLF lines, blank lines, an unterminated last line', () => {
     const f = analyzeNdjson(reads('{"a":1}\n{"b":', '2}\r\n\n{"done":true}'));
     expect(f.lines.map((l) => [l.text, l.end, l.isObject, l.t])).toEqual([
-      ['{"a":1}', 'LF', true, 1], ['{"b":2}', 'CRLF', true, 2], ['{"done":true}', 'EOF', true, 2],
+      ['{"a":1}', 'LF', true, 1],
+      ['{"b":2}', 'CRLF', true, 2],
+      ['{"done":true}', 'EOF', true, 2],
     ]);
     expect(f.blankLines).toBe(1);
   });
 
   test('SSE framing instead of NDJSON is recognised line by line', () => {
     const f = analyzeNdjson(enc.encode('data: {"a":1}\n\n: ping\n\ndata: [DONE]\n\n'));
-    expect(f.lines.map((l) => [l.sseLike, l.isObject])).toEqual([[true, false], [true, false], [true, false]]);
+    expect(f.lines.map((l) => [l.sseLike, l.isObject])).toEqual([
+      [true, false],
+      [true, false],
+      [true, false],
+    ]);
     expect(f.blankLines).toBe(3);
   });
 
   test('two objects on one line, a non-object, a lone CR', () => {
     const f = analyzeNdjson(enc.encode('{"a":1}{"b":2}\n[1]\n{"c":"x\ry"}\n'));
-    expect(f.lines.map((l) => l.problem)).toEqual(['2 JSON values on one line', 'a JSON array, not an object', expect.stringContaining('not JSON')]);
+    expect(f.lines.map((l) => l.problem)).toEqual([
+      '2 JSON values on one line',
+      'a JSON array, not an object',
+      expect.stringContaining('not JSON'),
+    ]);
     expect(f.loneCrOffsets).toEqual([26]);
   });
 
@@ -283,7 +325,8 @@ describe('analyzeNdjson', () => {
     const body = enc.encode('{"message":{"content":"東京🙂"}}\n{"done":true,"done_reason":"stop"}\n');
     const strip = (x: ReturnType<typeof analyzeNdjson>) => x.lines.map(({ t: _t, ...l }) => l);
     const whole = strip(analyzeNdjson(body));
-    for (let cut = 0; cut <= body.length; cut++) expect(strip(analyzeNdjson(reads(body.slice(0, cut), body.slice(cut))))).toEqual(whole);
+    for (let cut = 0; cut <= body.length; cut++)
+      expect(strip(analyzeNdjson(reads(body.slice(0, cut), body.slice(cut))))).toEqual(whole);
   });
 });
 
@@ -296,53 +339,101 @@ test('mediaType drops parameters and case', () => {
 // The sse judges on hand-written streams shaped like real servers' (docs/servers.md "Cross-server observations"):
 // none of what a client has to tolerate may fail a MUST check. And the fault shapes they must catch, without a server.
 
-import { makeSample, type Sample } from '../lib/decode/sse-samples.ts';
-import {
-  judgeContentType, judgeEventTerminator, judgeNoLoneCr, judgeDataPrefix, judgeUnknownFields, judgeOneJsonPerEvent,
-  judgeDoneTerminator, judgeComments,
-} from '../lib/grading/sse-framing.ts';
-import {
-  judgeChunkSchema, judgeRoleFirst, judgeFinishOnce, judgeUsageChunk, judgeUsageForm, judgeUtf8, type SseRun,
-} from '../lib/grading/sse-chunks.ts';
-import { ECHO_TEXT } from '../suites/sse.ts';
-import { judgeNdjsonFraming, judgeDoneLine, makeNdjsonSample } from '../lib/grading/ollama.ts';
-import { judgeEventLines, judgeEventSequence } from '../lib/grading/anthropic.ts';
 import type { Recording, Verdict } from '../lib/check/types.ts';
+import { makeSample, type Sample } from '../lib/decode/sse-samples.ts';
+import { judgeEventLines, judgeEventSequence } from '../lib/grading/anthropic.ts';
+import { judgeDoneLine, judgeNdjsonFraming, makeNdjsonSample } from '../lib/grading/ollama.ts';
+import {
+  judgeChunkSchema,
+  judgeFinishOnce,
+  judgeRoleFirst,
+  judgeUsageChunk,
+  judgeUsageForm,
+  judgeUtf8,
+  type SseRun,
+} from '../lib/grading/sse-chunks.ts';
+import {
+  judgeComments,
+  judgeContentType,
+  judgeDataPrefix,
+  judgeDoneTerminator,
+  judgeEventTerminator,
+  judgeNoLoneCr,
+  judgeOneJsonPerEvent,
+  judgeUnknownFields,
+} from '../lib/grading/sse-framing.ts';
+import { ECHO_TEXT } from '../suites/sse.ts';
 
-const recOf = (body: string | Uint8Array, headers: Record<string, string> = { 'content-type': 'text/event-stream; charset=utf-8' }): Recording => {
+const recOf = (
+  body: string | Uint8Array,
+  headers: Record<string, string> = { 'content-type': 'text/event-stream; charset=utf-8' },
+): Recording => {
   const bytes = typeof body === 'string' ? enc.encode(body) : body;
-  return { method: 'POST', url: 'http://127.0.0.1:1/v1/chat/completions', t0Abs: 0, status: 200, headers, reads: [{ t: 1, bytes }], tEnd: 50, body: bytes, truncated: false };
+  return {
+    method: 'POST',
+    url: 'http://127.0.0.1:1/v1/chat/completions',
+    t0Abs: 0,
+    status: 200,
+    headers,
+    reads: [{ t: 1, bytes }],
+    tEnd: 50,
+    body: bytes,
+    truncated: false,
+  };
 };
 const sample = (label: string, body: string | Uint8Array) => makeSample(label, recOf(body));
 /** Python json.dumps style: non-ASCII as \uXXXX escapes (surrogate pairs for astral characters). */
-const py = (x: unknown) => JSON.stringify(x).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-const chunk = (o: Record<string, unknown>, id = 'chatcmpl-1') => ({ id, object: 'chat.completion.chunk', created: 1700000000, model: 'qwen', ...o });
+const py = (x: unknown) =>
+  JSON.stringify(x).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const chunk = (o: Record<string, unknown>, id = 'chatcmpl-1') => ({
+  id,
+  object: 'chat.completion.chunk',
+  created: 1700000000,
+  model: 'qwen',
+  ...o,
+});
 const delta = (d: Record<string, unknown>, finish: string | null = null, more: Record<string, unknown> = {}) =>
   chunk({ choices: [{ index: 0, delta: d, logprobs: null, finish_reason: finish }], ...more });
 const usage = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 };
 const echoPieces = ['café', '-Zü', 'rich', ' 東京', ' 🙂', ' смысл', '-naïve', ' 🚀', ' end'];
-const sseOf = (objs: unknown[], o: { eol?: string; data?: string; ser?: (x: unknown) => string; between?: string[] } = {}) => {
+const sseOf = (
+  objs: unknown[],
+  o: { eol?: string; data?: string; ser?: (x: unknown) => string; between?: string[] } = {},
+) => {
   const eol = o.eol ?? '\n';
   const ser = o.ser ?? JSON.stringify;
-  return objs.map((x, i) => `${o.between?.[i] ?? ''}${o.data ?? 'data: '}${typeof x === 'string' ? x : ser(x)}${eol}${eol}`).join('');
+  return objs
+    .map((x, i) => `${o.between?.[i] ?? ''}${o.data ?? 'data: '}${typeof x === 'string' ? x : ser(x)}${eol}${eol}`)
+    .join('');
 };
 const MUST = (s: Sample[]): Record<string, Verdict> => ({
-  terminator: judgeEventTerminator(s), prefix: judgeDataPrefix(s), json: judgeOneJsonPerEvent(s), done: judgeDoneTerminator(s),
-  schema: judgeChunkSchema(s, { schemaFile: 'chat-completion-chunk.schema.json', objectName: 'chat.completion.chunk', createdSlackS: 2 }),
-  finish: judgeFinishOnce(s), type: judgeContentType(s),
+  terminator: judgeEventTerminator(s),
+  prefix: judgeDataPrefix(s),
+  json: judgeOneJsonPerEvent(s),
+  done: judgeDoneTerminator(s),
+  schema: judgeChunkSchema(s, {
+    schemaFile: 'chat-completion-chunk.schema.json',
+    objectName: 'chat.completion.chunk',
+    createdSlackS: 2,
+  }),
+  finish: judgeFinishOnce(s),
+  type: judgeContentType(s),
 });
 const outcomes = (v: Record<string, Verdict>) => Object.fromEntries(Object.entries(v).map(([k, x]) => [k, x.outcome]));
 const allPass = (v: Record<string, Verdict>) => Object.fromEntries(Object.keys(v).map((k) => [k, 'pass']));
 
 describe('sse judges: what real servers do and clients tolerate never fails a MUST', () => {
   test('vllm-mlx: ": heartbeat" comments, usage null on every chunk, usage in the finish chunk and again in a choices:[] chunk', () => {
-    const body = sseOf([
-      delta({ role: 'assistant', content: '' }, null, { usage: null }),
-      ...echoPieces.map((p) => delta({ content: p }, null, { usage: null })),
-      delta({}, 'stop', { usage }),
-      chunk({ choices: [], usage }),
-      '[DONE]',
-    ], { ser: py, between: [': heartbeat\n\n'] });
+    const body = sseOf(
+      [
+        delta({ role: 'assistant', content: '' }, null, { usage: null }),
+        ...echoPieces.map((p) => delta({ content: p }, null, { usage: null })),
+        delta({}, 'stop', { usage }),
+        chunk({ choices: [], usage }),
+        '[DONE]',
+      ],
+      { ser: py, between: [': heartbeat\n\n'] },
+    );
     const asked = sample('vllm-mlx asked', body);
     expect(outcomes(MUST([asked]))).toEqual(allPass(MUST([asked])));
     expect(judgeUsageChunk(asked).outcome).toBe('pass');
@@ -375,7 +466,10 @@ describe('sse judges: what real servers do and clients tolerate never fails a MU
       { ...delta({ reasoning_content: 'thinking' }), created: 1700000000 },
       ...echoPieces.map((p, i) => ({ ...delta({ content: p }), created: 1700000000 + (i > 4 ? 1 : 0) })),
       { ...delta({}, 'stop'), created: 1700000001 },
-      { ...chunk({ choices: [], usage, timings: { prompt_n: 12, predicted_n: 5, predicted_ms: 50 } }), created: 1700000001 },
+      {
+        ...chunk({ choices: [], usage, timings: { prompt_n: 12, predicted_n: 5, predicted_ms: 50 } }),
+        created: 1700000001,
+      },
       '[DONE]',
     ];
     const s = sample('llama.cpp', sseOf(objs, { between: [':\n\n', '', ':\n\n'] }));
@@ -384,8 +478,13 @@ describe('sse judges: what real servers do and clients tolerate never fails a MU
   });
 
   test('CRLF line ends, "data:" without the space, a JSON chunk pretty-printed over several data lines', () => {
-    const pretty = JSON.stringify(delta({ content: 'x' }), null, 1).split('\n').map((l) => `data:${l}`).join('\r\n');
-    const body = sseOf([delta({ role: 'assistant', content: '' })], { eol: '\r\n', data: 'data:' }) + `${pretty}\r\n\r\n` +
+    const pretty = JSON.stringify(delta({ content: 'x' }), null, 1)
+      .split('\n')
+      .map((l) => `data:${l}`)
+      .join('\r\n');
+    const body =
+      sseOf([delta({ role: 'assistant', content: '' })], { eol: '\r\n', data: 'data:' }) +
+      `${pretty}\r\n\r\n` +
       sseOf([delta({}, 'stop'), '[DONE]'], { eol: '\r\n', data: 'data:' });
     const s = sample('crlf', body);
     expect(outcomes(MUST([s]))).toEqual(allPass(MUST([s])));
@@ -403,26 +502,51 @@ describe('sse judges: what real servers do and clients tolerate never fails a MU
     const s = sample('mlx-omni', body);
     expect(outcomes(MUST([s]))).toEqual(allPass(MUST([s])));
     expect(judgeFinishOnce([s]).message).toContain('tolerated');
-    expect(judgeUsageForm(s, sample('x', sseOf([delta({ content: 'a' }, 'stop'), '[DONE]']))).message).toContain('repeats 1 choice');
+    expect(judgeUsageForm(s, sample('x', sseOf([delta({ content: 'a' }, 'stop'), '[DONE]']))).message).toContain(
+      'repeats 1 choice',
+    );
   });
 
   test('Ollama OpenAI compat: reasoning field, finish chunk with an empty delta', () => {
-    const s = sample('ollama', sseOf([delta({ role: 'assistant', content: '', reasoning: 'hm' }), delta({ content: 'hi' }), delta({}, 'stop'), chunk({ choices: [], usage }), '[DONE]']));
+    const s = sample(
+      'ollama',
+      sseOf([
+        delta({ role: 'assistant', content: '', reasoning: 'hm' }),
+        delta({ content: 'hi' }),
+        delta({}, 'stop'),
+        chunk({ choices: [], usage }),
+        '[DONE]',
+      ]),
+    );
     expect(outcomes(MUST([s]))).toEqual(allPass(MUST([s])));
   });
 
   test('utf8: a U+FFFD the model produced is inconclusive, never fail; ASCII-only answers are inconclusive', () => {
-    const fffd = sample('model fffd', sseOf([delta({ role: 'assistant', content: '' }), delta({ content: 'Sure: caf\uFFFD' }), delta({}, 'stop'), '[DONE]']));
+    const fffd = sample(
+      'model fffd',
+      sseOf([
+        delta({ role: 'assistant', content: '' }),
+        delta({ content: 'Sure: caf\uFFFD' }),
+        delta({}, 'stop'),
+        '[DONE]',
+      ]),
+    );
     const v = judgeUtf8({ echo: ECHO_TEXT, withUsage: fffd, withoutUsage: fffd });
     expect(v.outcome).toBe('inconclusive');
     const ascii = sample('ascii', sseOf([delta({ content: 'Sure.' }), delta({}, 'stop'), '[DONE]']));
-    expect(judgeUtf8({ echo: ECHO_TEXT, withUsage: ascii, withoutUsage: ascii })).toMatchObject({ outcome: 'inconclusive', message: expect.stringMatching(/no multibyte text/) });
+    expect(judgeUtf8({ echo: ECHO_TEXT, withUsage: ascii, withoutUsage: ascii })).toMatchObject({
+      outcome: 'inconclusive',
+      message: expect.stringMatching(/no multibyte text/),
+    });
   });
 });
 
 describe('sse judges: the defects, without a server', () => {
   test('an event without its blank line at EOF; a lone CR; a bare JSON line; an "error:" field', () => {
-    const s = sample('x', `data: ${JSON.stringify(delta({ content: 'a' }))}\r\r{"bare":1}\n\nerror: boom\ndata: [DONE]\n`);
+    const s = sample(
+      'x',
+      `data: ${JSON.stringify(delta({ content: 'a' }))}\r\r{"bare":1}\n\nerror: boom\ndata: [DONE]\n`,
+    );
     expect(judgeEventTerminator([s]).message).toContain('the body ends inside an event');
     expect(judgeNoLoneCr([s]).message).toContain('lone CR');
     expect(judgeDataPrefix([s]).message).toContain('{"bare":1}');
@@ -441,8 +565,15 @@ describe('ollama and anthropic judges on hand-written streams', () => {
   const nd = (body: string, ct = 'application/x-ndjson') => makeNdjsonSample(recOf(body, { 'content-type': ct }));
   const line = (o: unknown) => `${JSON.stringify(o)}\n`;
   test('NDJSON with CRLF, a blank line and no trailing newline is tolerated; the done line is read', () => {
-    const body = `${line({ message: { role: 'assistant', content: 'hi' }, done: false }).replace('\n', '\r\n')}\n` +
-      JSON.stringify({ message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop', eval_count: 1, eval_duration: 5e6 });
+    const body =
+      `${line({ message: { role: 'assistant', content: 'hi' }, done: false }).replace('\n', '\r\n')}\n` +
+      JSON.stringify({
+        message: { role: 'assistant', content: '' },
+        done: true,
+        done_reason: 'stop',
+        eval_count: 1,
+        eval_duration: 5e6,
+      });
     expect(judgeNdjsonFraming(nd(body)).outcome).toBe('pass');
     expect(judgeDoneLine(nd(body)).outcome).toBe('pass');
   });
@@ -455,9 +586,15 @@ describe('ollama and anthropic judges on hand-written streams', () => {
   test('anthropic: pings anywhere and an unknown event type are fine; a block left open is not', () => {
     const ev = (o: { type: string } & Record<string, unknown>) => `event: ${o.type}\ndata: ${JSON.stringify(o)}\n\n`;
     const ok = [
-      ev({ type: 'ping' }), ev({ type: 'message_start', message: { id: 'm', role: 'assistant' } }), ev({ type: 'content_block_start', index: 0 }),
-      ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'hi' } }), ev({ type: 'ping' }), ev({ type: 'future_thing' }),
-      ev({ type: 'content_block_stop', index: 0 }), ev({ type: 'message_delta', delta: { stop_reason: 'end_turn' } }), ev({ type: 'message_stop' }),
+      ev({ type: 'ping' }),
+      ev({ type: 'message_start', message: { id: 'm', role: 'assistant' } }),
+      ev({ type: 'content_block_start', index: 0 }),
+      ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'hi' } }),
+      ev({ type: 'ping' }),
+      ev({ type: 'future_thing' }),
+      ev({ type: 'content_block_stop', index: 0 }),
+      ev({ type: 'message_delta', delta: { stop_reason: 'end_turn' } }),
+      ev({ type: 'message_stop' }),
     ];
     expect(judgeEventSequence(sample('a', ok.join(''))).outcome).toBe('pass');
     expect(judgeEventLines(sample('a', ok.join(''))).outcome).toBe('pass');

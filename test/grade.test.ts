@@ -1,13 +1,28 @@
 // grade(): level, strict mode and known issues applied to a check's raw verdict. `inconclusive` is an outcome of its
 // own: neither strict mode nor a known-issue entry turns it into anything else.
-import { describe, test, expect } from 'vitest';
-import { grade, type CheckDef } from '../lib/check/check.ts';
+import { describe, expect, test } from 'vitest';
+import { type CheckDef, grade } from '../lib/check/check.ts';
 import type { Level, Profile, Verdict } from '../lib/check/types.ts';
 
-const check = (level: Level): CheckDef => ({ id: 'x.y', title: 't', level, rationale: 'r', reference: 'ref', requires: [], run: async () => ({ outcome: 'pass', message: '' }) });
+const check = (level: Level): CheckDef => ({
+  id: 'x.y',
+  title: 't',
+  level,
+  rationale: 'r',
+  reference: 'ref',
+  requires: [],
+  run: async () => ({ outcome: 'pass', message: '' }),
+});
 const profile = (known = false): Profile => ({
-  id: 'p', baseUrl: 'http://127.0.0.1:1', model: 'm', apis: ['openai-chat'], readiness: { kind: 'completion' }, startTimeoutMs: 1000,
-  slots: 1, deterministic: false, context: { discovery: 'none' },
+  id: 'p',
+  baseUrl: 'http://127.0.0.1:1',
+  model: 'm',
+  apis: ['openai-chat'],
+  readiness: { kind: 'completion' },
+  startTimeoutMs: 1000,
+  slots: 1,
+  deterministic: false,
+  context: { discovery: 'none' },
   ...(known ? { knownIssues: [{ check: 'x.y', reason: 'documented bug' }] } : {}),
 });
 const v = (outcome: Verdict['outcome'], message = 'm'): Verdict => ({ outcome, message });
@@ -33,12 +48,26 @@ describe('grade', () => {
     const clear = v('warn', 'HTTP 200 for an unknown model');
     const edge: Verdict = { outcome: 'warn', message: 'borderline: ratio 0.31, CI 0.2–0.4', borderline: true };
     for (const level of ['MUST', 'SHOULD'] as Level[]) {
-      expect(grade(check(level), clear, profile(), false)).toEqual({ outcome: 'warn', message: clear.message, raw: 'warn' });
-      expect(grade(check(level), clear, profile(), true)).toEqual({ outcome: 'fail', message: clear.message, raw: 'warn' });
-      expect(grade(check(level), edge, profile(), false)).toEqual({ outcome: 'warn', message: edge.message, raw: 'warn' });
+      expect(grade(check(level), clear, profile(), false)).toEqual({
+        outcome: 'warn',
+        message: clear.message,
+        raw: 'warn',
+      });
+      expect(grade(check(level), clear, profile(), true)).toEqual({
+        outcome: 'fail',
+        message: clear.message,
+        raw: 'warn',
+      });
+      expect(grade(check(level), edge, profile(), false)).toEqual({
+        outcome: 'warn',
+        message: edge.message,
+        raw: 'warn',
+      });
       const strict = grade(check(level), edge, profile(), true);
       expect(strict.outcome).toBe('warn');
-      expect(strict.message).toMatch(/^borderline evidence, not failed under CONFORMANCE_STRICT=1 .*: borderline: ratio 0\.31/);
+      expect(strict.message).toMatch(
+        /^borderline evidence, not failed under CONFORMANCE_STRICT=1 .*: borderline: ratio 0\.31/,
+      );
     }
     // INFO measures: no warn of it fails, strict or not.
     expect(grade(check('INFO'), clear, profile(), true).outcome).toBe('warn');

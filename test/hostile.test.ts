@@ -3,15 +3,17 @@
 // finished within the deadline, the expected checks failed with messages saying what the server did, every report
 // written and valid, the key nowhere in what was written or printed and never at the other origin.
 // `npm run hostile` runs every mode, one run each, with time and peak RSS per mode.
-import { test, expect } from 'vitest';
+import { expect, test } from 'vitest';
 import { MODE_NAMES, modeInfo } from '../fixtures/hostile-server/modes.ts';
-import { endedInTime, judge, runModes, summaryLine, type ModeSpec } from '../scripts/support/hostile-run.ts';
+import { endedInTime, judge, type ModeSpec, runModes, summaryLine } from '../scripts/support/hostile-run.ts';
 
 const QUICK: ModeSpec[] = MODE_NAMES.filter((m) => modeInfo(m).quick).map((mode) => ({ mode }));
 /** The quick set's bound (the issue: at most 5 minutes in CI); each mode alone must also end within 10 minutes. */
 const DEADLINE_S = 280;
 
-test(`the catalogue against the quick set of hostile modes (${QUICK.map((q) => q.mode).join(', ')}) ends in time with every report and no key`, { timeout: (DEADLINE_S + 120) * 1000 }, async () => {
+test(`the catalogue against the quick set of hostile modes (${QUICK.map((q) => q.mode).join(', ')}) ends in time with every report and no key`, {
+  timeout: (DEADLINE_S + 120) * 1000,
+}, async () => {
   const results = await runModes(QUICK, { deadlineS: DEADLINE_S });
   const problems: string[] = [];
   for (const r of results) {
@@ -25,16 +27,22 @@ test(`the catalogue against the quick set of hostile modes (${QUICK.map((q) => q
   const out = results[0]!.output;
   // Header: server line, suite line, the fidelity preflight line (the preflight measures our client, so it runs
   // even when the server never got ready), a blank, the table's head and rule; then the one folded row.
-  expect(out).toMatch(/conformance — hostile-reset-fresh .*\nsuite .*\n(?:fidelity preflight: .*\n)?\n.*\n.*\nERROR\s+all \d+ checks\s+server "hostile-reset-fresh" was not ready .*; \d+ checks not run\n\n/);
+  expect(out).toMatch(
+    /conformance — hostile-reset-fresh .*\nsuite .*\n(?:fidelity preflight: .*\n)?\n.*\n.*\nERROR\s+all \d+ checks\s+server "hostile-reset-fresh" was not ready .*; \d+ checks not run\n\n/,
+  );
   expect(out).toMatch(/; \d+ checks not run/);
 });
 
-test('the run deadline is enforced inside the run: it ends in time, the checks not run say so, every report is written', { timeout: 180_000 }, async () => {
+test('the run deadline is enforced inside the run: it ends in time, the checks not run say so, every report is written', {
+  timeout: 180_000,
+}, async () => {
   const deadlineS = 45;
   const [r] = await runModes([{ mode: 'slowloris' }], { deadlineS });
   const problems = judge(r!, {
     description: 'slowloris under a 45 s run deadline',
-    caughtBy: [{ check: '*', outcome: ['error'], message: /^not run: the run deadline passed \(CONFORMANCE_DEADLINE_S=45;/ }],
+    caughtBy: [
+      { check: '*', outcome: ['error'], message: /^not run: the run deadline passed \(CONFORMANCE_DEADLINE_S=45;/ },
+    ],
   });
   console.log(summaryLine(r!, problems));
   expect(problems).toEqual([]);

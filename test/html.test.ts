@@ -2,24 +2,28 @@
 // results files: the plots carry the data (read back from data-* attributes), the matrix has every check × run,
 // hostile strings stay text, nothing is fetched from outside. With Chromium (always when CONFORMANCE_REQUIRE_CHROMIUM=1, as in our CI) the page is
 // opened headless: no console errors, no requests, JS-free cells, and a screenshot in reports/html-screenshot.png.
-import { describe, test, expect } from 'vitest';
+
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { renderHtml } from '../reporters/html.ts';
-import { niceTicks, plotSvg } from '../reporters/svg-plot.ts';
-import { columnsOf, normaliseResults } from '../reporters/report-data.ts';
+import { describe, expect, test } from 'vitest';
 import { ROOT } from '../lib/config/profile.ts';
 import { compileSchema, schemaErrors } from '../lib/config/schemas.ts';
-import { HOSTILE, sampleResults } from './support/results-samples.ts';
+import { renderHtml } from '../reporters/html.ts';
+import { columnsOf, normaliseResults } from '../reporters/report-data.ts';
+import { niceTicks, plotSvg } from '../reporters/svg-plot.ts';
 import { FIXTURE_DIR, realResultsFiles } from './support/real-results.ts';
+import { HOSTILE, sampleResults } from './support/results-samples.ts';
 
 // ---------------------------------------------------------------------------------------------------------
 // A small reader for the markup we write (no DOM library: the structure is ours and regular).
 
 function unescapeHtml(s: string): string {
-  return s.replace(/&(lt|gt|quot|#39|amp);/g, (_, e: string) => ({ lt: '<', gt: '>', quot: '"', '#39': "'", amp: '&' })[e]!);
+  return s.replace(
+    /&(lt|gt|quot|#39|amp);/g,
+    (_, e: string) => ({ lt: '<', gt: '>', quot: '"', '#39': "'", amp: '&' })[e]!,
+  );
 }
 
 /** Attributes of one start tag, values unescaped. */
@@ -97,24 +101,37 @@ const byX = (a: { x: number }, b: { x: number }) => a.x - b.x;
 
 function expectedScaling(metrics: unknown): Array<{ x: number; y: number }> {
   const curve = asObj(metrics).curve;
-  return (Array.isArray(curve) ? curve : []).map(asObj).filter((p) => finite(p.concurrency) && finite(p.aggregateTps) && p.concurrency > 0 && p.aggregateTps > 0)
-    .map((p) => ({ x: p.concurrency as number, y: p.aggregateTps as number })).sort(byX);
+  return (Array.isArray(curve) ? curve : [])
+    .map(asObj)
+    .filter((p) => finite(p.concurrency) && finite(p.aggregateTps) && p.concurrency > 0 && p.aggregateTps > 0)
+    .map((p) => ({ x: p.concurrency as number, y: p.aggregateTps as number }))
+    .sort(byX);
 }
 function expectedPrefill(metrics: unknown): Array<{ x: number; y: number }> {
   // The checks write { tokens, ttftMsP50 }; the hand-made runs also use { promptTokens, ttftMs }.
   const curve = asObj(metrics).curve;
-  return (Array.isArray(curve) ? curve : []).map(asObj).map((p) => ({ x: p.tokens ?? p.promptTokens, y: p.ttftMsP50 ?? p.ttftMs }))
-    .filter((p): p is { x: number; y: number } => finite(p.x) && finite(p.y) && p.x > 0 && p.y > 0).sort(byX);
+  return (Array.isArray(curve) ? curve : [])
+    .map(asObj)
+    .map((p) => ({ x: p.tokens ?? p.promptTokens, y: p.ttftMsP50 ?? p.ttftMs }))
+    .filter((p): p is { x: number; y: number } => finite(p.x) && finite(p.y) && p.x > 0 && p.y > 0)
+    .sort(byX);
 }
 function expectedCycles(metrics: unknown): Array<{ x: number; y: number }> {
   const cycles = asObj(metrics).cycles;
   if (!Array.isArray(cycles)) return [];
   if (cycles.every((c) => typeof c === 'number')) return cycles.map((y, i) => ({ x: i + 1, y: y as number }));
-  return cycles.map(asObj).filter((c) => finite(c.cycle) && finite(c.wallTps)).map((c) => ({ x: c.cycle as number, y: c.wallTps as number })).sort(byX);
+  return cycles
+    .map(asObj)
+    .filter((c) => finite(c.cycle) && finite(c.wallTps))
+    .map((c) => ({ x: c.cycle as number, y: c.wallTps as number }))
+    .sort(byX);
 }
 
 function pointsOf(p: PlotData | undefined, series: string) {
-  return (p?.points ?? []).filter((q) => q.series === series).map(({ x, y }) => ({ x, y })).sort((a, b) => a.x - b.x);
+  return (p?.points ?? [])
+    .filter((q) => q.series === series)
+    .map(({ x, y }) => ({ x, y }))
+    .sort((a, b) => a.x - b.x);
 }
 
 /** The invariants every report must meet, whatever its input. */
@@ -135,9 +152,15 @@ function assertReport(html: string, files: unknown[]): void {
   for (const plot of p.values()) expect(plot.legend).toEqual(cols.map((c) => c.label));
   for (const c of cols) {
     const m = (id: string) => c.checks.get(id)?.metrics;
-    expect(pointsOf(p.get('throughput-vs-concurrency'), c.label), `scaling ${c.label}`).toEqual(expectedScaling(m('parallel.scaling')));
-    expect(pointsOf(p.get('ttft-vs-prompt-length'), c.label), `prefill ${c.label}`).toEqual(expectedPrefill(m('context.prefill-scaling')));
-    expect(pointsOf(p.get('throughput-per-cycle'), c.label), `cycles ${c.label}`).toEqual(expectedCycles(m('cycles.no-slowdown')));
+    expect(pointsOf(p.get('throughput-vs-concurrency'), c.label), `scaling ${c.label}`).toEqual(
+      expectedScaling(m('parallel.scaling')),
+    );
+    expect(pointsOf(p.get('ttft-vs-prompt-length'), c.label), `prefill ${c.label}`).toEqual(
+      expectedPrefill(m('context.prefill-scaling')),
+    );
+    expect(pointsOf(p.get('throughput-per-cycle'), c.label), `cycles ${c.label}`).toEqual(
+      expectedCycles(m('cycles.no-slowdown')),
+    );
   }
   assertOffline(html);
 }
@@ -146,19 +169,24 @@ function assertReport(html: string, files: unknown[]): void {
 function assertOffline(html: string): void {
   for (const tag of startTags(html)) {
     const a = attrs(tag);
-    for (const k of ['src', 'href', 'xlink:href', 'action', 'poster', 'srcset', 'formaction', 'background']) expect(a[k], `${k} in ${tag.slice(0, 80)}`).toBeUndefined();
+    for (const k of ['src', 'href', 'xlink:href', 'action', 'poster', 'srcset', 'formaction', 'background'])
+      expect(a[k], `${k} in ${tag.slice(0, 80)}`).toBeUndefined();
     // No event-handler attribute anywhere (an escaping slip would show up here first).
     for (const k of Object.keys(a)) expect(k.startsWith('on'), `attribute ${k} in ${tag.slice(0, 120)}`).toBe(false);
   }
   expect(html).not.toMatch(/<(link|iframe|object|embed|img|base|meta\s+http-equiv="refresh")\b/i);
   expect(html).not.toMatch(/url\s*\(/i);
   expect(html).not.toMatch(/@import/i);
-  const csp = startTags(html).map(attrs).find((a) => a['http-equiv'] === 'Content-Security-Policy');
+  const csp = startTags(html)
+    .map(attrs)
+    .find((a) => a['http-equiv'] === 'Content-Security-Policy');
   expect(csp?.content).toMatch(/default-src 'none'/);
   expect(csp?.content).not.toMatch(/script-src[^;]*'unsafe-inline'/);
   // The only absolute URLs are the SVG namespace and text (a check's reference), never an attribute value.
   for (const tag of startTags(html)) {
-    for (const [k, v] of Object.entries(attrs(tag))) if (k !== 'xmlns' && k !== 'title') expect(v, `${k}=${v.slice(0, 60)}`).not.toMatch(/^\s*(https?:|\/\/|javascript:|data:)/i);
+    for (const [k, v] of Object.entries(attrs(tag)))
+      if (k !== 'xmlns' && k !== 'title')
+        expect(v, `${k}=${v.slice(0, 60)}`).not.toMatch(/^\s*(https?:|\/\/|javascript:|data:)/i);
   }
 }
 
@@ -167,8 +195,23 @@ function assertOffline(html: string): void {
 describe('svg plot', () => {
   test('every drawable point is in the markup with its exact values', () => {
     const series = [
-      { name: 'a', points: [{ x: 1, y: 10.123456789 }, { x: 2, y: 20 }, { x: 4, y: 39.5 }] },
-      { name: 'b <x>', points: [{ x: 1, y: 5 }, { x: 4, y: NaN }, { x: 8, y: Infinity }, { x: 0, y: 3 }] },
+      {
+        name: 'a',
+        points: [
+          { x: 1, y: 10.123456789 },
+          { x: 2, y: 20 },
+          { x: 4, y: 39.5 },
+        ],
+      },
+      {
+        name: 'b <x>',
+        points: [
+          { x: 1, y: 5 },
+          { x: 4, y: NaN },
+          { x: 8, y: Infinity },
+          { x: 0, y: 3 },
+        ],
+      },
     ];
     const svg = plotSvg({ id: 'p1', title: 'T & t', xLabel: 'x', yLabel: 'y', xScale: 'log2', series });
     const p = plots(svg).get('p1')!;
@@ -185,7 +228,13 @@ describe('svg plot', () => {
   });
 
   test('no data gives a labelled empty frame, not an error', () => {
-    for (const series of [[], [{ name: 'x', points: [] }], [{ name: 'y', points: [{ x: NaN, y: 1 }] }], undefined as never, [{ name: 'z', points: 'nope' as never }]]) {
+    for (const series of [
+      [],
+      [{ name: 'x', points: [] }],
+      [{ name: 'y', points: [{ x: NaN, y: 1 }] }],
+      undefined as never,
+      [{ name: 'z', points: 'nope' as never }],
+    ]) {
       const svg = plotSvg({ id: 'e', title: 'empty', xLabel: 'x', yLabel: 'y', series });
       expect(svg).toContain('data-empty="true"');
       expect(svg).toContain('n/a');
@@ -203,13 +252,18 @@ describe('svg plot', () => {
 
 describe('html report from hand-made results', () => {
   const files = sampleResults();
-  const html = renderHtml(files, { generatedAt: '2026-11-29T12:00:00Z', sources: ['a/results.json', 'b/results.json'] });
+  const html = renderHtml(files, {
+    generatedAt: '2026-11-29T12:00:00Z',
+    sources: ['a/results.json', 'b/results.json'],
+  });
 
   test('matrix has every check × run and the plots carry the data', () => {
     assertReport(html, files);
     const p = plots(html);
     // The seed's shapes: a batching server rises, a serialising one stays flat, a decaying one falls.
-    expect(pointsOf(p.get('throughput-per-cycle'), 'mlx-vlm @ m4-pro').map((q) => q.y)).toEqual([790, 610, 402, 220, 96, 31, 9.8, 3.5]);
+    expect(pointsOf(p.get('throughput-per-cycle'), 'mlx-vlm @ m4-pro').map((q) => q.y)).toEqual([
+      790, 610, 402, 220, 96, 31, 9.8, 3.5,
+    ]);
     expect(pointsOf(p.get('throughput-vs-concurrency'), 'mlx-vlm @ m4-pro').every((q) => q.y === 50)).toBe(true);
   });
 
@@ -218,7 +272,10 @@ describe('html report from hand-made results', () => {
     expect(html).toContain('mlx-vlm @ m4-pro');
     const good = headlineRow(html, 'mlx-openai-server @ m2-max');
     expect(good).toMatchObject({
-      wall_tps_p50: { value: '52.1', phantom: false }, ttft_p50: { value: '48.2' }, gen_tps_p50: { value: '55.3', phantom: false }, speedup: { value: '2.17' },
+      wall_tps_p50: { value: '52.1', phantom: false },
+      ttft_p50: { value: '48.2' },
+      gen_tps_p50: { value: '55.3', phantom: false },
+      speedup: { value: '2.17' },
       aggregate_tps_peak: { value: '1040' },
     });
     const phantom = headlineRow(html, 'vllm-mlx @ m2-max');
@@ -240,19 +297,53 @@ describe('html report from hand-made results', () => {
   });
 
   test('the same input gives the same bytes', () => {
-    expect(renderHtml(sampleResults(), { generatedAt: '2026-11-29T12:00:00Z', sources: ['a/results.json', 'b/results.json'] })).toBe(html);
+    expect(
+      renderHtml(sampleResults(), {
+        generatedAt: '2026-11-29T12:00:00Z',
+        sources: ['a/results.json', 'b/results.json'],
+      }),
+    ).toBe(html);
   });
 
   test('odd input renders n/a instead of throwing', () => {
     const odd: unknown[] = [
-      null, 42, 'results', [], {}, { header: null, checks: 'nope' },
-      { header: { project: 'odd', machine: { label: 'm' } }, checks: [
-        null, { id: 7 }, { title: 'no id' },
-        { id: 'parallel.scaling', outcome: 'weird', metrics: { curve: 'nope' }, evidence: [null, 5, { wire: 7, label: {} }] },
-        { id: 'cycles.no-slowdown', outcome: 'pass', metrics: { cycles: [null, 'a', NaN, -3, { cycle: 'x' }] } },
-        { id: 'context.prefill-scaling', outcome: 'pass', metrics: { curve: [{ tokens: 0, ttftMsP50: 5 }, { tokens: 100, ttftMsP50: -1 }] } },
-        { id: 'metrics.gen-tps-plausible', outcome: 'fail', message: 42, metrics: { workload: 'x', streams: 'y', gen_tps_p50: 'fast' } },
-      ] },
+      null,
+      42,
+      'results',
+      [],
+      {},
+      { header: null, checks: 'nope' },
+      {
+        header: { project: 'odd', machine: { label: 'm' } },
+        checks: [
+          null,
+          { id: 7 },
+          { title: 'no id' },
+          {
+            id: 'parallel.scaling',
+            outcome: 'weird',
+            metrics: { curve: 'nope' },
+            evidence: [null, 5, { wire: 7, label: {} }],
+          },
+          { id: 'cycles.no-slowdown', outcome: 'pass', metrics: { cycles: [null, 'a', NaN, -3, { cycle: 'x' }] } },
+          {
+            id: 'context.prefill-scaling',
+            outcome: 'pass',
+            metrics: {
+              curve: [
+                { tokens: 0, ttftMsP50: 5 },
+                { tokens: 100, ttftMsP50: -1 },
+              ],
+            },
+          },
+          {
+            id: 'metrics.gen-tps-plausible',
+            outcome: 'fail',
+            message: 42,
+            metrics: { workload: 'x', streams: 'y', gen_tps_p50: 'fast' },
+          },
+        ],
+      },
     ];
     for (const input of [[], odd, undefined as never]) {
       const out = renderHtml(input);
@@ -265,8 +356,18 @@ describe('html report from hand-made results', () => {
     const p = plots(out);
     for (const plot of p.values()) expect(plot.attrs['data-empty']).toBe('true');
     // A plain list of numbers is per-cycle throughput at cycles 1, 2, …; what is not a finite number is left out.
-    const listed = plots(renderHtml([{ header: { project: 'odd', machine: { label: 'm' } }, checks: [{ id: 'cycles.no-slowdown', outcome: 'pass', metrics: { cycles: [null, NaN, 42, 7] } }] }]));
-    expect(pointsOf(listed.get('throughput-per-cycle'), 'odd @ m')).toEqual([{ x: 3, y: 42 }, { x: 4, y: 7 }]);
+    const listed = plots(
+      renderHtml([
+        {
+          header: { project: 'odd', machine: { label: 'm' } },
+          checks: [{ id: 'cycles.no-slowdown', outcome: 'pass', metrics: { cycles: [null, NaN, 42, 7] } }],
+        },
+      ]),
+    );
+    expect(pointsOf(listed.get('throughput-per-cycle'), 'odd @ m')).toEqual([
+      { x: 3, y: 42 },
+      { x: 4, y: 7 },
+    ]);
   });
 });
 
@@ -288,7 +389,9 @@ describe('html report from real results files', () => {
     const ref = real.find((r) => r.path.startsWith(FIXTURE_DIR) && asObj(asObj(r.data).header).project === 'reference');
     expect(ref, 'a captured reference run in fixtures/results').toBeDefined();
     if (ref) {
-      const label = columnsOf(files.map(normaliseResults)).find((c) => c.header.date === asObj(asObj(ref.data).header).date && c.project === 'reference')!.label;
+      const label = columnsOf(files.map(normaliseResults)).find(
+        (c) => c.header.date === asObj(asObj(ref.data).header).date && c.project === 'reference',
+      )!.label;
       const pts = pointsOf(plots(html).get('throughput-vs-concurrency'), label);
       expect(pts.length).toBeGreaterThanOrEqual(2);
       expect(pts[pts.length - 1]!.y).toBeGreaterThan(pts[0]!.y);
@@ -305,13 +408,24 @@ describe('html report from real results files', () => {
     const dir = mkdtempSync(join(tmpdir(), 'html-test-'));
     try {
       const out = join(dir, 'index.html');
-      const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/html.ts', ...captured.map((x) => x.path), '--out', out], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+      const r = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', 'scripts/html.ts', ...captured.map((x) => x.path), '--out', out],
+        { cwd: ROOT, encoding: 'utf8', timeout: 30_000 },
+      );
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout).toMatch(/html: wrote .*index\.html/);
       const html = readFileSync(out, 'utf8');
-      assertReport(html, captured.map((x) => x.data));
+      assertReport(
+        html,
+        captured.map((x) => x.data),
+      );
       writeFileSync(join(dir, 'broken.json'), '{"header": ');
-      const bad = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/html.ts', join(dir, 'broken.json'), '--out', out], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+      const bad = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', 'scripts/html.ts', join(dir, 'broken.json'), '--out', out],
+        { cwd: ROOT, encoding: 'utf8', timeout: 30_000 },
+      );
       expect(bad.status).toBe(1);
       expect(readFileSync(out, 'utf8')).toContain('could not read');
     } finally {
@@ -328,33 +442,59 @@ const CHROMIUM = process.env.CONFORMANCE_CHROMIUM || '/usr/bin/chromium';
 const REQUIRED = process.env.CONFORMANCE_REQUIRE_CHROMIUM === '1';
 
 describe('html report in a browser', () => {
-  test('headless Chromium: no console errors, no requests, cells open, screenshot saved', { timeout: 90_000 }, async (t) => {
+  test('headless Chromium: no console errors, no requests, cells open, screenshot saved', {
+    timeout: 90_000,
+  }, async (t) => {
     if (!existsSync(CHROMIUM)) {
       if (!REQUIRED) {
         t.skip(`no Chromium at ${CHROMIUM}: install Debian's chromium (bash .ci/run-deps.sh) to run the browser test`);
         return;
       }
-      throw new Error(`CONFORMANCE_REQUIRE_CHROMIUM=1 but ${CHROMIUM} is missing: .ci/run-deps.sh should have installed Debian's chromium`);
+      throw new Error(
+        `CONFORMANCE_REQUIRE_CHROMIUM=1 but ${CHROMIUM} is missing: .ci/run-deps.sh should have installed Debian's chromium`,
+      );
     }
     const { chromium } = await import('playwright-core');
     const files = [...realResultsFiles({ includeReports: false }).map((r) => r.data), ...sampleResults()];
     const dir = mkdtempSync(join(tmpdir(), 'html-browser-'));
     const page = join(dir, 'index.html');
-    writeFileSync(page, renderHtml(files, { generatedAt: 'self-test', sources: ['fixtures/results/*.json', 'test/support/results-samples.ts'] }));
+    writeFileSync(
+      page,
+      renderHtml(files, {
+        generatedAt: 'self-test',
+        sources: ['fixtures/results/*.json', 'test/support/results-samples.ts'],
+      }),
+    );
     const ctx = await chromium.launchPersistentContext(join(dir, 'profile'), {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
       viewport: { width: 1400, height: 900 },
     });
     try {
       const tab = ctx.pages()[0] ?? (await ctx.newPage());
       const problems: string[] = [];
       const requests: string[] = [];
-      tab.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console.${m.type()}: ${m.text()}`); });
+      tab.on('console', (m) => {
+        if (m.type() === 'error' || m.type() === 'warning') problems.push(`console.${m.type()}: ${m.text()}`);
+      });
       tab.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-      tab.on('dialog', (d) => { problems.push(`dialog: ${d.message()}`); void d.dismiss(); });
-      tab.on('request', (r) => { if (!r.url().startsWith('file://')) requests.push(r.url()); });
+      tab.on('dialog', (d) => {
+        problems.push(`dialog: ${d.message()}`);
+        void d.dismiss();
+      });
+      tab.on('request', (r) => {
+        if (!r.url().startsWith('file://')) requests.push(r.url());
+      });
       await tab.goto(`file://${page}`, { waitUntil: 'load' });
 
       expect(await tab.evaluate('window.__pwned')).toBeUndefined();

@@ -1,24 +1,45 @@
 // Who used the CPUs while the cycles ran (lib/measure/machine-load.ts), and the rule that lets a neighbour's load, not the
 // server, explain a trend (lib/grading/cycles.ts contention): excused only with a rise of other load AND a CPU-bound
 // server whose own CPU fell about as much as its speed.
-import { describe, expect, test } from 'vitest';
+
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cpuSnapshot, cpuUse, processTreeJiffies, type CpuUse } from '../lib/measure/machine-load.ts';
 import fc from 'fast-check';
-import { contention, cyclesUndecided, gradeNoSlowdown, gradeTtftStable, type CycleSample } from '../lib/grading/cycles.ts';
+import { describe, expect, test } from 'vitest';
+import {
+  type CycleSample,
+  contention,
+  cyclesUndecided,
+  gradeNoSlowdown,
+  gradeTtftStable,
+} from '../lib/grading/cycles.ts';
+import { type CpuUse, cpuSnapshot, cpuUse, processTreeJiffies } from '../lib/measure/machine-load.ts';
 import { checks as cycleChecks, cyclesWorkload, trendThresholds } from '../suites/cycles.ts';
 
 const th = { relative: 0.2, absolute: 0, alpha: 0.05, minCycles: 5, starvedLoopP99Ms: 100 };
 const ttftTh = { relative: 0.5, absolute: 30, alpha: 0.05, minCycles: 5, starvedLoopP99Ms: 100 };
-const use = (other: number, server: number): CpuUse => ({ cores: 2, otherCores: other, serverCores: server, clientCores: 0.1 });
+const use = (other: number, server: number): CpuUse => ({
+  cores: 2,
+  otherCores: other,
+  serverCores: server,
+  clientCores: 0.1,
+});
 
 /** 9 cycles: speed steps from 430 to 340 tok/s at cycle 4 (the CI failure of stop 15), CPU use per cycle from f. */
-function stepped(cpu: (c: number) => CpuUse | undefined, tps: (c: number) => number = (c) => (c < 4 ? 430 : 340), ttft: () => number = () => 12): CycleSample[] {
+function stepped(
+  cpu: (c: number) => CpuUse | undefined,
+  tps: (c: number) => number = (c) => (c < 4 ? 430 : 340),
+  ttft: () => number = () => 12,
+): CycleSample[] {
   return Array.from({ length: 9 }, (_, i) => {
     const c = i + 1;
     const u = cpu(c);
-    return { cycle: c, wallTps: [0.99, 1, 1.01].map((f) => tps(c) * f), ttftMs: [0.98, 1, 1.03].map((f) => ttft() * f), ...(u ? { cpu: u } : {}) };
+    return {
+      cycle: c,
+      wallTps: [0.99, 1, 1.01].map((f) => tps(c) * f),
+      ttftMs: [0.98, 1, 1.03].map((f) => ttft() * f),
+      ...(u ? { cpu: u } : {}),
+    };
   });
 }
 
@@ -26,7 +47,9 @@ describe('contention: a neighbour explains a trend only when the figures say so'
   test('other load rose by 0.9 cores while the CPU-bound server lost CPU in step with its speed: inconclusive, with the figures', () => {
     const v = gradeNoSlowdown({ cycles: stepped((c) => (c < 4 ? use(0.05, 0.95) : use(0.95, 0.75))), thresholds: th });
     expect(v.outcome).toBe('inconclusive');
-    expect(v.message).toMatch(/^the machine got busier while the cycles ran: other processes used 0\.05 cores in the first 3 cycles and 0\.95 in the last 3/);
+    expect(v.message).toMatch(
+      /^the machine got busier while the cycles ran: other processes used 0\.05 cores in the first 3 cycles and 0\.95 in the last 3/,
+    );
     expect(v.message).toContain('per-cycle wall_tps 430');
   });
   test('the same drop on a quiet machine is still graded (a slowdown of the server)', () => {
@@ -42,17 +65,42 @@ describe('contention: a neighbour explains a trend only when the figures say so'
     const v = gradeNoSlowdown({ cycles: stepped((c) => (c < 4 ? use(0.05, 0.2) : use(0.95, 0.1))), thresholds: th });
     expect(v.outcome).not.toBe('inconclusive');
   });
-  test('without the server\'s CPU (a server the suite did not start) nothing is excused', () => {
-    const v = gradeNoSlowdown({ cycles: stepped((c) => ({ cores: 2, otherCores: c < 4 ? 0.05 : 0.95, clientCores: 0.1 })), thresholds: th });
+  test("without the server's CPU (a server the suite did not start) nothing is excused", () => {
+    const v = gradeNoSlowdown({
+      cycles: stepped((c) => ({ cores: 2, otherCores: c < 4 ? 0.05 : 0.95, clientCores: 0.1 })),
+      thresholds: th,
+    });
     expect(v.outcome).not.toBe('inconclusive');
-    expect(contention([{ cycle: 1, otherCores: 0 }, { cycle: 2, otherCores: 1 }], 1, 1.2)).toBeUndefined();
+    expect(
+      contention(
+        [
+          { cycle: 1, otherCores: 0 },
+          { cycle: 2, otherCores: 1 },
+        ],
+        1,
+        1.2,
+      ),
+    ).toBeUndefined();
   });
   test('a drop far larger than the lost CPU explains (decay beside a neighbour) still fails', () => {
-    const v = gradeNoSlowdown({ cycles: stepped((c) => (c < 4 ? use(0.05, 0.95) : use(0.95, 0.8)), (c) => 430 / (1 + 0.3 * c)), thresholds: th });
+    const v = gradeNoSlowdown({
+      cycles: stepped(
+        (c) => (c < 4 ? use(0.05, 0.95) : use(0.95, 0.8)),
+        (c) => 430 / (1 + 0.3 * c),
+      ),
+      thresholds: th,
+    });
     expect(v.outcome).toBe('fail');
   });
-  test('TTFT growth beside a neighbour that took the server\'s CPU is inconclusive too', () => {
-    const v = gradeTtftStable({ cycles: stepped((c) => (c < 4 ? use(0.05, 0.95) : use(1.0, 0.5)), () => 400, () => 0).map((s) => ({ ...s, ttftMs: [0.98, 1, 1.03].map((f) => (s.cycle < 4 ? 40 : 75) * f) })), thresholds: ttftTh });
+  test("TTFT growth beside a neighbour that took the server's CPU is inconclusive too", () => {
+    const v = gradeTtftStable({
+      cycles: stepped(
+        (c) => (c < 4 ? use(0.05, 0.95) : use(1.0, 0.5)),
+        () => 400,
+        () => 0,
+      ).map((s) => ({ ...s, ttftMs: [0.98, 1, 1.03].map((f) => (s.cycle < 4 ? 40 : 75) * f) })),
+      thresholds: ttftTh,
+    });
     expect(v.outcome).toBe('inconclusive');
     expect(v.message).toContain('the machine got busier');
   });
@@ -85,24 +133,42 @@ describe('contention over generated neighbours (the sequential rule, default thr
       const on = cycle >= n.onset;
       const server = n.serverCores * (on ? 1 - n.take : 1) * j();
       const speed = (n.tps * (server / n.serverCores)) / (1 + decayPerCycle * (cycle - 1));
-      const cpu = { cores: 2, otherCores: 0.03 * j() + (on ? neighbourCores : 0), serverCores: server, clientCores: 0.1 };
-      return { cycle, wallTps: [j(), j(), j()].map((f) => speed * f), ttftMs: [j(), j(), j()].map((f) => 40 * (n.serverCores / server) * f), ...(withCpu ? { cpu } : {}) };
+      const cpu = {
+        cores: 2,
+        otherCores: 0.03 * j() + (on ? neighbourCores : 0),
+        serverCores: server,
+        clientCores: 0.1,
+      };
+      return {
+        cycle,
+        wallTps: [j(), j(), j()].map((f) => speed * f),
+        ttftMs: [j(), j(), j()].map((f) => 40 * (n.serverCores / server) * f),
+        ...(withCpu ? { cpu } : {}),
+      };
     });
   }
   function graded(all: CycleSample[]): { slowdown: string; ttft: string; cycles: number } {
     let n = w.cycles;
     while (n < w.maxCycles && cyclesUndecided({ cycles: all.slice(0, n), ...trend })) n = Math.min(w.maxCycles, n + 2);
     const cycles = all.slice(0, n);
-    return { slowdown: gradeNoSlowdown({ cycles, thresholds: trend.slowdown }).outcome, ttft: gradeTtftStable({ cycles, thresholds: trend.ttft }).outcome, cycles: n };
+    return {
+      slowdown: gradeNoSlowdown({ cycles, thresholds: trend.slowdown }).outcome,
+      ttft: gradeTtftStable({ cycles, thresholds: trend.ttft }).outcome,
+      cycles: n,
+    };
   }
 
-  const blamed = (g: { slowdown: string; ttft: string }) => [g.slowdown, g.ttft].some((o) => o === 'fail' || o === 'warn');
-  test('a neighbour that takes 10-60 % of a CPU-bound server\'s CPU, from any cycle, never fails or warns either check', () => {
-    fc.assert(fc.property(neighbour, (n) => {
-      const g = graded(series(n));
-      expect(g.slowdown, `no-slowdown beside a neighbour, ${g.cycles} cycles`).not.toMatch(/^(fail|warn)$/);
-      expect(g.ttft, `ttft-stable beside a neighbour, ${g.cycles} cycles`).not.toMatch(/^(fail|warn)$/);
-    }), { numRuns: 2000, seed: 8 });
+  const blamed = (g: { slowdown: string; ttft: string }) =>
+    [g.slowdown, g.ttft].some((o) => o === 'fail' || o === 'warn');
+  test("a neighbour that takes 10-60 % of a CPU-bound server's CPU, from any cycle, never fails or warns either check", () => {
+    fc.assert(
+      fc.property(neighbour, (n) => {
+        const g = graded(series(n));
+        expect(g.slowdown, `no-slowdown beside a neighbour, ${g.cycles} cycles`).not.toMatch(/^(fail|warn)$/);
+        expect(g.ttft, `ttft-stable beside a neighbour, ${g.cycles} cycles`).not.toMatch(/^(fail|warn)$/);
+      }),
+      { numRuns: 2000, seed: 8 },
+    );
   });
   test('without the CPU figures the same neighbours are blamed on the server (the property above is not vacuous)', () => {
     const samples = fc.sample(neighbour, { numRuns: 2000, seed: 8 });
@@ -112,31 +178,39 @@ describe('contention over generated neighbours (the sequential rule, default thr
     expect(withoutCpu.filter((g) => g.slowdown === 'fail' || g.ttft === 'fail').length).toBeGreaterThan(0);
   });
   test('a server decaying by 15-50 % per cycle beside the same neighbour still fails no-slowdown', () => {
-    fc.assert(fc.property(neighbour, fc.double({ min: 0.15, max: 0.5, noNaN: true }), (n, decay) => {
-      expect(graded(series(n, decay)).slowdown).toBe('fail');
-    }), { numRuns: 2000, seed: 9 });
+    fc.assert(
+      fc.property(neighbour, fc.double({ min: 0.15, max: 0.5, noNaN: true }), (n, decay) => {
+        expect(graded(series(n, decay)).slowdown).toBe('fail');
+      }),
+      { numRuns: 2000, seed: 9 },
+    );
   });
 });
 
 describe('/proc readings', () => {
-  test.skipIf(!existsSync('/proc/stat'))('a busy child shows as server cores, our idle wait as little client CPU', async () => {
-    const child = spawn(process.execPath, ['-e', 'const t = Date.now(); while (Date.now() - t < 1500) {}'], { stdio: 'ignore' });
-    try {
-      await new Promise((r) => setTimeout(r, 100));
-      const a = cpuSnapshot(child.pid);
-      await new Promise((r) => setTimeout(r, 800));
-      const b = cpuSnapshot(child.pid);
-      expect(a?.server).toBeDefined();
-      const u = cpuUse(a!, b!)!;
-      // A busy loop is one core; on a shared 2-core machine it gets most of one, never more.
-      expect(u.serverCores).toBeGreaterThan(0.4);
-      expect(u.serverCores).toBeLessThan(1.2);
-      expect(u.clientCores).toBeLessThan(0.5);
-      expect(u.otherCores).toBeGreaterThanOrEqual(0);
-    } finally {
-      child.kill('SIGKILL');
-    }
-  });
+  test.skipIf(!existsSync('/proc/stat'))(
+    'a busy child shows as server cores, our idle wait as little client CPU',
+    async () => {
+      const child = spawn(process.execPath, ['-e', 'const t = Date.now(); while (Date.now() - t < 1500) {}'], {
+        stdio: 'ignore',
+      });
+      try {
+        await new Promise((r) => setTimeout(r, 100));
+        const a = cpuSnapshot(child.pid);
+        await new Promise((r) => setTimeout(r, 800));
+        const b = cpuSnapshot(child.pid);
+        expect(a?.server).toBeDefined();
+        const u = cpuUse(a!, b!)!;
+        // A busy loop is one core; on a shared 2-core machine it gets most of one, never more.
+        expect(u.serverCores).toBeGreaterThan(0.4);
+        expect(u.serverCores).toBeLessThan(1.2);
+        expect(u.clientCores).toBeLessThan(0.5);
+        expect(u.otherCores).toBeGreaterThanOrEqual(0);
+      } finally {
+        child.kill('SIGKILL');
+      }
+    },
+  );
   test('a process that is gone reads undefined, not zero', () => {
     expect(processTreeJiffies(2 ** 22 + 12345)).toBeUndefined();
   });

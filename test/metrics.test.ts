@@ -1,8 +1,8 @@
-import { test, expect, describe } from 'vitest';
-import { aggregateWallTps, requestMetrics, speedup } from '../lib/measure/request-metrics.ts';
+import { describe, expect, test } from 'vitest';
+import type { BodyRead } from '../lib/check/types.ts';
 import { decodeSse } from '../lib/decode/stream-decoder.ts';
 import { openaiChatEvents } from '../lib/decode/stream-events.ts';
-import type { BodyRead } from '../lib/check/types.ts';
+import { aggregateWallTps, requestMetrics, speedup } from '../lib/measure/request-metrics.ts';
 
 const enc = new TextEncoder();
 const reads = (...parts: [number, string][]): BodyRead[] => parts.map(([t, s]) => ({ t, bytes: enc.encode(s) }));
@@ -10,16 +10,18 @@ const tok = (...ts: number[]) => ts.map((t) => ({ t, text: 'x' }));
 
 describe('requestMetrics', () => {
   test('ttft ignores comments, the role-only chunk, content "" and content null', () => {
-    const sse = decodeSse(reads(
-      [5, ': keep-alive\n\n'],
-      [10, 'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n'],
-      [20, 'data: {"choices":[{"index":0,"delta":{"content":""},"finish_reason":null}]}\n\n'],
-      [25, 'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}\n\n'],
-      [30, ': ping\n\n'],
-      [100, 'data: {"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}\n\n'],
-      [150, 'data: {"choices":[{"index":0,"delta":{"content":"!"},"finish_reason":"stop"}]}\n\n'],
-      [160, 'data: [DONE]\n\n'],
-    ));
+    const sse = decodeSse(
+      reads(
+        [5, ': keep-alive\n\n'],
+        [10, 'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n'],
+        [20, 'data: {"choices":[{"index":0,"delta":{"content":""},"finish_reason":null}]}\n\n'],
+        [25, 'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}\n\n'],
+        [30, ': ping\n\n'],
+        [100, 'data: {"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}\n\n'],
+        [150, 'data: {"choices":[{"index":0,"delta":{"content":"!"},"finish_reason":"stop"}]}\n\n'],
+        [160, 'data: [DONE]\n\n'],
+      ),
+    );
     const ev = openaiChatEvents(sse);
     const m = requestMetrics({ tEnd: 160, tokens: ev.tokens });
     expect(m.ttftMs).toBe(100);
@@ -119,10 +121,12 @@ describe('aggregate wall_tps and speedup', () => {
   });
 
   test('window from the first start to the last end', () => {
-    expect(aggregateWallTps([
-      { startAbs: 0, endAbs: 500, completionTokens: 30 },
-      { startAbs: 100, endAbs: 1500, completionTokens: 120 },
-    ])).toBeCloseTo(100, 12); // 150 tokens / 1.5 s
+    expect(
+      aggregateWallTps([
+        { startAbs: 0, endAbs: 500, completionTokens: 30 },
+        { startAbs: 100, endAbs: 1500, completionTokens: 120 },
+      ]),
+    ).toBeCloseTo(100, 12); // 150 tokens / 1.5 s
   });
 
   test('unknown tokens, no requests or zero window: undefined', () => {

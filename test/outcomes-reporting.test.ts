@@ -1,23 +1,38 @@
 // Every outcome is shown for what it is wherever outcomes show: the console table and its gate line, the Markdown
 // summary, the HTML matrix (cells, legend, filter), the badges and JUnit (warn, known, error and inconclusive kept
 // apart). Hand-made results with one check of each outcome; the real-run JUnit is checked in test/reporters.test.ts.
-import { describe, test, expect } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { Outcome } from '../lib/check/types.ts';
-import type { CheckResult, ResultsFile } from '../reporters/results-types.ts';
-import { badgeSpecs, gateLine, OUTCOMES, renderConsole, renderMarkdown, toColumns } from '../reporters/render.ts';
 import { renderHtml } from '../reporters/html.ts';
 import { junitPath, renderJunit } from '../reporters/junit.ts';
+import { badgeSpecs, gateLine, OUTCOMES, renderConsole, renderMarkdown, toColumns } from '../reporters/render.ts';
+import type { CheckResult, ResultsFile } from '../reporters/results-types.ts';
 
 function check(id: string, outcome: Outcome, message = `${outcome} message of ${id}`): CheckResult {
-  return { id, title: `title of ${id}`, family: id.split('.')[0]!, level: outcome === 'warn' ? 'SHOULD' : 'MUST', outcome, message, rationale: 'r', reference: 'RFC 9110 §15', durationMs: 1500 };
+  return {
+    id,
+    title: `title of ${id}`,
+    family: id.split('.')[0]!,
+    level: outcome === 'warn' ? 'SHOULD' : 'MUST',
+    outcome,
+    message,
+    rationale: 'r',
+    reference: 'RFC 9110 §15',
+    durationMs: 1500,
+  };
 }
 
 function file(checks: CheckResult[], errors: ResultsFile['errors'] = []): ResultsFile {
   return {
     header: {
-      suite: { name: 'llm-server-conformance', version: '0.1.0' }, date: '2026-11-30T10:00:00.000Z', project: 'srv', profile: { id: 'srv' },
-      server: { identity: { name: 'llama.cpp', version: 'b4747' } }, machine: { label: 'box', platform: 'linux', arch: 'x64', cpus: 2, memGiB: 24, node: 'v20' },
-      tier: 'quick', strict: false,
+      suite: { name: 'llm-server-conformance', version: '0.1.0' },
+      date: '2026-11-30T10:00:00.000Z',
+      project: 'srv',
+      profile: { id: 'srv' },
+      server: { identity: { name: 'llama.cpp', version: 'b4747' } },
+      machine: { label: 'box', platform: 'linux', arch: 'x64', cpus: 2, memGiB: 24, node: 'v20' },
+      tier: 'quick',
+      strict: false,
     },
     checks,
     ...(errors.length ? { errors } : {}),
@@ -25,7 +40,16 @@ function file(checks: CheckResult[], errors: ResultsFile['errors'] = []): Result
   };
 }
 
-const every = (): CheckResult[] => OUTCOMES.map((o) => check(`fam.${o}`, o, o === 'inconclusive' ? 'budget ran out at 3.1 tok/s while tokens still flowed' : `${o} message of fam.${o}\n  Expected: x\n  Actual:   y & <z>`));
+const every = (): CheckResult[] =>
+  OUTCOMES.map((o) =>
+    check(
+      `fam.${o}`,
+      o,
+      o === 'inconclusive'
+        ? 'budget ran out at 3.1 tok/s while tokens still flowed'
+        : `${o} message of fam.${o}\n  Expected: x\n  Actual:   y & <z>`,
+    ),
+  );
 
 /** Well-formed enough for every JUnit consumer: tags balance, attributes are quoted, no raw & or <. */
 function assertWellFormed(xml: string): void {
@@ -50,7 +74,9 @@ function assertWellFormed(xml: string): void {
 }
 
 function testcaseOf(xml: string, id: string): string {
-  const m = new RegExp(`<testcase [^>]*name="${id.replace(/\./g, '\\.')} — [^"]*"[^>]*>[\\s\\S]*?</testcase>`).exec(xml);
+  const m = new RegExp(`<testcase [^>]*name="${id.replace(/\./g, '\\.')} — [^"]*"[^>]*>[\\s\\S]*?</testcase>`).exec(
+    xml,
+  );
   expect(m, `testcase ${id}`).not.toBeNull();
   return m![0];
 }
@@ -74,16 +100,26 @@ describe('JUnit keeps every outcome apart', () => {
     expect(f).toContain('y &amp; &lt;z&gt;');
     expect(f).not.toContain('<error');
     const e = testcaseOf(xml, 'fam.error');
-    expect(e).toMatch(/<error type="error" message="ERROR \[MUST\] fam\.error \(our side, not the server&apos;s failure\): error message/);
+    expect(e).toMatch(
+      /<error type="error" message="ERROR \[MUST\] fam\.error \(our side, not the server&apos;s failure\): error message/,
+    );
     expect(e).not.toContain('<failure');
-    expect(xml).toMatch(/<testcase classname="srv\.run" name="run error 1: suites\/x\.test\.ts" time="0">\s*<error type="run-error"/);
+    expect(xml).toMatch(
+      /<testcase classname="srv\.run" name="run error 1: suites\/x\.test\.ts" time="0">\s*<error type="run-error"/,
+    );
   });
 
   test('skip, inconclusive and known are skipped, each with its outcome and reason in the message', () => {
-    expect(testcaseOf(xml, 'fam.inconclusive')).toContain('<skipped type="inconclusive" message="INCONCLUSIVE (no verdict either way; never a failure): budget ran out at 3.1 tok/s while tokens still flowed">' +
-      'INCONCLUSIVE (no verdict either way; never a failure): budget ran out at 3.1 tok/s while tokens still flowed</skipped>');
-    expect(testcaseOf(xml, 'fam.known')).toMatch(/<skipped type="known" message="KNOWN \(expected failure listed in the profile\): known message/);
-    expect(testcaseOf(xml, 'fam.skip')).toMatch(/<skipped type="skip" message="SKIP \(capability not declared or discovered\): skip message/);
+    expect(testcaseOf(xml, 'fam.inconclusive')).toContain(
+      '<skipped type="inconclusive" message="INCONCLUSIVE (no verdict either way; never a failure): budget ran out at 3.1 tok/s while tokens still flowed">' +
+        'INCONCLUSIVE (no verdict either way; never a failure): budget ran out at 3.1 tok/s while tokens still flowed</skipped>',
+    );
+    expect(testcaseOf(xml, 'fam.known')).toMatch(
+      /<skipped type="known" message="KNOWN \(expected failure listed in the profile\): known message/,
+    );
+    expect(testcaseOf(xml, 'fam.skip')).toMatch(
+      /<skipped type="skip" message="SKIP \(capability not declared or discovered\): skip message/,
+    );
   });
 
   test('warn and known-passing pass in JUnit terms, and still say so in system-out and properties', () => {
@@ -94,11 +130,14 @@ describe('JUnit keeps every outcome apart', () => {
     const kp = testcaseOf(xml, 'fam.known-passing');
     expect(kp).not.toMatch(/<failure|<error|<skipped/);
     expect(kp).toContain('<system-out>KNOWN-PASSING [MUST] fam.known-passing:');
-    for (const o of OUTCOMES) expect(testcaseOf(xml, `fam.${o}`)).toContain(`<property name="conformance.outcome" value="${o}"/>`);
+    for (const o of OUTCOMES)
+      expect(testcaseOf(xml, `fam.${o}`)).toContain(`<property name="conformance.outcome" value="${o}"/>`);
   });
 
   test('hostile text stays text: control characters, quotes, newlines in attributes, lone surrogates', () => {
-    const nasty = renderJunit([file([check('fam.fail', 'fail', 'a"b\'c\n\u0001\u001b[31mred\uD83D end</failure><x>')])]);
+    const nasty = renderJunit([
+      file([check('fam.fail', 'fail', 'a"b\'c\n\u0001\u001b[31mred\uD83D end</failure><x>')]),
+    ]);
     assertWellFormed(nasty);
     expect(nasty).not.toMatch(/[\u0001\u001b]/);
     expect(nasty).toContain('message="FAIL [MUST] fam.fail: a&quot;b&apos;c"');
@@ -120,39 +159,57 @@ describe('console, summary, badges and HTML show inconclusive as its own outcome
     expect(text).toMatch(/INCONCLUSIVE\s+MUST\s+fam\.inconclusive\s+budget ran out/);
     expect(text).toContain('2/6 passed'); // pass + known-passing, over the checks that reached a verdict
     expect(text).toContain('1 inconclusive');
-    expect(text.split('\n').at(-1)).toBe('GATE: FAILED (1 fail, 1 error; 1 warn, 1 inconclusive (no verdict either way), 1 known)');
+    expect(text.split('\n').at(-1)).toBe(
+      'GATE: FAILED (1 fail, 1 error; 1 warn, 1 inconclusive (no verdict either way), 1 known)',
+    );
     const passing = toColumns([file([check('a.b', 'pass'), check('a.c', 'inconclusive')])]);
-    expect(gateLine(passing)).toBe('GATE: passed (0 fail, 0 error; 0 warn, 1 inconclusive (no verdict either way), 0 known)');
+    expect(gateLine(passing)).toBe(
+      'GATE: passed (0 fail, 0 error; 0 warn, 1 inconclusive (no verdict either way), 0 known)',
+    );
   });
 
   test('summary: its own row marker, counted, and listed with the reason', () => {
     const md = renderMarkdown(cols);
-    expect(md).toContain('| ❔ inconclusive | MUST | `fam.inconclusive` | budget ran out at 3.1 tok/s while tokens still flowed |');
+    expect(md).toContain(
+      '| ❔ inconclusive | MUST | `fam.inconclusive` | budget ran out at 3.1 tok/s while tokens still flowed |',
+    );
     expect(md).toContain('1 inconclusive');
     expect(md).toContain('### Inconclusive (no verdict either way: never a failure, not even under strict mode)');
     expect(md).toContain('- `fam.inconclusive` (MUST): budget ran out at 3.1 tok/s while tokens still flowed');
   });
 
   test('badges: the count says how many were inconclusive; an inconclusive figure is not shown as one', () => {
-    const two = toColumns([file([
-      check('api.a', 'pass'), check('api.b', 'inconclusive'),
-      { ...check('parallel.speedup-2', 'inconclusive'), metrics: { speedup: { estimate: 0.7, low: 0.2, high: 1.4 } } },
-      check('stream.spread', 'inconclusive'), check('stream.ttft-before-end', 'skip'),
-      check('context.over-window-400', 'inconclusive'),
-    ])])[0]!;
+    const two = toColumns([
+      file([
+        check('api.a', 'pass'),
+        check('api.b', 'inconclusive'),
+        {
+          ...check('parallel.speedup-2', 'inconclusive'),
+          metrics: { speedup: { estimate: 0.7, low: 0.2, high: 1.4 } },
+        },
+        check('stream.spread', 'inconclusive'),
+        check('stream.ttft-before-end', 'skip'),
+        check('context.over-window-400', 'inconclusive'),
+      ]),
+    ])[0]!;
     const b = Object.fromEntries(badgeSpecs(two).map((s) => [s.name, s]));
     expect(b.conformance).toMatchObject({ message: '1/1, 4 inconclusive', color: 'green' });
     expect(b.batching).toMatchObject({ message: 'inconclusive', color: 'lightgrey' });
     expect(b.streaming).toMatchObject({ message: 'inconclusive', color: 'lightgrey' });
     expect(b['long-context']).toMatchObject({ message: 'inconclusive', color: 'lightgrey' });
-    const clean = Object.fromEntries(badgeSpecs(toColumns([file([check('api.a', 'pass')])])[0]!).map((s) => [s.name, s]));
+    const clean = Object.fromEntries(
+      badgeSpecs(toColumns([file([check('api.a', 'pass')])])[0]!).map((s) => [s.name, s]),
+    );
     expect(clean.conformance).toMatchObject({ message: '1/1', color: 'brightgreen' });
   });
 
   test('HTML: inconclusive cells, a legend with every outcome, a filter by outcome; graded count leaves it out', () => {
     const html = renderHtml([file(every())]);
-    expect(html).toContain('<td class="o" data-o="inconclusive" data-column="srv @ box"><details><summary><span class="badge b-inconclusive">inconclusive</span>');
-    for (const o of OUTCOMES) expect(html).toMatch(new RegExp(`<li data-legend="${o}"><span class="badge b-${o}">${o}</span> `));
+    expect(html).toContain(
+      '<td class="o" data-o="inconclusive" data-column="srv @ box"><details><summary><span class="badge b-inconclusive">inconclusive</span>',
+    );
+    for (const o of OUTCOMES)
+      expect(html).toMatch(new RegExp(`<li data-legend="${o}"><span class="badge b-${o}">${o}</span> `));
     expect(html).toContain('<option value="inconclusive">inconclusive</option>');
     // pass + known-passing over the checks that reached a verdict (not skip, not inconclusive): 2/6.
     expect(html).toMatch(/<td class="num">2\/6<\/td><\/tr>/);

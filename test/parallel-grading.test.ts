@@ -2,9 +2,14 @@
 import { describe, expect, test } from 'vitest';
 import { arrivedInBurst, gradeNoStarvation, type StarvationStream } from '../lib/grading/parallel.ts';
 
-const stream = (first: number, tokens: number, msPerToken: number): StarvationStream => ({ status: 200, firstTokenAbs: first, lastTokenAbs: first + (tokens - 1) * msPerToken, tokens });
+const stream = (first: number, tokens: number, msPerToken: number): StarvationStream => ({
+  status: 200,
+  firstTokenAbs: first,
+  lastTokenAbs: first + (tokens - 1) * msPerToken,
+  tokens,
+});
 
-describe('bursts against the server\'s own rate', () => {
+describe("bursts against the server's own rate", () => {
   test('an honest 3000 tok/s stream (24 tokens in 7.7 ms) is a burst against the old 0.5 ms-per-event rule, not against its rate', () => {
     const s = stream(0, 24, 1 / 3);
     expect(arrivedInBurst(s)).toBe(true);
@@ -17,8 +22,12 @@ describe('bursts against the server\'s own rate', () => {
     const together = [0, 1, 2, 3].map((i) => stream(i * 0.2, 24, 1 / 3));
     const serial = [0, 1, 2, 3].map((i) => stream(i * 8, 24, 1 / 3));
     const th = { minReps: 2, starvedLoopP99Ms: 100 };
-    expect(gradeNoStarvation({ reps: [together, together], slots: 4, referenceTps: 3000, thresholds: th }).outcome).toBe('pass');
-    expect(gradeNoStarvation({ reps: [serial, serial], slots: 4, referenceTps: 3000, thresholds: th }).outcome).toBe('fail');
+    expect(
+      gradeNoStarvation({ reps: [together, together], slots: 4, referenceTps: 3000, thresholds: th }).outcome,
+    ).toBe('pass');
+    expect(gradeNoStarvation({ reps: [serial, serial], slots: 4, referenceTps: 3000, thresholds: th }).outcome).toBe(
+      'fail',
+    );
     // Without the rate every 3000 tok/s stream looks like a burst: no evidence either way.
     expect(gradeNoStarvation({ reps: [serial, serial], slots: 4, thresholds: th }).outcome).toBe('inconclusive');
   });

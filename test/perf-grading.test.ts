@@ -1,9 +1,26 @@
 // The pure grading functions of the cycles and parallel families, on hand-made measurements: each verdict both ways,
 // the borderline band, and the inconclusive cases (starved client, too few samples).
 import { describe, expect, test } from 'vitest';
-import { cycleCurve, endMedians, gradeMemory, gradeNoSlowdown, gradeNoStalls, gradeTtftStable, type CycleSample } from '../lib/grading/cycles.ts';
-import { gradeNoStarvation, gradeScaling, gradeSpeedup, clientExplainsSlowdown, saturationPoint, serialisedPairs, speedupUndecided, type StarvationStream } from '../lib/grading/parallel.ts';
+import {
+  type CycleSample,
+  cycleCurve,
+  endMedians,
+  gradeMemory,
+  gradeNoSlowdown,
+  gradeNoStalls,
+  gradeTtftStable,
+} from '../lib/grading/cycles.ts';
 import { gradeIsolation, type IsolationStream } from '../lib/grading/isolation.ts';
+import {
+  clientExplainsSlowdown,
+  gradeNoStarvation,
+  gradeScaling,
+  gradeSpeedup,
+  type StarvationStream,
+  saturationPoint,
+  serialisedPairs,
+  speedupUndecided,
+} from '../lib/grading/parallel.ts';
 import { mulberry32 } from '../lib/grading/stats.ts';
 
 const calm = { p99Ms: 12, maxMs: 20 };
@@ -50,8 +67,12 @@ describe('cycles.no-slowdown', () => {
     expect(v.message).toContain('no recovery in the last 3 cycles');
   });
   test('a starved client or too few cycles is inconclusive, never a failure', () => {
-    expect(gradeNoSlowdown({ cycles: cycles(6, (c) => 120 / c), loop: starvedLoop, thresholds: trendTh })).toMatchObject({ outcome: 'inconclusive', message: expect.stringMatching(/our client was starved/) });
-    expect(gradeNoSlowdown({ cycles: cycles(3, (c) => 120 / c), loop: calm, thresholds: trendTh }).outcome).toBe('inconclusive');
+    expect(
+      gradeNoSlowdown({ cycles: cycles(6, (c) => 120 / c), loop: starvedLoop, thresholds: trendTh }),
+    ).toMatchObject({ outcome: 'inconclusive', message: expect.stringMatching(/our client was starved/) });
+    expect(gradeNoSlowdown({ cycles: cycles(3, (c) => 120 / c), loop: calm, thresholds: trendTh }).outcome).toBe(
+      'inconclusive',
+    );
   });
   test('endMedians uses the first and last ceil(n/3) values', () => {
     expect(endMedians([1, 2, 3, 4, 5, 6])).toEqual({ m: 2, first: 1.5, last: 5.5 });
@@ -62,21 +83,53 @@ describe('cycles.no-slowdown', () => {
 
 describe('cycles.ttft-stable', () => {
   test('stable TTFT passes; TTFT growing by 12 ms per request fails', () => {
-    expect(gradeTtftStable({ cycles: cycles(6, () => 120, () => 12), loop: calm, thresholds: ttftTh }).outcome).toBe('pass');
-    const v = gradeTtftStable({ cycles: cycles(6, () => 120, (c) => 12 + 36 * c), loop: calm, thresholds: ttftTh });
+    expect(
+      gradeTtftStable({
+        cycles: cycles(
+          6,
+          () => 120,
+          () => 12,
+        ),
+        loop: calm,
+        thresholds: ttftTh,
+      }).outcome,
+    ).toBe('pass');
+    const v = gradeTtftStable({
+      cycles: cycles(
+        6,
+        () => 120,
+        (c) => 12 + 36 * c,
+      ),
+      loop: calm,
+      thresholds: ttftTh,
+    });
     expect(v.outcome).toBe('fail');
     expect(v.message).toContain('TTFT growing over cycles');
   });
   test('growth below the absolute floor is not a failure (jitter of a 10 ms TTFT)', () => {
-    const v = gradeTtftStable({ cycles: cycles(6, () => 120, (c) => 10 + 3 * c), loop: calm, thresholds: ttftTh });
+    const v = gradeTtftStable({
+      cycles: cycles(
+        6,
+        () => 120,
+        (c) => 10 + 3 * c,
+      ),
+      loop: calm,
+      thresholds: ttftTh,
+    });
     expect(v.outcome).not.toBe('fail');
   });
 });
 
 describe('cycles.no-stalls', () => {
   const th = { stallMinMs: 150, stallFactor: 8, minRecurrences: 3, starvedLoopP99Ms: 100 };
-  const req = (cycle: number, stall = 0) => ({ cycle, e2eMs: 200 + stall, ttftMs: 10, itlMs: Array.from({ length: 23 }, (_, i) => (i === 11 ? 8 + stall : 8)) });
-  const run = (stalled: number[]) => Array.from({ length: 18 }, (_, i) => req(Math.floor(i / 3) + 1, stalled.includes(i) ? 400 : 0));
+  const req = (cycle: number, stall = 0) => ({
+    cycle,
+    e2eMs: 200 + stall,
+    ttftMs: 10,
+    itlMs: Array.from({ length: 23 }, (_, i) => (i === 11 ? 8 + stall : 8)),
+  });
+  const run = (stalled: number[]) =>
+    Array.from({ length: 18 }, (_, i) => req(Math.floor(i / 3) + 1, stalled.includes(i) ? 400 : 0));
   test('no stalls passes; one isolated stall still passes', () => {
     expect(gradeNoStalls({ requests: run([]), loop: calm, thresholds: th }).outcome).toBe('pass');
     expect(gradeNoStalls({ requests: run([5]), loop: calm, thresholds: th }).outcome).toBe('pass');
@@ -98,7 +151,10 @@ describe('cycles.memory', () => {
   const rand = mulberry32(7);
   const noise = () => (rand() - 0.5) * 2048;
   test('growth to a plateau passes', () => {
-    const samples = Array.from({ length: 20 }, (_, i) => ({ request: i + 1, rssKiB: 80_000 + 20_000 * (1 - Math.exp(-i / 3)) + noise() }));
+    const samples = Array.from({ length: 20 }, (_, i) => ({
+      request: i + 1,
+      rssKiB: 80_000 + 20_000 * (1 - Math.exp(-i / 3)) + noise(),
+    }));
     expect(gradeMemory({ samples, thresholds: th }).outcome).toBe('pass');
   });
   test('4 MiB retained per request fails', () => {
@@ -108,7 +164,15 @@ describe('cycles.memory', () => {
     expect(v.message).toContain('memory growing without a plateau');
   });
   test('too few samples is inconclusive', () => {
-    expect(gradeMemory({ samples: [{ request: 1, rssKiB: 1 }, { request: 2, rssKiB: 9e9 }], thresholds: th }).outcome).toBe('inconclusive');
+    expect(
+      gradeMemory({
+        samples: [
+          { request: 1, rssKiB: 1 },
+          { request: 2, rssKiB: 9e9 },
+        ],
+        thresholds: th,
+      }).outcome,
+    ).toBe('inconclusive');
   });
 });
 
@@ -134,23 +198,67 @@ describe('parallel.speedup-2', () => {
     expect(serial.message).toContain('no effective batching');
   });
   test('one slot: serial is an informational pass; clearly slower than serial fails on any server (a queue scores 1.0x)', () => {
-    expect(gradeSpeedup({ singleTps: singles, aggregateTps: times(1.0), slots: 1, loop: calm, thresholds: th }).outcome).toBe('pass');
-    expect(gradeSpeedup({ singleTps: singles, aggregateTps: times(0.85), slots: 1, loop: calm, thresholds: th }).outcome).toBe('fail');
+    expect(
+      gradeSpeedup({ singleTps: singles, aggregateTps: times(1.0), slots: 1, loop: calm, thresholds: th }).outcome,
+    ).toBe('pass');
+    expect(
+      gradeSpeedup({ singleTps: singles, aggregateTps: times(0.85), slots: 1, loop: calm, thresholds: th }).outcome,
+    ).toBe('fail');
   });
   test('slots unknown: batching passes and says so, serial is INFO "serialised", a slowdown fails', () => {
-    const batch = gradeSpeedup({ singleTps: singles, aggregateTps: times(1.5), slots: undefined, loop: calm, thresholds: th });
-    expect([batch.outcome, batch.message]).toEqual(['pass', expect.stringContaining('batching observed at 2 concurrent')]);
-    const serial = gradeSpeedup({ singleTps: singles, aggregateTps: times(1.0), slots: undefined, loop: calm, thresholds: th });
+    const batch = gradeSpeedup({
+      singleTps: singles,
+      aggregateTps: times(1.5),
+      slots: undefined,
+      loop: calm,
+      thresholds: th,
+    });
+    expect([batch.outcome, batch.message]).toEqual([
+      'pass',
+      expect.stringContaining('batching observed at 2 concurrent'),
+    ]);
+    const serial = gradeSpeedup({
+      singleTps: singles,
+      aggregateTps: times(1.0),
+      slots: undefined,
+      loop: calm,
+      thresholds: th,
+    });
     expect([serial.outcome, serial.message]).toEqual(['pass', expect.stringContaining('informational: serialised')]);
-    const slow = gradeSpeedup({ singleTps: singles, aggregateTps: times(0.86), slots: undefined, loop: calm, thresholds: th });
-    expect([slow.outcome, slow.message]).toEqual(['fail', expect.stringContaining('parallel slowdown (slots unknown)')]);
+    const slow = gradeSpeedup({
+      singleTps: singles,
+      aggregateTps: times(0.86),
+      slots: undefined,
+      loop: calm,
+      thresholds: th,
+    });
+    expect([slow.outcome, slow.message]).toEqual([
+      'fail',
+      expect.stringContaining('parallel slowdown (slots unknown)'),
+    ]);
   });
-  test('a slowdown our own client\'s CPU share can explain warns, stating the shares; one it cannot explain fails', () => {
+  test("a slowdown our own client's CPU share can explain warns, stating the shares; one it cannot explain fails", () => {
     // Client took 30 % of the machine during the pairs, 5 % alone: the server had 0.7 / 0.95 of the CPU it had alone.
-    const busy = gradeSpeedup({ singleTps: singles, aggregateTps: times(0.86), slots: undefined, loop: calm, clientCpu: { single: 0.05, pair: 0.3, cores: 2 }, thresholds: th });
+    const busy = gradeSpeedup({
+      singleTps: singles,
+      aggregateTps: times(0.86),
+      slots: undefined,
+      loop: calm,
+      clientCpu: { single: 0.05, pair: 0.3, cores: 2 },
+      thresholds: th,
+    });
     expect(busy.outcome).toBe('warn');
-    expect(busy.message).toMatch(/possibly our own doing.*30\.0 % of the machine's CPU \(2 cores\) during the parallel requests and 5\.0 %/);
-    const calmCpu = gradeSpeedup({ singleTps: singles, aggregateTps: times(0.86), slots: undefined, loop: calm, clientCpu: { single: 0.02, pair: 0.03, cores: 2 }, thresholds: th });
+    expect(busy.message).toMatch(
+      /possibly our own doing.*30\.0 % of the machine's CPU \(2 cores\) during the parallel requests and 5\.0 %/,
+    );
+    const calmCpu = gradeSpeedup({
+      singleTps: singles,
+      aggregateTps: times(0.86),
+      slots: undefined,
+      loop: calm,
+      clientCpu: { single: 0.02, pair: 0.03, cores: 2 },
+      thresholds: th,
+    });
     expect(calmCpu.outcome).toBe('fail');
     expect(calmCpu.message).toContain('our client took 3.0 %');
     expect(clientExplainsSlowdown(0.86, 0.9, { single: 0.02, pair: 0.03, cores: 2 }).explains).toBe(false);
@@ -164,46 +272,84 @@ describe('parallel.speedup-2', () => {
     expect(speedupUndecided({ singleTps: singles, aggregateTps: times(1.9), thresholds: th })).toBe(false);
   });
   test('starved client and too few repetitions are inconclusive', () => {
-    expect(gradeSpeedup({ singleTps: singles, aggregateTps: times(0.5), slots: 4, loop: starvedLoop, thresholds: th }).outcome).toBe('inconclusive');
-    expect(gradeSpeedup({ singleTps: [120, 120], aggregateTps: [60, 60], slots: 4, loop: calm, thresholds: th }).outcome).toBe('inconclusive');
+    expect(
+      gradeSpeedup({ singleTps: singles, aggregateTps: times(0.5), slots: 4, loop: starvedLoop, thresholds: th })
+        .outcome,
+    ).toBe('inconclusive');
+    expect(
+      gradeSpeedup({ singleTps: [120, 120], aggregateTps: [60, 60], slots: 4, loop: calm, thresholds: th }).outcome,
+    ).toBe('inconclusive');
   });
 });
 
 describe('parallel.scaling', () => {
   const th = { warnBelow: 1.3, saturationGain: 1.15, starvedLoopP99Ms: 100 };
-  const level = (c: number, agg: number) => ({ concurrency: c, reps: [{ aggregateTps: agg, ttftMs: Array(c).fill(10 * c), perStreamTps: Array(c).fill(agg / c) }] });
+  const level = (c: number, agg: number) => ({
+    concurrency: c,
+    reps: [{ aggregateTps: agg, ttftMs: Array(c).fill(10 * c), perStreamTps: Array(c).fill(agg / c) }],
+  });
   test('scaling passes and reports the curve and saturation point', () => {
-    const v = gradeScaling({ levels: [level(1, 120), level(2, 230), level(4, 250)], slots: 4, loop: calm, thresholds: th });
+    const v = gradeScaling({
+      levels: [level(1, 120), level(2, 230), level(4, 250)],
+      slots: 4,
+      loop: calm,
+      thresholds: th,
+    });
     expect(v.outcome).toBe('pass');
     const m = v.metrics as { curve: Array<Record<string, number>>; saturationPoint: number };
     expect(m.curve[1]).toEqual({ concurrency: 2, aggregateTps: 230, ttftP50Ms: 20, ttftP99Ms: 20, perStreamTps: 115 });
     expect(m.saturationPoint).toBe(2);
   });
   test('no scaling with several slots is a raw fail (graded warn for INFO)', () => {
-    const v = gradeScaling({ levels: [level(1, 120), level(2, 121), level(4, 119)], slots: 4, loop: calm, thresholds: th });
+    const v = gradeScaling({
+      levels: [level(1, 120), level(2, 121), level(4, 119)],
+      slots: 4,
+      loop: calm,
+      thresholds: th,
+    });
     expect(v.outcome).toBe('fail');
     expect(v.message).toContain('no scaling');
-    expect(gradeScaling({ levels: [level(1, 120), level(2, 121)], slots: 1, loop: calm, thresholds: th }).outcome).toBe('pass');
+    expect(gradeScaling({ levels: [level(1, 120), level(2, 121)], slots: 1, loop: calm, thresholds: th }).outcome).toBe(
+      'pass',
+    );
   });
   test('saturationPoint is undefined while throughput still grows', () => {
-    expect(saturationPoint([{ concurrency: 1, aggregateTps: 1 }, { concurrency: 2, aggregateTps: 2 }], 1.15)).toBeUndefined();
+    expect(
+      saturationPoint(
+        [
+          { concurrency: 1, aggregateTps: 1 },
+          { concurrency: 2, aggregateTps: 2 },
+        ],
+        1.15,
+      ),
+    ).toBeUndefined();
   });
 });
 
 describe('parallel.no-starvation', () => {
   const th = { minReps: 2, starvedLoopP99Ms: 100 };
-  const stream = (first: number, last: number, extra: Partial<StarvationStream> = {}): StarvationStream => ({ status: 200, firstTokenAbs: first, lastTokenAbs: last, tokens: 24, ...extra });
+  const stream = (first: number, last: number, extra: Partial<StarvationStream> = {}): StarvationStream => ({
+    status: 200,
+    firstTokenAbs: first,
+    lastTokenAbs: last,
+    tokens: 24,
+    ...extra,
+  });
   const together = () => [stream(10, 210), stream(12, 212), stream(14, 214)];
   const serial = () => [stream(10, 210), stream(220, 420), stream(430, 630)];
   test('streams that overlap pass; serialised in every repetition fails', () => {
-    expect(gradeNoStarvation({ reps: [together(), together()], slots: 4, loop: calm, thresholds: th }).outcome).toBe('pass');
+    expect(gradeNoStarvation({ reps: [together(), together()], slots: 4, loop: calm, thresholds: th }).outcome).toBe(
+      'pass',
+    );
     const v = gradeNoStarvation({ reps: [serial(), serial()], slots: 4, loop: calm, thresholds: th });
     expect(v.outcome).toBe('fail');
     expect(v.message).toContain("stream 2's first token");
     expect(serialisedPairs(serial())).toHaveLength(3);
   });
   test('serialised in only some repetitions warns', () => {
-    expect(gradeNoStarvation({ reps: [serial(), together()], slots: 4, loop: calm, thresholds: th }).outcome).toBe('warn');
+    expect(gradeNoStarvation({ reps: [serial(), together()], slots: 4, loop: calm, thresholds: th }).outcome).toBe(
+      'warn',
+    );
   });
   test('429/503 with Retry-After warns with the reason; without it fails', () => {
     const limited = [stream(10, 210), { status: 503, retryAfter: '1', tokens: 0 }];
@@ -219,7 +365,14 @@ describe('parallel.no-starvation', () => {
 
 describe('parallel.isolation', () => {
   const s = (label: string, nonce: string, text: string, extra: Partial<IsolationStream> = {}): IsolationStream => ({
-    label, nonce, status: 200, ids: [`id-${label}`], models: ['m'], text, soloText: text, ...extra,
+    label,
+    nonce,
+    status: 200,
+    ids: [`id-${label}`],
+    models: ['m'],
+    text,
+    soloText: text,
+    ...extra,
   });
   test('separate streams pass; a foreign id, a changed text or a foreign nonce fail', () => {
     const ok = [s('a', 'n1', 'n1 x'), s('b', 'n2', 'n2 y')];
@@ -230,10 +383,17 @@ describe('parallel.isolation', () => {
     expect(v.message).toContain('differs from its solo answer');
     expect(v.message).toContain('appears in a and b');
     const nonces = [s('a', 'n1', 'n1 n2'), s('b', 'n2', 'n2')];
-    expect(gradeIsolation({ streams: nonces, deterministic: false, model: 'm', soloEchoes: true }).message).toContain("carries b's nonce");
+    expect(gradeIsolation({ streams: nonces, deterministic: false, model: 'm', soloEchoes: true }).message).toContain(
+      "carries b's nonce",
+    );
   });
   test('no determinism and no echo: inconclusive', () => {
-    const v = gradeIsolation({ streams: [s('a', 'n1', 'x'), s('b', 'n2', 'y')], deterministic: false, model: 'm', soloEchoes: false });
+    const v = gradeIsolation({
+      streams: [s('a', 'n1', 'x'), s('b', 'n2', 'y')],
+      deterministic: false,
+      model: 'm',
+      soloEchoes: false,
+    });
     expect(v.outcome).toBe('inconclusive');
   });
 });
@@ -243,16 +403,27 @@ describe('no-starvation is not fooled by burst delivery', () => {
     const { gradeNoStarvation, arrivedInBurst } = await import('../lib/grading/parallel.ts');
     // The emu-rapid-mlx shape: four streams, each flushed in one read, a few ms apart.
     const burst = (at: number) => ({ status: 200, tokens: 24, firstTokenAbs: at, lastTokenAbs: at });
-    const reps = [[burst(1000), burst(1011.7), burst(1017), burst(1026.7)], [burst(2000), burst(2008.4), burst(2022.7), burst(2030.2)]];
+    const reps = [
+      [burst(1000), burst(1011.7), burst(1017), burst(1026.7)],
+      [burst(2000), burst(2008.4), burst(2022.7), burst(2030.2)],
+    ];
     expect(arrivedInBurst(reps[0]![0]!)).toBe(true);
     const v = gradeNoStarvation({ reps, slots: 4, thresholds: { minReps: 2, starvedLoopP99Ms: 50 } });
-    expect(v).toMatchObject({ outcome: 'inconclusive', message: expect.stringMatching(/every stream's tokens arrived in one burst/) });
+    expect(v).toMatchObject({
+      outcome: 'inconclusive',
+      message: expect.stringMatching(/every stream's tokens arrived in one burst/),
+    });
   });
   test('real serialisation (tokens spread over each stream, one after another) still fails', async () => {
     const { gradeNoStarvation } = await import('../lib/grading/parallel.ts');
     const s = (start: number) => ({ status: 200, tokens: 24, firstTokenAbs: start, lastTokenAbs: start + 190 });
-    const reps = [[s(0), s(200), s(400)], [s(1000), s(1200), s(1400)]];
-    expect(gradeNoStarvation({ reps, slots: 4, thresholds: { minReps: 2, starvedLoopP99Ms: 50 } }).outcome).toBe('fail');
+    const reps = [
+      [s(0), s(200), s(400)],
+      [s(1000), s(1200), s(1400)],
+    ];
+    expect(gradeNoStarvation({ reps, slots: 4, thresholds: { minReps: 2, starvedLoopP99Ms: 50 } }).outcome).toBe(
+      'fail',
+    );
   });
 });
 
@@ -262,10 +433,22 @@ describe('borderline or clear: what strict mode may fail (Verdict.borderline)', 
   const th = { failBelow: 0.9, warnBelow: 1.3, alpha: 0.05, minReps: 5, starvedLoopP99Ms: 100 };
   const singles = [120, 121, 119, 120, 122];
   test('speedup: an interval wholly below 1.3x is clear; one reaching it is borderline', () => {
-    const serial = gradeSpeedup({ singleTps: singles, aggregateTps: singles.map((x) => x * 1.0), slots: 4, loop: calm, thresholds: th });
+    const serial = gradeSpeedup({
+      singleTps: singles,
+      aggregateTps: singles.map((x) => x * 1.0),
+      slots: 4,
+      loop: calm,
+      thresholds: th,
+    });
     expect(serial).toMatchObject({ outcome: 'warn' });
     expect(serial.borderline).toBeUndefined();
-    const wide = gradeSpeedup({ singleTps: [120, 60, 121, 119, 125], aggregateTps: [100, 103, 140, 98, 220], slots: 4, loop: calm, thresholds: th });
+    const wide = gradeSpeedup({
+      singleTps: [120, 60, 121, 119, 125],
+      aggregateTps: [100, 103, 140, 98, 220],
+      slots: 4,
+      loop: calm,
+      thresholds: th,
+    });
     expect(wide.outcome).toBe('warn');
     expect((wide.metrics!.speedup as { high: number }).high).toBeGreaterThanOrEqual(1.3);
     expect(wide.borderline).toBe(true);
@@ -283,15 +466,33 @@ describe('borderline or clear: what strict mode may fail (Verdict.borderline)', 
     const { gradeMemory } = await import('../lib/grading/cycles.ts');
     const { gradeNoStarvation } = await import('../lib/grading/parallel.ts');
     const th2 = { minGrowthKiB: 16 * 1024, minLeakKiBPerRequest: 512, alpha: 0.05, minSamples: 8 };
-    const noisy = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 40_000, -30_000, 45_000, -28_000, 50_000, -20_000, 60_000, 10_000, 70_000, 30_000];
+    const noisy = [
+      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 40_000, -30_000, 45_000, -28_000, 50_000, -20_000, 60_000, 10_000, 70_000, 30_000,
+    ];
     const m = gradeMemory({ samples: noisy.map((d, i) => ({ request: i + 1, rssKiB: 100_000 + d })), thresholds: th2 });
     expect(m).toMatchObject({ outcome: 'warn', borderline: true });
-    const stream = (a: number, b: number) => ({ status: 200, tokens: 20, firstTokenAbs: a, lastTokenAbs: b, tokenTimes: Array.from({ length: 20 }, (_, i) => a + ((b - a) * i) / 19) });
+    const stream = (a: number, b: number) => ({
+      status: 200,
+      tokens: 20,
+      firstTokenAbs: a,
+      lastTokenAbs: b,
+      tokenTimes: Array.from({ length: 20 }, (_, i) => a + ((b - a) * i) / 19),
+    });
     const serial = () => [stream(0, 100), stream(110, 210)];
     const together = () => [stream(0, 200), stream(5, 205)];
-    const partly = gradeNoStarvation({ reps: [serial(), together()], slots: 4, loop: calm, thresholds: { minReps: 2, starvedLoopP99Ms: 100 } });
+    const partly = gradeNoStarvation({
+      reps: [serial(), together()],
+      slots: 4,
+      loop: calm,
+      thresholds: { minReps: 2, starvedLoopP99Ms: 100 },
+    });
     expect(partly).toMatchObject({ outcome: 'warn', borderline: true });
-    const limited = gradeNoStarvation({ reps: [[stream(10, 210), { status: 503, retryAfter: '1', tokens: 0 }], together()], slots: 4, loop: calm, thresholds: { minReps: 2, starvedLoopP99Ms: 100 } });
+    const limited = gradeNoStarvation({
+      reps: [[stream(10, 210), { status: 503, retryAfter: '1', tokens: 0 }], together()],
+      slots: 4,
+      loop: calm,
+      thresholds: { minReps: 2, starvedLoopP99Ms: 100 },
+    });
     expect(limited.outcome).toBe('warn');
     expect(limited.borderline).toBeUndefined(); // a status code is not a matter of confidence
   });

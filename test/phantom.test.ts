@@ -1,8 +1,17 @@
 // lib/grading/phantom.ts: delivery and physics rules for phantom gen_tps, on hand-made and randomised streams.
-import { test, expect, describe } from 'vitest';
+
 import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
 import {
-  assessStream, assessPhysical, physicalBoundTps, genTpsAtLeast, rateTps, phantomFromEvidence, physicalFlag, maxPlausibleTps, causeLabel,
+  assessPhysical,
+  assessStream,
+  causeLabel,
+  genTpsAtLeast,
+  maxPlausibleTps,
+  phantomFromEvidence,
+  physicalBoundTps,
+  physicalFlag,
+  rateTps,
 } from '../lib/grading/phantom.ts';
 
 /** n token events, one per read, every `gap` ms after `ttft`. */
@@ -13,7 +22,11 @@ function steady(n: number, ttft: number, gap: number): number[] {
 describe('assessStream', () => {
   test('a normal stream (role chunk, then one event per 8 ms) is not flagged', () => {
     const tokens = steady(48, 12, 8);
-    const a = assessStream({ tokenTimes: tokens, readTimes: [2, ...tokens, tokens[47] + 0.2], e2eMs: tokens[47] + 0.3 });
+    const a = assessStream({
+      tokenTimes: tokens,
+      readTimes: [2, ...tokens, tokens[47] + 0.2],
+      e2eMs: tokens[47] + 0.3,
+    });
     expect(a.phantom).toBe(false);
     expect(a.causes).toEqual([]);
     expect(a.figures.genTps).toBeCloseTo(125, 6);
@@ -39,7 +52,13 @@ describe('assessStream', () => {
 
   test('tokens spread over a few reads within a millisecond, from a server that generates 125 tok/s: burst', () => {
     const tokens = Array.from({ length: 30 }, (_, i) => 200 + Math.floor(i / 5) * 0.1);
-    const a = assessStream({ tokenTimes: tokens, readTimes: [1, ...new Set(tokens)], e2eMs: 201, referenceTps: 125, referenceSource: 'server-reported timings.predicted_per_second' });
+    const a = assessStream({
+      tokenTimes: tokens,
+      readTimes: [1, ...new Set(tokens)],
+      e2eMs: 201,
+      referenceTps: 125,
+      referenceSource: 'server-reported timings.predicted_per_second',
+    });
     expect(a.phantom).toBe(true);
     expect(a.causes.map((c) => c.kind)).toContain('burst');
     expect(a.causes.map((c) => c.kind)).not.toContain('one-read');
@@ -57,7 +76,14 @@ describe('assessStream', () => {
     }
     const e2e = t + 0.3;
     for (const ref of [{ referenceTps: 2400 }, { referenceTps: 2300 }, {}]) {
-      const a = assessStream({ tokenTimes: times, readTimes: [1, ...new Set(times)], e2eMs: e2e, completionTokens: 1024, clientStallMs: 2, ...ref });
+      const a = assessStream({
+        tokenTimes: times,
+        readTimes: [1, ...new Set(times)],
+        e2eMs: e2e,
+        completionTokens: 1024,
+        clientStallMs: 2,
+        ...ref,
+      });
       expect(a.phantom, JSON.stringify(ref)).toBe(false);
       expect(a.inconclusive).toBeUndefined();
     }
@@ -65,7 +91,14 @@ describe('assessStream', () => {
 
   test('a flush from a 3000 tok/s server (2048 tokens in one read at the end) is phantom against its reported rate, even with a 40 ms client stall', () => {
     const end = 690;
-    const a = assessStream({ tokenTimes: Array(2048).fill(end), readTimes: [2, end], e2eMs: end + 0.2, completionTokens: 2048, clientStallMs: 40, referenceTps: 3000 });
+    const a = assessStream({
+      tokenTimes: Array(2048).fill(end),
+      readTimes: [2, end],
+      e2eMs: end + 0.2,
+      completionTokens: 2048,
+      clientStallMs: 40,
+      referenceTps: 3000,
+    });
     expect(a.phantom).toBe(true);
     expect(a.causes.map((c) => c.kind)).toEqual(['late-content-after-role', 'one-read', 'burst']);
   });
@@ -168,7 +201,9 @@ describe('reporter side (plain JSON from results files)', () => {
   });
 
   test('physicalFlag uses the profile hardware of the results header', () => {
-    expect(physicalFlag(14000, { memoryBandwidthGBs: 400, activeBytesPerTokenGB: 1.7 })?.kinds).toEqual(['above-physical-bound']);
+    expect(physicalFlag(14000, { memoryBandwidthGBs: 400, activeBytesPerTokenGB: 1.7 })?.kinds).toEqual([
+      'above-physical-bound',
+    ]);
     expect(physicalFlag(120, { memoryBandwidthGBs: 400, activeBytesPerTokenGB: 1.7 })).toBeUndefined();
   });
 });
@@ -176,13 +211,26 @@ describe('reporter side (plain JSON from results files)', () => {
 describe('server-reported timings, per source and unit (lib/decode/server-timings.ts serverDecode)', async () => {
   const { serverDecode } = await import('../lib/decode/server-timings.ts');
   test('llama.cpp timings (ms): predicted_per_second, else predicted_n / predicted_ms; prompt_ms as the pre-token time', () => {
-    expect(serverDecode({ source: 'timings', t: 0, value: { predicted_per_second: 125, prompt_ms: 12 } }, 48)).toMatchObject({ tps: 125, tpsField: 'timings.predicted_per_second', preMs: 12 });
-    expect(serverDecode({ source: 'timings', t: 0, value: { predicted_n: 50, predicted_ms: 400 } }, 48).tps).toBeCloseTo(125, 9);
+    expect(
+      serverDecode({ source: 'timings', t: 0, value: { predicted_per_second: 125, prompt_ms: 12 } }, 48),
+    ).toMatchObject({ tps: 125, tpsField: 'timings.predicted_per_second', preMs: 12 });
+    expect(
+      serverDecode({ source: 'timings', t: 0, value: { predicted_n: 50, predicted_ms: 400 } }, 48).tps,
+    ).toBeCloseTo(125, 9);
   });
   test('vLLM metrics (ms), oMLX usage keys (s), Ollama (ns)', () => {
-    expect(serverDecode({ source: 'metrics', t: 0, value: { generation_time_ms: 400, time_to_first_token_ms: 30 } }, 50)).toMatchObject({ tps: 125, preMs: 30 });
-    expect(serverDecode({ source: 'usage', t: 0, value: { generation_duration: 0.4, time_to_first_token: 0.03 } }, 50)).toMatchObject({ tps: 125, preMs: 30 });
-    expect(serverDecode({ source: 'ollama', t: 0, value: { eval_count: 50, eval_duration: 400e6, prompt_eval_duration: 30e6 } }, 50)).toMatchObject({ tps: 125, preMs: 30 });
+    expect(
+      serverDecode({ source: 'metrics', t: 0, value: { generation_time_ms: 400, time_to_first_token_ms: 30 } }, 50),
+    ).toMatchObject({ tps: 125, preMs: 30 });
+    expect(
+      serverDecode({ source: 'usage', t: 0, value: { generation_duration: 0.4, time_to_first_token: 0.03 } }, 50),
+    ).toMatchObject({ tps: 125, preMs: 30 });
+    expect(
+      serverDecode(
+        { source: 'ollama', t: 0, value: { eval_count: 50, eval_duration: 400e6, prompt_eval_duration: 30e6 } },
+        50,
+      ),
+    ).toMatchObject({ tps: 125, preMs: 30 });
     expect(serverDecode({ source: 'timings', t: 0, value: {} }, 50).tps).toBeUndefined();
   });
 });

@@ -1,12 +1,12 @@
 // Every check, both ways, through real HTTP: PASS on the correct reference server, FAIL (with a message
 // naming the fault) on the reference server with exactly one fault switched on.
-import { describe, test, expect, afterAll } from 'vitest';
-import { families } from '../suites/catalogue.ts';
+import { afterAll, describe, expect, test } from 'vitest';
+import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
 import { grade, runCheck } from '../lib/check/check.ts';
-import { discoverServer } from '../lib/server/discovery.ts';
-import { startReference, type ReferenceHandle } from '../fixtures/reference-server/spawn.ts';
-import { strictExpectation, type Proof } from '../suites/support/proof.ts';
 import { TIMING_FAMILIES } from '../lib/check/family-order.ts';
+import { discoverServer } from '../lib/server/discovery.ts';
+import { families } from '../suites/catalogue.ts';
+import { type Proof, strictExpectation } from '../suites/support/proof.ts';
 
 // Protocol families prove their checks concurrently (their proofs wait on the server, not on the CPU); families that
 // time the server prove theirs one at a time, on a machine kept quiet for them.
@@ -31,7 +31,8 @@ function serverFor(p: Proof, concurrent: boolean): { key: string; handle: Promis
 }
 async function release(key: string, p: Proof, next: Proof | undefined, concurrent: boolean): Promise<void> {
   if (!flagsOf(p).length) return;
-  if (!concurrent && p.shareServer && next?.shareServer && JSON.stringify(flagsOf(next)) === JSON.stringify(flagsOf(p))) return;
+  if (!concurrent && p.shareServer && next?.shareServer && JSON.stringify(flagsOf(next)) === JSON.stringify(flagsOf(p)))
+    return;
   const s = servers.get(key);
   servers.delete(key);
   if (s) await (await s).stop();
@@ -45,22 +46,48 @@ for (const [family, mod] of Object.entries(families)) {
   describe(`proofs: ${family}`, { concurrent }, () => {
     for (const [i, proof] of mod.proofs.entries()) {
       const check = mod.checks.find((c) => c.id === proof.check);
-      const verb = { pass: 'passes', fail: 'FAILs', warn: 'WARNs', inconclusive: 'is INCONCLUSIVE', skip: 'skips', known: 'is KNOWN', 'known-passing': 'is KNOWN-PASSING', error: 'ERRORs' }[proof.expect];
-      const label = proof.faults?.length ? `${proof.check} ${verb} with --fault ${proof.faults.join(',')}` : `${proof.check} ${verb} on the correct server`;
-      test(label + (proof.serverArgs?.length ? ` (${proof.serverArgs.join(' ')})` : ''), { timeout: (check?.timeoutMs ?? 60_000) + 30_000 }, async () => {
+      const verb = {
+        pass: 'passes',
+        fail: 'FAILs',
+        warn: 'WARNs',
+        inconclusive: 'is INCONCLUSIVE',
+        skip: 'skips',
+        known: 'is KNOWN',
+        'known-passing': 'is KNOWN-PASSING',
+        error: 'ERRORs',
+      }[proof.expect];
+      const label = proof.faults?.length
+        ? `${proof.check} ${verb} with --fault ${proof.faults.join(',')}`
+        : `${proof.check} ${verb} on the correct server`;
+      test(label + (proof.serverArgs?.length ? ` (${proof.serverArgs.join(' ')})` : ''), {
+        timeout: (check?.timeoutMs ?? 60_000) + 30_000,
+      }, async () => {
         expect(check, `check ${proof.check} exists in suites/${family}.ts`).toBeDefined();
         const { key, handle } = serverFor(proof, concurrent);
         const ref = await handle;
         try {
-          const profile = { ...ref.profile, ...proof.profile, context: { ...ref.profile.context, ...proof.profile?.context } };
+          const profile = {
+            ...ref.profile,
+            ...proof.profile,
+            context: { ...ref.profile.context, ...proof.profile?.context },
+          };
           // A proof that changes the profile (declared slots, window, discovery) gets what setup would have discovered for it.
           const server = proof.profile ? await discoverServer(profile, ref.baseUrl, {}, ref.info.startedPid) : ref.info;
-          const { verdict } = await runCheck(check!, { profile, server, tier: proof.tier ?? 'quick', strict: false, log: () => undefined });
+          const { verdict } = await runCheck(check!, {
+            profile,
+            server,
+            tier: proof.tier ?? 'quick',
+            strict: false,
+            log: () => undefined,
+          });
           // The check's own verdict and its message first: the graded outcome alone hides a detection that stopped
           // firing (a SHOULD check's fail and a borderline warn both grade to warn).
           expect(proof.raw, `proof of ${proof.check} states the raw verdict`).toBeDefined();
           expect(verdict.outcome, `raw verdict of ${proof.check}; message:\n${verdict.message}`).toBe(proof.raw);
-          expect(proof.messageIncludes?.length, `proof of ${proof.check} states what the message must say`).toBeGreaterThan(0);
+          expect(
+            proof.messageIncludes?.length,
+            `proof of ${proof.check} states what the message must say`,
+          ).toBeGreaterThan(0);
           for (const m of proof.messageIncludes ?? []) {
             if (typeof m === 'string') expect(verdict.message).toContain(m);
             else expect(verdict.message).toMatch(m);
@@ -70,7 +97,10 @@ for (const [family, mod] of Object.entries(families)) {
           // Strict mode grades the same verdict (checks do not read ctx.strict): SHOULD warns fail, a borderline warn
           // stays a warn, inconclusive stays inconclusive.
           const strict = grade(check!, verdict, profile, true);
-          expect(strict.outcome, `outcome of ${proof.check} under CONFORMANCE_STRICT=1; message:\n${strict.message}`).toBe(strictExpectation(proof, check!.level));
+          expect(
+            strict.outcome,
+            `outcome of ${proof.check} under CONFORMANCE_STRICT=1; message:\n${strict.message}`,
+          ).toBe(strictExpectation(proof, check!.level));
         } finally {
           await release(key, proof, mod.proofs[i + 1], concurrent);
         }

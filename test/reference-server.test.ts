@@ -1,45 +1,74 @@
 // Self-tests of the reference server fixture, through real HTTP to spawned child processes
 // (`node --import tsx fixtures/reference-server/main.ts --port 0`), reading the LISTENING line for the URL.
-import { test, expect, beforeAll, afterAll, describe } from 'vitest';
-import { spawn, execFile } from 'node:child_process';
+
 import type { ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { execFile, spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = 'fixtures/reference-server/main.ts';
 const MODEL = 'reference-model';
 
-interface Child { url: string; proc: ChildProcess; stderr: () => string; stop(): Promise<void> }
+interface Child {
+  url: string;
+  proc: ChildProcess;
+  stderr: () => string;
+  stop(): Promise<void>;
+}
 
 function startServer(args: string[] = []): Promise<Child> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', MAIN, '--port', '0', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', MAIN, '--port', '0', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
-  proc.stderr!.on('data', (d: Buffer) => { err += d.toString(); });
-  const stop = () => new Promise<void>((resolve) => {
-    if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
-    const t = setTimeout(() => proc.kill('SIGKILL'), 3000);
-    proc.once('exit', () => { clearTimeout(t); resolve(); });
-    proc.kill('SIGTERM');
+  proc.stderr!.on('data', (d: Buffer) => {
+    err += d.toString();
   });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+      const t = setTimeout(() => proc.kill('SIGKILL'), 3000);
+      proc.once('exit', () => {
+        clearTimeout(t);
+        resolve();
+      });
+      proc.kill('SIGTERM');
+    });
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { void stop(); reject(new Error(`no LISTENING line within 15 s; stderr: ${err}`)); }, 15_000);
+    const timer = setTimeout(() => {
+      void stop();
+      reject(new Error(`no LISTENING line within 15 s; stderr: ${err}`));
+    }, 15_000);
     proc.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /^LISTENING (http:\/\/\S+)\n/m.exec(out);
-      if (m) { clearTimeout(timer); resolve({ url: m[1], proc, stderr: () => err, stop }); }
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[1], proc, stderr: () => err, stop });
+      }
     });
-    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited early (${code}); stderr: ${err}`)); });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited early (${code}); stderr: ${err}`));
+    });
   });
 }
 
 function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, timeout: 15_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', MAIN, ...args],
+      { cwd: ROOT, timeout: 15_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -55,7 +84,11 @@ interface Recorded {
   tEnd: number;
 }
 
-async function record(url: string, body: unknown, opts: { signal?: AbortSignal; onRead?: (text: string) => void; raw?: string } = {}): Promise<Recorded> {
+async function record(
+  url: string,
+  body: unknown,
+  opts: { signal?: AbortSignal; onRead?: (text: string) => void; raw?: string } = {},
+): Promise<Recorded> {
   const t0 = performance.now();
   const res = await fetch(url, {
     method: 'POST',
@@ -75,18 +108,45 @@ async function record(url: string, body: unknown, opts: { signal?: AbortSignal; 
     opts.onRead?.(Buffer.concat(parts).toString('utf8'));
   }
   const bytes = Buffer.concat(parts);
-  return { status: res.status, headers: res.headers, bytes, text: bytes.toString('utf8'), t0, tHeaders, reads, tEnd: performance.now() };
+  return {
+    status: res.status,
+    headers: res.headers,
+    bytes,
+    text: bytes.toString('utf8'),
+    t0,
+    tHeaders,
+    reads,
+    tEnd: performance.now(),
+  };
 }
 
 /** SSE events (LF framing, as the reference server writes): data payloads, in order. */
 function sseData(text: string): string[] {
-  return text.split('\n\n').filter((e) => e.trim() !== '').map((e) => e.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n'));
+  return text
+    .split('\n\n')
+    .filter((e) => e.trim() !== '')
+    .map((e) =>
+      e
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n'),
+    );
 }
 
-const chatBody = (content: string, extra: Record<string, unknown> = {}) => ({ model: MODEL, messages: [{ role: 'user', content }], temperature: 0, ...extra });
+const chatBody = (content: string, extra: Record<string, unknown> = {}) => ({
+  model: MODEL,
+  messages: [{ role: 'user', content }],
+  temperature: 0,
+  ...extra,
+});
 
 function streamText(text: string): string {
-  return sseData(text).filter((d) => d !== '[DONE]').map((d) => JSON.parse(d)).map((c) => c.choices?.[0]?.delta?.content ?? '').join('');
+  return sseData(text)
+    .filter((d) => d !== '[DONE]')
+    .map((d) => JSON.parse(d))
+    .map((c) => c.choices?.[0]?.delta?.content ?? '')
+    .join('');
 }
 
 async function getJson(url: string): Promise<any> {
@@ -96,20 +156,69 @@ async function getJson(url: string): Promise<any> {
 
 // A fault name list that must match the registry exactly (the names are the contract).
 const ALL_FAULTS = [
-  'sse-content-type', 'sse-no-blank-line', 'sse-cr-only', 'sse-bare-json', 'sse-error-field', 'sse-two-json-one-event',
-  'sse-json-split-events', 'sse-no-done', 'sse-data-after-done', 'sse-schema-violation', 'sse-id-changes', 'sse-no-role',
-  'sse-finish-twice', 'sse-finish-missing', 'sse-finish-invalid', 'sse-usage-missing', 'sse-usage-in-finish', 'sse-usage-unasked',
-  'sse-usage-twice', 'utf8-invalid-bytes', 'utf8-lone-surrogate', 'utf8-split-char', 'utf8-stream-differs', 'utf8-echo-corrupt',
-  'completions-no-done', 'completions-wrong-object', 'anthropic-no-event-lines', 'anthropic-no-message-stop', 'anthropic-wrong-order',
-  'ollama-sse-instead-of-ndjson', 'ollama-no-done-line',
-  'stream-burst-at-end', 'stream-role-now-content-at-end', 'stream-headers-after-prefill', 'stream-continue-after-disconnect',
-  'api-models-missing-model', 'api-chat-schema', 'api-ignore-max-tokens', 'api-ignore-stop', 'api-usage-constant',
-  'api-unknown-model-500', 'api-unknown-model-200',
-  'errors-malformed-500', 'errors-accept-invalid', 'errors-hang-on-invalid', 'errors-crash-on-invalid',
-  'context-cap-quarter', 'context-over-500', 'context-over-drop', 'context-over-hang', 'context-over-truncate', 'context-over-in-stream',
-  'context-trained-larger', 'context-quadratic-prefill', 'context-degrade-after-long',
-  'perf-serialise', 'perf-parallel-slowdown', 'perf-cycle-decay', 'perf-periodic-stall', 'perf-leak', 'perf-cross-stream',
-  'metrics-inflate-usage', 'metrics-timings-lie',
+  'sse-content-type',
+  'sse-no-blank-line',
+  'sse-cr-only',
+  'sse-bare-json',
+  'sse-error-field',
+  'sse-two-json-one-event',
+  'sse-json-split-events',
+  'sse-no-done',
+  'sse-data-after-done',
+  'sse-schema-violation',
+  'sse-id-changes',
+  'sse-no-role',
+  'sse-finish-twice',
+  'sse-finish-missing',
+  'sse-finish-invalid',
+  'sse-usage-missing',
+  'sse-usage-in-finish',
+  'sse-usage-unasked',
+  'sse-usage-twice',
+  'utf8-invalid-bytes',
+  'utf8-lone-surrogate',
+  'utf8-split-char',
+  'utf8-stream-differs',
+  'utf8-echo-corrupt',
+  'completions-no-done',
+  'completions-wrong-object',
+  'anthropic-no-event-lines',
+  'anthropic-no-message-stop',
+  'anthropic-wrong-order',
+  'ollama-sse-instead-of-ndjson',
+  'ollama-no-done-line',
+  'stream-burst-at-end',
+  'stream-role-now-content-at-end',
+  'stream-headers-after-prefill',
+  'stream-continue-after-disconnect',
+  'api-models-missing-model',
+  'api-chat-schema',
+  'api-ignore-max-tokens',
+  'api-ignore-stop',
+  'api-usage-constant',
+  'api-unknown-model-500',
+  'api-unknown-model-200',
+  'errors-malformed-500',
+  'errors-accept-invalid',
+  'errors-hang-on-invalid',
+  'errors-crash-on-invalid',
+  'context-cap-quarter',
+  'context-over-500',
+  'context-over-drop',
+  'context-over-hang',
+  'context-over-truncate',
+  'context-over-in-stream',
+  'context-trained-larger',
+  'context-quadratic-prefill',
+  'context-degrade-after-long',
+  'perf-serialise',
+  'perf-parallel-slowdown',
+  'perf-cycle-decay',
+  'perf-periodic-stall',
+  'perf-leak',
+  'perf-cross-stream',
+  'metrics-inflate-usage',
+  'metrics-timings-lie',
 ];
 
 /** One representative fault per family, each on its own server. */
@@ -139,7 +248,9 @@ beforeAll(async () => {
   }
   const started = settled.map((s) => (s as PromiseFulfilledResult<Child>).value);
   ref = started[0];
-  Object.keys(FAULT_SERVERS).forEach((fam, i) => { faulty[fam as keyof typeof FAULT_SERVERS] = started[i + 1]; });
+  Object.keys(FAULT_SERVERS).forEach((fam, i) => {
+    faulty[fam as keyof typeof FAULT_SERVERS] = started[i + 1];
+  });
 }, 30_000);
 
 afterAll(async () => {
@@ -151,7 +262,10 @@ describe('correct server', () => {
     expect(await getJson(`${ref.url}/health`)).toEqual({ status: 'ok' });
     expect(await getJson(`${ref.url}/version`)).toEqual({ name: 'reference-server', version: '0.1.0' });
     const models = await getJson(`${ref.url}/v1/models`);
-    expect(models).toMatchObject({ object: 'list', data: [{ id: MODEL, object: 'model', owned_by: 'reference', max_model_len: 4096, trained_context: 4096 }] });
+    expect(models).toMatchObject({
+      object: 'list',
+      data: [{ id: MODEL, object: 'model', owned_by: 'reference', max_model_len: 4096, trained_context: 4096 }],
+    });
     expect(Number.isInteger(models.data[0].created)).toBe(true);
     const r = await fetch(`${ref.url}/nope`);
     expect(r.status).toBe(404);
@@ -159,7 +273,10 @@ describe('correct server', () => {
   });
 
   test('chat stream: role chunk, one chunk per token, finish chunk, usage chunk, [DONE]', async () => {
-    const r = await record(`${ref.url}/v1/chat/completions`, chatBody('shape', { stream: true, max_tokens: 10, stream_options: { include_usage: true } }));
+    const r = await record(
+      `${ref.url}/v1/chat/completions`,
+      chatBody('shape', { stream: true, max_tokens: 10, stream_options: { include_usage: true } }),
+    );
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toBe('text/event-stream');
     expect(r.headers.get('cache-control')).toBe('no-cache');
@@ -175,7 +292,9 @@ describe('correct server', () => {
       expect(c).toMatchObject({ object: 'chat.completion.chunk', model: MODEL, system_fingerprint: 'ref-0.1.0' });
       expect(Array.isArray(c.choices)).toBe(true);
     }
-    expect(chunks[0].choices).toEqual([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]);
+    expect(chunks[0].choices).toEqual([
+      { index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null },
+    ]);
     const content = chunks.slice(1, 11);
     for (const c of content) {
       expect(c.choices[0].finish_reason).toBeNull();
@@ -191,41 +310,66 @@ describe('correct server', () => {
 
     // Without include_usage: no usage chunk.
     const r2 = await record(`${ref.url}/v1/chat/completions`, chatBody('shape', { stream: true, max_tokens: 3 }));
-    const c2 = sseData(r2.text).slice(0, -1).map((d) => JSON.parse(d));
+    const c2 = sseData(r2.text)
+      .slice(0, -1)
+      .map((d) => JSON.parse(d));
     expect(c2.length).toBe(5);
     expect(c2.every((c) => c.usage === undefined && c.choices.length === 1)).toBe(true);
   });
 
   test('chat non-stream shape', async () => {
-    const r = await fetch(`${ref.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chatBody('hello there', { max_tokens: 5 })) });
+    const r = await fetch(`${ref.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(chatBody('hello there', { max_tokens: 5 })),
+    });
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toBe('application/json');
     const j = (await r.json()) as any;
-    expect(j).toMatchObject({ object: 'chat.completion', model: MODEL, system_fingerprint: 'ref-0.1.0', usage: { prompt_tokens: 2 + 4 + 3, completion_tokens: 5, total_tokens: 14 } });
+    expect(j).toMatchObject({
+      object: 'chat.completion',
+      model: MODEL,
+      system_fingerprint: 'ref-0.1.0',
+      usage: { prompt_tokens: 2 + 4 + 3, completion_tokens: 5, total_tokens: 14 },
+    });
     expect(j.id).toMatch(/^chatcmpl-/);
     expect(j.choices).toHaveLength(1);
-    expect(j.choices[0]).toMatchObject({ index: 0, message: { role: 'assistant' }, logprobs: null, finish_reason: 'length' });
+    expect(j.choices[0]).toMatchObject({
+      index: 0,
+      message: { role: 'assistant' },
+      logprobs: null,
+      finish_reason: 'length',
+    });
     expect(typeof j.choices[0].message.content).toBe('string');
   });
 
   test('determinism: same request → same text; stream text = non-stream text', async () => {
     const body = chatBody('determinism please', { max_tokens: 24 });
     const [a, b, s] = await Promise.all([
-      fetch(`${ref.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>),
-      fetch(`${ref.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>),
+      fetch(`${ref.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify(body) }).then(
+        (r) => r.json() as Promise<any>,
+      ),
+      fetch(`${ref.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify(body) }).then(
+        (r) => r.json() as Promise<any>,
+      ),
       record(`${ref.url}/v1/chat/completions`, { ...body, stream: true }),
     ]);
     expect(a.choices[0].message.content.length).toBeGreaterThan(0);
     expect(b.choices[0].message.content).toBe(a.choices[0].message.content);
     expect(streamText(s.text)).toBe(a.choices[0].message.content);
-    const other = await fetch(`${ref.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ ...body, seed: 7 }) }).then((r) => r.json() as Promise<any>);
+    const other = await fetch(`${ref.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ ...body, seed: 7 }),
+    }).then((r) => r.json() as Promise<any>);
     expect(other.choices[0].message.content).not.toBe(a.choices[0].message.content);
   });
 
   test('echo of a multibyte nonce, streamed and not', async () => {
     const nonce = `n${Date.now().toString(36)} café 東京 🙂 ñandú`;
     const body = chatBody(`Please repeat.\nECHO: ${nonce}\nthanks`, { max_tokens: 20 });
-    const j = await fetch(`${ref.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+    const j = await fetch(`${ref.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify(body) }).then(
+      (r) => r.json() as Promise<any>,
+    );
     expect(j.choices[0].message.content.startsWith(nonce)).toBe(true);
     const s = await record(`${ref.url}/v1/chat/completions`, { ...body, stream: true });
     expect(streamText(s.text).startsWith(nonce)).toBe(true);
@@ -233,7 +377,9 @@ describe('correct server', () => {
 
   test('stop strings: output never contains the stop string, finish_reason stop', async () => {
     const body = chatBody('ECHO: alpha beta STOP gamma', { max_tokens: 20, stop: ['STOP', 'zzz'] });
-    const j = await fetch(`${ref.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+    const j = await fetch(`${ref.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify(body) }).then(
+      (r) => r.json() as Promise<any>,
+    );
     expect(j.choices[0].message.content).toBe('alpha beta ');
     expect(j.choices[0].finish_reason).toBe('stop');
     const s = await record(`${ref.url}/v1/chat/completions`, { ...body, stream: true });
@@ -242,7 +388,10 @@ describe('correct server', () => {
   });
 
   test('max_tokens → length; natural EOS → stop; ignore_eos runs on', async () => {
-    const post = (b: unknown) => fetch(`${ref.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify(b) }).then((r) => r.json() as Promise<any>);
+    const post = (b: unknown) =>
+      fetch(`${ref.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify(b) }).then(
+        (r) => r.json() as Promise<any>,
+      );
     const [lim, nat, ign] = await Promise.all([
       post(chatBody('len', { max_tokens: 7 })),
       post(chatBody('len')),
@@ -258,7 +407,11 @@ describe('correct server', () => {
 
   test('validation errors are 400 OpenAI errors naming the field', async () => {
     const post = async (raw: string) => {
-      const r = await fetch(`${ref.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw });
+      const r = await fetch(`${ref.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: raw,
+      });
       return { status: r.status, body: (await r.json()) as any };
     };
     const cases: [string, string | null][] = [
@@ -283,7 +436,12 @@ describe('correct server', () => {
     }
     const unknown = await post(JSON.stringify({ ...chatBody('x'), model: 'nope' }));
     expect(unknown.status).toBe(404);
-    expect(unknown.body.error).toEqual({ message: "The model 'nope' does not exist", type: 'invalid_request_error', param: 'model', code: 'model_not_found' });
+    expect(unknown.body.error).toEqual({
+      message: "The model 'nope' does not exist",
+      type: 'invalid_request_error',
+      param: 'model',
+      code: 'model_not_found',
+    });
   });
 
   test('400 context_length_exceeded beyond the window, before any SSE byte', async () => {
@@ -293,7 +451,9 @@ describe('correct server', () => {
     expect(r.headers.get('content-type')).toBe('application/json');
     const e = JSON.parse(r.text).error;
     expect(e).toMatchObject({ type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' });
-    expect(e.message).toContain("This model's maximum context length is 4096 tokens. However, you requested 5007 tokens (5007 in the messages, 0 in the completion).");
+    expect(e.message).toContain(
+      "This model's maximum context length is 4096 tokens. However, you requested 5007 tokens (5007 in the messages, 0 in the completion).",
+    );
     // prompt + max_tokens over the window
     const r2 = await record(`${ref.url}/v1/chat/completions`, chatBody('short', { max_tokens: 4090 }));
     expect(r2.status).toBe(400);
@@ -301,17 +461,46 @@ describe('correct server', () => {
   });
 
   test('anthropic messages and ollama chat shapes', async () => {
-    const a = await record(`${ref.url}/v1/messages`, { model: MODEL, max_tokens: 4, messages: [{ role: 'user', content: 'hi' }], stream: true });
-    const events = a.text.split('\n\n').filter(Boolean).map((e) => /^event: (\S+)/.exec(e)?.[1]);
-    expect(events).toEqual(['message_start', 'content_block_start', 'ping', 'content_block_delta', 'content_block_delta', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    const a = await record(`${ref.url}/v1/messages`, {
+      model: MODEL,
+      max_tokens: 4,
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    });
+    const events = a.text
+      .split('\n\n')
+      .filter(Boolean)
+      .map((e) => /^event: (\S+)/.exec(e)?.[1]);
+    expect(events).toEqual([
+      'message_start',
+      'content_block_start',
+      'ping',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
     expect(a.text).not.toContain('[DONE]');
-    const missing = await fetch(`${ref.url}/v1/messages`, { method: 'POST', body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }) });
+    const missing = await fetch(`${ref.url}/v1/messages`, {
+      method: 'POST',
+      body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }),
+    });
     expect(missing.status).toBe(400);
     expect(((await missing.json()) as any).type).toBe('error');
 
-    const o = await record(`${ref.url}/api/chat`, { model: MODEL, messages: [{ role: 'user', content: 'hi' }], options: { num_predict: 3 } });
+    const o = await record(`${ref.url}/api/chat`, {
+      model: MODEL,
+      messages: [{ role: 'user', content: 'hi' }],
+      options: { num_predict: 3 },
+    });
     expect(o.headers.get('content-type')).toBe('application/x-ndjson');
-    const lines = o.text.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = o.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(4);
     expect(lines[3]).toMatchObject({ done: true, done_reason: 'length', eval_count: 3, prompt_eval_count: 8 });
     expect(lines[3].eval_duration).toBeGreaterThan(0);
@@ -325,7 +514,10 @@ describe('correct server', () => {
     for (let round = 0; round < 5; round++) {
       const single = await record(`${ref.url}/v1/chat/completions`, body(`single ${round}`));
       const singleTps = 64 / (single.tEnd - single.t0);
-      const pair = await Promise.all([record(`${ref.url}/v1/chat/completions`, body(`a ${round}`)), record(`${ref.url}/v1/chat/completions`, body(`b ${round}`))]);
+      const pair = await Promise.all([
+        record(`${ref.url}/v1/chat/completions`, body(`a ${round}`)),
+        record(`${ref.url}/v1/chat/completions`, body(`b ${round}`)),
+      ]);
       const span = Math.max(...pair.map((p) => p.tEnd)) - Math.min(...pair.map((p) => p.t0));
       speedups.push(128 / span / singleTps);
     }
@@ -337,10 +529,19 @@ describe('correct server', () => {
   test('client disconnect frees the slot at once', async () => {
     const ac = new AbortController();
     let aborted = false;
-    const p = record(`${ref.url}/v1/chat/completions`, chatBody('disconnect', { stream: true, max_tokens: 2000, ignore_eos: true }), {
-      signal: ac.signal,
-      onRead: (t) => { if (!aborted && (t.match(/"content":"[^"]/g) ?? []).length >= 5) { aborted = true; ac.abort(); } },
-    }).catch((e) => e);
+    const p = record(
+      `${ref.url}/v1/chat/completions`,
+      chatBody('disconnect', { stream: true, max_tokens: 2000, ignore_eos: true }),
+      {
+        signal: ac.signal,
+        onRead: (t) => {
+          if (!aborted && (t.match(/"content":"[^"]/g) ?? []).length >= 5) {
+            aborted = true;
+            ac.abort();
+          }
+        },
+      },
+    ).catch((e) => e);
     const busy = await (async () => {
       for (let i = 0; i < 50; i++) {
         const slots = await getJson(`${ref.url}/slots`);
@@ -356,7 +557,10 @@ describe('correct server', () => {
     let free = false;
     while (performance.now() - tAbort < 1000) {
       const slots = await getJson(`${ref.url}/slots`);
-      if (slots.every((s: any) => !s.is_processing)) { free = true; break; }
+      if (slots.every((s: any) => !s.is_processing)) {
+        free = true;
+        break;
+      }
       await new Promise((r) => setTimeout(r, 10));
     }
     expect(free).toBe(true);
@@ -375,11 +579,19 @@ describe('CLI', () => {
       runCli(['--fault', 'sse-no-done', '--fault-arg', 'every=3']),
     ]);
     expect(list.code).toBe(0);
-    const names = list.stdout.trim().split('\n').map((l) => l.split('\t')[0]);
+    const names = list.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t')[0]);
     // Every contracted fault is there (later files under faults/ may add more).
     expect(names.filter((n) => ALL_FAULTS.includes(n)).sort()).toEqual([...ALL_FAULTS].sort());
     expect(new Set(names).size).toBe(names.length);
-    expect(list.stdout.trim().split('\n').every((l) => (l.split('\t')[1] ?? '').length > 10)).toBe(true);
+    expect(
+      list.stdout
+        .trim()
+        .split('\n')
+        .every((l) => (l.split('\t')[1] ?? '').length > 10),
+    ).toBe(true);
     expect(badFlag.code).toBe(2);
     expect(badFlag.stderr).toContain('--bogus');
     expect(badFault.code).toBe(2);
@@ -398,15 +610,28 @@ describe.concurrent('one fault per family changes the behaviour', () => {
   });
 
   test('wire: ollama-sse-instead-of-ndjson writes data: frames', async () => {
-    const r = await record(`${faulty.wire!.url}/api/chat`, { model: MODEL, messages: [{ role: 'user', content: 'x' }], options: { num_predict: 3 } });
+    const r = await record(`${faulty.wire!.url}/api/chat`, {
+      model: MODEL,
+      messages: [{ role: 'user', content: 'x' }],
+      options: { num_predict: 3 },
+    });
     expect(r.headers.get('content-type')).toBe('text/event-stream');
     expect(r.text.startsWith('data: {')).toBe(true);
-    expect(() => r.text.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))).toThrow();
+    expect(() =>
+      r.text
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+    ).toThrow();
   });
 
   test('stream: stream-burst-at-end delivers everything at once', async () => {
     const body = chatBody('burst', { stream: true, max_tokens: 32, ignore_eos: true });
-    const [good, bad] = await Promise.all([record(`${ref.url}/v1/chat/completions`, body), record(`${faulty.stream!.url}/v1/chat/completions`, body)]);
+    const [good, bad] = await Promise.all([
+      record(`${ref.url}/v1/chat/completions`, body),
+      record(`${faulty.stream!.url}/v1/chat/completions`, body),
+    ]);
     const spread = (r: Recorded) => r.reads.at(-1)! - r.reads[0];
     expect(spread(good)).toBeGreaterThan(150); // 32 tokens × 8 ms
     expect(spread(bad)).toBeLessThan(60);
@@ -415,7 +640,10 @@ describe.concurrent('one fault per family changes the behaviour', () => {
   });
 
   test('api: api-ignore-max-tokens generates max_tokens + 10', async () => {
-    const j = await fetch(`${faulty.api!.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify(chatBody('x', { max_tokens: 5 })) }).then((r) => r.json() as Promise<any>);
+    const j = await fetch(`${faulty.api!.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify(chatBody('x', { max_tokens: 5 })),
+    }).then((r) => r.json() as Promise<any>);
     expect(j.usage.completion_tokens).toBe(15);
   });
 
@@ -423,7 +651,10 @@ describe.concurrent('one fault per family changes the behaviour', () => {
     const r = await fetch(`${faulty.errors!.url}/v1/chat/completions`, { method: 'POST', body: '{not json' });
     expect(r.status).toBe(500);
     expect(r.headers.get('content-type')).toContain('text/html');
-    const ok = await fetch(`${faulty.errors!.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: MODEL, messages: [] }) });
+    const ok = await fetch(`${faulty.errors!.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: MODEL, messages: [] }),
+    });
     expect(ok.status).toBe(400); // only the malformed-JSON path is broken
   });
 
@@ -432,8 +663,14 @@ describe.concurrent('one fault per family changes the behaviour', () => {
     expect(models.data[0].max_model_len).toBe(4096);
     const prompt = Array.from({ length: 1500 }, () => 'word').join(' ');
     const [bad, good] = await Promise.all([
-      fetch(`${faulty.context!.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify(chatBody(prompt, { max_tokens: 4 })) }),
-      fetch(`${ref.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify(chatBody(prompt, { max_tokens: 4 })) }),
+      fetch(`${faulty.context!.url}/v1/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify(chatBody(prompt, { max_tokens: 4 })),
+      }),
+      fetch(`${ref.url}/v1/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify(chatBody(prompt, { max_tokens: 4 })),
+      }),
     ]);
     expect(good.status).toBe(200);
     expect(bad.status).toBe(400);
@@ -457,8 +694,13 @@ describe.concurrent('one fault per family changes the behaviour', () => {
   });
 
   test('metrics: metrics-inflate-usage reports 2x+5 completion tokens', async () => {
-    const s = await record(`${faulty.metrics!.url}/v1/chat/completions`, chatBody('x', { stream: true, max_tokens: 6, stream_options: { include_usage: true } }));
-    const chunks = sseData(s.text).slice(0, -1).map((d) => JSON.parse(d));
+    const s = await record(
+      `${faulty.metrics!.url}/v1/chat/completions`,
+      chatBody('x', { stream: true, max_tokens: 6, stream_options: { include_usage: true } }),
+    );
+    const chunks = sseData(s.text)
+      .slice(0, -1)
+      .map((d) => JSON.parse(d));
     const contentChunks = chunks.filter((c) => c.choices[0]?.delta?.content);
     expect(contentChunks).toHaveLength(6);
     expect(chunks.at(-1).usage.completion_tokens).toBe(17);

@@ -1,10 +1,11 @@
 // The catalogue lints itself (test262-style metadata lint): unique ids, rationale, reference,
 // and a pass proof and a fault proof for every check.
-import { test, expect } from 'vitest';
+
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { families, allChecks, allProofs } from '../suites/catalogue.ts';
+import { expect, test } from 'vitest';
 import { ROOT } from '../lib/config/profile.ts';
+import { allChecks, allProofs, families } from '../suites/catalogue.ts';
 
 test('every family file exports checks and proofs, ids are family.slug and start with the family', () => {
   expect(Object.keys(families).length).toBeGreaterThan(0);
@@ -13,7 +14,10 @@ test('every family file exports checks and proofs, ids are family.slug and start
     expect(Array.isArray(mod.proofs), `${family}.proofs`).toBe(true);
     for (const c of mod.checks) {
       expect(c.id, `id of a check in suites/${family}.ts`).toMatch(/^[a-z0-9-]+\.[a-z0-9-]+$/);
-      expect(c.id.startsWith(`${family}.`) || (family === 'api-last' && c.id.startsWith('api.')), `${c.id} lives in suites/${family}.ts`).toBe(true);
+      expect(
+        c.id.startsWith(`${family}.`) || (family === 'api-last' && c.id.startsWith('api.')),
+        `${c.id} lives in suites/${family}.ts`,
+      ).toBe(true);
     }
   }
 });
@@ -31,7 +35,8 @@ test('every check has a title, a level, a one-line rationale and a reference', (
     if (!['MUST', 'SHOULD', 'INFO'].includes(c.level)) problems.push(`${c.id}: level ${c.level}`);
     if (!c.rationale.trim() || c.rationale.includes('\n')) problems.push(`${c.id}: rationale must be one line`);
     if (c.reference.trim().length < 8) problems.push(`${c.id}: no reference`);
-    for (const [name, t] of Object.entries(c.thresholds ?? {})) if (!t.why.trim()) problems.push(`${c.id}: threshold ${name} has no reason`);
+    for (const [name, t] of Object.entries(c.thresholds ?? {}))
+      if (!t.why.trim()) problems.push(`${c.id}: threshold ${name} has no reason`);
   }
   expect(problems).toEqual([]);
 });
@@ -44,12 +49,20 @@ test('every check has a pass proof and a fault proof, and every proof names a re
     if (!mine.some((p) => !p.faults?.length)) missing.push(`${c.id}: no pass proof`);
     // INFO checks never fail: their counterpart is a proof on a server variant (a fault or extra server flags)
     // whose message must name what was measured there.
-    const infoVariant = (p: (typeof mine)[number]) => c.level === 'INFO' && !!(p.faults?.length || p.serverArgs?.length) && !!p.messageIncludes?.length;
-    if (!mine.some((p) => (p.faults?.length && (p.expect === 'fail' || (c.level !== 'MUST' && p.expect === 'warn'))) || infoVariant(p)))
+    const infoVariant = (p: (typeof mine)[number]) =>
+      c.level === 'INFO' && !!(p.faults?.length || p.serverArgs?.length) && !!p.messageIncludes?.length;
+    if (
+      !mine.some(
+        (p) =>
+          (p.faults?.length && (p.expect === 'fail' || (c.level !== 'MUST' && p.expect === 'warn'))) || infoVariant(p),
+      )
+    )
       missing.push(`${c.id}: no fault proof`);
   }
   for (const p of allProofs) if (!ids.has(p.check)) missing.push(`proof for unknown check ${p.check}`);
-  for (const p of allProofs) if (p.faults?.length && !p.messageIncludes?.length) missing.push(`fault proof ${p.check}/${p.faults} does not say what the message must name`);
+  for (const p of allProofs)
+    if (p.faults?.length && !p.messageIncludes?.length)
+      missing.push(`fault proof ${p.check}/${p.faults} does not say what the message must name`);
   expect(missing).toEqual([]);
 });
 
@@ -66,24 +79,37 @@ test('every proof states the raw verdict and what its message must say, consiste
     const c = byId.get(p.check);
     if (c && p.raw && !p.profile?.knownIssues && graded(p.raw, c.level) !== p.expect)
       problems.push(`${what}: raw ${p.raw} of a ${c.level} check grades to ${graded(p.raw, c.level)}, not ${p.expect}`);
-    if (p.strict && p.raw !== 'warn') problems.push(`${what}: a strict expectation other than the rule only makes sense for a raw warn (borderline)`);
+    if (p.strict && p.raw !== 'warn')
+      problems.push(`${what}: a strict expectation other than the rule only makes sense for a raw warn (borderline)`);
   }
   expect(problems).toEqual([]);
 });
 
-test('checks do not read ctx.strict: strict mode is grading\'s business (the proofs grade one verdict both ways)', () => {
-  const offenders = readdirSync(join(ROOT, 'suites')).filter((f) => f.endsWith('.ts') && /\bctx\.strict\b/.test(readFileSync(join(ROOT, 'suites', f), 'utf8')));
+test("checks do not read ctx.strict: strict mode is grading's business (the proofs grade one verdict both ways)", () => {
+  const offenders = readdirSync(join(ROOT, 'suites')).filter(
+    (f) => f.endsWith('.ts') && /\bctx\.strict\b/.test(readFileSync(join(ROOT, 'suites', f), 'utf8')),
+  );
   expect(offenders).toEqual([]);
 });
 
 test('destructive checks run after every check that only observes (family order, then order within a family)', async () => {
   const { FAMILY_ORDER } = await import('../vitest.config.ts');
   const { runOrder } = await import('../suites/support/register.ts');
-  for (const family of Object.keys(families)) expect(FAMILY_ORDER, `suites/${family}.ts is in FAMILY_ORDER`).toContain(family);
+  for (const family of Object.keys(families))
+    expect(FAMILY_ORDER, `suites/${family}.ts is in FAMILY_ORDER`).toContain(family);
   const order = FAMILY_ORDER.flatMap((f) => runOrder(families[f]?.checks ?? []));
   const firstDestructive = order.findIndex((c) => c.destructive);
   expect(firstDestructive).toBeGreaterThan(0);
-  const late = order.slice(firstDestructive).filter((c) => !c.destructive).map((c) => c.id);
+  const late = order
+    .slice(firstDestructive)
+    .filter((c) => !c.destructive)
+    .map((c) => c.id);
   expect(late, 'observing checks that would run after a destructive one').toEqual([]);
-  for (const id of ['errors.required-shape', 'errors.optional-types', 'errors.no-server-error', 'context.over-window-400']) expect(order.find((c) => c.id === id)?.destructive, id).toBe(true);
+  for (const id of [
+    'errors.required-shape',
+    'errors.optional-types',
+    'errors.no-server-error',
+    'context.over-window-400',
+  ])
+    expect(order.find((c) => c.id === id)?.destructive, id).toBe(true);
 });

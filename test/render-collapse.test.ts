@@ -1,16 +1,30 @@
 // Reports that read well when things go wrong: repeated identical errors fold into one row.
-import { test, expect } from 'vitest';
+import { expect, test } from 'vitest';
 import { collapseErrors, renderConsole, renderMarkdown, toColumns } from '../reporters/render.ts';
 import type { CheckResult, ResultsFile } from '../reporters/results-types.ts';
 
-const c = (id: string, outcome: CheckResult['outcome'], message: string): CheckResult =>
-  ({ id, title: id, family: id.split('.')[0]!, level: 'MUST', outcome, message, rationale: 'r', reference: 'ref' });
+const c = (id: string, outcome: CheckResult['outcome'], message: string): CheckResult => ({
+  id,
+  title: id,
+  family: id.split('.')[0]!,
+  level: 'MUST',
+  outcome,
+  message,
+  rationale: 'r',
+  reference: 'ref',
+});
 
 function file(checks: CheckResult[]): ResultsFile {
   return {
     header: {
-      suite: { name: 'llm-server-conformance', version: '0.1.0' }, date: '2026-12-01T00:00:00.000Z', project: 'p', profile: { id: 'p' },
-      server: { baseUrl: 'http://127.0.0.1:1' }, machine: { label: 'm', platform: 'linux', arch: 'x64', cpus: 2, memGiB: 24, node: 'v20' }, tier: 'quick', strict: false,
+      suite: { name: 'llm-server-conformance', version: '0.1.0' },
+      date: '2026-12-01T00:00:00.000Z',
+      project: 'p',
+      profile: { id: 'p' },
+      server: { baseUrl: 'http://127.0.0.1:1' },
+      machine: { label: 'm', platform: 'linux', arch: 'x64', cpus: 2, memGiB: 24, node: 'v20' },
+      tier: 'quick',
+      strict: false,
     },
     checks,
     finished: { date: '2026-12-01T00:01:00.000Z', reason: 'failed' },
@@ -19,7 +33,9 @@ function file(checks: CheckResult[]): ResultsFile {
 
 test('a server that never answered is one row: "nothing answers at …; N checks not run"', () => {
   const msg = 'setup error: nothing answers at http://127.0.0.1:1 (connect ECONNREFUSED).';
-  const checks = ['setup.server-ready', 'api.chat-basic', 'sse.content-type', 'stream.spread'].map((id) => c(id, 'error', msg));
+  const checks = ['setup.server-ready', 'api.chat-basic', 'sse.content-type', 'stream.spread'].map((id) =>
+    c(id, 'error', msg),
+  );
   const rows = collapseErrors(checks);
   expect(rows).toHaveLength(1);
   expect(rows[0]!.id).toBe('all 4 checks');
@@ -41,6 +57,12 @@ test('checks after the server stopped answering fold; the check in flight and di
     c('x.two', 'error', 'harness error B'),
   ];
   const rows = collapseErrors(checks);
-  expect(rows.map((r) => r.id)).toEqual(['api.chat-basic', 'api.max-tokens', 'api.stop-sequence … sse.done-terminator (3 checks)', 'x.one', 'x.two']);
+  expect(rows.map((r) => r.id)).toEqual([
+    'api.chat-basic',
+    'api.max-tokens',
+    'api.stop-sequence … sse.done-terminator (3 checks)',
+    'x.one',
+    'x.two',
+  ]);
   expect(rows[2]!.message).toBe(`${stopped}; 3 checks not run`);
 });

@@ -2,35 +2,56 @@
 // read back: results.json against its schema, badge JSON and SVG, the Markdown summary, the console table, JUnit.
 // `npm run report` must rebuild the same summary and badges from results.json alone. An interrupted run must keep
 // what it measured. The render functions are also exercised on hand-made results (merging, phantom flags, banners).
-import { test, expect, describe, beforeAll, vi } from 'vitest';
+
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { beforeAll, describe, expect, test, vi } from 'vitest';
 import { ROOT } from '../lib/config/profile.ts';
 import { compileSchema, schemaErrors } from '../lib/config/schemas.ts';
 import { median } from '../lib/grading/stats.ts';
-import { families } from '../suites/catalogue.ts';
-import type { ResultsFile, CheckResult } from '../reporters/results-types.ts';
-import { badgeSpecs, gateFailed, renderConsole, renderMarkdown, tally, toColumns, workloadRows } from '../reporters/render.ts';
-import { runReport, parseArgs } from '../scripts/report.ts';
-import ResultsReporter from '../reporters/results.ts';
-import ConsoleTableReporter from '../reporters/console.ts';
-import SummaryReporter, { writeSummary } from '../reporters/summary.ts';
 import BadgesReporter from '../reporters/badges.ts';
+import ConsoleTableReporter from '../reporters/console.ts';
 import JunitReporter from '../reporters/junit.ts';
+import {
+  badgeSpecs,
+  gateFailed,
+  renderConsole,
+  renderMarkdown,
+  tally,
+  toColumns,
+  workloadRows,
+} from '../reporters/render.ts';
+import ResultsReporter from '../reporters/results.ts';
+import type { CheckResult, ResultsFile } from '../reporters/results-types.ts';
+import SummaryReporter, { writeSummary } from '../reporters/summary.ts';
+import { parseArgs, runReport } from '../scripts/report.ts';
+import { families } from '../suites/catalogue.ts';
 
-interface Run { code: number | null; signal: NodeJS.Signals | null; out: string }
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  out: string;
+}
 
 /** Run vitest in a child process; `until` may stop it early (SIGTERM) once a condition holds. */
 function vitestRun(args: string[], env: Record<string, string | undefined>, until?: () => boolean): Promise<Run> {
   return new Promise((resolve, reject) => {
     const childEnv: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', ...env };
     for (const [k, v] of Object.entries(env)) if (v === undefined) delete childEnv[k];
-    const child = spawn(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', ...args], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', ...args], {
+      cwd: ROOT,
+      env: childEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
-    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     let poll: NodeJS.Timeout | undefined;
     if (until) {
       poll = setInterval(() => {
@@ -99,7 +120,11 @@ describe('a real run: api + metrics against the reference server', () => {
 
   test('figures are recomputable from the file: workload medians from its samples, no phantom on a correct server', () => {
     const plausible = results.checks.find((c) => c.id === 'metrics.gen-tps-plausible')!;
-    const w = plausible.metrics!.workload as { gen_tps_p50: number; wall_tps_p50: number; samples: { gen_tps: number; wall_tps: number }[] };
+    const w = plausible.metrics!.workload as {
+      gen_tps_p50: number;
+      wall_tps_p50: number;
+      samples: { gen_tps: number; wall_tps: number }[];
+    };
     expect(w.gen_tps_p50).toBeCloseTo(median(w.samples.map((s) => s.gen_tps))!, 9);
     expect(w.wall_tps_p50).toBeCloseTo(median(w.samples.map((s) => s.wall_tps))!, 9);
     const ev = plausible.evidence as { tokenTimes: number[]; readTimes: number[]; e2eMs: number }[];
@@ -112,14 +137,22 @@ describe('a real run: api + metrics against the reference server', () => {
 
   test('badges: shields.io endpoint JSON and SVG for the stable names, conformance count from results.json', () => {
     const bdir = join(reports, 'reference', 'badges');
-    expect(readdirSync(bdir).sort()).toEqual(['batching', 'conformance', 'long-context', 'streaming'].flatMap((n) => [`${n}.json`, `${n}.svg`]).sort());
+    expect(readdirSync(bdir).sort()).toEqual(
+      ['batching', 'conformance', 'long-context', 'streaming'].flatMap((n) => [`${n}.json`, `${n}.svg`]).sort(),
+    );
     const t = tally(results.checks);
     const conf = readJson(join(bdir, 'conformance.json')) as Record<string, unknown>;
-    expect(conf).toEqual({ schemaVersion: 1, label: 'conformance', message: `${t.passed}/${t.graded}`, color: expect.any(String) });
+    expect(conf).toEqual({
+      schemaVersion: 1,
+      label: 'conformance',
+      message: `${t.passed}/${t.graded}`,
+      color: expect.any(String),
+    });
     const streaming = readJson(join(bdir, 'streaming.json')) as Record<string, unknown>;
     expect(streaming.label).toBe('streaming');
     expect(['real', 'phantom', 'buffered']).toContain(streaming.message);
-    for (const n of ['batching', 'long-context']) expect(readJson(join(bdir, `${n}.json`))).toMatchObject({ schemaVersion: 1, message: 'n/a' });
+    for (const n of ['batching', 'long-context'])
+      expect(readJson(join(bdir, `${n}.json`))).toMatchObject({ schemaVersion: 1, message: 'n/a' });
     const svg = readFileSync(join(bdir, 'conformance.svg'), 'utf8');
     expect(svg.startsWith('<svg')).toBe(true);
     expect(svg).toContain(`conformance: ${t.passed}/${t.graded}`);
@@ -148,10 +181,13 @@ describe('a real run: api + metrics against the reference server', () => {
     expect(xml).toContain('<testsuite name="reference @ ci-box"');
     // The same outcomes as results.json, check by check; skipped ones say why.
     for (const c of results.checks) {
-      const tc = new RegExp(`<testcase [^>]*name="${c.id.replace(/\./g, '\\.')} — [^>]*>[\\s\\S]*?</testcase>`).exec(xml)?.[0];
+      const tc = new RegExp(`<testcase [^>]*name="${c.id.replace(/\./g, '\\.')} — [^>]*>[\\s\\S]*?</testcase>`).exec(
+        xml,
+      )?.[0];
       expect(tc, c.id).toBeDefined();
       expect(tc).toContain(`<property name="conformance.outcome" value="${c.outcome}"/>`);
-      if (c.outcome === 'skip' || c.outcome === 'inconclusive') expect(tc).toMatch(new RegExp(`<skipped type="${c.outcome}" message="${c.outcome.toUpperCase()} `));
+      if (c.outcome === 'skip' || c.outcome === 'inconclusive')
+        expect(tc).toMatch(new RegExp(`<skipped type="${c.outcome}" message="${c.outcome.toUpperCase()} `));
       if (c.outcome === 'fail') expect(tc).toContain('<failure type="fail"');
     }
   });
@@ -159,16 +195,32 @@ describe('a real run: api + metrics against the reference server', () => {
   test('npm run report rebuilds the same summary and badges from results.json alone', () => {
     const out2 = join(dir, 'rebuilt');
     let printed = '';
-    const r = runReport({ files: [join(reports, 'reference', 'results.json')], out: out2, env: {}, print: (s) => { printed += s; } });
+    const r = runReport({
+      files: [join(reports, 'reference', 'results.json')],
+      out: out2,
+      env: {},
+      print: (s) => {
+        printed += s;
+      },
+    });
     expect(r.notes).toEqual([]);
     expect(r.ok).toBe(true);
-    expect(readFileSync(join(out2, 'reference', 'summary.md'), 'utf8')).toBe(readFileSync(join(reports, 'reference', 'summary.md'), 'utf8'));
+    expect(readFileSync(join(out2, 'reference', 'summary.md'), 'utf8')).toBe(
+      readFileSync(join(reports, 'reference', 'summary.md'), 'utf8'),
+    );
     for (const f of readdirSync(join(reports, 'reference', 'badges'))) {
-      expect(readFileSync(join(out2, 'reference', 'badges', f), 'utf8'), f).toBe(readFileSync(join(reports, 'reference', 'badges', f), 'utf8'));
+      expect(readFileSync(join(out2, 'reference', 'badges', f), 'utf8'), f).toBe(
+        readFileSync(join(reports, 'reference', 'badges', f), 'utf8'),
+      );
     }
     expect(printed).toContain('conformance — reference @ ci-box');
     // Rendered console text equals what the live reporter printed (same function, same data).
-    expect(run.out).toContain(renderConsole(toColumns([results])).split('\n').slice(3, 8).join('\n'));
+    expect(run.out).toContain(
+      renderConsole(toColumns([results]))
+        .split('\n')
+        .slice(3, 8)
+        .join('\n'),
+    );
   });
 });
 
@@ -182,7 +234,11 @@ test('an interrupted run keeps what it measured: results.json is valid after eve
       return false;
     }
   };
-  const run = await vitestRun(['--project', 'reference', 'suites/api.test.ts', 'suites/metrics.test.ts'], { CONFORMANCE_REPORTS_DIR: reports, GITHUB_STEP_SUMMARY: undefined }, hasTwo);
+  const run = await vitestRun(
+    ['--project', 'reference', 'suites/api.test.ts', 'suites/metrics.test.ts'],
+    { CONFORMANCE_REPORTS_DIR: reports, GITHUB_STEP_SUMMARY: undefined },
+    hasTwo,
+  );
   expect(run.code === 0 && run.signal === null, 'the run was interrupted').toBe(false);
   const results = readJson(file) as ResultsFile;
   expect(validateResults(results), schemaErrors(validateResults).join('\n')).toBe(true);
@@ -199,10 +255,22 @@ describe('a real run against a server that flushes its stream (--fault stream-ro
   let results: ResultsFile;
 
   beforeAll(async () => {
-    const ref = (JSON.parse(readFileSync(join(ROOT, 'servers.json'), 'utf8')) as { servers: Array<Record<string, unknown> & { id: string; start: { command: string[] } }> }).servers.find((p) => p.id === 'reference')!;
-    const phantom = { ...ref, id: 'phantom', start: { command: [...ref.start.command, '--fault', 'stream-role-now-content-at-end'] } };
+    const ref = (
+      JSON.parse(readFileSync(join(ROOT, 'servers.json'), 'utf8')) as {
+        servers: Array<Record<string, unknown> & { id: string; start: { command: string[] } }>;
+      }
+    ).servers.find((p) => p.id === 'reference')!;
+    const phantom = {
+      ...ref,
+      id: 'phantom',
+      start: { command: [...ref.start.command, '--fault', 'stream-role-now-content-at-end'] },
+    };
     writeFileSync(join(dir, 'servers.json'), JSON.stringify({ servers: [phantom] }));
-    run = await vitestRun(['--project', 'phantom', 'suites/metrics.test.ts'], { SERVERS_FILE: join(dir, 'servers.json'), CONFORMANCE_REPORTS_DIR: reports, GITHUB_STEP_SUMMARY: undefined });
+    run = await vitestRun(['--project', 'phantom', 'suites/metrics.test.ts'], {
+      SERVERS_FILE: join(dir, 'servers.json'),
+      CONFORMANCE_REPORTS_DIR: reports,
+      GITHUB_STEP_SUMMARY: undefined,
+    });
     results = readJson(join(reports, 'phantom', 'results.json')) as ResultsFile;
   }, 110_000);
 
@@ -219,7 +287,10 @@ describe('a real run against a server that flushes its stream (--fault stream-ro
     expect(run.out).toMatch(/n\/a PHANTOM \(role first, content at end(, one read)?, burst\)/);
     expect(run.out).toContain('GATE: FAILED');
     expect(readFileSync(join(reports, 'phantom', 'summary.md'), 'utf8')).toContain('**PHANTOM**');
-    expect(readJson(join(reports, 'phantom', 'badges', 'streaming.json'))).toMatchObject({ message: 'phantom', color: 'red' });
+    expect(readJson(join(reports, 'phantom', 'badges', 'streaming.json'))).toMatchObject({
+      message: 'phantom',
+      color: 'red',
+    });
     const rows = workloadRows(toColumns([results])[0]);
     expect(rows.find((r) => r.check === 'metrics.gen-tps-plausible')?.phantom?.label).toContain('burst');
   });
@@ -229,10 +300,25 @@ describe('a real run against a server that flushes its stream (--fault stream-ro
 // Render functions on hand-made results
 
 function check(id: string, outcome: CheckResult['outcome'], extra: Partial<CheckResult> = {}): CheckResult {
-  return { id, title: id, family: id.split('.')[0], level: 'MUST', outcome, message: `${outcome} message`, rationale: 'r', reference: 'ref', ...extra };
+  return {
+    id,
+    title: id,
+    family: id.split('.')[0],
+    level: 'MUST',
+    outcome,
+    message: `${outcome} message`,
+    rationale: 'r',
+    reference: 'ref',
+    ...extra,
+  };
 }
 
-function file(project: string, machine: string, checks: CheckResult[], o: { date?: string; shard?: string; hardware?: unknown } = {}): ResultsFile {
+function file(
+  project: string,
+  machine: string,
+  checks: CheckResult[],
+  o: { date?: string; shard?: string; hardware?: unknown } = {},
+): ResultsFile {
   return {
     header: {
       suite: { name: 'llm-server-conformance', version: '0.1.0' },
@@ -275,8 +361,18 @@ describe('render', () => {
 
   test('a phantom workload is marked PHANTOM with its cause, from evidence and from the physical bound', () => {
     const burst = { label: 'stream 1', tokenTimes: Array(40).fill(300), readTimes: [2, 300], e2eMs: 300.5 };
-    const wl = { name: '1 stream', requests: 1, wall_tps_p50: 120, ttft_p50_ms: 300, gen_tps_p50: 14000, tokens_usage: 40, tokens_counted: 40 };
-    const f = file('vllm-mlx', 'm', [check('stream.x', 'pass', { metrics: { workload: wl }, evidence: [burst] })], { hardware: { memoryBandwidthGBs: 400, activeBytesPerTokenGB: 1.7 } });
+    const wl = {
+      name: '1 stream',
+      requests: 1,
+      wall_tps_p50: 120,
+      ttft_p50_ms: 300,
+      gen_tps_p50: 14000,
+      tokens_usage: 40,
+      tokens_counted: 40,
+    };
+    const f = file('vllm-mlx', 'm', [check('stream.x', 'pass', { metrics: { workload: wl }, evidence: [burst] })], {
+      hardware: { memoryBandwidthGBs: 400, activeBytesPerTokenGB: 1.7 },
+    });
     const rows = workloadRows(toColumns([f])[0]);
     expect(rows[0].phantom?.label).toContain('role first, content at end');
     expect(rows[0].phantom?.label).toContain('above physical bound');
@@ -315,7 +411,10 @@ describe('render', () => {
 
   test('odd metrics never crash the renderers', () => {
     const weird = [
-      check('a.b', 'error', { metrics: { workload: 'nope', speedup: { estimate: 'x' } }, evidence: [null, 1, { tokenTimes: 'x' }] as unknown[] }),
+      check('a.b', 'error', {
+        metrics: { workload: 'nope', speedup: { estimate: 'x' } },
+        evidence: [null, 1, { tokenTimes: 'x' }] as unknown[],
+      }),
       check('a.c', 'pass', { metrics: { workloads: [null, { gen_tps_p50: Infinity }], wall_tps_p50: NaN } }),
       check('a.d', 'warn', { message: 'line|with|pipes\n<b>second</b>' }),
     ];
@@ -340,23 +439,39 @@ describe('render', () => {
   });
 
   test('report CLI arguments', () => {
-    expect(parseArgs(['a.json', '--out', 'x', '--only', 'badges'])).toEqual({ files: ['a.json'], out: 'x', parts: ['badges'] });
+    expect(parseArgs(['a.json', '--out', 'x', '--only', 'badges'])).toEqual({
+      files: ['a.json'],
+      out: 'x',
+      parts: ['badges'],
+    });
     expect(parseArgs(['--only=nope'])).toHaveProperty('error');
     expect(parseArgs(['--bogus'])).toHaveProperty('error');
   });
 
   test('reporters never throw, whatever they are handed, and say clearly that they failed', async () => {
     const printed: string[] = [];
-    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => { printed.push(String(chunk)); return true; });
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      printed.push(String(chunk));
+      return true;
+    });
     try {
-      for (const r of [new ResultsReporter(), new ConsoleTableReporter(), new SummaryReporter(), new BadgesReporter(), new JunitReporter()]) {
+      for (const r of [
+        new ResultsReporter(),
+        new ConsoleTableReporter(),
+        new SummaryReporter(),
+        new BadgesReporter(),
+        new JunitReporter(),
+      ]) {
         await expect(Promise.resolve().then(() => r.onTestRunEnd([], [], 'passed'))).resolves.toBeUndefined();
-        await expect(Promise.resolve().then(() => r.onTestRunEnd([{ project: null } as never], [], 'failed'))).resolves.toBeUndefined();
+        await expect(
+          Promise.resolve().then(() => r.onTestRunEnd([{ project: null } as never], [], 'failed')),
+        ).resolves.toBeUndefined();
       }
     } finally {
       spy.mockRestore();
     }
-    for (const name of ['results', 'console', 'summary', 'badges', 'junit']) expect(printed.join('')).toContain(`[conformance ${name} reporter] ERROR`);
+    for (const name of ['results', 'console', 'summary', 'badges', 'junit'])
+      expect(printed.join('')).toContain(`[conformance ${name} reporter] ERROR`);
     expect(existsSync(join(ROOT, 'reports', 'undefined'))).toBe(false);
   });
 });

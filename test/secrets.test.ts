@@ -2,13 +2,14 @@
 // through a profile that names the key's environment variable (apiKeyEnv) and carries credentials in its base URL;
 // then EVERY file written under the reports directory (results.json with its raw wire excerpts, summary, badges,
 // JUnit) and everything the run printed is searched for the canaries in every form they could leak in.
-import { test, expect, beforeAll } from 'vitest';
+
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, loadServers } from '../lib/config/profile.ts';
+import { beforeAll, expect, test } from 'vitest';
+import { loadServers, ROOT } from '../lib/config/profile.ts';
 import type { ResultsFile } from '../reporters/results-types.ts';
 
 const KEY = `canarykey${randomBytes(8).toString('hex')}`;
@@ -17,9 +18,16 @@ const PASS = `canarypass${randomBytes(8).toString('hex')}`;
 
 /** Every form a canary could take in a file or a log line. */
 function forms(secret: string): string[] {
-  return [secret, encodeURIComponent(secret), Buffer.from(secret).toString('base64'), JSON.stringify(secret).slice(1, -1)];
+  return [
+    secret,
+    encodeURIComponent(secret),
+    Buffer.from(secret).toString('base64'),
+    JSON.stringify(secret).slice(1, -1),
+  ];
 }
-const NEEDLES = [...new Set([...forms(KEY), ...forms(PASS), ...forms(USER), Buffer.from(`${USER}:${PASS}`).toString('base64')])];
+const NEEDLES = [
+  ...new Set([...forms(KEY), ...forms(PASS), ...forms(USER), Buffer.from(`${USER}:${PASS}`).toString('base64')]),
+];
 
 function walk(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
@@ -45,15 +53,42 @@ beforeAll(async () => {
     start: { command: [...ref.start!.command, '--api-key', KEY] },
   };
   writeFileSync(serversFile, JSON.stringify({ servers: [canary] }, null, 2));
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', SERVERS_FILE: serversFile, CANARY_API_KEY: KEY, CONFORMANCE_REPORTS_DIR: reports };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NO_COLOR: '1',
+    FORCE_COLOR: '0',
+    SERVERS_FILE: serversFile,
+    CANARY_API_KEY: KEY,
+    CONFORMANCE_REPORTS_DIR: reports,
+  };
   delete env.GITHUB_STEP_SUMMARY;
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'canary', 'suites/setup.test.ts', 'suites/api.test.ts', 'suites/metrics.test.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
+    const child = spawn(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules/vitest/vitest.mjs'),
+        'run',
+        '--project',
+        'canary',
+        'suites/setup.test.ts',
+        'suites/api.test.ts',
+        'suites/metrics.test.ts',
+      ],
+      { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     const limit = setTimeout(() => child.kill('SIGKILL'), 100_000);
     child.on('error', reject);
-    child.on('exit', (c) => { clearTimeout(limit); code = c; resolve(); });
+    child.on('exit', (c) => {
+      clearTimeout(limit);
+      code = c;
+      resolve();
+    });
   });
 }, 110_000);
 
@@ -96,7 +131,10 @@ test('nothing the run printed contains a canary', () => {
 
 test('credentials are stripped from templated base URLs too (profiles use {port} before a port is chosen)', async () => {
   const { stripUrlCredentials } = await import('../lib/config/secrets.ts');
-  expect(stripUrlCredentials('http://us%40er:p%3Ass@127.0.0.1:{port}/v1')).toEqual({ url: 'http://127.0.0.1:{port}/v1', secrets: ['us@er', 'p:ss'] });
+  expect(stripUrlCredentials('http://us%40er:p%3Ass@127.0.0.1:{port}/v1')).toEqual({
+    url: 'http://127.0.0.1:{port}/v1',
+    secrets: ['us@er', 'p:ss'],
+  });
   expect(stripUrlCredentials('http://127.0.0.1:{port}')).toEqual({ url: 'http://127.0.0.1:{port}', secrets: [] });
   expect(stripUrlCredentials('http://u:p%ZZ@h:{port}').secrets).toEqual(['u', 'p%ZZ']);
 });

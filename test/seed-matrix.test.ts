@@ -1,29 +1,42 @@
 // The seed study's matrix from results files (reporters/seed-matrix.ts), the pins of fixtures/seed-study.ts, and
 // the memory pile-up fault behind emu-mlx-vlm. Pure functions over real captured results; no server here (the
 // verdicts themselves are pinned through real HTTP in test/verdict-matrix.test.ts).
-import { describe, expect, test } from 'vitest';
-import { readFileSync, readdirSync } from 'node:fs';
+
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from '../lib/config/profile.ts';
+import { describe, expect, test } from 'vitest';
 import { buildHooks } from '../fixtures/reference-server/faults.ts';
 import type { StepContext } from '../fixtures/reference-server/scheduler.ts';
-import type { ResultsFile } from '../reporters/results-types.ts';
+import { COMMON_NON_PASS, deviationsOf, EMULATIONS, pinnedDeviations, studyMarkdown } from '../fixtures/seed-study.ts';
+import { loadServers, ROOT } from '../lib/config/profile.ts';
 import { renderHtml } from '../reporters/html.ts';
-import { matrixHtml, matrixMarkdown, matrixRows, scoreOf, SCORE_DEFINITION } from '../reporters/seed-matrix.ts';
-import { COMMON_NON_PASS, EMULATIONS, deviationsOf, pinnedDeviations, studyMarkdown } from '../fixtures/seed-study.ts';
-import { loadServers } from '../lib/config/profile.ts';
-import { families } from '../suites/catalogue.ts';
+import type { ResultsFile } from '../reporters/results-types.ts';
+import { matrixHtml, matrixMarkdown, matrixRows, SCORE_DEFINITION, scoreOf } from '../reporters/seed-matrix.ts';
 import { spliceMatrixBlock } from '../scripts/matrix.ts';
+import { families } from '../suites/catalogue.ts';
 
-const fixture = (name: string) => JSON.parse(readFileSync(join(ROOT, 'fixtures', 'results', name), 'utf8')) as ResultsFile;
+const fixture = (name: string) =>
+  JSON.parse(readFileSync(join(ROOT, 'fixtures', 'results', name), 'utf8')) as ResultsFile;
 const MACHINES_DIR = join(ROOT, 'fixtures', 'results', 'machines');
 const machineFiles = (): ResultsFile[] =>
-  readdirSync(MACHINES_DIR).filter((n) => n.endsWith('.json')).sort().map((n) => JSON.parse(readFileSync(join(MACHINES_DIR, n), 'utf8')) as ResultsFile);
+  readdirSync(MACHINES_DIR)
+    .filter((n) => n.endsWith('.json'))
+    .sort()
+    .map((n) => JSON.parse(readFileSync(join(MACHINES_DIR, n), 'utf8')) as ResultsFile);
 
 describe('perf-memory-pileup: the decay is keyed on memory held, released with the connection', () => {
-  const step = (hooks: ReturnType<typeof buildHooks>) => hooks.stepMs(8, { active: 1, served: 0, stepIndex: 0, sequences: [], baseMs: 8 } as StepContext);
+  const step = (hooks: ReturnType<typeof buildHooks>) =>
+    hooks.stepMs(8, { active: 1, served: 0, stepIndex: 0, sequences: [], baseMs: 8 } as StepContext);
   const done = (hooks: ReturnType<typeof buildHooks>, connection: number, completionTokens: number) =>
-    hooks.onRequestDone({ api: 'chat', requestNumber: 1, promptTokens: 50, window: 4096, stream: true, connection, completionTokens });
+    hooks.onRequestDone({
+      api: 'chat',
+      requestNumber: 1,
+      promptTokens: 50,
+      window: 4096,
+      stream: true,
+      connection,
+      completionTokens,
+    });
 
   test('requests that generate nothing leave no memory behind, however many', () => {
     const h = buildHooks(['perf-memory-pileup']);
@@ -60,7 +73,9 @@ describe('matrix rows from real results', () => {
   test('the reference run: every figure the study tabulated, read from the check it belongs to', () => {
     const [r] = matrixRows([ref]);
     expect(r!.label).toBe(`reference @ ${ref.header.machine.label}`);
-    const g = ref.checks.find((c) => c.id === 'metrics.gen-tps-plausible')!.metrics as { workload: { wall_tps_p50: number; ttft_p50_ms: number } };
+    const g = ref.checks.find((c) => c.id === 'metrics.gen-tps-plausible')!.metrics as {
+      workload: { wall_tps_p50: number; ttft_p50_ms: number };
+    };
     expect(r!.wallTps.value).toBeCloseTo(g.workload.wall_tps_p50, 9);
     expect(r!.ttft.value).toBeCloseTo(g.workload.ttft_p50_ms, 9);
     const s = ref.checks.find((c) => c.id === 'parallel.speedup-2')!.metrics as { speedup: { estimate: number } };
@@ -88,7 +103,11 @@ describe('matrix rows from real results', () => {
     expect(s.passed + s.graded - s.passed + s.inconclusive + s.skip + s.error).toBe(serial.checks.length);
     expect(s.ratio).toBeCloseTo(s.passed / s.graded, 12);
     // A known failure counts against; an inconclusive one is left out.
-    const known = scoreOf([{ ...ref.checks[0]!, outcome: 'known' }, { ...ref.checks[1]!, outcome: 'warn' }, { ...ref.checks[2]!, outcome: 'inconclusive' }]);
+    const known = scoreOf([
+      { ...ref.checks[0]!, outcome: 'known' },
+      { ...ref.checks[1]!, outcome: 'warn' },
+      { ...ref.checks[2]!, outcome: 'inconclusive' },
+    ]);
     expect(known).toMatchObject({ passed: 0, graded: 2, known: 1, inconclusive: 1 });
   });
 
@@ -106,7 +125,13 @@ describe('matrix rows from real results', () => {
   });
 
   test('odd input renders as n/a, never throws', () => {
-    const rows = matrixRows([{}, { header: { project: 'p' }, checks: [{ id: 'parallel.speedup-2', outcome: 'pass', metrics: { speedup: 'fast' } }] }]);
+    const rows = matrixRows([
+      {},
+      {
+        header: { project: 'p' },
+        checks: [{ id: 'parallel.speedup-2', outcome: 'pass', metrics: { speedup: 'fast' } }],
+      },
+    ]);
     expect(rows.length).toBe(2);
     expect(matrixMarkdown(rows)).toContain('n/a');
     expect(matrixMarkdown([])).toContain('No results');
@@ -126,7 +151,9 @@ describe('several machines, shards merged: one column per server @ machine', () 
     expect(sharded.shards).toEqual(['1/2', '2/2']);
     // The merged column holds both shards' checks: as many as an unsharded run of the same project.
     const whole = files.find((f) => !f.header.shard && f.header.project === sharded.project)!;
-    expect(sharded.score.graded + sharded.score.skip + sharded.score.inconclusive + sharded.score.error).toBe(whole.checks.length);
+    expect(sharded.score.graded + sharded.score.skip + sharded.score.inconclusive + sharded.score.error).toBe(
+      whole.checks.length,
+    );
     for (const r of rows) {
       expect(r.machineInfo.chip, `${r.label}: chip recorded`).toBeTruthy();
       expect(r.machineInfo.memGiB, `${r.label}: memory recorded`).toBeGreaterThan(0);
@@ -148,7 +175,9 @@ describe('the pins of fixtures/seed-study.ts', () => {
         expect(ids.has(v.check), `${e.project}: ${v.check}`).toBe(true);
         expect(v.reason.length, `${e.project}: ${v.check} has a reason`).toBeGreaterThan(10);
       }
-      for (const f of e.findings) if (!f.outcomes.includes('pass')) expect(e.ci, `${e.project}: finding ${f.check} runs in CI`).toContain(f.check);
+      for (const f of e.findings)
+        if (!f.outcomes.includes('pass'))
+          expect(e.ci, `${e.project}: finding ${f.check} runs in CI`).toContain(f.check);
       for (const id of e.ci) expect(ids.has(id), id).toBe(true);
     }
     for (const v of COMMON_NON_PASS) expect(ids.has(v.check)).toBe(true);
@@ -156,16 +185,31 @@ describe('the pins of fixtures/seed-study.ts', () => {
 
   test('deviations name the check, what was expected and why', () => {
     const emu = EMULATIONS.find((e) => e.project === 'emu-mlx-omni-server')!;
-    const ok = new Map([['parallel.speedup-2', { outcome: 'fail' as const, message: 'parallel requests are slower: speedup 0.85x' }]]);
+    const ok = new Map([
+      ['parallel.speedup-2', { outcome: 'fail' as const, message: 'parallel requests are slower: speedup 0.85x' }],
+    ]);
     expect(deviationsOf(emu, ok)).toEqual([]);
-    const moved = deviationsOf(emu, new Map([['parallel.speedup-2', { outcome: 'pass' as const, message: 'batching works' }]]));
+    const moved = deviationsOf(
+      emu,
+      new Map([['parallel.speedup-2', { outcome: 'pass' as const, message: 'batching works' }]]),
+    );
     expect(moved[0]).toMatch(/parallel\.speedup-2: pass, expected fail/);
-    const noCause = deviationsOf(emu, new Map([['parallel.speedup-2', { outcome: 'fail' as const, message: 'something else' }]]));
+    const noCause = deviationsOf(
+      emu,
+      new Map([['parallel.speedup-2', { outcome: 'fail' as const, message: 'something else' }]]),
+    );
     expect(noCause[0]).toMatch(/does not name the cause/);
-    const unlisted = deviationsOf(emu, new Map([['sse.role-first', { outcome: 'warn' as const, message: 'SHOULD not met' }]]));
+    const unlisted = deviationsOf(
+      emu,
+      new Map([['sse.role-first', { outcome: 'warn' as const, message: 'SHOULD not met' }]]),
+    );
     expect(unlisted[0]).toMatch(/sse\.role-first: warn, not listed/);
-    expect(deviationsOf(emu, new Map([['context.max-accepted', { outcome: 'skip' as const, message: 'full tier only' }]]))).toEqual([]);
-    expect(deviationsOf(emu, new Map([['stream.spread', { outcome: 'inconclusive' as const, message: 'starved' }]]))).toEqual([]);
+    expect(
+      deviationsOf(emu, new Map([['context.max-accepted', { outcome: 'skip' as const, message: 'full tier only' }]])),
+    ).toEqual([]);
+    expect(
+      deviationsOf(emu, new Map([['stream.spread', { outcome: 'inconclusive' as const, message: 'starved' }]])),
+    ).toEqual([]);
     expect(pinnedDeviations([])).toEqual([]);
   });
 

@@ -1,10 +1,11 @@
 // The repository is self-contained: a user of the published package has only what is tracked here, so no tracked
 // file may point at documents or folders outside it, and every `docs/<name>.md` a file cites (with the section it
 // quotes) must exist. The forbidden strings are assembled from parts so this file does not match itself.
-import { test, expect } from 'vitest';
+
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { expect, test } from 'vitest';
 import { ROOT } from '../lib/config/profile.ts';
 
 const SHARED = 'shared';
@@ -61,7 +62,7 @@ test('documents outside the repository are not cited: only docs/<name>.md', () =
       found.push(`${path}:${lineOf(text, m.index!)}: ${whole}`);
     }
   }
-  expect(found, 'cite the project\'s own docs/ instead').toEqual([]);
+  expect(found, "cite the project's own docs/ instead").toEqual([]);
 });
 
 test('every cited docs/<name>.md exists, with the section a citation quotes', () => {
@@ -72,7 +73,12 @@ test('every cited docs/<name>.md exists, with the section a citation quotes', ()
   const headingsOf = (doc: string) => {
     if (!headings.has(doc)) {
       const abs = join(ROOT, 'docs', doc);
-      headings.set(doc, existsSync(abs) ? new Set([...readFileSync(abs, 'utf8').matchAll(/^#+[ \t]+(.+?)[ \t]*$/gm)].map((h) => h[1]!)) : undefined);
+      headings.set(
+        doc,
+        existsSync(abs)
+          ? new Set([...readFileSync(abs, 'utf8').matchAll(/^#+[ \t]+(.+?)[ \t]*$/gm)].map((h) => h[1]!))
+          : undefined,
+      );
     }
     return headings.get(doc);
   };

@@ -1,12 +1,23 @@
-import { test, expect, describe } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { busyFromSlots, promGauge } from '../lib/measure/server-load.ts';
 
 describe('busyFromSlots', () => {
   test('llama.cpp / reference shape: is_processing per slot', () => {
-    expect(busyFromSlots([{ id: 0, is_processing: true }, { id: 1, is_processing: false }, { id: 2, is_processing: true }])).toBe(2);
+    expect(
+      busyFromSlots([
+        { id: 0, is_processing: true },
+        { id: 1, is_processing: false },
+        { id: 2, is_processing: true },
+      ]),
+    ).toBe(2);
   });
   test('older llama.cpp: state 0 idle, 1 processing', () => {
-    expect(busyFromSlots([{ id: 0, state: 1 }, { id: 1, state: 0 }])).toBe(1);
+    expect(
+      busyFromSlots([
+        { id: 0, state: 1 },
+        { id: 1, state: 0 },
+      ]),
+    ).toBe(1);
   });
   test('anything else is no evidence (undefined), never 0', () => {
     expect(busyFromSlots(undefined)).toBeUndefined();

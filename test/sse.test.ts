@@ -1,9 +1,14 @@
-import { test, expect, describe } from 'vitest';
 import fc from 'fast-check';
-import { decodeNdjson, decodeSse, escapeBytes, isInvalidUtf8, splitRawEvents } from '../lib/decode/stream-decoder.ts';
-import { anthropicEvents, ollamaEvents, openaiChatEvents, openaiCompletionEvents } from '../lib/decode/stream-events.ts';
-import { requestMetrics } from '../lib/measure/request-metrics.ts';
+import { describe, expect, test } from 'vitest';
 import type { BodyRead } from '../lib/check/types.ts';
+import { decodeNdjson, decodeSse, escapeBytes, isInvalidUtf8, splitRawEvents } from '../lib/decode/stream-decoder.ts';
+import {
+  anthropicEvents,
+  ollamaEvents,
+  openaiChatEvents,
+  openaiCompletionEvents,
+} from '../lib/decode/stream-events.ts';
+import { requestMetrics } from '../lib/measure/request-metrics.ts';
 
 const enc = new TextEncoder();
 /** Reads at t = 1, 2, 3, ... from strings or byte arrays. */
@@ -14,7 +19,10 @@ const cutAt = (bytes: Uint8Array, cuts: number[]): BodyRead[] => {
   const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
   const out: Uint8Array[] = [];
   let prev = 0;
-  for (const c of [...points, bytes.length]) { out.push(bytes.slice(prev, c)); prev = c; }
+  for (const c of [...points, bytes.length]) {
+    out.push(bytes.slice(prev, c));
+    prev = c;
+  }
   return reads(...out);
 };
 const datas = (reads: BodyRead[]) => decodeSse(reads).events.map((e) => e.data);
@@ -28,9 +36,15 @@ describe('decodeSse: SSE spec edge cases', () => {
 
   test('a CR at the end of a read completes the event in that read, and a following LF is not a second line end', () => {
     const r = decodeSse(reads('data: a\r\r', '\ndata: b\n\n'));
-    expect(r.events).toEqual([{ t: 1, data: 'a' }, { t: 2, data: 'b' }]);
+    expect(r.events).toEqual([
+      { t: 1, data: 'a' },
+      { t: 2, data: 'b' },
+    ]);
     const s = decodeSse(reads('data: a\r', '\n\r\n', 'data: b\r', '\r'));
-    expect(s.events).toEqual([{ t: 2, data: 'a' }, { t: 4, data: 'b' }]);
+    expect(s.events).toEqual([
+      { t: 2, data: 'a' },
+      { t: 4, data: 'b' },
+    ]);
     expect(s.parseErrors).toEqual([]);
   });
 
@@ -40,7 +54,10 @@ describe('decodeSse: SSE spec edge cases', () => {
 
   test('comments (": ping", bare ":") are reported, never events', () => {
     const r = decodeSse(reads(': ping\n\n', ':\n\n', 'data: x\n\n'));
-    expect(r.comments).toEqual([{ t: 1, text: 'ping' }, { t: 2, text: '' }]);
+    expect(r.comments).toEqual([
+      { t: 1, text: 'ping' },
+      { t: 2, text: '' },
+    ]);
     expect(r.events).toEqual([{ t: 3, data: 'x' }]);
   });
 
@@ -74,7 +91,10 @@ describe('decodeSse: SSE spec edge cases', () => {
 
   test('several events in one read share its timestamp', () => {
     const r = decodeSse([{ t: 42, bytes: enc.encode('data: a\n\ndata: b\n\n: c\n\n') }]);
-    expect(r.events).toEqual([{ t: 42, data: 'a' }, { t: 42, data: 'b' }]);
+    expect(r.events).toEqual([
+      { t: 42, data: 'a' },
+      { t: 42, data: 'b' },
+    ]);
     expect(r.comments).toEqual([{ t: 42, text: 'c' }]);
   });
 
@@ -111,35 +131,60 @@ describe('decodeSse: SSE spec edge cases', () => {
   });
 
   test('empty input', () => {
-    expect(decodeSse([])).toEqual({ events: [], comments: [], parseErrors: [], text: '', invalidUtf8: false, bom: false });
+    expect(decodeSse([])).toEqual({
+      events: [],
+      comments: [],
+      parseErrors: [],
+      text: '',
+      invalidUtf8: false,
+      bom: false,
+    });
   });
 
   test('property: cutting the bytes anywhere yields the same events and comments', () => {
     const noBreak = fc.string({ unit: 'binary', maxLength: 12 }).map((s) => s.replace(/[\r\n]/g, '_'));
     const item = fc.oneof(
-      { arbitrary: fc.record({ kind: fc.constant('event' as const), lines: fc.array(noBreak, { minLength: 1, maxLength: 3 }) }), weight: 3 },
+      {
+        arbitrary: fc.record({
+          kind: fc.constant('event' as const),
+          lines: fc.array(noBreak, { minLength: 1, maxLength: 3 }),
+        }),
+        weight: 3,
+      },
       { arbitrary: fc.record({ kind: fc.constant('comment' as const), lines: fc.tuple(noBreak) }), weight: 1 },
     );
     const term = fc.constantFrom('\n', '\r\n', '\r');
-    fc.assert(fc.property(fc.array(item, { minLength: 1, maxLength: 6 }), term, fc.array(fc.nat(), { maxLength: 12 }), (items, nl, cuts) => {
-      const raw = items.map((it) => it.kind === 'event'
-        ? it.lines.map((l) => `data: ${l}${nl}`).join('') + nl
-        : `:${it.lines[0]}${nl}${nl}`).join('');
-      const bytes = enc.encode(raw);
-      const whole = decodeSse(reads(bytes));
-      const split = decodeSse(cutAt(bytes, cuts));
-      const expectedEvents = items.filter((it) => it.kind === 'event').map((it) => it.lines.join('\n'));
-      const expectedComments = items.filter((it) => it.kind === 'comment').map((it) => it.lines[0].replace(/^ /, ''));
-      expect(whole.events.map((e) => e.data)).toEqual(expectedEvents);
-      expect(split.events.map((e) => e.data)).toEqual(expectedEvents);
-      expect(split.comments.map((c) => c.text)).toEqual(expectedComments);
-      expect(split.text).toBe(raw);
-      expect(split.parseErrors).toEqual([]);
-      expect(split.invalidUtf8).toBe(false);
-      // timestamps never go backwards
-      const ts = split.events.map((e) => e.t);
-      expect([...ts].sort((a, b) => a - b)).toEqual(ts);
-    }), { numRuns: 200, seed: 42 });
+    fc.assert(
+      fc.property(
+        fc.array(item, { minLength: 1, maxLength: 6 }),
+        term,
+        fc.array(fc.nat(), { maxLength: 12 }),
+        (items, nl, cuts) => {
+          const raw = items
+            .map((it) =>
+              it.kind === 'event' ? it.lines.map((l) => `data: ${l}${nl}`).join('') + nl : `:${it.lines[0]}${nl}${nl}`,
+            )
+            .join('');
+          const bytes = enc.encode(raw);
+          const whole = decodeSse(reads(bytes));
+          const split = decodeSse(cutAt(bytes, cuts));
+          const expectedEvents = items.filter((it) => it.kind === 'event').map((it) => it.lines.join('\n'));
+          const expectedComments = items
+            .filter((it) => it.kind === 'comment')
+            .map((it) => it.lines[0].replace(/^ /, ''));
+          expect(whole.events.map((e) => e.data)).toEqual(expectedEvents);
+          expect(split.events.map((e) => e.data)).toEqual(expectedEvents);
+          expect(split.comments.map((c) => c.text)).toEqual(expectedComments);
+          expect(split.text).toBe(raw);
+          expect(split.parseErrors).toEqual([]);
+          expect(split.invalidUtf8).toBe(false);
+          // timestamps never go backwards
+          const ts = split.events.map((e) => e.t);
+          expect([...ts].sort((a, b) => a - b)).toEqual(ts);
+        },
+      ),
+      { numRuns: 200, seed: 42 },
+    );
   });
 });
 
@@ -148,22 +193,40 @@ describe('decodeSse: UTF-8 facts gathered read by read', () => {
     // Pieces biased to what matters: a literal U+FFFD (EF BF BD) and its parts, the BOM, valid multibyte characters,
     // truncated ones, ASCII and any byte.
     const piece = fc.oneof(
-      fc.constantFrom([0xef, 0xbf, 0xbd], [0xef], [0xef, 0xbf], [0xbf, 0xbd], [0xbd], [0xef, 0xbb, 0xbf], [0xc3, 0xa9], [0xe2, 0x82, 0xac], [0xf0, 0x9f, 0x99, 0x82], [0xc3], [0xe2, 0x82], [0xf0, 0x9f]),
+      fc.constantFrom(
+        [0xef, 0xbf, 0xbd],
+        [0xef],
+        [0xef, 0xbf],
+        [0xbf, 0xbd],
+        [0xbd],
+        [0xef, 0xbb, 0xbf],
+        [0xc3, 0xa9],
+        [0xe2, 0x82, 0xac],
+        [0xf0, 0x9f, 0x99, 0x82],
+        [0xc3],
+        [0xe2, 0x82],
+        [0xf0, 0x9f],
+      ),
       fc.integer({ min: 0x20, max: 0x7e }).map((b) => [b]),
       fc.integer({ min: 0, max: 255 }).map((b) => [b]),
     );
-    fc.assert(fc.property(fc.array(piece, { maxLength: 12 }), fc.array(fc.nat(), { maxLength: 8 }), (pieces, cuts) => {
-      const bytes = new Uint8Array(pieces.flat());
-      const r = decodeSse(cutAt(bytes, cuts));
-      expect(r.invalidUtf8).toBe(isInvalidUtf8(bytes));
-      expect(r.bom).toBe(bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf);
-    }), { numRuns: 2000, seed: 7 });
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), fc.array(fc.nat(), { maxLength: 8 }), (pieces, cuts) => {
+        const bytes = new Uint8Array(pieces.flat());
+        const r = decodeSse(cutAt(bytes, cuts));
+        expect(r.invalidUtf8).toBe(isInvalidUtf8(bytes));
+        expect(r.bom).toBe(bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf);
+      }),
+      { numRuns: 2000, seed: 7 },
+    );
   });
 
   test('a literal U+FFFD is valid UTF-8, split anywhere; a lone continuation byte next to it is not', () => {
     const lit = enc.encode('data: \uFFFD\n\n');
     for (let cut = 0; cut <= lit.length; cut++) expect(decodeSse(cutAt(lit, [cut])).invalidUtf8).toBe(false);
-    expect(decodeSse(reads(new Uint8Array([0xef, 0xbf]), new Uint8Array([0xbd, 0xbd])))).toMatchObject({ invalidUtf8: true });
+    expect(decodeSse(reads(new Uint8Array([0xef, 0xbf]), new Uint8Array([0xbd, 0xbd])))).toMatchObject({
+      invalidUtf8: true,
+    });
   });
 });
 
@@ -183,10 +246,23 @@ describe('splitRawEvents', () => {
   test('mixed terminators, extra blank lines, a CR at EOF', () => {
     const b = splitRawEvents('\n\ndata: a\r\n\ndata: b\r\r');
     expect(b).toHaveLength(2);
-    expect(b[0]).toMatchObject({ lines: ['data: a'], terminators: ['CRLF', 'LF'], style: 'mixed', blankLinesBefore: 2 });
+    expect(b[0]).toMatchObject({
+      lines: ['data: a'],
+      terminators: ['CRLF', 'LF'],
+      style: 'mixed',
+      blankLinesBefore: 2,
+    });
     expect(b[1]).toMatchObject({ lines: ['data: b'], style: 'CR', complete: true, blankLinesBefore: 0 });
     expect(splitRawEvents('data: x\n')).toEqual([
-      { raw: 'data: x\n', lines: ['data: x'], terminators: ['LF'], style: 'LF', complete: false, offset: 0, blankLinesBefore: 0 },
+      {
+        raw: 'data: x\n',
+        lines: ['data: x'],
+        terminators: ['LF'],
+        style: 'LF',
+        complete: false,
+        offset: 0,
+        blankLinesBefore: 0,
+      },
     ]);
     expect(splitRawEvents('')).toEqual([]);
   });
@@ -237,25 +313,50 @@ describe('decodeNdjson', () => {
 // Adapters, on streams shaped like the real servers' (docs/servers.md "Cross-server observations").
 
 const sse = (...events: (string | [string, string])[]) =>
-  decodeSse(events.map((e, i) => ({
-    t: (i + 1) * 10,
-    bytes: enc.encode(typeof e === 'string' ? (e.startsWith(':') ? `${e}\n\n` : `data: ${e}\n\n`) : `event: ${e[0]}\ndata: ${e[1]}\n\n`),
-  })));
+  decodeSse(
+    events.map((e, i) => ({
+      t: (i + 1) * 10,
+      bytes: enc.encode(
+        typeof e === 'string'
+          ? e.startsWith(':')
+            ? `${e}\n\n`
+            : `data: ${e}\n\n`
+          : `event: ${e[0]}\ndata: ${e[1]}\n\n`,
+      ),
+    })),
+  );
 const chunk = (delta: object, finish: string | null = null, extra: object = {}) =>
-  JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'm', choices: [{ index: 0, delta, finish_reason: finish }], ...extra });
+  JSON.stringify({
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    model: 'm',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    ...extra,
+  });
 
 describe('openaiChatEvents', () => {
   test('a typical stream: role chunk, content, finish, usage in a choices:[] chunk, [DONE]', () => {
-    const ev = openaiChatEvents(sse(
-      ': keep-alive',
-      chunk({ role: 'assistant', content: '' }, null, { system_fingerprint: 'fp_1' }),
-      chunk({ content: 'Hel' }),
-      chunk({ content: 'lo' }),
-      chunk({}, 'stop'),
-      JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'm', choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } }),
-      '[DONE]',
-    ));
-    expect(ev.tokens).toEqual([{ t: 30, text: 'Hel', kind: 'content' }, { t: 40, text: 'lo', kind: 'content' }]);
+    const ev = openaiChatEvents(
+      sse(
+        ': keep-alive',
+        chunk({ role: 'assistant', content: '' }, null, { system_fingerprint: 'fp_1' }),
+        chunk({ content: 'Hel' }),
+        chunk({ content: 'lo' }),
+        chunk({}, 'stop'),
+        JSON.stringify({
+          id: 'c1',
+          object: 'chat.completion.chunk',
+          model: 'm',
+          choices: [],
+          usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
+        }),
+        '[DONE]',
+      ),
+    );
+    expect(ev.tokens).toEqual([
+      { t: 30, text: 'Hel', kind: 'content' },
+      { t: 40, text: 'lo', kind: 'content' },
+    ]);
     expect(ev.text).toBe('Hello');
     expect(ev.reasoning).toBe('');
     expect(ev.finishReasons).toEqual([{ t: 50, value: 'stop' }]);
@@ -271,12 +372,14 @@ describe('openaiChatEvents', () => {
   });
 
   test('mlx-openai-server style: usage in the finish chunk', () => {
-    const ev = openaiChatEvents(sse(
-      chunk({ role: 'assistant' }),
-      chunk({ content: 'A' }),
-      chunk({ content: 'B' }, 'length', { usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } }),
-      '[DONE]',
-    ));
+    const ev = openaiChatEvents(
+      sse(
+        chunk({ role: 'assistant' }),
+        chunk({ content: 'A' }),
+        chunk({ content: 'B' }, 'length', { usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } }),
+        '[DONE]',
+      ),
+    );
     expect(ev.text).toBe('AB');
     expect(ev.tokens).toHaveLength(2);
     expect(ev.finishReasons.map((f) => f.value)).toEqual(['length']);
@@ -286,15 +389,17 @@ describe('openaiChatEvents', () => {
 
   test('vllm-mlx style: usage null on every chunk, usage twice, heartbeats', () => {
     const u = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 };
-    const ev = openaiChatEvents(sse(
-      ': heartbeat',
-      chunk({ role: 'assistant', content: '' }, null, { usage: null }),
-      chunk({ content: 'A' }, null, { usage: null }),
-      ': heartbeat',
-      chunk({ content: 'B' }, 'stop', { usage: u }),
-      JSON.stringify({ choices: [], usage: u }),
-      '[DONE]',
-    ));
+    const ev = openaiChatEvents(
+      sse(
+        ': heartbeat',
+        chunk({ role: 'assistant', content: '' }, null, { usage: null }),
+        chunk({ content: 'A' }, null, { usage: null }),
+        ': heartbeat',
+        chunk({ content: 'B' }, 'stop', { usage: u }),
+        JSON.stringify({ choices: [], usage: u }),
+        '[DONE]',
+      ),
+    );
     expect(ev.tokens.map((t) => t.text)).toEqual(['A', 'B']);
     expect(ev.usageEvents).toBe(2);
     expect(ev.usages).toHaveLength(2);
@@ -302,26 +407,44 @@ describe('openaiChatEvents', () => {
   });
 
   test('reasoning-only tokens count for ttft, kept apart from content', () => {
-    const ev = openaiChatEvents(sse(
-      chunk({ role: 'assistant', content: null }),
-      chunk({ reasoning_content: 'Let' }),
-      chunk({ reasoning: ' me' }), // vLLM / Ollama field name
-      chunk({ thinking: ' think' }),
-      chunk({ content: 'Yes' }, 'stop'),
-      '[DONE]',
-    ));
-    expect(ev.tokens.map((t) => [t.t, t.kind])).toEqual([[20, 'reasoning'], [30, 'reasoning'], [40, 'reasoning'], [50, 'content']]);
+    const ev = openaiChatEvents(
+      sse(
+        chunk({ role: 'assistant', content: null }),
+        chunk({ reasoning_content: 'Let' }),
+        chunk({ reasoning: ' me' }), // vLLM / Ollama field name
+        chunk({ thinking: ' think' }),
+        chunk({ content: 'Yes' }, 'stop'),
+        '[DONE]',
+      ),
+    );
+    expect(ev.tokens.map((t) => [t.t, t.kind])).toEqual([
+      [20, 'reasoning'],
+      [30, 'reasoning'],
+      [40, 'reasoning'],
+      [50, 'content'],
+    ]);
     expect(ev.reasoning).toBe('Let me think');
     expect(ev.text).toBe('Yes');
     expect(requestMetrics({ tEnd: 60, tokens: ev.tokens }).ttftMs).toBe(20);
   });
 
   test('server timings: llama.cpp timings, oMLX timing keys in usage, vLLM metrics', () => {
-    const llama = openaiChatEvents(sse(chunk({ content: 'x' }), JSON.stringify({ choices: [], usage: { completion_tokens: 1 },
-      timings: { predicted_n: 1, predicted_ms: 10 } }), '[DONE]'));
+    const llama = openaiChatEvents(
+      sse(
+        chunk({ content: 'x' }),
+        JSON.stringify({ choices: [], usage: { completion_tokens: 1 }, timings: { predicted_n: 1, predicted_ms: 10 } }),
+        '[DONE]',
+      ),
+    );
     expect(llama.serverTimings).toEqual({ source: 'timings', value: { predicted_n: 1, predicted_ms: 10 }, t: 20 });
-    const omlx = openaiChatEvents(sse(JSON.stringify({ choices: [], usage: { completion_tokens: 1, time_to_first_token: 0.1,
-      generation_tokens_per_second: 50 } })));
+    const omlx = openaiChatEvents(
+      sse(
+        JSON.stringify({
+          choices: [],
+          usage: { completion_tokens: 1, time_to_first_token: 0.1, generation_tokens_per_second: 50 },
+        }),
+      ),
+    );
     expect(omlx.serverTimings?.value).toEqual({ time_to_first_token: 0.1, generation_tokens_per_second: 50 });
     expect(omlx.done).toBe(false);
     const vllm = openaiChatEvents(sse(chunk({}, 'stop', { metrics: { time_to_first_token_ms: 12 } })));
@@ -329,13 +452,15 @@ describe('openaiChatEvents', () => {
   });
 
   test('bad JSON, mid-stream errors, events after [DONE], tool-call deltas', () => {
-    const ev = openaiChatEvents(sse(
-      '{"broken',
-      chunk({ tool_calls: [{ index: 0, function: { name: 'f', arguments: '{"a"' } }] }),
-      JSON.stringify({ error: { message: 'boom' } }),
-      '[DONE]',
-      chunk({ content: 'late' }),
-    ));
+    const ev = openaiChatEvents(
+      sse(
+        '{"broken',
+        chunk({ tool_calls: [{ index: 0, function: { name: 'f', arguments: '{"a"' } }] }),
+        JSON.stringify({ error: { message: 'boom' } }),
+        '[DONE]',
+        chunk({ content: 'late' }),
+      ),
+    );
     expect(ev.jsonErrors).toHaveLength(1);
     expect(ev.jsonErrors[0]).toMatchObject({ t: 10, data: '{"broken' });
     expect(ev.tokens).toEqual([{ t: 20, text: 'f{"a"', kind: 'tool' }]);
@@ -352,9 +477,21 @@ describe('openaiChatEvents', () => {
 
 describe('openaiCompletionEvents', () => {
   test('text in choices[].text', () => {
-    const c = (text: string, finish: string | null = null) => JSON.stringify({ object: 'text_completion', choices: [{ index: 0, text, finish_reason: finish }] });
-    const ev = openaiCompletionEvents(sse(c(''), c('Once'), c(' upon', 'length'), JSON.stringify({ choices: [], usage: { completion_tokens: 2 } }), '[DONE]'));
-    expect(ev.tokens.map((t) => [t.t, t.text])).toEqual([[20, 'Once'], [30, ' upon']]);
+    const c = (text: string, finish: string | null = null) =>
+      JSON.stringify({ object: 'text_completion', choices: [{ index: 0, text, finish_reason: finish }] });
+    const ev = openaiCompletionEvents(
+      sse(
+        c(''),
+        c('Once'),
+        c(' upon', 'length'),
+        JSON.stringify({ choices: [], usage: { completion_tokens: 2 } }),
+        '[DONE]',
+      ),
+    );
+    expect(ev.tokens.map((t) => [t.t, t.text])).toEqual([
+      [20, 'Once'],
+      [30, ' upon'],
+    ]);
     expect(ev.text).toBe('Once upon');
     expect(ev.finishReasons.map((f) => f.value)).toEqual(['length']);
     expect(ev.usage?.completion_tokens).toBe(2);
@@ -364,20 +501,54 @@ describe('openaiCompletionEvents', () => {
 
 describe('anthropicEvents', () => {
   test('the Messages event sequence', () => {
-    const ev = anthropicEvents(sse(
-      ['message_start', JSON.stringify({ type: 'message_start', message: { id: 'msg_1', model: 'claude-x', usage: { input_tokens: 12, output_tokens: 1 } } })],
-      ['content_block_start', JSON.stringify({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } })],
-      ['content_block_delta', JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Hmm' } })],
-      ['content_block_stop', JSON.stringify({ type: 'content_block_stop', index: 0 })],
-      ['ping', JSON.stringify({ type: 'ping' })],
-      ['content_block_start', JSON.stringify({ type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } })],
-      ['content_block_delta', JSON.stringify({ type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: 'Hi' } })],
-      ['content_block_delta', JSON.stringify({ type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: ' there' } })],
-      ['content_block_stop', JSON.stringify({ type: 'content_block_stop', index: 1 })],
-      ['message_delta', JSON.stringify({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 4 } })],
-      ['message_stop', JSON.stringify({ type: 'message_stop' })],
-    ));
-    expect(ev.tokens.map((t) => [t.t, t.kind])).toEqual([[30, 'reasoning'], [70, 'content'], [80, 'content']]);
+    const ev = anthropicEvents(
+      sse(
+        [
+          'message_start',
+          JSON.stringify({
+            type: 'message_start',
+            message: { id: 'msg_1', model: 'claude-x', usage: { input_tokens: 12, output_tokens: 1 } },
+          }),
+        ],
+        [
+          'content_block_start',
+          JSON.stringify({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } }),
+        ],
+        [
+          'content_block_delta',
+          JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Hmm' } }),
+        ],
+        ['content_block_stop', JSON.stringify({ type: 'content_block_stop', index: 0 })],
+        ['ping', JSON.stringify({ type: 'ping' })],
+        [
+          'content_block_start',
+          JSON.stringify({ type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } }),
+        ],
+        [
+          'content_block_delta',
+          JSON.stringify({ type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: 'Hi' } }),
+        ],
+        [
+          'content_block_delta',
+          JSON.stringify({ type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: ' there' } }),
+        ],
+        ['content_block_stop', JSON.stringify({ type: 'content_block_stop', index: 1 })],
+        [
+          'message_delta',
+          JSON.stringify({
+            type: 'message_delta',
+            delta: { stop_reason: 'end_turn', stop_sequence: null },
+            usage: { output_tokens: 4 },
+          }),
+        ],
+        ['message_stop', JSON.stringify({ type: 'message_stop' })],
+      ),
+    );
+    expect(ev.tokens.map((t) => [t.t, t.kind])).toEqual([
+      [30, 'reasoning'],
+      [70, 'content'],
+      [80, 'content'],
+    ]);
     expect(ev.reasoning).toBe('Hmm');
     expect(ev.text).toBe('Hi there');
     expect(ev.finishReasons).toEqual([{ t: 100, value: 'end_turn' }]);
@@ -389,7 +560,9 @@ describe('anthropicEvents', () => {
   });
 
   test('error event', () => {
-    const ev = anthropicEvents(sse(['error', JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })]));
+    const ev = anthropicEvents(
+      sse(['error', JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })]),
+    );
     expect(ev.errors).toHaveLength(1);
     expect(ev.done).toBe(false);
   });
@@ -401,12 +574,26 @@ describe('ollamaEvents', () => {
       { model: 'qwen', message: { role: 'assistant', content: '', thinking: 'ok' }, done: false },
       { model: 'qwen', message: { role: 'assistant', content: 'Hel' }, done: false },
       { model: 'qwen', message: { role: 'assistant', content: 'lo' }, done: false },
-      { model: 'qwen', message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop', total_duration: 5e8,
-        load_duration: 1e6, prompt_eval_count: 7, prompt_eval_duration: 1e7, eval_count: 3, eval_duration: 4e8 },
+      {
+        model: 'qwen',
+        message: { role: 'assistant', content: '' },
+        done: true,
+        done_reason: 'stop',
+        total_duration: 5e8,
+        load_duration: 1e6,
+        prompt_eval_count: 7,
+        prompt_eval_duration: 1e7,
+        eval_count: 3,
+        eval_duration: 4e8,
+      },
     ];
     const nd = decodeNdjson(lines.map((l, i) => ({ t: (i + 1) * 10, bytes: enc.encode(JSON.stringify(l) + '\n') })));
     const ev = ollamaEvents(nd);
-    expect(ev.tokens.map((t) => [t.t, t.kind])).toEqual([[10, 'reasoning'], [20, 'content'], [30, 'content']]);
+    expect(ev.tokens.map((t) => [t.t, t.kind])).toEqual([
+      [10, 'reasoning'],
+      [20, 'content'],
+      [30, 'content'],
+    ]);
     expect(ev.text).toBe('Hello');
     expect(ev.reasoning).toBe('ok');
     expect(ev.done).toBe(true);

@@ -1,8 +1,21 @@
-import { test, expect, describe } from 'vitest';
 import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
 import {
-  bootstrapMedianCI, bootstrapRatioCI, finite, logLogSlope, max, mean, median, min, mulberry32, normalQuantile,
-  p90, p99, quantile, summarize, theilSen,
+  bootstrapMedianCI,
+  bootstrapRatioCI,
+  finite,
+  logLogSlope,
+  max,
+  mean,
+  median,
+  min,
+  mulberry32,
+  normalQuantile,
+  p90,
+  p99,
+  quantile,
+  summarize,
+  theilSen,
 } from '../lib/grading/stats.ts';
 
 /** Standard normal draws from a seeded uniform source (Box–Muller). */
@@ -70,7 +83,10 @@ describe('mulberry32', () => {
 describe('Theil–Sen', () => {
   test('exact line: slope and intercept recovered', () => {
     const xs = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
-    const r = theilSen(xs, xs.map((x) => 2 * x + 1));
+    const r = theilSen(
+      xs,
+      xs.map((x) => 2 * x + 1),
+    );
     expect(r.slope).toBe(2);
     expect(r.intercept).toBe(1);
     expect(r.n).toBe(10);
@@ -112,7 +128,10 @@ describe('Theil–Sen', () => {
     const xs = Array.from({ length: 30 }, (_, i) => i + 1);
     for (const seed of [1, 2, 3, 4, 5]) {
       const noise = normals(seed, xs.length, 2);
-      const r = theilSen(xs, xs.map((x, i) => 3 * x + 5 + noise[i]));
+      const r = theilSen(
+        xs,
+        xs.map((x, i) => 3 * x + 5 + noise[i]),
+      );
       expect(r.low!).toBeLessThan(3);
       expect(r.high!).toBeGreaterThan(3);
       expect(r.low!).toBeLessThanOrEqual(r.slope!);
@@ -125,7 +144,12 @@ describe('Theil–Sen', () => {
     const r = logLogSlope([...xs, 0, -5], [...xs.map((x) => 3e-6 * x * x), 1, 1]);
     expect(r.n).toBe(6);
     expect(r.slope!).toBeCloseTo(2, 9);
-    expect(logLogSlope(xs, xs.map((x) => 0.5 * x)).slope!).toBeCloseTo(1, 9);
+    expect(
+      logLogSlope(
+        xs,
+        xs.map((x) => 0.5 * x),
+      ).slope!,
+    ).toBeCloseTo(1, 9);
   });
 });
 
@@ -144,7 +168,19 @@ describe('bootstrap', () => {
     // with five points the medians are discrete, so another seed may land on the same percentiles: only
     // the seeded sequence itself is compared
     const big = normals(11, 40, 5).map((e) => 100 + e);
-    expect(bootstrapRatioCI(big.map((x) => 2 * x), big, { seed: 1 })).not.toEqual(bootstrapRatioCI(big.map((x) => 2 * x), big, { seed: 2 }));
+    expect(
+      bootstrapRatioCI(
+        big.map((x) => 2 * x),
+        big,
+        { seed: 1 },
+      ),
+    ).not.toEqual(
+      bootstrapRatioCI(
+        big.map((x) => 2 * x),
+        big,
+        { seed: 2 },
+      ),
+    );
   });
 
   test('ratio with no data or a zero denominator has no estimate', () => {
@@ -165,52 +201,79 @@ describe('properties', () => {
   const num = fc.double({ min: -1e9, max: 1e9, noNaN: true });
 
   test('median lies within [min, max]', () => {
-    fc.assert(fc.property(fc.array(num, { minLength: 1 }), (xs) => {
-      const m = median(xs)!;
-      expect(m).toBeGreaterThanOrEqual(min(xs)!);
-      expect(m).toBeLessThanOrEqual(max(xs)!);
-    }), { numRuns: 200, seed: 42 });
+    fc.assert(
+      fc.property(fc.array(num, { minLength: 1 }), (xs) => {
+        const m = median(xs)!;
+        expect(m).toBeGreaterThanOrEqual(min(xs)!);
+        expect(m).toBeLessThanOrEqual(max(xs)!);
+      }),
+      { numRuns: 200, seed: 42 },
+    );
   });
 
   test('quantile is monotone in p', () => {
-    fc.assert(fc.property(fc.array(num, { minLength: 1 }), fc.double({ min: 0, max: 1, noNaN: true }),
-      fc.double({ min: 0, max: 1, noNaN: true }), (xs, p, q) => {
-        const [lo, hi] = p <= q ? [p, q] : [q, p];
-        expect(quantile(xs, lo)!).toBeLessThanOrEqual(quantile(xs, hi)!);
-      }), { numRuns: 200, seed: 42 });
+    fc.assert(
+      fc.property(
+        fc.array(num, { minLength: 1 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (xs, p, q) => {
+          const [lo, hi] = p <= q ? [p, q] : [q, p];
+          expect(quantile(xs, lo)!).toBeLessThanOrEqual(quantile(xs, hi)!);
+        },
+      ),
+      { numRuns: 200, seed: 42 },
+    );
   });
 
   test('summarize never yields NaN', () => {
     const val = fc.oneof(num, fc.constant(undefined), fc.constant(Number.NaN), fc.constant(Infinity));
-    fc.assert(fc.property(fc.array(val), (xs) => {
-      for (const v of Object.values(summarize(xs))) expect(Number.isNaN(v)).toBe(false);
-    }), { numRuns: 200, seed: 42 });
+    fc.assert(
+      fc.property(fc.array(val), (xs) => {
+        for (const v of Object.values(summarize(xs))) expect(Number.isNaN(v)).toBe(false);
+      }),
+      { numRuns: 200, seed: 42 },
+    );
   });
 
   test('Theil–Sen slope is invariant to adding a constant to y', () => {
     const int = fc.integer({ min: -1_000_000, max: 1_000_000 });
-    fc.assert(fc.property(fc.array(fc.tuple(int, int), { minLength: 2, maxLength: 30 }), int, (pts, c) => {
-      const xs = pts.map((p) => p[0]);
-      const ys = pts.map((p) => p[1]);
-      const a = theilSen(xs, ys);
-      const b = theilSen(xs, ys.map((y) => y + c));
-      expect(b.slope).toEqual(a.slope);
-      expect(b.low).toEqual(a.low);
-      expect(b.high).toEqual(a.high);
-      if (a.intercept !== undefined) {
-        // relative tolerance: slope * x can reach 1e12, where doubles keep ~1e-4 absolute precision
-        expect(Math.abs(b.intercept! - (a.intercept + c))).toBeLessThanOrEqual(1e-12 * (Math.abs(a.intercept) + Math.abs(c) + 1e6 * Math.abs(a.slope!)) + 1e-9);
-      }
-    }), { numRuns: 200, seed: 42 });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(int, int), { minLength: 2, maxLength: 30 }), int, (pts, c) => {
+        const xs = pts.map((p) => p[0]);
+        const ys = pts.map((p) => p[1]);
+        const a = theilSen(xs, ys);
+        const b = theilSen(
+          xs,
+          ys.map((y) => y + c),
+        );
+        expect(b.slope).toEqual(a.slope);
+        expect(b.low).toEqual(a.low);
+        expect(b.high).toEqual(a.high);
+        if (a.intercept !== undefined) {
+          // relative tolerance: slope * x can reach 1e12, where doubles keep ~1e-4 absolute precision
+          expect(Math.abs(b.intercept! - (a.intercept + c))).toBeLessThanOrEqual(
+            1e-12 * (Math.abs(a.intercept) + Math.abs(c) + 1e6 * Math.abs(a.slope!)) + 1e-9,
+          );
+        }
+      }),
+      { numRuns: 200, seed: 42 },
+    );
   });
 
   test('Theil–Sen recovers any exact integer line', () => {
     const small = fc.integer({ min: -1000, max: 1000 });
-    fc.assert(fc.property(fc.uniqueArray(small, { minLength: 2, maxLength: 20 }), small, small, (xs, m, k) => {
-      const r = theilSen(xs, xs.map((x) => m * x + k));
-      expect(r.slope! + 0).toBe(m + 0); // + 0 folds -0 into 0
-      expect(r.intercept! + 0).toBe(k + 0);
-    }), { numRuns: 200, seed: 42 });
+    fc.assert(
+      fc.property(fc.uniqueArray(small, { minLength: 2, maxLength: 20 }), small, small, (xs, m, k) => {
+        const r = theilSen(
+          xs,
+          xs.map((x) => m * x + k),
+        );
+        expect(r.slope! + 0).toBe(m + 0); // + 0 folds -0 into 0
+        expect(r.intercept! + 0).toBe(k + 0);
+      }),
+      { numRuns: 200, seed: 42 },
+    );
   });
 });
 

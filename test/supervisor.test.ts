@@ -4,12 +4,20 @@ import { expect, test } from 'vitest';
 import { EXIT_GRACE_MS, MAX_RESTARTS, requestRestart, startSupervisor } from '../lib/server/supervisor.ts';
 
 function supervisorWith(stateAt: () => string) {
-  return startSupervisor({ processState: stateAt, restart: async () => { throw new Error('no start'); }, onRestart: () => undefined });
+  return startSupervisor({
+    processState: stateAt,
+    restart: async () => {
+      throw new Error('no start');
+    },
+    onRestart: () => undefined,
+  });
 }
 
 test('a process that finishes exiting within the grace reads as exited, not alive', async () => {
   const exitAt = Date.now() + 600;
-  const sup = await supervisorWith(() => (Date.now() >= exitAt ? 'exited (code 1)' : 'alive (pid 1) but not answering'));
+  const sup = await supervisorWith(() =>
+    Date.now() >= exitAt ? 'exited (code 1)' : 'alive (pid 1) but not answering',
+  );
   try {
     const answer = await requestRestart(sup.url, 'errors.no-server-error', 'POST /v1/chat/completions', 10_000);
     expect(answer.process).toBe('exited (code 1)');

@@ -5,15 +5,20 @@
 // families must grade it as served — counted by usage, left out of token timing — never fail or error. The same
 // families still fail a server that answers 200 with neither text nor usage (the same server with its usage off).
 import { describe, expect, test } from 'vitest';
-import { runCatalogue, speedArgs, speedProfile } from '../scripts/support/speed-matrix.ts';
-import { served, textlessTokens } from '../lib/measure/served.ts';
+import type { StreamEvents } from '../lib/decode/stream-events.ts';
 import { gradeNoStarvation, type StarvationStream } from '../lib/grading/parallel.ts';
 import type { Exchange } from '../lib/http/exchange.ts';
-import type { StreamEvents } from '../lib/decode/stream-events.ts';
+import { served, textlessTokens } from '../lib/measure/served.ts';
+import { runCatalogue, speedArgs, speedProfile } from '../scripts/support/speed-matrix.ts';
 
 describe('answers served as tokens without text', () => {
-  test('the timing families grade a correct server that streams every 5th answer as no text: 0 fail, 0 error', { timeout: 240_000 }, async () => {
-    const run = await runCatalogue('textless every 5', speedArgs(300, ['--invisible-every', '5']), { families: ['stream', 'metrics', 'parallel', 'cycles', 'context'], profile: speedProfile(300) });
+  test('the timing families grade a correct server that streams every 5th answer as no text: 0 fail, 0 error', {
+    timeout: 240_000,
+  }, async () => {
+    const run = await runCatalogue('textless every 5', speedArgs(300, ['--invisible-every', '5']), {
+      families: ['stream', 'metrics', 'parallel', 'cycles', 'context'],
+      profile: speedProfile(300),
+    });
     const bad = run.rows.filter((r) => r.outcome === 'fail' || r.outcome === 'error' || r.outcome === 'warn');
     expect(bad.map((r) => `${r.id}: ${r.outcome}: ${r.message.split('\n')[0]}`)).toEqual([]);
     // The path was taken, and said so: cycles met textless answers and counted them by usage.
@@ -22,8 +27,14 @@ describe('answers served as tokens without text', () => {
     expect(cycles.message).toMatch(/answer\(s\) served .* token\(s\) by usage that decode to no text/);
   });
 
-  test('the same server without usage (--fault sse-usage-missing): an answer with neither text nor usage still fails, named', { timeout: 240_000 }, async () => {
-    const run = await runCatalogue('textless every 5, no usage', speedArgs(300, ['--invisible-every', '5', '--fault', 'sse-usage-missing']), { families: ['parallel', 'cycles'], profile: speedProfile(300) });
+  test('the same server without usage (--fault sse-usage-missing): an answer with neither text nor usage still fails, named', {
+    timeout: 240_000,
+  }, async () => {
+    const run = await runCatalogue(
+      'textless every 5, no usage',
+      speedArgs(300, ['--invisible-every', '5', '--fault', 'sse-usage-missing']),
+      { families: ['parallel', 'cycles'], profile: speedProfile(300) },
+    );
     for (const id of ['parallel.speedup-2', 'cycles.no-slowdown', 'cycles.ttft-stable']) {
       const row = run.rows.find((r) => r.id === id)!;
       expect(row.outcome, `${id}: ${row.message}`).toBe('fail');
@@ -34,8 +45,16 @@ describe('answers served as tokens without text', () => {
   const exchange = (o: { status?: number; tokens?: number; usage?: number; done?: boolean }): Exchange => {
     const events = {
       tokens: Array.from({ length: o.tokens ?? 0 }, (_, i) => ({ t: i, text: 'x' })),
-      text: '', reasoning: '', finishReasons: o.done === false ? [] : [{ t: 9, value: 'length' }], usages: [], usageEvents: 0,
-      done: o.done !== false, eventsAfterDone: 0, chunks: [], jsonErrors: [], errors: [],
+      text: '',
+      reasoning: '',
+      finishReasons: o.done === false ? [] : [{ t: 9, value: 'length' }],
+      usages: [],
+      usageEvents: 0,
+      done: o.done !== false,
+      eventsAfterDone: 0,
+      chunks: [],
+      jsonErrors: [],
+      errors: [],
       ...(o.usage !== undefined ? { usage: { completion_tokens: o.usage, raw: {}, t: 9 } } : {}),
     } as unknown as StreamEvents;
     return { rec: { status: o.status ?? 200 } as Exchange['rec'], events };
@@ -54,10 +73,17 @@ describe('answers served as tokens without text', () => {
 
   test('no-starvation: a textless stream is not "got no tokens"; a 200 with neither text nor usage still is', () => {
     const th = { minReps: 1, starvedLoopP99Ms: 100 };
-    const streaming = (t0: number): StarvationStream => ({ status: 200, firstTokenAbs: t0, lastTokenAbs: t0 + 100, tokens: 8 });
+    const streaming = (t0: number): StarvationStream => ({
+      status: 200,
+      firstTokenAbs: t0,
+      lastTokenAbs: t0 + 100,
+      tokens: 8,
+    });
     const textless: StarvationStream = { status: 200, tokens: 0, textless: true };
     const empty: StarvationStream = { status: 200, tokens: 0 };
-    expect(gradeNoStarvation({ reps: [[streaming(0), streaming(5), textless]], slots: 4, thresholds: th }).outcome).toBe('pass');
+    expect(
+      gradeNoStarvation({ reps: [[streaming(0), streaming(5), textless]], slots: 4, thresholds: th }).outcome,
+    ).toBe('pass');
     const v = gradeNoStarvation({ reps: [[streaming(0), streaming(5), empty]], slots: 4, thresholds: th });
     expect(v.outcome).toBe('fail');
     expect(v.message).toMatch(/1 of 3 stream\(s\) got no tokens/);

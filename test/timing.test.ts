@@ -1,5 +1,5 @@
-import { test, expect, describe } from 'vitest';
 import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
 import { bandAbove, pause, pollUntil, readSpread, stallShare } from '../lib/measure/timing.ts';
 
 describe('pause and pollUntil', () => {
@@ -18,14 +18,22 @@ describe('pause and pollUntil', () => {
 
   test('pollUntil stops at the first satisfying value', async () => {
     let n = 0;
-    const r = await pollUntil(async () => ++n, (v) => v >= 3, { intervalMs: 5, deadlineMs: 2_000 });
+    const r = await pollUntil(
+      async () => ++n,
+      (v) => v >= 3,
+      { intervalMs: 5, deadlineMs: 2_000 },
+    );
     expect(r).toMatchObject({ ok: true, value: 3, polls: 3 });
   });
 
   test('pollUntil is bounded in time and in count', async () => {
     let n = 0;
     const t0 = performance.now();
-    const r = await pollUntil(async () => ++n, () => false, { intervalMs: 10, deadlineMs: 60 });
+    const r = await pollUntil(
+      async () => ++n,
+      () => false,
+      { intervalMs: 10, deadlineMs: 60 },
+    );
     expect(r.ok).toBe(false);
     expect(performance.now() - t0).toBeLessThan(1_000);
     expect(r.polls).toBeLessThanOrEqual(60 / 10 + 2);
@@ -63,19 +71,25 @@ describe('readSpread', () => {
   });
 
   test('shares stay within [0, 1] and the largest read is at least 1 / reads (property)', () => {
-    fc.assert(fc.property(
-      fc.array(fc.record({ t: fc.integer({ min: 0, max: 1_000 }), text: fc.string({ minLength: 1, maxLength: 5 }) }), { minLength: 1, maxLength: 50 }),
-      fc.integer({ min: 1_000, max: 2_000 }),
-      (raw, tEnd) => {
-        const tokens = [...raw].sort((a, b) => a.t - b.t);
-        const s = readSpread({ tokens, tEnd })!;
-        expect(s.maxReadShare).toBeGreaterThan(0);
-        expect(s.maxReadShare).toBeLessThanOrEqual(1 + 1e-12);
-        expect(s.lateShare).toBeGreaterThanOrEqual(0);
-        expect(s.lateShare).toBeLessThanOrEqual(1 + 1e-12);
-        expect(s.maxReadShare).toBeGreaterThanOrEqual(1 / s.reads - 1e-12);
-      },
-    ), { seed: 7, numRuns: 200 });
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({ t: fc.integer({ min: 0, max: 1_000 }), text: fc.string({ minLength: 1, maxLength: 5 }) }),
+          { minLength: 1, maxLength: 50 },
+        ),
+        fc.integer({ min: 1_000, max: 2_000 }),
+        (raw, tEnd) => {
+          const tokens = [...raw].sort((a, b) => a.t - b.t);
+          const s = readSpread({ tokens, tEnd })!;
+          expect(s.maxReadShare).toBeGreaterThan(0);
+          expect(s.maxReadShare).toBeLessThanOrEqual(1 + 1e-12);
+          expect(s.lateShare).toBeGreaterThanOrEqual(0);
+          expect(s.lateShare).toBeLessThanOrEqual(1 + 1e-12);
+          expect(s.maxReadShare).toBeGreaterThanOrEqual(1 / s.reads - 1e-12);
+        },
+      ),
+      { seed: 7, numRuns: 200 },
+    );
   });
 });
 

@@ -1,14 +1,15 @@
 // Transport robustness of the recorder against servers that misbehave at the HTTP level, over real loopback sockets:
 // fresh vs reused socket resets, gzip event streams, Content-Length shorter or longer than the body, redirects to
 // another origin, and the caps that bound memory against a server that never stops sending.
-import { test, expect } from 'vitest';
+
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { gzipSync, createGzip, constants as zc } from 'node:zlib';
-import { record, bodyText, bodyJson } from '../lib/http/recorder.ts';
-import { chunkDecoder, CAPS, describeRequest, recentRequests } from '../lib/http/transport.ts';
+import { createGzip, gzipSync, constants as zc } from 'node:zlib';
+import { expect, test } from 'vitest';
 import { decodeSse } from '../lib/decode/stream-decoder.ts';
 import { openaiChatEvents } from '../lib/decode/stream-events.ts';
+import { bodyJson, bodyText, record } from '../lib/http/recorder.ts';
+import { CAPS, chunkDecoder, describeRequest, recentRequests } from '../lib/http/transport.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -38,7 +39,7 @@ async function serve(handle: (req: IncomingMessage, res: ServerResponse, nOnSock
 
 const event = (content: string) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`;
 
-test('a reset on a fresh connection is the server\'s failure: reported, not retried', async () => {
+test("a reset on a fresh connection is the server's failure: reported, not retried", async () => {
   const s = await serve(() => undefined);
   const raw = createServer();
   raw.on('connection', (sock) => sock.resetAndDestroy());
@@ -46,7 +47,10 @@ test('a reset on a fresh connection is the server\'s failure: reported, not retr
   let connections = 0;
   raw.on('connection', () => connections++);
   try {
-    const rec = await record({ url: `http://127.0.0.1:${(raw.address() as AddressInfo).port}/v1/chat/completions`, body: { x: 1 } });
+    const rec = await record({
+      url: `http://127.0.0.1:${(raw.address() as AddressInfo).port}/v1/chat/completions`,
+      body: { x: 1 },
+    });
     expect(rec.status).toBeUndefined();
     expect(rec.failure?.kind).toBe('reset');
     expect(rec.failure?.message).toMatch(/fresh connection.*not retried/);
@@ -105,9 +109,15 @@ test('a gzip event stream flushed per event is decoded as it arrives, each event
 test('a whole gzip body and a corrupt one: decoded, or a failure that says decoding failed', async () => {
   const good = chunkDecoder('gzip')!;
   const bytes = gzipSync(Buffer.from('{"ok":true}'));
-  const out = Buffer.concat([await good.push(bytes.subarray(0, 5)), await good.push(bytes.subarray(5)), await good.end()]);
+  const out = Buffer.concat([
+    await good.push(bytes.subarray(0, 5)),
+    await good.push(bytes.subarray(5)),
+    await good.end(),
+  ]);
   expect(out.toString()).toBe('{"ok":true}');
-  const s = await serve((_req, res) => void res.writeHead(200, { 'content-encoding': 'gzip' }).end(Buffer.from('not gzip at all')));
+  const s = await serve(
+    (_req, res) => void res.writeHead(200, { 'content-encoding': 'gzip' }).end(Buffer.from('not gzip at all')),
+  );
   try {
     const rec = await record({ url: s.url });
     expect(rec.failure?.message).toMatch(/gzip decoding failed/);
@@ -166,7 +176,12 @@ test('a redirect to another origin is not followed and the key never goes there'
   });
   const s = await serve((req, res) => void res.writeHead(307, { location: `${other.url}${req.url}` }).end('moved'));
   try {
-    const rec = await record({ url: `${s.url}/v1/chat/completions`, headers: { authorization: `Bearer ${key}` }, body: { a: 1 }, secrets: [key] });
+    const rec = await record({
+      url: `${s.url}/v1/chat/completions`,
+      headers: { authorization: `Bearer ${key}` },
+      body: { a: 1 },
+      secrets: [key],
+    });
     expect(rec.status).toBe(307);
     expect(rec.headers.location).toContain(other.url);
     expect(seen).toEqual([]);
@@ -180,7 +195,8 @@ test('a response that never ends is cut at the read cap; what is kept stays with
   const block = Buffer.alloc(1 << 20, 0x61);
   const s = await serve(async (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/octet-stream' });
-    for (let i = 0; i < 200 && !res.destroyed; i++) if (!res.write(block)) await new Promise((r) => res.once('drain', r));
+    for (let i = 0; i < 200 && !res.destroyed; i++)
+      if (!res.write(block)) await new Promise((r) => res.once('drain', r));
     res.end();
   });
   try {

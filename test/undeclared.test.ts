@@ -1,13 +1,14 @@
 // Nothing declared, against a server that tells nothing but /v1/models max_model_len (reference server
 // `--persona plain`): setup discovers the model and the window, slots stay unknown, and the parallel family's own
 // measurement decides whether the multi-slot checks run (batching at 2 concurrent) or skip (serialised).
-import { test, expect, afterAll } from 'vitest';
+
 import { randomBytes } from 'node:crypto';
-import { families } from '../suites/catalogue.ts';
+import { afterAll, expect, test } from 'vitest';
+import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
 import { grade, runCheck, skipReason } from '../lib/check/check.ts';
-import { discoverServer } from '../lib/server/discovery.ts';
-import { startReference, type ReferenceHandle } from '../fixtures/reference-server/spawn.ts';
 import type { Profile } from '../lib/check/types.ts';
+import { discoverServer } from '../lib/server/discovery.ts';
+import { families } from '../suites/catalogue.ts';
 
 const started: ReferenceHandle[] = [];
 afterAll(async () => {
@@ -38,7 +39,14 @@ test('setup discovers the model and the served window from /v1/models alone; slo
 test('measured batching (slots unknown) enables parallel.no-starvation at 2 concurrent', async () => {
   const { ref, profile } = await plain();
   const server = await discoverServer(profile, ref.baseUrl, {});
-  const o = { profile, server, tier: 'quick' as const, strict: false, runId: randomBytes(4).toString('hex'), log: () => undefined };
+  const o = {
+    profile,
+    server,
+    tier: 'quick' as const,
+    strict: false,
+    runId: randomBytes(4).toString('hex'),
+    log: () => undefined,
+  };
   const sp = await runCheck(check('parallel.speedup-2'), o);
   expect(grade(check('parallel.speedup-2'), sp.verdict, profile, false).outcome, sp.verdict.message).toBe('pass');
   expect(sp.verdict.message).toContain('batching observed at 2 concurrent');
@@ -51,9 +59,19 @@ test('measured batching (slots unknown) enables parallel.no-starvation at 2 conc
 test('a serialising server with slots unknown: speedup-2 is INFO "serialised", and no-starvation skips saying why', async () => {
   const { ref, profile } = await plain(['--fault', 'perf-serialise']);
   const server = await discoverServer(profile, ref.baseUrl, {});
-  const o = { profile, server, tier: 'quick' as const, strict: false, runId: randomBytes(4).toString('hex'), log: () => undefined };
+  const o = {
+    profile,
+    server,
+    tier: 'quick' as const,
+    strict: false,
+    runId: randomBytes(4).toString('hex'),
+    log: () => undefined,
+  };
   const sp = await runCheck(check('parallel.speedup-2'), o);
-  expect([sp.verdict.outcome, sp.verdict.message]).toEqual(['pass', expect.stringContaining('informational: serialised')]);
+  expect([sp.verdict.outcome, sp.verdict.message]).toEqual([
+    'pass',
+    expect.stringContaining('informational: serialised'),
+  ]);
   const ns = await runCheck(check('parallel.no-starvation'), o);
   expect(ns.verdict.outcome).toBe('skip');
   expect(ns.verdict.message).toContain('measured no batching at 2 concurrent');

@@ -7,22 +7,26 @@
 // Vitest worker ends in a real run — so emu-mlx-vlm's decay (memory held until the connection closes) must show in
 // the cycles family although another family's generations ran before it.
 import { afterAll, describe, expect, test } from 'vitest';
-import { families } from '../suites/catalogue.ts';
+import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
+import { deviationsOf, EMULATIONS, outcomeOf } from '../fixtures/seed-study.ts';
 import { grade, runCheck, skipReason } from '../lib/check/check.ts';
-import { record, resetConnections } from '../lib/http/recorder.ts';
-import { loadServers } from '../lib/config/profile.ts';
 import type { Profile } from '../lib/check/types.ts';
-import { EMULATIONS, deviationsOf, outcomeOf } from '../fixtures/seed-study.ts';
+import { loadServers } from '../lib/config/profile.ts';
+import { record, resetConnections } from '../lib/http/recorder.ts';
 import { FAMILY_ORDER } from '../reporters/report-data.ts';
-import { startReference, type ReferenceHandle } from '../fixtures/reference-server/spawn.ts';
+import { families } from '../suites/catalogue.ts';
 
-const checkDef = (id: string) => Object.values(families).flatMap((f) => f.checks).find((c) => c.id === id);
+const checkDef = (id: string) =>
+  Object.values(families)
+    .flatMap((f) => f.checks)
+    .find((c) => c.id === id);
 
 /** The emulation's reference-server flags: its profile's start command after `--port {port}`. */
 function serverArgs(p: Profile): string[] {
   const cmd = p.start?.command ?? [];
   const i = cmd.indexOf('--port');
-  if (!cmd.includes('fixtures/reference-server/main.ts') || i < 0) throw new Error(`${p.id}: not an emulation of the reference server`);
+  if (!cmd.includes('fixtures/reference-server/main.ts') || i < 0)
+    throw new Error(`${p.id}: not an emulation of the reference server`);
   return [...cmd.slice(i + 2)];
 }
 
@@ -33,11 +37,14 @@ afterAll(async () => {
 
 const profiles = new Map(loadServers().map((p) => [p.id, p]));
 
-describe('verdict matrix: the seed study\'s findings, pinned', () => {
+describe("verdict matrix: the seed study's findings, pinned", () => {
   for (const emu of EMULATIONS) {
-    const ids = [...emu.ci].sort((a, b) => FAMILY_ORDER.indexOf(a.split('.')[0]!) - FAMILY_ORDER.indexOf(b.split('.')[0]!));
+    const ids = [...emu.ci].sort(
+      (a, b) => FAMILY_ORDER.indexOf(a.split('.')[0]!) - FAMILY_ORDER.indexOf(b.split('.')[0]!),
+    );
     const findings = new Set(emu.findings.map((f) => f.check));
-    const budget = ids.reduce((s, id) => s + (checkDef(id)?.timeoutMs ?? 60_000) * (findings.has(id) ? 2 : 1), 0) + 30_000;
+    const budget =
+      ids.reduce((s, id) => s + (checkDef(id)?.timeoutMs ?? 60_000) * (findings.has(id) ? 2 : 1), 0) + 30_000;
     test(`${emu.project} (${emu.server}): ${emu.study}`, { timeout: budget }, async () => {
       const profile = profiles.get(emu.project);
       expect(profile, `servers.json has ${emu.project}`).toBeDefined();
@@ -48,9 +55,20 @@ describe('verdict matrix: the seed study\'s findings, pinned', () => {
       try {
         if (emu.before) {
           // Another family's traffic first (emu.before.why), on connections closed before the checks run.
-          const body = { model: ref.profile.model, messages: [{ role: 'user', content: 'Say something.' }], max_tokens: emu.before.maxTokens, stream: true, temperature: 0 };
+          const body = {
+            model: ref.profile.model,
+            messages: [{ role: 'user', content: 'Say something.' }],
+            max_tokens: emu.before.maxTokens,
+            stream: true,
+            temperature: 0,
+          };
           for (let i = 0; i < emu.before.requests; i++) {
-            const rec = await record({ method: 'POST', url: `${ref.baseUrl}/v1/chat/completions`, body, deadlines: { connectMs: 5_000, headersMs: 10_000, tokenIdleMs: 10_000, totalMs: 20_000 } });
+            const rec = await record({
+              method: 'POST',
+              url: `${ref.baseUrl}/v1/chat/completions`,
+              body,
+              deadlines: { connectMs: 5_000, headersMs: 10_000, tokenIdleMs: 10_000, totalMs: 20_000 },
+            });
             expect(rec.status, `warm-up request ${i + 1} of ${emu.before.requests}`).toBe(200);
           }
           await resetConnections();
@@ -69,7 +87,13 @@ describe('verdict matrix: the seed study\'s findings, pinned', () => {
             continue;
           }
           const measure = async () => {
-            const { verdict } = await runCheck(check!, { profile: ref.profile, server: ref.info, tier: 'quick', strict: false, log: () => undefined });
+            const { verdict } = await runCheck(check!, {
+              profile: ref.profile,
+              server: ref.info,
+              tier: 'quick',
+              strict: false,
+              log: () => undefined,
+            });
             return grade(check!, verdict, ref.profile, false);
           };
           let g = await measure();
@@ -87,8 +111,13 @@ describe('verdict matrix: the seed study\'s findings, pinned', () => {
         await ref.stop();
       }
       const deviations = deviationsOf(emu, results);
-      expect(deviations, `verdicts of ${emu.project}:\n${[...results].map(([id, r]) => `${id}: ${r.outcome} — ${r.message.split('\n')[0]}`).join('\n')}`).toEqual([]);
-      for (const f of emu.findings) if (ids.includes(f.check)) expect(f.outcomes, `${f.check} on ${emu.project}`).toContain(results.get(f.check)!.outcome);
+      expect(
+        deviations,
+        `verdicts of ${emu.project}:\n${[...results].map(([id, r]) => `${id}: ${r.outcome} — ${r.message.split('\n')[0]}`).join('\n')}`,
+      ).toEqual([]);
+      for (const f of emu.findings)
+        if (ids.includes(f.check))
+          expect(f.outcomes, `${f.check} on ${emu.project}`).toContain(results.get(f.check)!.outcome);
     });
   }
 });

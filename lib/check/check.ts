@@ -1,16 +1,17 @@
 // Checks are declared data plus a run function; grading applies level, strict mode and known issues.
 // Nothing here knows about Vitest: suites/support/ registers checks as tests, test/ runs them directly.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+
 import { randomBytes } from 'node:crypto';
-import type { Capability, Deadlines, Level, Outcome, Profile, ServerInfo, Verdict } from './types.ts';
-import { DEFAULT_DEADLINES } from '../http/recorder.ts';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { requestAuth } from '../config/request-auth.ts';
 import { redact, stripUrlCredentials } from '../config/secrets.ts';
-import { effectiveProfile } from '../server/discovery.ts';
-import { clientLag, type ClientLag, type FidelityPreflight } from '../run/fidelity.ts';
-import { inconclusive } from './messages.ts';
+import { DEFAULT_DEADLINES } from '../http/recorder.ts';
 import { budgetText } from '../measure/deadlines.ts';
 import { observations, paceKey, paceOf } from '../measure/pace.ts';
+import { type ClientLag, clientLag, type FidelityPreflight } from '../run/fidelity.ts';
+import { effectiveProfile } from '../server/discovery.ts';
+import { inconclusive } from './messages.ts';
+import type { Capability, Deadlines, Level, Outcome, Profile, ServerInfo, Verdict } from './types.ts';
 
 export type Tier = 'quick' | 'full';
 
@@ -93,7 +94,12 @@ interface ContextOptions {
 
 let nonceCounter = 0;
 
-export function makeContext(check: CheckDef, o: ContextOptions, signal: AbortSignal, loopDelay: () => { p99Ms: number; maxMs: number }): CheckContext {
+export function makeContext(
+  check: CheckDef,
+  o: ContextOptions,
+  signal: AbortSignal,
+  loopDelay: () => { p99Ms: number; maxMs: number },
+): CheckContext {
   const env = o.env ?? process.env;
   // Credentials come from the profile's base URL; the URL we talk to is the one setup resolved (credentials stripped).
   const url = stripUrlCredentials(o.server.baseUrl).url;
@@ -133,7 +139,8 @@ export function skipReason(check: CheckDef, profile: Profile, server: ServerInfo
   if (check.tier === 'full' && tier !== 'full') return `full tier only (CONFORMANCE_TIER=full)`;
   const slots = effectiveProfile(profile, server).slots;
   for (const cap of check.requires) {
-    if ((cap === 'tools' || cap === 'structured-output') && profile.capabilities?.[cap] === false) return `profile "${profile.id}" declares capability "${cap}" false ("capabilities")`;
+    if ((cap === 'tools' || cap === 'structured-output') && profile.capabilities?.[cap] === false)
+      return `profile "${profile.id}" declares capability "${cap}" false ("capabilities")`;
     const missing =
       (cap === 'deterministic' && !profile.deterministic) ||
       (cap === 'started' && server.startedPid === undefined) ||
@@ -141,7 +148,11 @@ export function skipReason(check: CheckDef, profile: Profile, server: ServerInfo
       (cap === 'multi-slot' && slots !== undefined && slots < 2) ||
       (cap === 'hardware' && !profile.hardware) ||
       (cap === 'context-window' && !server.contextWindow) ||
-      ((cap === 'openai-chat' || cap === 'openai-completions' || cap === 'anthropic-messages' || cap === 'ollama-native') && !profile.apis.includes(cap));
+      ((cap === 'openai-chat' ||
+        cap === 'openai-completions' ||
+        cap === 'anthropic-messages' ||
+        cap === 'ollama-native') &&
+        !profile.apis.includes(cap));
     if (missing) return `profile "${profile.id}" does not declare capability "${cap}"${hint(cap)}`;
   }
   return undefined;
@@ -149,12 +160,18 @@ export function skipReason(check: CheckDef, profile: Profile, server: ServerInfo
 
 function hint(cap: Capability): string {
   switch (cap) {
-    case 'deterministic': return ' (set "deterministic": true if the server is deterministic at temperature 0)';
-    case 'started': return ' (needs a "start" command so the suite can watch the process)';
-    case 'multi-slot': return ' (1 slot, declared or reported by the server)';
-    case 'hardware': return ' (set "hardware": memory bandwidth and active bytes per token)';
-    case 'context-window': return ' (no window discovered: set context.declared)';
-    default: return ` (add it to "apis")`;
+    case 'deterministic':
+      return ' (set "deterministic": true if the server is deterministic at temperature 0)';
+    case 'started':
+      return ' (needs a "start" command so the suite can watch the process)';
+    case 'multi-slot':
+      return ' (1 slot, declared or reported by the server)';
+    case 'hardware':
+      return ' (set "hardware": memory bandwidth and active bytes per token)';
+    case 'context-window':
+      return ' (no window discovered: set context.declared)';
+    default:
+      return ` (add it to "apis")`;
   }
 }
 
@@ -180,7 +197,8 @@ export function grade(check: CheckDef, v: Verdict, profile: Profile, strict: boo
   // Strict mode fails a warn only on clear evidence (docs/grading.md "Levels and strict mode"): a borderline one stays a
   // warn and says why. It never touches `inconclusive`: that is no evidence against the server.
   if (v.outcome === 'warn' && strict && check.level !== 'INFO') {
-    if (v.borderline) message = `borderline evidence, not failed under CONFORMANCE_STRICT=1 (no confidence bound past the threshold): ${message}`;
+    if (v.borderline)
+      message = `borderline evidence, not failed under CONFORMANCE_STRICT=1 (no confidence bound past the threshold): ${message}`;
     else outcome = 'fail';
   }
   const known = profile.knownIssues?.find((k) => k.check === check.id);
@@ -197,7 +215,10 @@ export function grade(check: CheckDef, v: Verdict, profile: Profile, strict: boo
 }
 
 /** Run one check with its timeout and an event-loop delay monitor. Harness exceptions propagate. */
-export async function runCheck(check: CheckDef, o: ContextOptions): Promise<{ verdict: Verdict; loopDelay: { p99Ms: number; maxMs: number }; ms: number }> {
+export async function runCheck(
+  check: CheckDef,
+  o: ContextOptions,
+): Promise<{ verdict: Verdict; loopDelay: { p99Ms: number; maxMs: number }; ms: number }> {
   const h = monitorEventLoopDelay({ resolution: 10 });
   h.enable();
   // An empty histogram (a check shorter than one 10 ms sample, e.g. reading a shared recording) reports 0, not noise.
@@ -221,14 +242,28 @@ export async function runCheck(check: CheckDef, o: ContextOptions): Promise<{ ve
         timer = setTimeout(() => {
           if (limit < own) {
             ac.abort();
-            reject(new RunDeadlineReached(`check ${check.id} cut by the run deadline after ${Math.round(limit / 1000)} s`));
+            reject(
+              new RunDeadlineReached(`check ${check.id} cut by the run deadline after ${Math.round(limit / 1000)} s`),
+            );
             return;
           }
           // The check's own bound running out is ours too (lib/measure/deadlines.ts): the check is told (its requests end
           // `aborted`) and gets a moment to grade what it has; if it cannot, the verdict is inconclusive, naming the
           // server's measured speed — never a fail, never an error.
           ac.abort(new Error(`the check's ${limit} ms bound ran out`));
-          timer = setTimeout(() => resolve(inconclusive(budgetText(`${check.id} finished`, paceOf(observations(paceKey(ctx.baseUrl, ctx.profile.model))), `its bound of ${fmtSeconds(limit)}`))), BOUND_GRACE_MS);
+          timer = setTimeout(
+            () =>
+              resolve(
+                inconclusive(
+                  budgetText(
+                    `${check.id} finished`,
+                    paceOf(observations(paceKey(ctx.baseUrl, ctx.profile.model))),
+                    `its bound of ${fmtSeconds(limit)}`,
+                  ),
+                ),
+              ),
+            BOUND_GRACE_MS,
+          );
         }, limit);
       }),
     ]);

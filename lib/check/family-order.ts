@@ -8,7 +8,24 @@
  * sequencer (vitest.config.ts), per-file deadlines (suites/support/register.ts), the reports (reporters/report-data.ts)
  * and the CLI (cli/args.ts, cli/run.ts).
  */
-export const FAMILY_ORDER: readonly string[] = ['setup', 'api', 'sse', 'completions', 'anthropic', 'ollama', 'clients', 'tools', 'structured', 'stream', 'metrics', 'parallel', 'cycles', 'context', 'errors', 'api-last'];
+export const FAMILY_ORDER: readonly string[] = [
+  'setup',
+  'api',
+  'sse',
+  'completions',
+  'anthropic',
+  'ollama',
+  'clients',
+  'tools',
+  'structured',
+  'stream',
+  'metrics',
+  'parallel',
+  'cycles',
+  'context',
+  'errors',
+  'api-last',
+];
 
 /** Suite files that hold checks of another family (`checksOf`): file → family. --only/--skip name the family. */
 export const CHECKS_OF: Readonly<Record<string, string>> = { 'api-last': 'api' };

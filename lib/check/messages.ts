@@ -55,4 +55,5 @@ export function fmt(x: number | undefined, digits = 2): string {
 }
 
 /** A share (0.25) as a percentage for messages ("25.0 %"; "n/a" for no value). */
-export const pct = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? 'n/a' : `${(x * 100).toFixed(1)} %`);
+export const pct = (x: number | undefined) =>
+  x === undefined || !Number.isFinite(x) ? 'n/a' : `${(x * 100).toFixed(1)} %`;

@@ -5,10 +5,27 @@ export type ApiFlavour = 'openai-chat' | 'openai-completions' | 'anthropic-messa
 
 /** Adapters for context-window discovery; each knows one server's endpoint and field names. */
 export type DiscoveryAdapter =
-  | 'auto' | 'none' | 'reference' | 'llama.cpp' | 'vllm' | 'rapid-mlx' | 'omlx' | 'ollama' | 'mlx-vlm' | 'mlx-omni' | 'mlx-serve';
+  | 'auto'
+  | 'none'
+  | 'reference'
+  | 'llama.cpp'
+  | 'vllm'
+  | 'rapid-mlx'
+  | 'omlx'
+  | 'ollama'
+  | 'mlx-vlm'
+  | 'mlx-omni'
+  | 'mlx-serve';
 
 export type Readiness =
-  | { kind: 'http'; path: string; status?: number; bodyIncludes?: string; jsonField?: string; jsonEquals?: string | number | boolean }
+  | {
+      kind: 'http';
+      path: string;
+      status?: number;
+      bodyIncludes?: string;
+      jsonField?: string;
+      jsonEquals?: string | number | boolean;
+    }
   | { kind: 'completion' };
 
 export interface Deadlines {
@@ -22,7 +39,11 @@ export interface Deadlines {
   totalMs: number;
 }
 
-export interface KnownIssue { check: string; reason: string; link?: string }
+export interface KnownIssue {
+  check: string;
+  reason: string;
+  link?: string;
+}
 
 export interface Profile {
   id: string;
@@ -74,12 +95,12 @@ export type Outcome = 'pass' | 'fail' | 'warn' | 'inconclusive' | 'skip' | 'know
 /** Capabilities a check may require; a profile lacking one skips the check with the reason. */
 export type Capability =
   | ApiFlavour
-  | 'deterministic'   // profile declares deterministic output at temperature 0
-  | 'started'         // the suite started the server itself (process tree visible)
-  | 'multi-slot'      // profile declares more than one slot
-  | 'hardware'        // memory bandwidth + active bytes per token declared
-  | 'context-window'  // a per-request window is known (declared or discovered)
-  | 'tools'           // tool calls: skipped only when declared false, else discovered by the family's probe
+  | 'deterministic' // profile declares deterministic output at temperature 0
+  | 'started' // the suite started the server itself (process tree visible)
+  | 'multi-slot' // profile declares more than one slot
+  | 'hardware' // memory bandwidth + active bytes per token declared
+  | 'context-window' // a per-request window is known (declared or discovered)
+  | 'tools' // tool calls: skipped only when declared false, else discovered by the family's probe
   | 'structured-output'; // response_format: likewise
 
 export interface Verdict {
@@ -138,7 +159,12 @@ export interface DiscoveryRecord {
   adapter: string;
   why: string;
   /** What the server itself reported, before declarations were applied. */
-  reported: { window?: { value: number; source: string }; trained?: { value: number; source: string }; slots?: { value: number; source: string }; models?: string[] };
+  reported: {
+    window?: { value: number; source: string };
+    trained?: { value: number; source: string };
+    slots?: { value: number; source: string };
+    models?: string[];
+  };
   /** Declared values that disagree with reported ones (the declared value is used), and other notes. */
   disagreements: string[];
   notes: string[];
@@ -152,13 +178,13 @@ export interface BodyRead {
 }
 
 export type RequestFailure =
-  | 'connect'          // nothing answered / refused / DNS
+  | 'connect' // nothing answered / refused / DNS
   | 'headers-timeout'
-  | 'token-idle'       // no token-bearing event within tokenIdleMs
+  | 'token-idle' // no token-bearing event within tokenIdleMs
   | 'total-timeout'
-  | 'reset'            // socket reset / closed by the server mid-response
-  | 'overflow'         // the server sent too much: past a read cap, a line cap, or far past max_tokens
-  | 'aborted';         // aborted by the caller (e.g. cancel checks)
+  | 'reset' // socket reset / closed by the server mid-response
+  | 'overflow' // the server sent too much: past a read cap, a line cap, or far past max_tokens
+  | 'aborted'; // aborted by the caller (e.g. cancel checks)
 
 /** The raw recording of one HTTP exchange: what framing checks read. */
 export interface Recording {

@@ -8,8 +8,8 @@
 // package.json): a user who has not installed one gets the check skipped with the install command.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { ROOT } from '../config/profile.ts';
 import type { ApiFlavour } from '../check/types.ts';
+import { ROOT } from '../config/profile.ts';
 import { isJsonObject } from '../json.ts';
 
 export interface ClientCase {
@@ -69,19 +69,36 @@ export function errorText(e: unknown): string {
   if (e instanceof Error) {
     const cause = (e as { cause?: unknown }).cause;
     // Libraries subclass Error without setting name (OpenAIError, ResponseError): the class name says more.
-    const name = e.name && e.name !== 'Error' ? e.name : e.constructor?.name && e.constructor.name !== 'Error' ? e.constructor.name : '';
+    const name =
+      e.name && e.name !== 'Error'
+        ? e.name
+        : e.constructor?.name && e.constructor.name !== 'Error'
+          ? e.constructor.name
+          : '';
     const own = `${name ? `${name}: ` : ''}${e.message}`;
     return cause instanceof Error && !own.includes(cause.message) ? `${own} (cause: ${cause.message})` : own;
   }
   if (typeof e === 'object' && e !== null) {
-    try { return JSON.stringify(e); } catch { /* fall through */ }
+    try {
+      return JSON.stringify(e);
+    } catch {
+      /* fall through */
+    }
   }
   return String(e);
 }
 
 /** A logger in the shape the OpenAI and Anthropic SDKs accept, collecting into obs.logs. */
 function collectingLogger(obs: Observation) {
-  const put = (level: string) => (...args: unknown[]) => obs.logs.push(`${level}: ${args.map((a) => (typeof a === 'string' ? a : errorText(a))).join(' ').slice(0, 500)}`);
+  const put =
+    (level: string) =>
+    (...args: unknown[]) =>
+      obs.logs.push(
+        `${level}: ${args
+          .map((a) => (typeof a === 'string' ? a : errorText(a)))
+          .join(' ')
+          .slice(0, 500)}`,
+      );
   return { error: put('error'), warn: put('warn'), info: () => undefined, debug: () => undefined };
 }
 
@@ -101,11 +118,27 @@ const openaiDriver: ClientDriver = {
   flavour: 'openai-chat',
   reasoningFields: ['reasoning_content', 'reasoning'],
   finishMap: (w) => w,
-  calls: { stream: 'chat.completions.stream() iterated, then finalChatCompletion()', 'non-stream': 'chat.completions.create()' },
+  calls: {
+    stream: 'chat.completions.stream() iterated, then finalChatCompletion()',
+    'non-stream': 'chat.completions.create()',
+  },
   async run(mode, c, obs) {
     const { default: OpenAI } = await import('openai');
-    const client = new OpenAI({ baseURL: `${c.root}/v1`, apiKey: PLACEHOLDER_KEY, fetch: c.fetch, maxRetries: 0, logger: collectingLogger(obs), logLevel: 'warn' });
-    const params = { model: c.model, messages: messages(c), max_tokens: c.maxTokens, temperature: 0, ...(c.extraBody ?? {}) };
+    const client = new OpenAI({
+      baseURL: `${c.root}/v1`,
+      apiKey: PLACEHOLDER_KEY,
+      fetch: c.fetch,
+      maxRetries: 0,
+      logger: collectingLogger(obs),
+      logLevel: 'warn',
+    });
+    const params = {
+      model: c.model,
+      messages: messages(c),
+      max_tokens: c.maxTokens,
+      temperature: 0,
+      ...(c.extraBody ?? {}),
+    };
     obs.reasoning = '';
     if (mode === 'non-stream') {
       const r = await client.chat.completions.create({ ...params, stream: false });
@@ -124,7 +157,10 @@ const openaiDriver: ClientDriver = {
       const ch = chunk.choices?.[0];
       const d = (ch?.delta ?? {}) as unknown as Obj;
       const piece = str(d.content);
-      if (piece) { obs.text += piece; obs.pieces.push(performance.now()); }
+      if (piece) {
+        obs.text += piece;
+        obs.pieces.push(performance.now());
+      }
       obs.reasoning += str(d.reasoning_content) || str(d.reasoning);
       if (ch?.finish_reason) obs.finish = ch.finish_reason;
       if (chunk.usage) obs.usage = { input: chunk.usage.prompt_tokens, output: chunk.usage.completion_tokens };
@@ -132,7 +168,10 @@ const openaiDriver: ClientDriver = {
     const final = await runner.finalChatCompletion();
     const fc = final.choices?.[0];
     // The helper's assembled message is what most applications show: it must agree with the chunks.
-    if (fc && str(fc.message?.content) !== obs.text) obs.reported.push(`finalChatCompletion() content ${JSON.stringify(str(fc.message?.content).slice(0, 80))} differs from the streamed chunks ${JSON.stringify(obs.text.slice(0, 80))}`);
+    if (fc && str(fc.message?.content) !== obs.text)
+      obs.reported.push(
+        `finalChatCompletion() content ${JSON.stringify(str(fc.message?.content).slice(0, 80))} differs from the streamed chunks ${JSON.stringify(obs.text.slice(0, 80))}`,
+      );
   },
 };
 
@@ -140,7 +179,13 @@ const openaiDriver: ClientDriver = {
 // Vercel AI SDK: streamText() over fullStream (text-delta, reasoning-delta, error parts) with onError, and
 // generateText(); the provider is @ai-sdk/openai-compatible (extraBody travels as its providerOptions).
 
-const AI_SDK_FINISH: Record<string, string> = { stop: 'stop', length: 'length', content_filter: 'content-filter', tool_calls: 'tool-calls', function_call: 'tool-calls' };
+const AI_SDK_FINISH: Record<string, string> = {
+  stop: 'stop',
+  length: 'length',
+  content_filter: 'content-filter',
+  tool_calls: 'tool-calls',
+  function_call: 'tool-calls',
+};
 
 const aiSdkDriver: ClientDriver = {
   id: 'ai-sdk',
@@ -153,7 +198,13 @@ const aiSdkDriver: ClientDriver = {
   async run(mode, c, obs) {
     const { streamText, generateText } = await import('ai');
     const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
-    const provider = createOpenAICompatible({ name: 'server', baseURL: `${c.root}/v1`, apiKey: PLACEHOLDER_KEY, fetch: c.fetch, includeUsage: true });
+    const provider = createOpenAICompatible({
+      name: 'server',
+      baseURL: `${c.root}/v1`,
+      apiKey: PLACEHOLDER_KEY,
+      fetch: c.fetch,
+      includeUsage: true,
+    });
     const common = {
       model: provider.chatModel(c.model),
       messages: messages(c),
@@ -171,11 +222,20 @@ const aiSdkDriver: ClientDriver = {
       obs.usage = { input: r.usage.inputTokens, output: r.usage.outputTokens };
       return;
     }
-    const r = streamText({ ...common, onError: ({ error }) => { obs.reported.push(errorText(error)); } });
+    const r = streamText({
+      ...common,
+      onError: ({ error }) => {
+        obs.reported.push(errorText(error));
+      },
+    });
     let errorParts = 0;
     for await (const part of r.fullStream) {
-      if (part.type === 'text-delta') { if (part.text) { obs.text += part.text; obs.pieces.push(performance.now()); } }
-      else if (part.type === 'reasoning-delta') obs.reasoning += part.text;
+      if (part.type === 'text-delta') {
+        if (part.text) {
+          obs.text += part.text;
+          obs.pieces.push(performance.now());
+        }
+      } else if (part.type === 'reasoning-delta') obs.reasoning += part.text;
       else if (part.type === 'error') errorParts++;
     }
     // onError reports every error part; keep one line if it somehow did not.
@@ -218,7 +278,8 @@ const langchainDriver: ClientDriver = {
       obs.text = typeof r.content === 'string' ? r.content : JSON.stringify(r.content);
       obs.reasoning = reasoningOf(r);
       obs.finish = str(r.response_metadata?.finish_reason) || undefined;
-      if (r.usage_metadata) obs.usage = { input: r.usage_metadata.input_tokens, output: r.usage_metadata.output_tokens };
+      if (r.usage_metadata)
+        obs.usage = { input: r.usage_metadata.input_tokens, output: r.usage_metadata.output_tokens };
       return;
     }
     let agg: Awaited<ReturnType<typeof model.invoke>> | undefined;
@@ -230,7 +291,8 @@ const langchainDriver: ClientDriver = {
     obs.text = agg === undefined ? '' : typeof agg.content === 'string' ? agg.content : JSON.stringify(agg.content);
     obs.reasoning = agg ? reasoningOf(agg) : '';
     obs.finish = agg ? str(agg.response_metadata?.finish_reason) || undefined : undefined;
-    if (agg?.usage_metadata) obs.usage = { input: agg.usage_metadata.input_tokens, output: agg.usage_metadata.output_tokens };
+    if (agg?.usage_metadata)
+      obs.usage = { input: agg.usage_metadata.input_tokens, output: agg.usage_metadata.output_tokens };
   },
 };
 
@@ -248,12 +310,25 @@ const anthropicDriver: ClientDriver = {
   calls: { stream: "messages.stream() 'text' events, then finalMessage()", 'non-stream': 'messages.create()' },
   async run(mode, c, obs) {
     const { default: Anthropic } = await import('@anthropic-ai/sdk');
-    const client = new Anthropic({ baseURL: c.root, apiKey: PLACEHOLDER_KEY, fetch: c.fetch, maxRetries: 0, logger: collectingLogger(obs), logLevel: 'warn' });
+    const client = new Anthropic({
+      baseURL: c.root,
+      apiKey: PLACEHOLDER_KEY,
+      fetch: c.fetch,
+      maxRetries: 0,
+      logger: collectingLogger(obs),
+      logLevel: 'warn',
+    });
     const params = { model: c.model, max_tokens: c.maxTokens, messages: messages(c), temperature: 0 };
     const take = (m: { content?: unknown; stop_reason?: unknown; usage?: unknown }) => {
       const blocks = Array.isArray(m.content) ? m.content.filter(isJsonObject) : [];
-      obs.text = blocks.filter((b) => b.type === 'text').map((b) => str(b.text)).join('');
-      obs.reasoning = blocks.filter((b) => b.type === 'thinking').map((b) => str(b.thinking)).join('');
+      obs.text = blocks
+        .filter((b) => b.type === 'text')
+        .map((b) => str(b.text))
+        .join('');
+      obs.reasoning = blocks
+        .filter((b) => b.type === 'thinking')
+        .map((b) => str(b.thinking))
+        .join('');
       obs.finish = str(m.stop_reason) || undefined;
       const u = isJsonObject(m.usage) ? m.usage : undefined;
       if (u) obs.usage = { input: num(u.input_tokens), output: num(u.output_tokens) };
@@ -264,10 +339,18 @@ const anthropicDriver: ClientDriver = {
     }
     const s = client.messages.stream(params);
     let streamed = '';
-    s.on('text', (delta) => { if (delta) { streamed += delta; obs.pieces.push(performance.now()); } });
+    s.on('text', (delta) => {
+      if (delta) {
+        streamed += delta;
+        obs.pieces.push(performance.now());
+      }
+    });
     s.on('error', (e) => obs.reported.push(errorText(e)));
     take(await s.finalMessage());
-    if (streamed !== obs.text) obs.reported.push(`finalMessage() text ${JSON.stringify(obs.text.slice(0, 80))} differs from the 'text' events ${JSON.stringify(streamed.slice(0, 80))}`);
+    if (streamed !== obs.text)
+      obs.reported.push(
+        `finalMessage() text ${JSON.stringify(obs.text.slice(0, 80))} differs from the 'text' events ${JSON.stringify(streamed.slice(0, 80))}`,
+      );
   },
 };
 
@@ -302,14 +385,23 @@ const ollamaDriver: ClientDriver = {
     obs.reasoning = '';
     for await (const part of await client.chat({ ...params, stream: true })) {
       const piece = str(part.message?.content);
-      if (piece) { obs.text += piece; obs.pieces.push(performance.now()); }
+      if (piece) {
+        obs.text += piece;
+        obs.pieces.push(performance.now());
+      }
       obs.reasoning += str(part.message?.thinking);
       if (part.done) take(part);
     }
   },
 };
 
-export const DRIVERS: readonly ClientDriver[] = [openaiDriver, aiSdkDriver, langchainDriver, anthropicDriver, ollamaDriver];
+export const DRIVERS: readonly ClientDriver[] = [
+  openaiDriver,
+  aiSdkDriver,
+  langchainDriver,
+  anthropicDriver,
+  ollamaDriver,
+];
 
 /**
  * The installed version of a package, found as Node resolves it from the suite's folder: its own node_modules in a
@@ -319,7 +411,8 @@ export const DRIVERS: readonly ClientDriver[] = [openaiDriver, aiSdkDriver, lang
 export function installedVersion(pkg: string): string | undefined {
   for (let dir = ROOT, i = 0; i < 64; dir = dirname(dir), i++) {
     try {
-      return (JSON.parse(readFileSync(join(dir, 'node_modules', pkg, 'package.json'), 'utf8')) as { version?: string }).version;
+      return (JSON.parse(readFileSync(join(dir, 'node_modules', pkg, 'package.json'), 'utf8')) as { version?: string })
+        .version;
     } catch {
       if (dirname(dir) === dir) break;
     }
@@ -330,7 +423,10 @@ export function installedVersion(pkg: string): string | undefined {
 /** The exact version this suite pins for a client package (package.json peerDependencies, else devDependencies). */
 function pinnedVersion(pkg: string): string | undefined {
   try {
-    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<
+      string,
+      Record<string, string> | undefined
+    >;
     return manifest.peerDependencies?.[pkg] ?? manifest.devDependencies?.[pkg];
   } catch {
     return undefined;

@@ -6,9 +6,10 @@
 // e.g. a run-time tokenizer download, gets a network error and the attempt is reported); the credentials come from
 // the profile and go only into the Authorization header (whatever the client set is removed); redirects are never
 // followed (record() uses maxRedirections 0: the client sees the 3xx, as with fetch's redirect: 'manual').
-import { record } from '../http/recorder.ts';
-import { redact } from '../config/secrets.ts';
+
 import type { Deadlines, Recording } from '../check/types.ts';
+import { redact } from '../config/secrets.ts';
+import { record } from '../http/recorder.ts';
 
 interface TeeExchange {
   method: string;
@@ -44,13 +45,27 @@ interface Tee {
 }
 
 /** Headers a client sets that we replace or that would change the bytes on the wire. */
-const DROPPED = ['authorization', 'x-api-key', 'api-key', 'proxy-authorization', 'accept-encoding', 'content-length', 'host', 'connection', 'transfer-encoding', 'keep-alive'];
+const DROPPED = [
+  'authorization',
+  'x-api-key',
+  'api-key',
+  'proxy-authorization',
+  'accept-encoding',
+  'content-length',
+  'host',
+  'connection',
+  'transfer-encoding',
+  'keep-alive',
+];
 /** How long we keep recording after a client cancelled the body (a server that never ends is not waited for). */
 const AFTER_CANCEL_MS = 5_000;
 /** Statuses a Response may not carry a body with. */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
-async function bodyOf(input: string | URL | Request, init: RequestInit | undefined): Promise<string | Uint8Array | undefined> {
+async function bodyOf(
+  input: string | URL | Request,
+  init: RequestInit | undefined,
+): Promise<string | Uint8Array | undefined> {
   const b = init?.body ?? (input instanceof Request && input.body ? await input.clone().arrayBuffer() : undefined);
   if (b === undefined || b === null) return undefined;
   if (typeof b === 'string') return b;
@@ -95,42 +110,70 @@ export function teeFetch(o: TeeOptions): Tee {
     let cancelled = false;
     let streamError: Error | undefined;
     let wake: (() => void) | undefined;
-    const notify = () => { const w = wake; wake = undefined; w?.(); };
+    const notify = () => {
+      const w = wake;
+      wake = undefined;
+      w?.();
+    };
     const stopHanding = (why: string) => {
       if (cancelled) return;
       cancelled = true;
       queue.length = 0;
-      const t = setTimeout(() => ac.abort(new Error(`${why} and the server had not ended the response ${AFTER_CANCEL_MS} ms later`)), AFTER_CANCEL_MS);
+      const t = setTimeout(
+        () => ac.abort(new Error(`${why} and the server had not ended the response ${AFTER_CANCEL_MS} ms later`)),
+        AFTER_CANCEL_MS,
+      );
       void ex.done.finally(() => clearTimeout(t));
     };
 
-    const ex: TeeExchange = { method, url: redact(url.href, o.secrets), delivered: 0, done: Promise.resolve(undefined as unknown as Recording) };
+    const ex: TeeExchange = {
+      method,
+      url: redact(url.href, o.secrets),
+      delivered: 0,
+      done: Promise.resolve(undefined as unknown as Recording),
+    };
     exchanges.push(ex);
 
     let resolveHeaders!: (r: Response) => void;
     let rejectHeaders!: (e: Error) => void;
-    const headersArrived = new Promise<Response>((res, rej) => { resolveHeaders = res; rejectHeaders = rej; });
+    const headersArrived = new Promise<Response>((res, rej) => {
+      resolveHeaders = res;
+      rejectHeaders = rej;
+    });
 
-    const stream = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        while (queue.length === 0 && !ended) await new Promise<void>((r) => { wake = r; });
-        const next = queue.shift();
-        if (next) {
-          ex.delivered += next.length;
-          controller.enqueue(next);
-        } else if (streamError) controller.error(streamError);
-        else controller.close();
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          while (queue.length === 0 && !ended)
+            await new Promise<void>((r) => {
+              wake = r;
+            });
+          const next = queue.shift();
+          if (next) {
+            ex.delivered += next.length;
+            controller.enqueue(next);
+          } else if (streamError) controller.error(streamError);
+          else controller.close();
+        },
+        cancel() {
+          stopHanding('the client cancelled the response body');
+        },
       },
-      cancel() {
-        stopHanding('the client cancelled the response body');
-      },
-    }, { highWaterMark: 0 });
+      { highWaterMark: 0 },
+    );
 
     let gotHeaders = false;
     const onClientAbort = () => {
-      const reason = clientSignal?.reason instanceof Error ? clientSignal.reason : new DOMException('This operation was aborted', 'AbortError');
+      const reason =
+        clientSignal?.reason instanceof Error
+          ? clientSignal.reason
+          : new DOMException('This operation was aborted', 'AbortError');
       if (!gotHeaders) rejectHeaders(reason);
-      else { streamError = reason; ended = true; notify(); }
+      else {
+        streamError = reason;
+        ended = true;
+        notify();
+      }
       stopHanding('the client aborted its request');
     };
     ex.done = record({

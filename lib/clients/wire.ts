@@ -5,9 +5,9 @@
 // when a client drops text because the framing is broken, the comparison shows the text it dropped; whether the
 // framing itself was valid is decided separately by the MUST rules of the sse/anthropic/ollama families.
 import type { ApiFlavour, BodyRead } from '../check/types.ts';
-import type { SseDecoded, NdjsonDecoded } from '../decode/stream-decoder.ts';
-import { openaiChatEvents, anthropicEvents, ollamaEvents, type StreamEvents } from '../decode/stream-events.ts';
 import { analyzeSse, splitJsonValues } from '../decode/framing.ts';
+import type { NdjsonDecoded, SseDecoded } from '../decode/stream-decoder.ts';
+import { anthropicEvents, ollamaEvents, openaiChatEvents, type StreamEvents } from '../decode/stream-events.ts';
 import { isJsonObject } from '../json.ts';
 
 interface WireLine {
@@ -73,11 +73,16 @@ export function payloadsOf(line: string): string[] {
 }
 
 /** What a tolerant reader recovers from a streamed body, in the common shape of lib/decode/stream-events.ts. */
-export function tolerantStream(flavour: ApiFlavour, reads: readonly BodyRead[]): { events: StreamEvents; lines: WireLine[] } {
+export function tolerantStream(
+  flavour: ApiFlavour,
+  reads: readonly BodyRead[],
+): { events: StreamEvents; lines: WireLine[] } {
   const lines = wireLines(reads);
   if (flavour === 'ollama-native') {
     const nd: NdjsonDecoded = { lines: [], text: '', invalidUtf8: false, blankLines: 0 };
-    for (const l of lines) for (const p of payloadsOf(l.text)) if (p !== '[DONE]') nd.lines.push({ t: l.t, text: p, json: JSON.parse(p), terminated: true });
+    for (const l of lines)
+      for (const p of payloadsOf(l.text))
+        if (p !== '[DONE]') nd.lines.push({ t: l.t, text: p, json: JSON.parse(p), terminated: true });
     return { events: ollamaEvents(nd), lines };
   }
   const sse: SseDecoded = { events: [], comments: [], parseErrors: [], text: '', invalidUtf8: false, bom: false };
@@ -104,7 +109,10 @@ export function streamFacts(ev: StreamEvents): Facts {
     reasoning: ev.reasoning,
     finish: ev.finishReasons[ev.finishReasons.length - 1]?.value,
     finishes: ev.finishReasons.map((f) => f.value),
-    usage: u && (u.prompt_tokens !== undefined || u.completion_tokens !== undefined) ? { input: u.prompt_tokens, output: u.completion_tokens } : undefined,
+    usage:
+      u && (u.prompt_tokens !== undefined || u.completion_tokens !== undefined)
+        ? { input: u.prompt_tokens, output: u.completion_tokens }
+        : undefined,
     contentTimes: ev.tokens.filter((k) => k.kind === 'content').map((k) => k.t),
   };
 }
@@ -120,8 +128,14 @@ export function jsonFacts(flavour: ApiFlavour, json: unknown): Facts | undefined
     const blocks = Array.isArray(json.content) ? json.content.filter(isJsonObject) : [];
     const u = isJsonObject(json.usage) ? json.usage : undefined;
     return {
-      text: blocks.filter((b) => b.type === 'text').map((b) => str(b.text)).join(''),
-      reasoning: blocks.filter((b) => b.type === 'thinking').map((b) => str(b.thinking)).join(''),
+      text: blocks
+        .filter((b) => b.type === 'text')
+        .map((b) => str(b.text))
+        .join(''),
+      reasoning: blocks
+        .filter((b) => b.type === 'thinking')
+        .map((b) => str(b.thinking))
+        .join(''),
       finish: typeof json.stop_reason === 'string' ? json.stop_reason : undefined,
       finishes: typeof json.stop_reason === 'string' ? [json.stop_reason] : [],
       usage: u ? { input: num(u.input_tokens), output: num(u.output_tokens) } : undefined,
@@ -166,7 +180,12 @@ export function reasoningFieldsOf(flavour: ApiFlavour, lines: readonly string[])
       const j = JSON.parse(p) as Obj;
       const choices = Array.isArray(j.choices) ? j.choices : [];
       for (const c of choices) {
-        const d = isJsonObject(c) && isJsonObject(c.delta) ? c.delta : isJsonObject(c) && isJsonObject(c.message) ? c.message : {};
+        const d =
+          isJsonObject(c) && isJsonObject(c.delta)
+            ? c.delta
+            : isJsonObject(c) && isJsonObject(c.message)
+              ? c.message
+              : {};
         for (const k of ['reasoning_content', 'reasoning']) if (typeof d[k] === 'string' && d[k] !== '') found.add(k);
       }
     }
@@ -175,18 +194,25 @@ export function reasoningFieldsOf(flavour: ApiFlavour, lines: readonly string[])
 }
 
 /** A one-line description of how the stream was framed (what a client had to cope with). */
-export function wireShape(flavour: ApiFlavour, rec: { reads: readonly BodyRead[] }, lines: readonly WireLine[]): string {
+export function wireShape(
+  flavour: ApiFlavour,
+  rec: { reads: readonly BodyRead[] },
+  lines: readonly WireLine[],
+): string {
   const reads = rec.reads.filter((r) => r.bytes.length > 0).length;
   // Events per read: data lines (NDJSON: lines) that start within one read (a read may hold several).
   const dec = new TextDecoder();
   const starts = flavour === 'ollama-native' ? /(^|\n)\{/g : /(^|[\r\n])data:/g;
   const most = Math.max(0, ...rec.reads.map((r) => (dec.decode(r.bytes).match(starts) ?? []).length));
   const several = most > 1 ? ` (up to ${most} in one read)` : '';
-  if (flavour === 'ollama-native') return `${lines.filter((l) => l.text.trim() !== '').length} NDJSON lines in ${reads} reads${several}`;
+  if (flavour === 'ollama-native')
+    return `${lines.filter((l) => l.text.trim() !== '').length} NDJSON lines in ${reads} reads${several}`;
   const f = analyzeSse(rec.reads);
   const parts = [`${f.events.length} events in ${reads} reads${several}`];
   if (f.comments.length) parts.push(`${f.comments.length} SSE comments`);
-  const ends = (Object.entries(f.lineEnds) as Array<[string, number]>).filter(([k, n]) => n > 0 && k !== 'EOF').map(([k]) => k);
+  const ends = (Object.entries(f.lineEnds) as Array<[string, number]>)
+    .filter(([k, n]) => n > 0 && k !== 'EOF')
+    .map(([k]) => k);
   parts.push(`${ends.join('+') || 'no'} line ends`);
   if (f.dataWithoutSpace) parts.push(`"data:" without a space ×${f.dataWithoutSpace}`);
   return parts.join(', ');

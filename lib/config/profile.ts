@@ -1,11 +1,11 @@
 // Server profiles: servers.json (or SERVERS_FILE) validated by its JSON Schema, plus the `env` profile
 // built from OPENAI_BASE_URL. A wrong profile fails with a message naming the server and the field.
 import { readFileSync } from 'node:fs';
-import { resolve, dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ErrorObject } from 'ajv';
-import { compileSchema } from './schemas.ts';
 import type { Profile } from '../check/types.ts';
+import { compileSchema } from './schemas.ts';
 import { stripUrlCredentials } from './secrets.ts';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -90,13 +90,16 @@ export function parseServers(text: string, file = 'servers.json'): Profile[] {
     if (seen.has(p.id)) throw new ProfileError(`${file}: server "${p.id}": field "id" is not unique`);
     seen.add(p.id);
     for (const k of p.knownIssues ?? []) {
-      if (!k.reason.trim()) throw new ProfileError(`${file}: server "${p.id}": field "knownIssues" entry for ${k.check} has no reason`);
+      if (!k.reason.trim())
+        throw new ProfileError(`${file}: server "${p.id}": field "knownIssues" entry for ${k.check} has no reason`);
     }
   }
   return profiles;
 }
 
-export function loadServers(file = process.env.SERVERS_FILE ? resolve(process.env.SERVERS_FILE) : DEFAULT_SERVERS_FILE): Profile[] {
+export function loadServers(
+  file = process.env.SERVERS_FILE ? resolve(process.env.SERVERS_FILE) : DEFAULT_SERVERS_FILE,
+): Profile[] {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -108,9 +111,23 @@ export function loadServers(file = process.env.SERVERS_FILE ? resolve(process.en
 
 /** Hosts of paid APIs: this suite fuzzes and loads its target, so these need an explicit opt-in. */
 const PAID_API_HOSTS = [
-  'api.openai.com', 'api.anthropic.com', 'openrouter.ai', 'api.groq.com', 'api.together.xyz', 'api.together.ai',
-  'api.mistral.ai', 'api.deepseek.com', 'generativelanguage.googleapis.com', 'api.fireworks.ai', 'api.cohere.com',
-  'api.perplexity.ai', 'api.x.ai', 'openai.azure.com', 'api.deepinfra.com', 'inference.cerebras.ai', 'api.cerebras.ai',
+  'api.openai.com',
+  'api.anthropic.com',
+  'openrouter.ai',
+  'api.groq.com',
+  'api.together.xyz',
+  'api.together.ai',
+  'api.mistral.ai',
+  'api.deepseek.com',
+  'generativelanguage.googleapis.com',
+  'api.fireworks.ai',
+  'api.cohere.com',
+  'api.perplexity.ai',
+  'api.x.ai',
+  'openai.azure.com',
+  'api.deepinfra.com',
+  'inference.cerebras.ai',
+  'api.cerebras.ai',
 ];
 const PAID_OPT_IN_VAR = 'CONFORMANCE_ALLOW_PAID_API';
 
@@ -142,7 +159,8 @@ export function envProfile(env: NodeJS.ProcessEnv = process.env): Profile | unde
     );
   }
   const keyVar = env.CONFORMANCE_API_KEY_ENV?.trim() || 'OPENAI_API_KEY';
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyVar)) throw new ProfileError(`CONFORMANCE_API_KEY_ENV must name an environment variable, not "${keyVar}"`);
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyVar))
+    throw new ProfileError(`CONFORMANCE_API_KEY_ENV must name an environment variable, not "${keyVar}"`);
   const startCommand = env.CONFORMANCE_START?.trim();
   return withDefaults({
     id: 'env',
@@ -151,9 +169,21 @@ export function envProfile(env: NodeJS.ProcessEnv = process.env): Profile | unde
     model: env.OPENAI_MODEL ?? '',
     apiKeyEnv: keyVar,
     readiness: { kind: 'http', path: '/v1/models' },
-    ...(startCommand ? { start: { command: ['/bin/sh', '-c', startCommand], ...(env.CONFORMANCE_START_CWD ? { cwd: resolve(env.CONFORMANCE_START_CWD) } : {}) } } : {}),
+    ...(startCommand
+      ? {
+          start: {
+            command: ['/bin/sh', '-c', startCommand],
+            ...(env.CONFORMANCE_START_CWD ? { cwd: resolve(env.CONFORMANCE_START_CWD) } : {}),
+          },
+        }
+      : {}),
     slots: env.CONFORMANCE_SLOTS ? Number(env.CONFORMANCE_SLOTS) || undefined : undefined,
-    context: { discovery: 'auto', declared: env.CONFORMANCE_CONTEXT_WINDOW ? Number(env.CONFORMANCE_CONTEXT_WINDOW) : undefined },
-    assumptions: ['model, slots and context window discovered where the server reports them (CONFORMANCE_SLOTS / CONFORMANCE_CONTEXT_WINDOW declare them); determinism unknown'],
+    context: {
+      discovery: 'auto',
+      declared: env.CONFORMANCE_CONTEXT_WINDOW ? Number(env.CONFORMANCE_CONTEXT_WINDOW) : undefined,
+    },
+    assumptions: [
+      'model, slots and context window discovered where the server reports them (CONFORMANCE_SLOTS / CONFORMANCE_CONTEXT_WINDOW declare them); determinism unknown',
+    ],
   });
 }

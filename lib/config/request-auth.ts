@@ -12,11 +12,17 @@ interface RequestAuth {
 }
 
 /** Read a profile's API key from the environment variable it names (never stored anywhere else). */
-export function apiKeyOf(profile: Pick<Profile, 'apiKeyEnv'>, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function apiKeyOf(
+  profile: Pick<Profile, 'apiKeyEnv'>,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   return profile.apiKeyEnv ? env[profile.apiKeyEnv] || undefined : undefined;
 }
 
-export function requestAuth(profile: Pick<Profile, 'apiKeyEnv' | 'baseUrl'>, env: NodeJS.ProcessEnv = process.env): RequestAuth {
+export function requestAuth(
+  profile: Pick<Profile, 'apiKeyEnv' | 'baseUrl'>,
+  env: NodeJS.ProcessEnv = process.env,
+): RequestAuth {
   const urlSecrets = stripUrlCredentials(profile.baseUrl).secrets;
   const key = apiKeyOf(profile, env);
   const secrets = [...urlSecrets, ...(key ? [key] : [])];

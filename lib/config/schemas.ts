@@ -1,9 +1,9 @@
 // One ajv instance (draft 2020-12) for every schema we read or write; each schema compiled once.
 import { readFileSync } from 'node:fs';
-import { resolve, dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Ajv2020 from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
+import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
 const SCHEMA_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'schemas');

@@ -21,7 +21,13 @@ export function stripUrlCredentials(url: string): { url: string; secrets: string
     const m = /^([a-z][a-z0-9+.-]*:\/\/)([^@/?#]*)@/i.exec(url);
     if (!m) return { url, secrets: [] };
     const [user, ...rest] = m[2].split(':');
-    const dec = (s: string) => { try { return decodeURIComponent(s); } catch { return s; } };
+    const dec = (s: string) => {
+      try {
+        return decodeURIComponent(s);
+      } catch {
+        return s;
+      }
+    };
     const secrets = [user, rest.join(':')].filter((s) => s.length > 0).map(dec);
     return { url: m[1] + url.slice(m[0].length), secrets };
   }

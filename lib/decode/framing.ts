@@ -97,7 +97,7 @@ interface InvalidUtf8 {
 /** Offsets of bytes that do not start or continue a valid UTF-8 sequence (at most `max`). */
 export function invalidUtf8Offsets(bytes: Uint8Array, max = 50): InvalidUtf8[] {
   const out: InvalidUtf8[] = [];
-  for (let i = 0; i < bytes.length && out.length < max;) {
+  for (let i = 0; i < bytes.length && out.length < max; ) {
     const n = utf8SequenceAt(bytes, i);
     if (n === 0) {
       out.push({ offset: i, byte: bytes[i]! });
@@ -203,7 +203,11 @@ function classify(text: string): Pick<SseLine, 'kind' | 'field' | 'value' | 'noS
   if (colon === -1) return { kind: 'field', field: text, value: '' };
   const field = text.slice(0, colon);
   const raw = text.slice(colon + 1);
-  const out: Pick<SseLine, 'kind' | 'field' | 'value' | 'noSpace'> = { kind: 'field', field, value: raw.startsWith(' ') ? raw.slice(1) : raw };
+  const out: Pick<SseLine, 'kind' | 'field' | 'value' | 'noSpace'> = {
+    kind: 'field',
+    field,
+    value: raw.startsWith(' ') ? raw.slice(1) : raw,
+  };
   if (!raw.startsWith(' ') && raw !== '') out.noSpace = true;
   return out;
 }
@@ -269,7 +273,15 @@ export function analyzeSse(input: BodyInput): SseFraming {
       const text = decode(b.subarray(i, j));
       const line: SseLine = { offset: i, length: j - i, text, end, t, ...classify(text) };
       lines.push(line);
-      cur ??= { lines: [], terminated: false, offset: blockStart, end: next, t, dataLines: 0, extraBlankLinesBefore: blanks };
+      cur ??= {
+        lines: [],
+        terminated: false,
+        offset: blockStart,
+        end: next,
+        t,
+        dataLines: 0,
+        extraBlankLinesBefore: blanks,
+      };
       blanks = 0;
       cur.lines.push(line);
       if (line.kind === 'comment') comments.push({ text: line.value ?? '', line: text, offset: i, t });
@@ -288,8 +300,18 @@ export function analyzeSse(input: BodyInput): SseFraming {
   const events = blocks.filter((x) => x.terminated && x.data !== undefined);
   const last = blocks[blocks.length - 1];
   const out: SseFraming = {
-    byteLength: b.length, bom, lines, lineEnds, loneCrOffsets, blocks, events, comments, unknownFields, bareJson,
-    dataWithoutSpace, invalidUtf8: invalidUtf8Offsets(b),
+    byteLength: b.length,
+    bom,
+    lines,
+    lineEnds,
+    loneCrOffsets,
+    blocks,
+    events,
+    comments,
+    unknownFields,
+    bareJson,
+    dataWithoutSpace,
+    invalidUtf8: invalidUtf8Offsets(b),
   };
   if (last && !last.terminated) out.unterminated = last;
   return out;
@@ -343,7 +365,9 @@ export function splitJsonValues(text: string): string[] | undefined {
   const out: string[] = [];
   let i = 0;
   const n = text.length;
-  const ws = () => { while (i < n && /\s/.test(text[i]!)) i++; };
+  const ws = () => {
+    while (i < n && /\s/.test(text[i]!)) i++;
+  };
   ws();
   while (i < n) {
     const start = i;
@@ -360,7 +384,10 @@ export function splitJsonValues(text: string): string[] | undefined {
         else if (ch === '{' || ch === '[') depth++;
         else if (ch === '}' || ch === ']') {
           depth--;
-          if (depth === 0) { i++; break; }
+          if (depth === 0) {
+            i++;
+            break;
+          }
         }
       }
       if (depth !== 0) return undefined;
@@ -435,7 +462,10 @@ export function loneSurrogates(s: string): number[] {
     const c = s.charCodeAt(i);
     if (c >= 0xd800 && c <= 0xdbff) {
       const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) { i++; continue; }
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        i++;
+        continue;
+      }
       out.push(i);
     } else if (c >= 0xdc00 && c <= 0xdfff) out.push(i);
   }
@@ -485,34 +515,64 @@ export function echoIntegrity(expected: string, text: string): EchoIntegrity {
   const damaged: string[] = [];
   for (const c of chars) {
     if (c.codePointAt(0)! < 0x80) {
-      if (t[p] !== c) { aligned = false; break; }
+      if (t[p] !== c) {
+        aligned = false;
+        break;
+      }
       p++;
       continue;
     }
-    if (t.startsWith(c, p)) { p += c.length; continue; }
+    if (t.startsWith(c, p)) {
+      p += c.length;
+      continue;
+    }
     const moji = mojibakeForms(c).find((f) => t.startsWith(f, p));
-    if (moji !== undefined) { damaged.push(`${JSON.stringify(c)} → ${JSON.stringify(moji)} (mojibake)`); p += moji.length; continue; }
+    if (moji !== undefined) {
+      damaged.push(`${JSON.stringify(c)} → ${JSON.stringify(moji)} (mojibake)`);
+      p += moji.length;
+      continue;
+    }
     const run = /^(?:\uFFFD|\?|[\uD800-\uDFFF])+/.exec(t.slice(p))?.[0];
-    if (run) { damaged.push(`${JSON.stringify(c)} → ${escapeForMessage(run)}`); p += run.length; continue; }
+    if (run) {
+      damaged.push(`${JSON.stringify(c)} → ${escapeForMessage(run)}`);
+      p += run.length;
+      continue;
+    }
     damaged.push(`${JSON.stringify(c)} → (missing)`);
   }
   if (aligned && damaged.length > 0) {
-    return { status: 'corrupted', why: `echoed text ${JSON.stringify(t.slice(0, p))} instead of ${JSON.stringify(expected)}: ${damaged.join(', ')}`, at: firstDifference(expected, t) };
+    return {
+      status: 'corrupted',
+      why: `echoed text ${JSON.stringify(t.slice(0, p))} instead of ${JSON.stringify(expected)}: ${damaged.join(', ')}`,
+      at: firstDifference(expected, t),
+    };
   }
   for (const c of new Set(chars)) {
     for (const f of mojibakeForms(c)) {
       const at = t.indexOf(f);
-      if (at >= 0) return { status: 'corrupted', why: `${JSON.stringify(c)} appears as mojibake ${JSON.stringify(f)} (its UTF-8 bytes decoded as Windows-1252)`, at };
+      if (at >= 0)
+        return {
+          status: 'corrupted',
+          why: `${JSON.stringify(c)} appears as mojibake ${JSON.stringify(f)} (its UTF-8 bytes decoded as Windows-1252)`,
+          at,
+        };
     }
   }
-  return { status: 'absent', why: `the text does not start with the echo string: ${JSON.stringify(t.slice(0, expected.length + 8))}` };
+  return {
+    status: 'absent',
+    why: `the text does not start with the echo string: ${JSON.stringify(t.slice(0, expected.length + 8))}`,
+  };
 }
 
 function escapeForMessage(s: string): string {
-  return Array.from(s).map((c) => {
-    const cp = c.codePointAt(0)!;
-    return cp === 0xfffd || (cp >= 0xd800 && cp <= 0xdfff) ? `\\u${cp.toString(16).toUpperCase().padStart(4, '0')}` : c;
-  }).join('');
+  return Array.from(s)
+    .map((c) => {
+      const cp = c.codePointAt(0)!;
+      return cp === 0xfffd || (cp >= 0xd800 && cp <= 0xdfff)
+        ? `\\u${cp.toString(16).toUpperCase().padStart(4, '0')}`
+        : c;
+    })
+    .join('');
 }
 
 /** Index of the first UTF-16 unit where two strings differ (the shorter length when one is a prefix). */
@@ -574,7 +634,12 @@ export function analyzeNdjson(input: BodyInput): NdjsonFraming {
       blankLines++;
     } else {
       const line: NdjsonFramedLine = {
-        offset: i, length: contentEnd - i, text, end: eof ? 'EOF' : crlf ? 'CRLF' : 'LF', t: body.timeAt(next - 1), isObject: false,
+        offset: i,
+        length: contentEnd - i,
+        text,
+        end: eof ? 'EOF' : crlf ? 'CRLF' : 'LF',
+        t: body.timeAt(next - 1),
+        isObject: false,
         sseLike: /^(data|event|id|retry):/.test(text) || text.startsWith(':'),
       };
       const p = classifyPayload(text);

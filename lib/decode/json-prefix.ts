@@ -36,7 +36,10 @@ function scan(s: string): { state: 'invalid'; at: number; reason: string } | und
   };
   while (i < s.length) {
     const c = s[i]!;
-    if (WS.has(c)) { i++; continue; }
+    if (WS.has(c)) {
+      i++;
+      continue;
+    }
     switch (expect) {
       case 'end':
         return invalid(`text after the JSON value: ${JSON.stringify(s.slice(i, i + 20))}`);
@@ -47,27 +50,59 @@ function scan(s: string): { state: 'invalid'; at: number; reason: string } | und
         continue;
       case 'comma-or-close': {
         const top = stack.at(-1);
-        if (c === ',') { expect = top === '{' ? 'key' : 'value'; first = false; i++; continue; }
-        if ((c === '}' && top === '{') || (c === ']' && top === '[')) { stack.pop(); i++; afterValue(); continue; }
+        if (c === ',') {
+          expect = top === '{' ? 'key' : 'value';
+          first = false;
+          i++;
+          continue;
+        }
+        if ((c === '}' && top === '{') || (c === ']' && top === '[')) {
+          stack.pop();
+          i++;
+          afterValue();
+          continue;
+        }
         return invalid(`expected ',' or '${top === '{' ? '}' : ']'}', got ${JSON.stringify(c)}`);
       }
       case 'key': {
-        if (c === '}' && first) { stack.pop(); i++; afterValue(); continue; }
+        if (c === '}' && first) {
+          stack.pop();
+          i++;
+          afterValue();
+          continue;
+        }
         if (c !== '"') return invalid(`expected an object key (a string), got ${JSON.stringify(c)}`);
         const end = stringEnd(s, i);
         if (end === 'open') return undefined;
-        if (typeof end === 'object') { i = end.at; return invalid(end.reason); }
+        if (typeof end === 'object') {
+          i = end.at;
+          return invalid(end.reason);
+        }
         i = end;
         expect = 'colon';
         continue;
       }
       case 'value': {
-        if (c === '{' || c === '[') { stack.push(c); expect = c === '{' ? 'key' : 'value'; first = true; i++; continue; }
-        if (c === ']' && first && stack.at(-1) === '[') { stack.pop(); i++; afterValue(); continue; }
+        if (c === '{' || c === '[') {
+          stack.push(c);
+          expect = c === '{' ? 'key' : 'value';
+          first = true;
+          i++;
+          continue;
+        }
+        if (c === ']' && first && stack.at(-1) === '[') {
+          stack.pop();
+          i++;
+          afterValue();
+          continue;
+        }
         if (c === '"') {
           const end = stringEnd(s, i);
           if (end === 'open') return undefined;
-          if (typeof end === 'object') { i = end.at; return invalid(end.reason); }
+          if (typeof end === 'object') {
+            i = end.at;
+            return invalid(end.reason);
+          }
           i = end;
           afterValue();
           continue;
@@ -76,11 +111,14 @@ function scan(s: string): { state: 'invalid'; at: number; reason: string } | und
           const m = /^-?(0|[1-9]\d*)?(\.\d*)?([eE][+-]?\d*)?/.exec(s.slice(i))!;
           i += m[0].length;
           if (i >= s.length) return undefined;
-          if (!/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(m[0])) return invalid(`malformed number ${JSON.stringify(m[0])}`);
+          if (!/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(m[0]))
+            return invalid(`malformed number ${JSON.stringify(m[0])}`);
           afterValue();
           continue;
         }
-        const lit = LITERALS.find((l) => s.startsWith(l.slice(0, Math.min(l.length, s.length - i)), i) && s[i] === l[0]);
+        const lit = LITERALS.find(
+          (l) => s.startsWith(l.slice(0, Math.min(l.length, s.length - i)), i) && s[i] === l[0],
+        );
         if (lit) {
           if (s.length - i < lit.length) return undefined;
           i += lit.length;

@@ -1,11 +1,12 @@
 // Recorded SSE exchanges as the framing checks read them: every dispatched event with its timestamp and byte offset,
 // plus the helpers every streaming family shares (evidence excerpts, "the request itself failed" verdicts).
 // Moved here from suites/sse.ts: completions, anthropic and ollama use them too, and infrastructure lives in lib/.
+
+import { fail } from '../check/messages.ts';
 import type { Evidence, Recording, Verdict } from '../check/types.ts';
+import { endingOf } from '../measure/deadlines.ts';
 import { analyzeSse, classifyPayload, type SseFraming } from './framing.ts';
 import { escapeBytes } from './stream-decoder.ts';
-import { fail } from '../check/messages.ts';
-import { endingOf } from '../measure/deadlines.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -61,13 +62,22 @@ export function evidenceOf(samples: readonly Sample[]): Evidence[] {
 export function unusable(samples: readonly Sample[], what: string): Verdict | undefined {
   // Our side ending a request (lib/measure/deadlines.ts) is never the server's failure: lib/http/recordings.ts marks such a
   // recording incomplete and its readers grade it inconclusive before they get here.
-  const bad = samples.filter((s) => endingOf(s.rec).by === 'server' && (s.rec.status !== 200 || (s.rec.failure && s.rec.reads.length === 0)));
+  const bad = samples.filter(
+    (s) => endingOf(s.rec).by === 'server' && (s.rec.status !== 200 || (s.rec.failure && s.rec.reads.length === 0)),
+  );
   if (bad.length === 0) return undefined;
-  return fail({
-    requirement: `A ${what} request MUST be answered with HTTP 200 and an event stream.`,
-    expected: 'HTTP 200 with a text/event-stream body',
-    actual: bad.map((s) => `${s.label}: ${s.rec.failure ? `${s.rec.failure.kind}: ${s.rec.failure.message}` : ''}${s.rec.status !== undefined ? ` HTTP ${s.rec.status}` : ''}`.trim()).join('; '),
-    bytes: escapeBytes(bad[0]!.rec.body, 300),
-  }, undefined, evidenceOf(samples));
+  return fail(
+    {
+      requirement: `A ${what} request MUST be answered with HTTP 200 and an event stream.`,
+      expected: 'HTTP 200 with a text/event-stream body',
+      actual: bad
+        .map((s) =>
+          `${s.label}: ${s.rec.failure ? `${s.rec.failure.kind}: ${s.rec.failure.message}` : ''}${s.rec.status !== undefined ? ` HTTP ${s.rec.status}` : ''}`.trim(),
+        )
+        .join('; '),
+      bytes: escapeBytes(bad[0]!.rec.body, 300),
+    },
+    undefined,
+    evidenceOf(samples),
+  );
 }
-

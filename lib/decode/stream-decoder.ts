@@ -8,9 +8,23 @@
 import { createParser } from 'eventsource-parser';
 import type { BodyRead } from '../check/types.ts';
 
-export interface SseEvent { t: number; event?: string; id?: string; data: string }
-interface SseComment { t: number; text: string }
-interface SseParseError { t: number; type: string; field?: string; line?: string; message: string }
+export interface SseEvent {
+  t: number;
+  event?: string;
+  id?: string;
+  data: string;
+}
+interface SseComment {
+  t: number;
+  text: string;
+}
+interface SseParseError {
+  t: number;
+  type: string;
+  field?: string;
+  line?: string;
+  message: string;
+}
 
 export interface SseDecoded {
   events: SseEvent[];
@@ -52,12 +66,22 @@ class Utf8Facts {
     let i = 0;
     let m = this.carry;
     while (m > 0 && i < b.length) {
-      if (b[i] !== (m === 1 ? 0xbf : 0xbd)) { m = 0; break; }
+      if (b[i] !== (m === 1 ? 0xbf : 0xbd)) {
+        m = 0;
+        break;
+      }
       i++;
-      if (++m === 3) { this.literals++; m = 0; }
+      if (++m === 3) {
+        this.literals++;
+        m = 0;
+      }
     }
-    if (i === b.length) { this.carry = m; return; }
-    for (let j = b.indexOf(0xef, i); j !== -1; j = b.indexOf(0xef, j + 1)) if (b[j + 1] === 0xbf && b[j + 2] === 0xbd) this.literals++;
+    if (i === b.length) {
+      this.carry = m;
+      return;
+    }
+    for (let j = b.indexOf(0xef, i); j !== -1; j = b.indexOf(0xef, j + 1))
+      if (b[j + 1] === 0xbf && b[j + 2] === 0xbd) this.literals++;
     const n = b.length;
     this.carry = b[n - 1] === 0xef ? 1 : n >= 2 && b[n - 2] === 0xef && b[n - 1] === 0xbf ? 2 : 0;
   }
@@ -66,8 +90,12 @@ class Utf8Facts {
     for (let i = s.indexOf('\uFFFD'); i !== -1; i = s.indexOf('\uFFFD', i + 1)) this.replacements++;
   }
 
-  get bom(): boolean { return this.head.length === 3 && this.head[0] === 0xef && this.head[1] === 0xbb && this.head[2] === 0xbf; }
-  get invalid(): boolean { return this.replacements > this.literals; }
+  get bom(): boolean {
+    return this.head.length === 3 && this.head[0] === 0xef && this.head[1] === 0xbb && this.head[2] === 0xbf;
+  }
+  get invalid(): boolean {
+    return this.replacements > this.literals;
+  }
 }
 
 interface StreamDecoderOptions {
@@ -98,7 +126,9 @@ abstract class TextStreamDecoder {
   }
 
   /** True while reads are still within retainBytes (what has been decoded is all kept). */
-  get retaining(): boolean { return this.retain; }
+  get retaining(): boolean {
+    return this.retain;
+  }
 
   push(t: number, bytes: Uint8Array): void {
     this.t = t;
@@ -149,7 +179,9 @@ export class SseStreamDecoder extends TextStreamDecoder {
       if (this.retain) this.events.push(ev);
       this.onEvent?.(ev);
     },
-    onComment: (c) => { if (this.retain) this.comments.push({ t: this.t, text: c }); },
+    onComment: (c) => {
+      if (this.retain) this.comments.push({ t: this.t, text: c });
+    },
     onError: (err) => {
       if (!this.retain) return;
       const pe: SseParseError = { t: this.t, type: err.type, message: err.message };
@@ -161,7 +193,14 @@ export class SseStreamDecoder extends TextStreamDecoder {
 
   end(): SseDecoded {
     this.flush();
-    return { events: this.events, comments: this.comments, parseErrors: this.parseErrors, text: this.text, invalidUtf8: this.facts.invalid, bom: this.facts.bom };
+    return {
+      events: this.events,
+      comments: this.comments,
+      parseErrors: this.parseErrors,
+      text: this.text,
+      invalidUtf8: this.facts.invalid,
+      bom: this.facts.bom,
+    };
   }
 
   protected parse(s: string): void {
@@ -226,7 +265,10 @@ export class NdjsonStreamDecoder extends TextStreamDecoder {
 
   private line(raw: string, terminated: boolean): void {
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    if (line.trim() === '') { this.blankLines++; return; }
+    if (line.trim() === '') {
+      this.blankLines++;
+      return;
+    }
     const entry: NdjsonLine = { t: this.t, text: line, terminated };
     try {
       entry.json = JSON.parse(line);
@@ -263,8 +305,16 @@ function escapeCodePoint(cp: number): string {
   const named = NAMED[cp];
   if (named !== undefined) return named;
   if (cp < 0x20 || cp === 0x7f) return `\\x${hex(cp, 2)}`;
-  if ((cp >= 0x80 && cp <= 0x9f) || (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x200b && cp <= 0x200f) ||
-    cp === 0x2028 || cp === 0x2029 || cp === 0xfeff || cp === 0xfffd) return `\\u${hex(cp, 4)}`;
+  if (
+    (cp >= 0x80 && cp <= 0x9f) ||
+    (cp >= 0xd800 && cp <= 0xdfff) ||
+    (cp >= 0x200b && cp <= 0x200f) ||
+    cp === 0x2028 ||
+    cp === 0x2029 ||
+    cp === 0xfeff ||
+    cp === 0xfffd
+  )
+    return `\\u${hex(cp, 4)}`;
   return String.fromCodePoint(cp);
 }
 
@@ -297,13 +347,16 @@ export function escapeBytes(s: string | Uint8Array, max = 400): string {
   let outLen = 0;
   let rest = 0;
   const add = (piece: string, remaining: () => number): boolean => {
-    if (outLen + piece.length > max) { rest = remaining(); return false; }
+    if (outLen + piece.length > max) {
+      rest = remaining();
+      return false;
+    }
     parts.push(piece);
     outLen += piece.length;
     return true;
   };
   if (typeof s === 'string') {
-    for (let i = 0; i < s.length;) {
+    for (let i = 0; i < s.length; ) {
       const cp = s.codePointAt(i)!;
       if (!add(escapeCodePoint(cp), () => s.length - i)) break;
       i += cp > 0xffff ? 2 : 1;
@@ -311,9 +364,10 @@ export function escapeBytes(s: string | Uint8Array, max = 400): string {
     return rest > 0 ? `${parts.join('')}…(+${rest} more chars)` : parts.join('');
   }
   const decoder = new TextDecoder('utf-8');
-  for (let i = 0; i < s.length;) {
+  for (let i = 0; i < s.length; ) {
     const n = utf8SequenceLength(s, i);
-    const piece = n === 0 ? `\\x${hex(s[i], 2)}` : escapeCodePoint(decoder.decode(s.subarray(i, i + n)).codePointAt(0)!);
+    const piece =
+      n === 0 ? `\\x${hex(s[i], 2)}` : escapeCodePoint(decoder.decode(s.subarray(i, i + n)).codePointAt(0)!);
     if (!add(piece, () => s.length - i)) break;
     i += n === 0 ? 1 : n;
   }
@@ -376,8 +430,15 @@ export function splitRawEvents(text: string): RawEventBlock[] {
         blanks++;
       } else {
         terms.push(term);
-        blocks.push({ raw: text.slice(blockStart, next), lines, terminators: terms, style: styleOf(terms),
-          complete: true, offset: blockStart, blankLinesBefore: blanks });
+        blocks.push({
+          raw: text.slice(blockStart, next),
+          lines,
+          terminators: terms,
+          style: styleOf(terms),
+          complete: true,
+          offset: blockStart,
+          blankLinesBefore: blanks,
+        });
         lines = [];
         terms = [];
         blanks = 0;
@@ -391,8 +452,15 @@ export function splitRawEvents(text: string): RawEventBlock[] {
   }
   if (i < text.length) lines.push(text.slice(i));
   if (lines.length > 0) {
-    blocks.push({ raw: text.slice(blockStart), lines, terminators: terms, style: styleOf(terms),
-      complete: false, offset: blockStart, blankLinesBefore: blanks });
+    blocks.push({
+      raw: text.slice(blockStart),
+      lines,
+      terminators: terms,
+      style: styleOf(terms),
+      complete: false,
+      offset: blockStart,
+      blankLinesBefore: blanks,
+    });
   }
   return blocks;
 }

@@ -5,8 +5,8 @@
 // `reasoning_content`, `reasoning` or `thinking`; extra fields are ignored. Strictness about those differences
 // belongs to the checks, which read the raw facts kept here (chunks, usageEvents, eventsAfterDone, ...).
 
-import type { NdjsonDecoded, NdjsonLine, SseDecoded, SseEvent } from './stream-decoder.ts';
 import { isJsonObject } from '../json.ts';
+import type { NdjsonDecoded, NdjsonLine, SseDecoded, SseEvent } from './stream-decoder.ts';
 
 /**
  * One token-bearing event: it carries non-empty generated text. Events are not tokens (a server may put several
@@ -74,8 +74,19 @@ function num(v: unknown): number | undefined {
 }
 
 function emptyResult(): StreamEvents {
-  return { tokens: [], text: '', reasoning: '', finishReasons: [], usages: [], usageEvents: 0, done: false,
-    eventsAfterDone: 0, chunks: [], jsonErrors: [], errors: [] };
+  return {
+    tokens: [],
+    text: '',
+    reasoning: '',
+    finishReasons: [],
+    usages: [],
+    usageEvents: 0,
+    done: false,
+    eventsAfterDone: 0,
+    chunks: [],
+    jsonErrors: [],
+    errors: [],
+  };
 }
 
 /**
@@ -85,15 +96,26 @@ function emptyResult(): StreamEvents {
 class Chunk {
   private parsed = false;
   private value: unknown;
-  constructor(readonly t: number, private readonly data: string) {}
+  constructor(
+    readonly t: number,
+    private readonly data: string,
+  ) {}
   get json(): unknown {
-    if (!this.parsed) { this.value = JSON.parse(this.data); this.parsed = true; }
+    if (!this.parsed) {
+      this.value = JSON.parse(this.data);
+      this.parsed = true;
+    }
     return this.value;
   }
 }
 
 /** Parse an event's JSON; `retain` false leaves it out of `chunks` (past the recorder's byte cap). */
-function parseJson(out: StreamEvents, t: number, data: string, retain: boolean): { ok: true; json: unknown } | { ok: false } {
+function parseJson(
+  out: StreamEvents,
+  t: number,
+  data: string,
+  retain: boolean,
+): { ok: true; json: unknown } | { ok: false } {
   try {
     const json: unknown = JSON.parse(data);
     if (retain) out.chunks.push(new Chunk(t, data));
@@ -128,7 +150,8 @@ function openaiUsage(u: Obj, t: number): StreamUsage {
 /** oMLX puts its timing figures (seconds) inside usage; keep those keys as server timings. */
 function usageTimings(u: Obj): Obj | undefined {
   const picked: Obj = {};
-  for (const [k, v] of Object.entries(u)) if (/time|duration|per_second/.test(k) && typeof v === 'number') picked[k] = v;
+  for (const [k, v] of Object.entries(u))
+    if (/time|duration|per_second/.test(k) && typeof v === 'number') picked[k] = v;
   return Object.keys(picked).length > 0 ? picked : undefined;
 }
 
@@ -145,15 +168,23 @@ function openaiCommon(out: StreamEvents, t: number, json: Obj): void {
   if (isJsonObject(json.timings)) out.serverTimings = { source: 'timings', value: json.timings, t };
   if (isJsonObject(json.metrics)) out.serverTimings = { source: 'metrics', value: json.metrics, t };
   if (out.model === undefined && typeof json.model === 'string') out.model = json.model;
-  if (out.systemFingerprint === undefined && typeof json.system_fingerprint === 'string') out.systemFingerprint = json.system_fingerprint;
+  if (out.systemFingerprint === undefined && typeof json.system_fingerprint === 'string')
+    out.systemFingerprint = json.system_fingerprint;
   if (json.error !== undefined && json.error !== null) out.errors.push({ t, json });
 }
 
 type PerChoice = (choice: Obj) => { content: string; reasoning: string; tool: string };
 
 function openaiStep(out: StreamEvents, ev: SseEvent, retain: boolean, perChoice: PerChoice): void {
-  if (out.done) { out.eventsAfterDone++; return; }
-  if (ev.data.trim() === '[DONE]') { out.done = true; out.doneT = ev.t; return; }
+  if (out.done) {
+    out.eventsAfterDone++;
+    return;
+  }
+  if (ev.data.trim() === '[DONE]') {
+    out.done = true;
+    out.doneT = ev.t;
+    return;
+  }
   const parsed = parseJson(out, ev.t, ev.data, retain);
   if (!parsed.ok) return;
   if (!isJsonObject(parsed.json)) return;
@@ -170,7 +201,8 @@ function openaiStep(out: StreamEvents, ev: SseEvent, retain: boolean, perChoice:
     content += got.content;
     reasoning += got.reasoning;
     tool += got.tool;
-    if (typeof ch.finish_reason === 'string' && ch.finish_reason !== '') out.finishReasons.push({ t: ev.t, value: ch.finish_reason });
+    if (typeof ch.finish_reason === 'string' && ch.finish_reason !== '')
+      out.finishReasons.push({ t: ev.t, value: ch.finish_reason });
   }
   addToken(out, ev.t, content, reasoning, tool);
 }
@@ -209,7 +241,8 @@ function reasoningOf(o: Obj): string {
 function toolText(o: Obj): string {
   if (!Array.isArray(o.tool_calls)) return '';
   let s = '';
-  for (const tc of o.tool_calls) if (isJsonObject(tc) && isJsonObject(tc.function)) s += str(tc.function.name) + str(tc.function.arguments);
+  for (const tc of o.tool_calls)
+    if (isJsonObject(tc) && isJsonObject(tc.function)) s += str(tc.function.name) + str(tc.function.arguments);
   return s;
 }
 
@@ -252,7 +285,10 @@ export function anthropicAdapter(): SseAdapter {
     out.usage = usage;
   };
   const event = (ev: SseEvent, retain = true): void => {
-    if (out.done) { out.eventsAfterDone++; return; }
+    if (out.done) {
+      out.eventsAfterDone++;
+      return;
+    }
     const parsed = parseJson(out, ev.t, ev.data, retain);
     if (!parsed.ok || !isJsonObject(parsed.json)) return;
     const json = parsed.json;
@@ -305,7 +341,10 @@ export function anthropicEvents(sse: SseDecoded): StreamEvents {
 export function ollamaAdapter(): NdjsonAdapter {
   const out = emptyResult();
   const line = (line: NdjsonLine, retain = true): void => {
-    if (out.done) { out.eventsAfterDone++; return; }
+    if (out.done) {
+      out.eventsAfterDone++;
+      return;
+    }
     if (line.jsonError !== undefined) {
       out.jsonErrors.push({ t: line.t, data: line.text, message: line.jsonError });
       return;
@@ -316,7 +355,13 @@ export function ollamaAdapter(): NdjsonAdapter {
     if (out.model === undefined && typeof json.model === 'string') out.model = json.model;
     if (json.error !== undefined && json.error !== null) out.errors.push({ t: line.t, json });
     const msg = isJsonObject(json.message) ? json.message : {};
-    addToken(out, line.t, str(msg.content) || str(json.response), str(msg.thinking) || str(json.thinking), toolText(msg));
+    addToken(
+      out,
+      line.t,
+      str(msg.content) || str(json.response),
+      str(msg.thinking) || str(json.thinking),
+      toolText(msg),
+    );
     if (json.done === true) {
       out.done = true;
       out.doneT = line.t;
@@ -324,7 +369,10 @@ export function ollamaAdapter(): NdjsonAdapter {
       const p = num(json.prompt_eval_count);
       const c = num(json.eval_count);
       if (p !== undefined || c !== undefined) {
-        const usage: StreamUsage = { raw: { prompt_eval_count: json.prompt_eval_count, eval_count: json.eval_count }, t: line.t };
+        const usage: StreamUsage = {
+          raw: { prompt_eval_count: json.prompt_eval_count, eval_count: json.eval_count },
+          t: line.t,
+        };
         if (p !== undefined) usage.prompt_tokens = p;
         if (c !== undefined) usage.completion_tokens = c;
         if (p !== undefined && c !== undefined) usage.total_tokens = p + c;
@@ -333,7 +381,14 @@ export function ollamaAdapter(): NdjsonAdapter {
         out.usage = usage;
       }
       const timings: Obj = {};
-      for (const k of ['total_duration', 'load_duration', 'prompt_eval_count', 'prompt_eval_duration', 'eval_count', 'eval_duration']) {
+      for (const k of [
+        'total_duration',
+        'load_duration',
+        'prompt_eval_count',
+        'prompt_eval_duration',
+        'eval_count',
+        'eval_duration',
+      ]) {
         if (json[k] !== undefined) timings[k] = json[k];
       }
       if (Object.keys(timings).length > 0) out.serverTimings = { source: 'ollama', value: timings, t: line.t };

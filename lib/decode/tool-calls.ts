@@ -8,10 +8,10 @@
 // function}); Anthropic Messages (tool_use content blocks {id, name, input}; streaming: content_block_start with a
 // tool_use block, input_json_delta {partial_json}, stop_reason "tool_use").
 
-import Ajv2020 from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
-import { jsonPrefix } from './json-prefix.ts';
+import Ajv2020 from 'ajv/dist/2020.js';
 import { isJsonObject } from '../json.ts';
+import { jsonPrefix } from './json-prefix.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -37,8 +37,12 @@ export function schemaProblems(value: unknown, schema: unknown): string[] {
   const v = validator(schema);
   if (v(value)) return [];
   return (v.errors ?? []).map((e) => {
-    const extra = e.keyword === 'enum' ? ` ${JSON.stringify((e.params as { allowedValues?: unknown }).allowedValues)}` :
-      e.keyword === 'additionalProperties' ? ` (${JSON.stringify((e.params as { additionalProperty?: unknown }).additionalProperty)})` : '';
+    const extra =
+      e.keyword === 'enum'
+        ? ` ${JSON.stringify((e.params as { allowedValues?: unknown }).allowedValues)}`
+        : e.keyword === 'additionalProperties'
+          ? ` (${JSON.stringify((e.params as { additionalProperty?: unknown }).additionalProperty)})`
+          : '';
     return `${e.instancePath || '(root)'} ${e.message ?? e.keyword}${extra}`;
   });
 }
@@ -52,17 +56,33 @@ interface ArgumentsVerdict {
 
 /** OpenAI `function.arguments`: a string holding a JSON object that validates against the parameters schema. */
 export function judgeArguments(args: unknown, schema: unknown): ArgumentsVerdict {
-  if (typeof args !== 'string') return { state: 'not-string', problems: [`arguments is ${args === null ? 'null' : typeof args}, not a JSON string`] };
+  if (typeof args !== 'string')
+    return {
+      state: 'not-string',
+      problems: [`arguments is ${args === null ? 'null' : typeof args}, not a JSON string`],
+    };
   const p = jsonPrefix(args);
   if (p.state !== 'complete') {
-    return { state: 'invalid-json', problems: [p.state === 'prefix' ? 'arguments end before the JSON does (incomplete JSON)' : `arguments are not JSON: ${p.reason} at offset ${p.at}`] };
+    return {
+      state: 'invalid-json',
+      problems: [
+        p.state === 'prefix'
+          ? 'arguments end before the JSON does (incomplete JSON)'
+          : `arguments are not JSON: ${p.reason} at offset ${p.at}`,
+      ],
+    };
   }
   return judgeValue(p.value, schema);
 }
 
 /** A parsed arguments / input value: an object that validates. */
 export function judgeValue(value: unknown, schema: unknown): ArgumentsVerdict {
-  if (!isJsonObject(value)) return { state: 'not-object', value, problems: [`arguments are ${JSON.stringify(value)?.slice(0, 60)}, not a JSON object`] };
+  if (!isJsonObject(value))
+    return {
+      state: 'not-object',
+      value,
+      problems: [`arguments are ${JSON.stringify(value)?.slice(0, 60)}, not a JSON object`],
+    };
   const problems = schemaProblems(value, schema);
   return { state: problems.length ? 'schema' : 'valid', value, problems };
 }
@@ -91,12 +111,18 @@ interface ChatAnswer {
 /** choices[0] of a chat.completion: message, content, finish_reason and tool calls. */
 export function chatAnswer(json: unknown): ChatAnswer {
   const choice = isJsonObject(json) && Array.isArray(json.choices) ? json.choices[0] : undefined;
-  if (!isJsonObject(choice) || !isJsonObject(choice.message)) return { content: undefined, finishReason: undefined, calls: [], problem: 'no choices[0].message in the response' };
+  if (!isJsonObject(choice) || !isJsonObject(choice.message))
+    return { content: undefined, finishReason: undefined, calls: [], problem: 'no choices[0].message in the response' };
   const m = choice.message;
   const raw = Array.isArray(m.tool_calls) ? m.tool_calls : [];
   const calls = raw.map((c): ToolCall => {
     const f = isJsonObject(c) && isJsonObject(c.function) ? c.function : {};
-    return { id: isJsonObject(c) ? c.id : undefined, type: isJsonObject(c) ? c.type : undefined, name: f.name, arguments: f.arguments };
+    return {
+      id: isJsonObject(c) ? c.id : undefined,
+      type: isJsonObject(c) ? c.type : undefined,
+      name: f.name,
+      arguments: f.arguments,
+    };
   });
   return { message: m, content: m.content, finishReason: choice.finish_reason, calls };
 }
@@ -104,10 +130,15 @@ export function chatAnswer(json: unknown): ChatAnswer {
 /** What is wrong with one call's envelope: id, type, name (arguments are judged apart). */
 export function callShapeProblems(c: ToolCall, offered: readonly string[], label: string): string[] {
   const out: string[] = [];
-  if (typeof c.id !== 'string') out.push(`${label}: id is ${c.id === undefined ? 'missing' : JSON.stringify(c.id)}, expected a non-empty string`);
-  else if (c.id === '') out.push(`${label}: id is "" (an empty string), expected a non-empty id the follow-up's tool_call_id can name`);
+  if (typeof c.id !== 'string')
+    out.push(`${label}: id is ${c.id === undefined ? 'missing' : JSON.stringify(c.id)}, expected a non-empty string`);
+  else if (c.id === '')
+    out.push(`${label}: id is "" (an empty string), expected a non-empty id the follow-up's tool_call_id can name`);
   if (c.type !== 'function') out.push(`${label}: type is ${JSON.stringify(c.type) ?? 'missing'}, expected "function"`);
-  if (typeof c.name !== 'string' || !offered.includes(c.name)) out.push(`${label}: function.name ${JSON.stringify(c.name) ?? 'missing'} is not one of the offered tools ${JSON.stringify(offered)}`);
+  if (typeof c.name !== 'string' || !offered.includes(c.name))
+    out.push(
+      `${label}: function.name ${JSON.stringify(c.name) ?? 'missing'} is not one of the offered tools ${JSON.stringify(offered)}`,
+    );
   return out;
 }
 
@@ -140,12 +171,16 @@ export function streamedToolCalls(chunks: ReadonlyArray<{ json: unknown }>): Str
   for (const [n, ch] of chunks.entries()) {
     const choice = isJsonObject(ch.json) && Array.isArray(ch.json.choices) ? ch.json.choices[0] : undefined;
     if (!isJsonObject(choice)) continue;
-    if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') finishReasons.push(choice.finish_reason);
+    if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '')
+      finishReasons.push(choice.finish_reason);
     const delta = isJsonObject(choice.delta) ? choice.delta : {};
     if (typeof delta.content === 'string') content += delta.content;
     if (!Array.isArray(delta.tool_calls)) continue;
     for (const d of delta.tool_calls) {
-      if (!isJsonObject(d)) { problems.push(`chunk ${n}: a tool_calls entry is ${JSON.stringify(d)}, not an object`); continue; }
+      if (!isJsonObject(d)) {
+        problems.push(`chunk ${n}: a tool_calls entry is ${JSON.stringify(d)}, not an object`);
+        continue;
+      }
       const f = isJsonObject(d.function) ? d.function : {};
       const hasIndex = Number.isInteger(d.index);
       if (!hasIndex) noIndex++;
@@ -166,8 +201,14 @@ export function streamedToolCalls(chunks: ReadonlyArray<{ json: unknown }>): Str
         if (hasIndex) byIndex.set(d.index, k);
       } else {
         const c = calls[k]!;
-        if (typeof d.id === 'string' && d.id !== '' && c.id !== d.id) problems.push(`chunk ${n}: call index ${JSON.stringify(d.index)} changes id from ${JSON.stringify(c.id)} to ${JSON.stringify(d.id)}`);
-        if (typeof f.name === 'string' && f.name !== '' && c.name !== f.name && c.name !== undefined) problems.push(`chunk ${n}: call index ${JSON.stringify(d.index)} changes function.name from ${JSON.stringify(c.name)} to ${JSON.stringify(f.name)}`);
+        if (typeof d.id === 'string' && d.id !== '' && c.id !== d.id)
+          problems.push(
+            `chunk ${n}: call index ${JSON.stringify(d.index)} changes id from ${JSON.stringify(c.id)} to ${JSON.stringify(d.id)}`,
+          );
+        if (typeof f.name === 'string' && f.name !== '' && c.name !== f.name && c.name !== undefined)
+          problems.push(
+            `chunk ${n}: call index ${JSON.stringify(d.index)} changes function.name from ${JSON.stringify(c.name)} to ${JSON.stringify(f.name)}`,
+          );
         if (c.name === undefined && typeof f.name === 'string') c.name = f.name;
       }
       if (typeof f.arguments === 'string' && f.arguments !== '') {
@@ -176,14 +217,20 @@ export function streamedToolCalls(chunks: ReadonlyArray<{ json: unknown }>): Str
       }
     }
   }
-  if (noIndex) problems.unshift(`${noIndex} tool-call delta(s) without an integer index (clients assemble calls by index)`);
+  if (noIndex)
+    problems.unshift(`${noIndex} tool-call delta(s) without an integer index (clients assemble calls by index)`);
   return { calls, problems, fragmentEvents: fragments, content, finishReasons };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Anthropic
 
-interface ToolUse { id: unknown; name: unknown; input: unknown; /** stream: the concatenated partial_json */ json?: string }
+interface ToolUse {
+  id: unknown;
+  name: unknown;
+  input: unknown /** stream: the concatenated partial_json */;
+  json?: string;
+}
 
 interface AnthropicAnswer {
   stopReason: unknown;
@@ -194,7 +241,8 @@ interface AnthropicAnswer {
 
 /** A non-streamed Messages response: tool_use blocks, text and stop_reason. */
 export function anthropicAnswer(json: unknown): AnthropicAnswer {
-  if (!isJsonObject(json) || !Array.isArray(json.content)) return { stopReason: undefined, toolUses: [], text: '', problem: 'no content array in the response' };
+  if (!isJsonObject(json) || !Array.isArray(json.content))
+    return { stopReason: undefined, toolUses: [], text: '', problem: 'no content array in the response' };
   const toolUses: ToolUse[] = [];
   let text = '';
   for (const b of json.content) {
@@ -206,7 +254,9 @@ export function anthropicAnswer(json: unknown): AnthropicAnswer {
 }
 
 /** A streamed Messages response: tool_use blocks from content_block_start + input_json_delta fragments. */
-export function anthropicStreamedToolUses(chunks: ReadonlyArray<{ json: unknown }>): AnthropicAnswer & { problems: string[]; fragmentEvents: number[] } {
+export function anthropicStreamedToolUses(
+  chunks: ReadonlyArray<{ json: unknown }>,
+): AnthropicAnswer & { problems: string[]; fragmentEvents: number[] } {
   const blocks = new Map<unknown, ToolUse & { fragments: number }>();
   const problems: string[] = [];
   let stopReason: unknown;
@@ -216,18 +266,26 @@ export function anthropicStreamedToolUses(chunks: ReadonlyArray<{ json: unknown 
     if (!isJsonObject(e)) continue;
     if (e.type === 'content_block_start' && isJsonObject(e.content_block) && e.content_block.type === 'tool_use') {
       const b = e.content_block;
-      if (blocks.has(e.index)) problems.push(`event ${n}: a second content_block_start for index ${JSON.stringify(e.index)}`);
+      if (blocks.has(e.index))
+        problems.push(`event ${n}: a second content_block_start for index ${JSON.stringify(e.index)}`);
       blocks.set(e.index, { id: b.id, name: b.name, input: b.input, json: '', fragments: 0 });
     }
     if (e.type === 'content_block_delta' && isJsonObject(e.delta)) {
       if (e.delta.type === 'text_delta' && typeof e.delta.text === 'string') text += e.delta.text;
       if (e.delta.type === 'input_json_delta') {
         const b = blocks.get(e.index);
-        if (!b) problems.push(`event ${n}: input_json_delta for index ${JSON.stringify(e.index)}, which no tool_use content_block_start opened`);
-        else if (typeof e.delta.partial_json === 'string') { b.json += e.delta.partial_json; b.fragments++; }
+        if (!b)
+          problems.push(
+            `event ${n}: input_json_delta for index ${JSON.stringify(e.index)}, which no tool_use content_block_start opened`,
+          );
+        else if (typeof e.delta.partial_json === 'string') {
+          b.json += e.delta.partial_json;
+          b.fragments++;
+        }
       }
     }
-    if (e.type === 'message_delta' && isJsonObject(e.delta) && e.delta.stop_reason !== undefined) stopReason = e.delta.stop_reason;
+    if (e.type === 'message_delta' && isJsonObject(e.delta) && e.delta.stop_reason !== undefined)
+      stopReason = e.delta.stop_reason;
   }
   const list = [...blocks.values()];
   return { stopReason, toolUses: list, text, problems, fragmentEvents: list.map((b) => b.fragments) };
@@ -236,7 +294,11 @@ export function anthropicStreamedToolUses(chunks: ReadonlyArray<{ json: unknown 
 /** What is wrong with one tool_use block's envelope (id, name). */
 export function toolUseShapeProblems(u: ToolUse, offered: readonly string[], label: string): string[] {
   const out: string[] = [];
-  if (typeof u.id !== 'string' || u.id === '') out.push(`${label}: id is ${JSON.stringify(u.id) ?? 'missing'}, expected a non-empty string`);
-  if (typeof u.name !== 'string' || !offered.includes(u.name)) out.push(`${label}: name ${JSON.stringify(u.name) ?? 'missing'} is not one of the offered tools ${JSON.stringify(offered)}`);
+  if (typeof u.id !== 'string' || u.id === '')
+    out.push(`${label}: id is ${JSON.stringify(u.id) ?? 'missing'}, expected a non-empty string`);
+  if (typeof u.name !== 'string' || !offered.includes(u.name))
+    out.push(
+      `${label}: name ${JSON.stringify(u.name) ?? 'missing'} is not one of the offered tools ${JSON.stringify(offered)}`,
+    );
   return out;
 }

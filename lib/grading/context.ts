@@ -20,7 +20,8 @@ export interface TimingGrade {
 }
 
 /** Round for messages. */
-const r = (x: number | undefined, d = 2) => (x === undefined || !Number.isFinite(x) ? 'n/a' : Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(d));
+const r = (x: number | undefined, d = 2) =>
+  x === undefined || !Number.isFinite(x) ? 'n/a' : Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(d);
 /** "97.1 % CI" for an interval's actual coverage. */
 const cov = (c: number | undefined) => (c === undefined ? 'no CI: too few samples,' : `${(c * 100).toFixed(1)} % CI`);
 
@@ -40,7 +41,8 @@ export function mannWhitneyCounts(n: number, m: number): number[] {
       const row = new Array<number>(i * j + 1).fill(0);
       const a = prev[j];
       const b = cur[j - 1];
-      for (let u = 0; u < row.length; u++) row[u] = (u - j >= 0 && u - j < a.length ? a[u - j] : 0) + (u < b.length ? b[u] : 0);
+      for (let u = 0; u < row.length; u++)
+        row[u] = (u - j >= 0 && u - j < a.length ? a[u - j] : 0) + (u < b.length ? b[u] : 0);
       cur.push(row);
     }
     prev = cur;
@@ -64,8 +66,13 @@ interface RatioCI {
  * deterministic (no resampling), so 10,000 simulated trials take milliseconds; with 4 and 4 samples the 95 %
  * interval is [smallest, largest] pairwise ratio (coverage 97.1 %), which no single outlier can push past a bound.
  */
-export function ratioCI(num: ReadonlyArray<number | undefined>, den: ReadonlyArray<number | undefined>, alpha = 0.05): RatioCI {
-  const pos = (xs: ReadonlyArray<number | undefined>) => xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x) && x > 0);
+export function ratioCI(
+  num: ReadonlyArray<number | undefined>,
+  den: ReadonlyArray<number | undefined>,
+  alpha = 0.05,
+): RatioCI {
+  const pos = (xs: ReadonlyArray<number | undefined>) =>
+    xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x) && x > 0);
   const a = pos(num);
   const b = pos(den);
   if (a.length === 0 || b.length === 0) return {};
@@ -107,7 +114,11 @@ export function guardStarvation(
   const figures = { ...g.figures, loopP99Ms: loop.p99Ms, loopMaxMs: loop.maxMs };
   const again = worstCase?.(loop.p99Ms);
   if (again && again.outcome === g.outcome)
-    return { ...g, reason: `${g.reason} (holds even with our client's event-loop delay, p99 ${r(loop.p99Ms)} ms, counted against it)`, figures };
+    return {
+      ...g,
+      reason: `${g.reason} (holds even with our client's event-loop delay, p99 ${r(loop.p99Ms)} ms, counted against it)`,
+      figures,
+    };
   return {
     outcome: 'inconclusive',
     reason: `our client was starved (event-loop delay p99 ${r(loop.p99Ms)} ms > ${maxLoopP99Ms} ms), so its timing cannot be graded; it would have been ${g.outcome}: ${g.reason}`,
@@ -143,7 +154,12 @@ export function errorMessageOf(json: unknown): string | undefined {
 export function errorShapeOf(json: unknown): 'openai' | 'string-error' | 'flat' | 'detail' | 'none' {
   if (typeof json !== 'object' || json === null) return 'none';
   const o = json as Record<string, unknown>;
-  if (typeof o.error === 'object' && o.error !== null && typeof (o.error as Record<string, unknown>).message === 'string') return 'openai';
+  if (
+    typeof o.error === 'object' &&
+    o.error !== null &&
+    typeof (o.error as Record<string, unknown>).message === 'string'
+  )
+    return 'openai';
   if (typeof o.error === 'string') return 'string-error';
   if (typeof o.message === 'string') return 'flat';
   if (o.detail !== undefined) return 'detail';
@@ -204,33 +220,89 @@ export function classifyOverWindow(o: OverWindowObservation): OverWindowFinding 
   const what = `${mode} request with a ~${o.sentTokens}-token prompt (${r(o.sentTokens / o.window)}x the ${o.window}-token window)`;
   if (o.status === undefined) {
     if (o.failure?.kind === 'headers-timeout' || o.failure?.kind === 'total-timeout' || o.failure?.kind === 'aborted')
-      return { kind: 'no-response', verdict: 'fail', summary: `${what}: no response within ${r(o.waitedMs)} ms (the server hangs instead of rejecting)` };
-    return { kind: 'dropped', verdict: 'fail', summary: `${what}: connection dropped without any response (${o.failure?.kind ?? 'no status'}: ${o.failure?.message ?? 'closed'})` };
+      return {
+        kind: 'no-response',
+        verdict: 'fail',
+        summary: `${what}: no response within ${r(o.waitedMs)} ms (the server hangs instead of rejecting)`,
+      };
+    return {
+      kind: 'dropped',
+      verdict: 'fail',
+      summary: `${what}: connection dropped without any response (${o.failure?.kind ?? 'no status'}: ${o.failure?.message ?? 'closed'})`,
+    };
   }
   const msg = errorMessageOf(o.json);
   const saysContext = msg !== undefined && CONTEXT_EXCEEDED_RE.test(msg);
   const isSse = /text\/event-stream/i.test(o.contentType ?? '');
   if (o.status >= 200 && o.status < 300) {
-    if (o.streamErrors > 0 || (!o.stream && msg !== undefined && errorShapeOf(o.json) !== 'none' && o.usagePromptTokens === undefined)) {
-      const where = o.stream ? `an error inside the stream after ${o.sseBytesBeforeError ?? 0} SSE bytes` : 'an error object in a 200 body';
-      return { kind: 'error-in-stream', verdict: 'fail', summary: `${what}: HTTP ${o.status} and ${where} instead of HTTP 400 before any SSE bytes (a client has already accepted the response as a success)` };
+    if (
+      o.streamErrors > 0 ||
+      (!o.stream && msg !== undefined && errorShapeOf(o.json) !== 'none' && o.usagePromptTokens === undefined)
+    ) {
+      const where = o.stream
+        ? `an error inside the stream after ${o.sseBytesBeforeError ?? 0} SSE bytes`
+        : 'an error object in a 200 body';
+      return {
+        kind: 'error-in-stream',
+        verdict: 'fail',
+        summary: `${what}: HTTP ${o.status} and ${where} instead of HTTP 400 before any SSE bytes (a client has already accepted the response as a success)`,
+      };
     }
     if (o.stream && o.sseErrorField !== undefined && o.tokenEvents === 0) {
-      return { kind: 'error-in-stream', verdict: 'fail', summary: `${what}: HTTP ${o.status} and the rejection sent as an SSE "error:" line (${JSON.stringify(o.sseErrorField.slice(0, 160))}), a field SSE does not define, so every parser drops it: the client sees an empty successful answer instead of HTTP 400` };
+      return {
+        kind: 'error-in-stream',
+        verdict: 'fail',
+        summary: `${what}: HTTP ${o.status} and the rejection sent as an SSE "error:" line (${JSON.stringify(o.sseErrorField.slice(0, 160))}), a field SSE does not define, so every parser drops it: the client sees an empty successful answer instead of HTTP 400`,
+      };
     }
     if (o.usagePromptTokens !== undefined && o.usagePromptTokens < o.sentTokens * 0.9)
-      return { kind: 'truncated', verdict: 'fail', summary: `${what}: HTTP ${o.status} and the prompt silently truncated (usage.prompt_tokens ${o.usagePromptTokens} of ~${o.sentTokens} sent): the model never saw the start or end of the prompt, and the client was not told` };
-    return { kind: 'accepted', verdict: 'fail', summary: `${what}: HTTP ${o.status}, the over-long prompt was accepted (usage.prompt_tokens ${o.usagePromptTokens ?? 'not reported'}; ${o.tokenEvents} token events): the window is not enforced` };
+      return {
+        kind: 'truncated',
+        verdict: 'fail',
+        summary: `${what}: HTTP ${o.status} and the prompt silently truncated (usage.prompt_tokens ${o.usagePromptTokens} of ~${o.sentTokens} sent): the model never saw the start or end of the prompt, and the client was not told`,
+      };
+    return {
+      kind: 'accepted',
+      verdict: 'fail',
+      summary: `${what}: HTTP ${o.status}, the over-long prompt was accepted (usage.prompt_tokens ${o.usagePromptTokens ?? 'not reported'}; ${o.tokenEvents} token events): the window is not enforced`,
+    };
   }
-  if (o.status >= 500) return { kind: 'server-error', verdict: 'fail', summary: `${what}: HTTP ${o.status} (a server error) instead of 400 — clients retry 5xx, and this request can never succeed${msg ? `; message: ${JSON.stringify(msg.slice(0, 160))}` : ''}` };
+  if (o.status >= 500)
+    return {
+      kind: 'server-error',
+      verdict: 'fail',
+      summary: `${what}: HTTP ${o.status} (a server error) instead of 400 — clients retry 5xx, and this request can never succeed${msg ? `; message: ${JSON.stringify(msg.slice(0, 160))}` : ''}`,
+    };
   if (o.status === 400) {
-    if (isSse) return { kind: 'other', verdict: 'fail', summary: `${what}: HTTP 400 but with Content-Type ${o.contentType} (an SSE body), where a JSON error object is expected` };
-    if (!saysContext) return { kind: 'rejected-vague', verdict: 'fail', summary: `${what}: HTTP 400, but the error ${msg === undefined ? 'body is not an error object' : `message ${JSON.stringify(msg.slice(0, 160))}`} does not say the context is exceeded` };
-    return { kind: 'rejected', verdict: 'pass', summary: `${what}: HTTP 400 ${JSON.stringify(msg!.slice(0, 160))} (${errorShapeOf(o.json)} error shape)` };
+    if (isSse)
+      return {
+        kind: 'other',
+        verdict: 'fail',
+        summary: `${what}: HTTP 400 but with Content-Type ${o.contentType} (an SSE body), where a JSON error object is expected`,
+      };
+    if (!saysContext)
+      return {
+        kind: 'rejected-vague',
+        verdict: 'fail',
+        summary: `${what}: HTTP 400, but the error ${msg === undefined ? 'body is not an error object' : `message ${JSON.stringify(msg.slice(0, 160))}`} does not say the context is exceeded`,
+      };
+    return {
+      kind: 'rejected',
+      verdict: 'pass',
+      summary: `${what}: HTTP 400 ${JSON.stringify(msg!.slice(0, 160))} (${errorShapeOf(o.json)} error shape)`,
+    };
   }
   if (o.status >= 400 && o.status < 500 && saysContext)
-    return { kind: 'rejected-other-4xx', verdict: 'warn', summary: `${what}: HTTP ${o.status} ${JSON.stringify(msg!.slice(0, 160))}; OpenAI clients expect 400 (context_length_exceeded)` };
-  return { kind: 'other', verdict: 'fail', summary: `${what}: HTTP ${o.status}${msg ? ` ${JSON.stringify(msg.slice(0, 160))}` : ''} instead of 400 with an error that says the context is exceeded` };
+    return {
+      kind: 'rejected-other-4xx',
+      verdict: 'warn',
+      summary: `${what}: HTTP ${o.status} ${JSON.stringify(msg!.slice(0, 160))}; OpenAI clients expect 400 (context_length_exceeded)`,
+    };
+  return {
+    kind: 'other',
+    verdict: 'fail',
+    summary: `${what}: HTTP ${o.status}${msg ? ` ${JSON.stringify(msg.slice(0, 160))}` : ''} instead of 400 with an error that says the context is exceeded`,
+  };
 }
 
 interface RejectionThresholds {
@@ -247,20 +319,48 @@ interface RejectionThresholds {
  * within-window prompt of similar size, both measured in this run. A server that prefills before rejecting
  * needs at least that long (its prompt is longer), so the ratio is ≥ 1; an up-front check gives a ratio near 0.
  */
-export function gradeRejectionLatency(rejectMs: readonly number[], prefillMs: readonly number[], t: RejectionThresholds): TimingGrade {
+export function gradeRejectionLatency(
+  rejectMs: readonly number[],
+  prefillMs: readonly number[],
+  t: RejectionThresholds,
+): TimingGrade {
   const rej = median(rejectMs);
   const pre = median(prefillMs);
-  const figures: Record<string, number | undefined> = { rejectMsP50: rej, prefillMsP50: pre, rejections: rejectMs.length, prefills: prefillMs.length };
+  const figures: Record<string, number | undefined> = {
+    rejectMsP50: rej,
+    prefillMsP50: pre,
+    rejections: rejectMs.length,
+    prefills: prefillMs.length,
+  };
   if (rej === undefined) return { outcome: 'inconclusive', reason: 'no rejection was timed', figures };
   if (rej <= t.immediateMs)
-    return { outcome: 'pass', reason: `rejected in ${r(rej)} ms (median of ${rejectMs.length}), within ${t.immediateMs} ms: no prefill was paid for${pre !== undefined ? ` (a within-window prompt of similar size takes ${r(pre)} ms to its first token)` : ''}`, figures };
-  if (pre === undefined) return { outcome: 'inconclusive', reason: `rejected in ${r(rej)} ms, and no within-window prefill time to compare with`, figures };
+    return {
+      outcome: 'pass',
+      reason: `rejected in ${r(rej)} ms (median of ${rejectMs.length}), within ${t.immediateMs} ms: no prefill was paid for${pre !== undefined ? ` (a within-window prompt of similar size takes ${r(pre)} ms to its first token)` : ''}`,
+      figures,
+    };
+  if (pre === undefined)
+    return {
+      outcome: 'inconclusive',
+      reason: `rejected in ${r(rej)} ms, and no within-window prefill time to compare with`,
+      figures,
+    };
   const ci = ratioCI(rejectMs, prefillMs);
   Object.assign(figures, { ratio: ci.estimate, ratioLow: ci.low, ratioHigh: ci.high, coverage: ci.coverage });
   const text = `rejection took ${r(rej)} ms (median of ${rejectMs.length}), ${r(ci.estimate)}x the ${r(pre)} ms prefill of a within-window prompt of similar size (${cov(ci.coverage)} ${r(ci.low)}–${r(ci.high)})`;
-  if (ci.low !== undefined && ci.low >= t.failFraction) return { outcome: 'fail', reason: `${text}: the server prefilled the prompt before rejecting it (lower bound ≥ ${t.failFraction})`, figures };
+  if (ci.low !== undefined && ci.low >= t.failFraction)
+    return {
+      outcome: 'fail',
+      reason: `${text}: the server prefilled the prompt before rejecting it (lower bound ≥ ${t.failFraction})`,
+      figures,
+    };
   if (ci.estimate !== undefined && ci.estimate >= t.warnFraction)
-    return { outcome: 'warn', reason: `${text}: possibly prefilled before rejecting (estimate ≥ ${t.warnFraction}, bound below ${t.failFraction})`, figures, borderline: !(ci.low !== undefined && ci.low >= t.warnFraction) };
+    return {
+      outcome: 'warn',
+      reason: `${text}: possibly prefilled before rejecting (estimate ≥ ${t.warnFraction}, bound below ${t.failFraction})`,
+      figures,
+      borderline: !(ci.low !== undefined && ci.low >= t.warnFraction),
+    };
   return { outcome: 'pass', reason: `${text}: rejected before prefill`, figures };
 }
 
@@ -315,7 +415,8 @@ interface ScalingGrade extends TimingGrade {
   curve: { tokens: number; ttftMsP50?: number; n: number; censored: number }[];
 }
 
-const finitePositive = (xs: ReadonlyArray<number | undefined>) => xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x) && x > 0);
+const finitePositive = (xs: ReadonlyArray<number | undefined>) =>
+  xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x) && x > 0);
 
 /**
  * Log-log Theil–Sen slope of TTFT against prompt length over the upper range (the `fitPoints` longest lengths).
@@ -334,26 +435,54 @@ const finitePositive = (xs: ReadonlyArray<number | undefined>) => xs.filter((x):
  */
 export function gradePrefillScaling(points: readonly ScalingPoint[], t: ScalingThresholds): ScalingGrade {
   const sortedPoints = [...points].sort((a, b) => a.tokens - b.tokens);
-  const curve = sortedPoints.map((p) => ({ tokens: p.tokens, ttftMsP50: median(finitePositive(p.ttftMs)), n: finitePositive(p.ttftMs).length, censored: p.censored ?? 0 }));
+  const curve = sortedPoints.map((p) => ({
+    tokens: p.tokens,
+    ttftMsP50: median(finitePositive(p.ttftMs)),
+    n: finitePositive(p.ttftMs).length,
+    censored: p.censored ?? 0,
+  }));
   const measured = sortedPoints.filter((p) => p.tokens > 0 && finitePositive(p.ttftMs).length > 0).slice(-t.fitPoints);
-  const fitted = measured.map((p) => ({ tokens: p.tokens, ttftMsP50: median(finitePositive(p.ttftMs))!, n: finitePositive(p.ttftMs).length }));
+  const fitted = measured.map((p) => ({
+    tokens: p.tokens,
+    ttftMsP50: median(finitePositive(p.ttftMs))!,
+    n: finitePositive(p.ttftMs).length,
+  }));
   const top = fitted.length ? fitted[fitted.length - 1].tokens : 0;
   const base = { fitted, curve };
   const figures: Record<string, number | undefined> = { points: fitted.length, topTokens: top };
   if (fitted.length < t.minPoints)
-    return { ...base, outcome: 'inconclusive', reason: `only ${fitted.length} prompt length(s) measured in the upper range (need ${t.minPoints})`, figures };
+    return {
+      ...base,
+      outcome: 'inconclusive',
+      reason: `only ${fitted.length} prompt length(s) measured in the upper range (need ${t.minPoints})`,
+      figures,
+    };
   const spread = fitted[fitted.length - 1].ttftMsP50 - fitted[0].ttftMsP50;
   figures.spreadMs = spread;
   if (spread < t.minSpreadMs)
-    return { ...base, outcome: 'inconclusive', reason: `TTFT grew by only ${r(spread)} ms from ${fitted[0].tokens} to ${top} tokens (need ${t.minSpreadMs} ms): prefill is hidden by fixed costs and noise`, figures };
+    return {
+      ...base,
+      outcome: 'inconclusive',
+      reason: `TTFT grew by only ${r(spread)} ms from ${fitted[0].tokens} to ${top} tokens (need ${t.minSpreadMs} ms): prefill is hidden by fixed costs and noise`,
+      figures,
+    };
   const xs: number[] = [];
   const ys: number[] = [];
-  for (const p of measured) for (const y of finitePositive(p.ttftMs)) { xs.push(p.tokens); ys.push(y); }
+  for (const p of measured)
+    for (const y of finitePositive(p.ttftMs)) {
+      xs.push(p.tokens);
+      ys.push(y);
+    }
   const fit = logLogSlope(xs, ys, { alpha: 0.05 });
   Object.assign(figures, { slope: fit.slope, slopeLow: fit.low, slopeHigh: fit.high, samples: xs.length });
   const out = { ...base, slope: fit.slope, low: fit.low, high: fit.high };
   if (fit.slope === undefined || fit.low === undefined)
-    return { ...out, outcome: 'inconclusive', reason: `no confidence interval for the slope from ${xs.length} samples at ${fitted.length} lengths`, figures };
+    return {
+      ...out,
+      outcome: 'inconclusive',
+      reason: `no confidence interval for the slope from ${xs.length} samples at ${fitted.length} lengths`,
+      figures,
+    };
   const text = `log-log slope of TTFT against prompt length ${r(fit.slope)} (95 % CI ${r(fit.low)}–${r(fit.high)}; ${xs.length} samples) over ${fitted[0].tokens}–${top} tokens; median TTFT ${r(fitted[0].ttftMsP50)} → ${r(fitted[fitted.length - 1].ttftMsP50)} ms`;
 
   // The window's prefill: extrapolated from the top length along the fitted slope (never below the top itself).
@@ -369,17 +498,40 @@ export function gradePrefillScaling(points: readonly ScalingPoint[], t: ScalingT
   const excessLow = linearS ? windowLowS / linearS : undefined;
   const maxS = t.windowPrefillMaxS ?? Infinity;
   const factor = t.excessFactor ?? 0;
-  Object.assign(figures, { windowTokens: window, windowPrefillS: windowS, windowPrefillLowS: windowLowS, shortPromptTps: shortRate, linearWindowS: linearS, excess });
+  Object.assign(figures, {
+    windowTokens: window,
+    windowPrefillS: windowS,
+    windowPrefillLowS: windowLowS,
+    shortPromptTps: shortRate,
+    linearWindowS: linearS,
+    excess,
+  });
   const withWindow = { ...out, windowPrefillS: windowS, windowPrefillLowS: windowLowS, excess };
   const windowText = `the ${window}-token window${t.windowSource ? ` (${t.windowSource})` : ''} extrapolates to ${r(windowS, 1)} s of prefill (${r(windowLowS, 1)} s along the lower slope bound), ${r(excess, 1)}x the ${r(linearS, 1)} s its short-prompt rate of ${r(shortRate, 0)} tok/s (at ${shortest?.tokens} tokens) predicts`;
   const big = (s: number, x: number | undefined) => s > maxS && x !== undefined && x >= factor;
   if (fit.low >= t.failLowBound && big(windowLowS, excessLow))
-    return { ...withWindow, outcome: 'fail', reason: `${text}: prefill time grows quadratically with the prompt (lower bound ≥ ${t.failLowBound}), and ${windowText}: over ${r(maxS)} s and ${factor}x, the window is not usable`, figures };
+    return {
+      ...withWindow,
+      outcome: 'fail',
+      reason: `${text}: prefill time grows quadratically with the prompt (lower bound ≥ ${t.failLowBound}), and ${windowText}: over ${r(maxS)} s and ${factor}x, the window is not usable`,
+      figures,
+    };
   // Clear when the window is past both along the lower slope bound too; past them by the estimate alone is borderline.
   if (fit.low > 1 && big(windowS, excess))
-    return { ...withWindow, outcome: 'warn', reason: `${text}: prefill grows faster than linearly (lower bound above 1), and ${windowText}: over ${r(maxS)} s and ${factor}x by the estimate, not clearly (the fail needs the lower bound ≥ ${t.failLowBound} and the window past both along it)`, figures, borderline: !big(windowLowS, excessLow) };
+    return {
+      ...withWindow,
+      outcome: 'warn',
+      reason: `${text}: prefill grows faster than linearly (lower bound above 1), and ${windowText}: over ${r(maxS)} s and ${factor}x by the estimate, not clearly (the fail needs the lower bound ≥ ${t.failLowBound} and the window past both along it)`,
+      figures,
+      borderline: !big(windowLowS, excessLow),
+    };
   if (fit.slope >= t.warnSlope)
-    return { ...withWindow, outcome: 'pass', reason: `${text}: superlinear, but ${windowText}: within ${r(maxS)} s or ${factor}x, the cost of real attention rather than a defect`, figures };
+    return {
+      ...withWindow,
+      outcome: 'pass',
+      reason: `${text}: superlinear, but ${windowText}: within ${r(maxS)} s or ${factor}x, the cost of real attention rather than a defect`,
+      figures,
+    };
   return { ...withWindow, outcome: 'pass', reason: `${text}: close to linear; ${windowText}`, figures };
 }
 
@@ -390,7 +542,10 @@ export function gradePrefillScaling(points: readonly ScalingPoint[], t: ScalingT
 export function scalingWorstCase(points: readonly ScalingPoint[], delayMs: number): ScalingPoint[] {
   const lengths = [...new Set(points.map((p) => p.tokens))].sort((a, b) => a - b);
   const mid = median(lengths) ?? 0;
-  return points.map((p) => ({ ...p, ttftMs: p.ttftMs.map((y) => (y === undefined ? y : p.tokens >= mid ? Math.max(0.1, y - delayMs) : y + delayMs)) }));
+  return points.map((p) => ({
+    ...p,
+    ttftMs: p.ttftMs.map((y) => (y === undefined ? y : p.tokens >= mid ? Math.max(0.1, y - delayMs) : y + delayMs)),
+  }));
 }
 
 /**
@@ -425,32 +580,68 @@ interface SlowdownThresholds {
  * Fail when the lower bound reaches `failSlowdown`; warn when the estimate reaches `warnSlowdown` and the lower
  * bound is above 1 (evidence of a slowdown, not of a large one).
  */
-export function gradeSlowdown(beforeTps: ReadonlyArray<number | undefined>, afterTps: ReadonlyArray<number | undefined>, t: SlowdownThresholds): TimingGrade {
+export function gradeSlowdown(
+  beforeTps: ReadonlyArray<number | undefined>,
+  afterTps: ReadonlyArray<number | undefined>,
+  t: SlowdownThresholds,
+): TimingGrade {
   const b = beforeTps.filter((x): x is number => typeof x === 'number' && Number.isFinite(x) && x > 0);
   const a = afterTps.filter((x): x is number => typeof x === 'number' && Number.isFinite(x) && x > 0);
-  const figures: Record<string, number | undefined> = { beforeTpsP50: median(b), afterTpsP50: median(a), before: b.length, after: a.length };
+  const figures: Record<string, number | undefined> = {
+    beforeTpsP50: median(b),
+    afterTpsP50: median(a),
+    before: b.length,
+    after: a.length,
+  };
   if (b.length < t.minSamples || a.length < t.minSamples)
-    return { outcome: 'inconclusive', reason: `too few timed requests (before ${b.length}, after ${a.length}; need ${t.minSamples} each)`, figures };
+    return {
+      outcome: 'inconclusive',
+      reason: `too few timed requests (before ${b.length}, after ${a.length}; need ${t.minSamples} each)`,
+      figures,
+    };
   const ci = ratioCI(b, a);
   Object.assign(figures, { slowdown: ci.estimate, slowdownLow: ci.low, slowdownHigh: ci.high, coverage: ci.coverage });
   const text = `wall_tps ${r(median(b))} tok/s before the long requests, ${r(median(a))} tok/s after (medians of ${b.length} and ${a.length}): slowdown ${r(ci.estimate)}x (${cov(ci.coverage)} ${r(ci.low)}–${r(ci.high)})`;
-  if (ci.low !== undefined && ci.low >= t.failSlowdown) return { outcome: 'fail', reason: `${text}, lower bound ≥ ${t.failSlowdown}x`, figures };
+  if (ci.low !== undefined && ci.low >= t.failSlowdown)
+    return { outcome: 'fail', reason: `${text}, lower bound ≥ ${t.failSlowdown}x`, figures };
   if (ci.estimate !== undefined && ci.estimate >= t.warnSlowdown && ci.low !== undefined && ci.low > 1)
-    return { outcome: 'warn', reason: `${text}, estimate ≥ ${t.warnSlowdown}x with the lower bound above 1x, but not clearly past ${t.failSlowdown}x`, figures, borderline: ci.low < t.warnSlowdown };
+    return {
+      outcome: 'warn',
+      reason: `${text}, estimate ≥ ${t.warnSlowdown}x with the lower bound above 1x, but not clearly past ${t.failSlowdown}x`,
+      figures,
+      borderline: ci.low < t.warnSlowdown,
+    };
   return { outcome: 'pass', reason: text, figures };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // context.served-window
 
-interface Figure { value: number; source: string }
+interface Figure {
+  value: number;
+  source: string;
+}
 
 /** Served per-request window against the model's trained context: below `minFraction` of it is a finding. */
-export function gradeServedWindow(window: Figure, trained: Figure | undefined, minFraction: number): { outcome: 'pass' | 'fail' | 'skip'; reason: string; fraction?: number } {
-  if (!trained) return { outcome: 'skip', reason: 'the model\'s trained context is unknown (the server does not report it): set context.modelTrained in the profile to compare' };
+export function gradeServedWindow(
+  window: Figure,
+  trained: Figure | undefined,
+  minFraction: number,
+): { outcome: 'pass' | 'fail' | 'skip'; reason: string; fraction?: number } {
+  if (!trained)
+    return {
+      outcome: 'skip',
+      reason:
+        "the model's trained context is unknown (the server does not report it): set context.modelTrained in the profile to compare",
+    };
   const fraction = window.value / trained.value;
   const both = `served window ${window.value} tokens (${window.source}); model trained context ${trained.value} tokens (${trained.source})`;
-  if (fraction < minFraction) return { outcome: 'fail', reason: `${both}: the server serves only ${(fraction * 100).toFixed(1)} % of what the model supports`, fraction };
+  if (fraction < minFraction)
+    return {
+      outcome: 'fail',
+      reason: `${both}: the server serves only ${(fraction * 100).toFixed(1)} % of what the model supports`,
+      fraction,
+    };
   return { outcome: 'pass', reason: `${both}: ${(fraction * 100).toFixed(1)} % served`, fraction };
 }
 
@@ -484,7 +675,10 @@ interface BisectResult {
  * Bisect the largest accepted prompt size with an injected probe. An `error` answer (5xx, dropped) counts as
  * not accepted. The probe decides what accepted means (no 4xx within a bound).
  */
-export async function bisectLargestAccepted(probe: (tokens: number) => Promise<ProbeAnswer>, o: BisectOptions): Promise<BisectResult> {
+export async function bisectLargestAccepted(
+  probe: (tokens: number) => Promise<ProbeAnswer>,
+  o: BisectOptions,
+): Promise<BisectResult> {
   const probes: BisectResult['probes'] = [];
   const ask = async (n: number) => {
     const a = await probe(n);
@@ -499,7 +693,8 @@ export async function bisectLargestAccepted(probe: (tokens: number) => Promise<P
     if (hi >= o.growUntil) return { largestAccepted: lo, probes, stop: 'no-limit-found' };
     hi = Math.min(o.growUntil, hi * 2);
   }
-  if (probes.length >= o.maxProbes && probes[probes.length - 1].answer === 'accepted') return { largestAccepted: lo, probes, stop: 'max-probes' };
+  if (probes.length >= o.maxProbes && probes[probes.length - 1].answer === 'accepted')
+    return { largestAccepted: lo, probes, stop: 'max-probes' };
   while (hi - lo > o.resolution) {
     if (probes.length >= o.maxProbes) return { largestAccepted: lo, smallestRejected: hi, probes, stop: 'max-probes' };
     const mid = Math.round((lo + hi) / 2);

@@ -11,11 +11,12 @@
 //   to matter; borderline evidence is `warn` with the figures;
 // - a starved client (event-loop delay p99 above `starvedLoopP99Ms`) or too few samples is `inconclusive`, never fail;
 // - metrics carry the figures a report plots (`cycles`, `speedup`, `curve`).
-import type { Verdict } from '../check/types.ts';
+
 import { borderline, fail, fmt, inconclusive, pass, pct, warn } from '../check/messages.ts';
-import { median, quantile, summarize, theilSen } from './stats.ts';
-import { starvedReason as starved, type LoopDelay } from '../measure/loop-delay.ts';
+import type { Verdict } from '../check/types.ts';
+import { type LoopDelay, starvedReason as starved } from '../measure/loop-delay.ts';
 import type { CpuUse } from '../measure/machine-load.ts';
+import { median, quantile, summarize, theilSen } from './stats.ts';
 
 export type { LoopDelay } from '../measure/loop-delay.ts';
 
@@ -58,7 +59,9 @@ export function cycleCurve(cycles: readonly CycleSample[]): CyclePoint[] {
     wallTps: median(c.wallTps),
     ttftMs: median(c.ttftMs),
     ...(c.rssKiB !== undefined ? { rssKiB: c.rssKiB } : {}),
-    ...(c.cpu ? { otherCores: c.cpu.otherCores, ...(c.cpu.serverCores !== undefined ? { serverCores: c.cpu.serverCores } : {}) } : {}),
+    ...(c.cpu
+      ? { otherCores: c.cpu.otherCores, ...(c.cpu.serverCores !== undefined ? { serverCores: c.cpu.serverCores } : {}) }
+      : {}),
   }));
 }
 
@@ -73,15 +76,18 @@ export function cycleCurve(cycles: readonly CycleSample[]): CyclePoint[] {
 const CONTENTION = { riseCores: 0.25, cpuBoundCores: 0.5, slack: 1.25 };
 
 export function contention(points: readonly CyclePoint[], m: number, observedFactor: number): string | undefined {
-  if (points.length < 2 * m || points.some((p) => p.otherCores === undefined || p.serverCores === undefined)) return undefined;
+  if (points.length < 2 * m || points.some((p) => p.otherCores === undefined || p.serverCores === undefined))
+    return undefined;
   const head = points.slice(0, m);
   const tail = points.slice(points.length - m);
   const otherFirst = median(head.map((p) => p.otherCores));
   const otherLast = median(tail.map((p) => p.otherCores));
   const serverFirst = median(head.map((p) => p.serverCores));
   const serverLast = median(tail.map((p) => p.serverCores));
-  if (otherFirst === undefined || otherLast === undefined || serverFirst === undefined || serverLast === undefined) return undefined;
-  if (otherLast - otherFirst < CONTENTION.riseCores || serverFirst < CONTENTION.cpuBoundCores || !(serverLast > 0)) return undefined;
+  if (otherFirst === undefined || otherLast === undefined || serverFirst === undefined || serverLast === undefined)
+    return undefined;
+  if (otherLast - otherFirst < CONTENTION.riseCores || serverFirst < CONTENTION.cpuBoundCores || !(serverLast > 0))
+    return undefined;
   const supply = serverFirst / serverLast;
   if (observedFactor > CONTENTION.slack * supply) return undefined;
   return `the machine got busier while the cycles ran: other processes used ${fmt(otherFirst, 2)} cores in the first ${m} cycles and ${fmt(otherLast, 2)} in the last ${m}, and the CPU-bound server's own CPU fell from ${fmt(serverFirst, 2)} to ${fmt(serverLast, 2)} cores (×${fmt(supply, 2)}), which explains the ×${fmt(observedFactor, 2)} change: a neighbour's load cannot be told from a slowdown of the server`;
@@ -129,7 +135,17 @@ function trendOf(points: CyclePoint[], key: 'wallTps' | 'ttftMs', alpha: number)
   }
   const ts = theilSen(xs, ys, { alpha });
   const { m, first, last } = endMedians(ys);
-  return { xs, ys, slope: ts.slope, low: ts.low, high: ts.high, first, last, m, tail: ys.slice(Math.max(0, ys.length - m)) };
+  return {
+    xs,
+    ys,
+    slope: ts.slope,
+    low: ts.low,
+    high: ts.high,
+    first,
+    last,
+    m,
+    tail: ys.slice(Math.max(0, ys.length - m)),
+  };
 }
 
 /**
@@ -158,7 +174,10 @@ export function gradeNoSlowdown(input: TrendInput): Verdict {
   const why = starved(input.loop, th.starvedLoopP99Ms);
   if (why) return inconclusive(why, metrics);
   if (t.ys.length < th.minCycles || t.low === undefined || t.high === undefined || ratio === undefined)
-    return inconclusive(`only ${t.ys.length} cycle(s) with a measurable wall_tps (need ${th.minCycles}, and enough for Sen's ${pct(1 - th.alpha)} interval: 5 at least)`, metrics);
+    return inconclusive(
+      `only ${t.ys.length} cycle(s) with a measurable wall_tps (need ${th.minCycles}, and enough for Sen's ${pct(1 - th.alpha)} interval: 5 at least)`,
+      metrics,
+    );
   const figures = `per-cycle wall_tps ${t.ys.map((y) => fmt(y, 1)).join(', ')} tok/s; Sen slope ${fmt(t.slope)} tok/s per cycle (${pct(1 - th.alpha)} CI ${fmt(t.low)} … ${fmt(t.high)}); median of the last ${t.m} cycles ${fmt(t.last, 1)} vs first ${t.m} ${fmt(t.first, 1)} tok/s (${pct(ratio)})`;
   const slopeBelow = t.high < 0;
   const bigDrop = ratio < 1 - th.relative;
@@ -166,16 +185,23 @@ export function gradeNoSlowdown(input: TrendInput): Verdict {
   const busier = (slopeBelow || bigDrop) && ratio > 0 ? contention(points, t.m, 1 / ratio) : undefined;
   if (busier) return inconclusive(`${busier}: ${figures}`, metrics);
   if (slopeBelow && bigDrop && persists) {
-    return fail({
-      requirement: 'Throughput MUST NOT decay over repeated cycles of the same workload (slowdown over cycles: mlx-vlm went 790 → 3.5 tok/s as garbage piled up).',
-      expected: `Sen's slope interval of per-cycle wall_tps not wholly below zero, or the last cycles' median ≥ ${pct(1 - th.relative)} of the first cycles'`,
-      actual: `per-cycle wall_tps keeps falling: slope ${fmt(t.slope)} tok/s per cycle, CI ${fmt(t.low)} … ${fmt(t.high)} (wholly below zero); last ${t.m} cycles at ${pct(ratio)} of the first ${t.m} (limit ${pct(1 - th.relative)})`,
-      violations: [figures],
-    }, metrics);
+    return fail(
+      {
+        requirement:
+          'Throughput MUST NOT decay over repeated cycles of the same workload (slowdown over cycles: mlx-vlm went 790 → 3.5 tok/s as garbage piled up).',
+        expected: `Sen's slope interval of per-cycle wall_tps not wholly below zero, or the last cycles' median ≥ ${pct(1 - th.relative)} of the first cycles'`,
+        actual: `per-cycle wall_tps keeps falling: slope ${fmt(t.slope)} tok/s per cycle, CI ${fmt(t.low)} … ${fmt(t.high)} (wholly below zero); last ${t.m} cycles at ${pct(ratio)} of the first ${t.m} (limit ${pct(1 - th.relative)})`,
+        violations: [figures],
+      },
+      metrics,
+    );
   }
   if ((slopeBelow && ratio < 1 - th.relative / 2) || bigDrop) {
     // Clear only when the slope interval itself lies below zero; a drop of the end medians alone is a point estimate.
-    const v = warn(`borderline slowdown over cycles (failing needs a slope interval below zero, a drop past ${pct(th.relative)}, and no recovery in the last ${t.m} cycles): ${figures}`, metrics);
+    const v = warn(
+      `borderline slowdown over cycles (failing needs a slope interval below zero, a drop past ${pct(th.relative)}, and no recovery in the last ${t.m} cycles): ${figures}`,
+      metrics,
+    );
     return slopeBelow ? v : { ...v, borderline: true };
   }
   return pass(`no slowdown over ${t.ys.length} cycles: ${figures}`, metrics);
@@ -206,7 +232,13 @@ export function gradeTtftStable(input: TrendInput): Verdict {
   };
   const why = starved(input.loop, th.starvedLoopP99Ms);
   if (why) return inconclusive(why, metrics);
-  if (t.ys.length < th.minCycles || t.low === undefined || t.high === undefined || growth === undefined || rel === undefined)
+  if (
+    t.ys.length < th.minCycles ||
+    t.low === undefined ||
+    t.high === undefined ||
+    growth === undefined ||
+    rel === undefined
+  )
     return inconclusive(`only ${t.ys.length} cycle(s) with a measurable TTFT (need ${th.minCycles})`, metrics);
   const figures = `per-cycle median TTFT ${t.ys.map((y) => fmt(y, 1)).join(', ')} ms; Sen slope ${fmt(t.slope)} ms per cycle (CI ${fmt(t.low)} … ${fmt(t.high)}); last ${t.m} cycles ${fmt(t.last, 1)} ms vs first ${t.m} ${fmt(t.first, 1)} ms`;
   const slopeAbove = t.low > 0;
@@ -215,12 +247,16 @@ export function gradeTtftStable(input: TrendInput): Verdict {
   const busier = (slopeAbove || big) && t.first! > 0 ? contention(points, t.m, t.last! / t.first!) : undefined;
   if (busier) return inconclusive(`${busier}: ${figures}`, metrics);
   if (slopeAbove && big && persists) {
-    return fail({
-      requirement: 'Time to first token MUST NOT grow over repeated cycles of the same workload (TTFT growing over cycles: a request waits longer the longer the server runs).',
-      expected: `Sen's slope interval of per-cycle median TTFT not wholly above zero, or growth of the last cycles' median ≤ ${pct(th.relative)} and ≤ ${fmt(th.absolute)} ms`,
-      actual: `TTFT keeps growing: slope ${fmt(t.slope)} ms per cycle, CI ${fmt(t.low)} … ${fmt(t.high)} (wholly above zero); last cycles ${fmt(t.last, 1)} ms vs first ${fmt(t.first, 1)} ms (+${fmt(growth)} ms, +${pct(rel)})`,
-      violations: [figures],
-    }, metrics);
+    return fail(
+      {
+        requirement:
+          'Time to first token MUST NOT grow over repeated cycles of the same workload (TTFT growing over cycles: a request waits longer the longer the server runs).',
+        expected: `Sen's slope interval of per-cycle median TTFT not wholly above zero, or growth of the last cycles' median ≤ ${pct(th.relative)} and ≤ ${fmt(th.absolute)} ms`,
+        actual: `TTFT keeps growing: slope ${fmt(t.slope)} ms per cycle, CI ${fmt(t.low)} … ${fmt(t.high)} (wholly above zero); last cycles ${fmt(t.last, 1)} ms vs first ${fmt(t.first, 1)} ms (+${fmt(growth)} ms, +${pct(rel)})`,
+        violations: [figures],
+      },
+      metrics,
+    );
   }
   if ((slopeAbove && rel > th.relative / 2 && growth > th.absolute / 2) || big) {
     // Clear only when the slope interval itself lies above zero; growth of the end medians alone is a point estimate.
@@ -236,9 +272,16 @@ export function gradeTtftStable(input: TrendInput): Verdict {
  * up to the run's maximum. A real decay keeps going and is confirmed on more cycles; a transient burst of load on a
  * shared machine recovers, and the longer series no longer shows a slope and a drop together.
  */
-export function cyclesUndecided(input: { cycles: readonly CycleSample[]; slowdown: TrendThresholds; ttft: TrendThresholds }): boolean {
+export function cyclesUndecided(input: {
+  cycles: readonly CycleSample[];
+  slowdown: TrendThresholds;
+  ttft: TrendThresholds;
+}): boolean {
   const open = (v: Verdict) => v.outcome === 'fail' || v.outcome === 'warn';
-  return open(gradeNoSlowdown({ cycles: input.cycles, thresholds: input.slowdown })) || open(gradeTtftStable({ cycles: input.cycles, thresholds: input.ttft }));
+  return (
+    open(gradeNoSlowdown({ cycles: input.cycles, thresholds: input.slowdown })) ||
+    open(gradeTtftStable({ cycles: input.cycles, thresholds: input.ttft }))
+  );
 }
 
 export interface StallRequest {
@@ -266,7 +309,11 @@ interface StallThresholds {
  * (≥ minRecurrences stalled requests in ≥ 2 cycles) fails; two is inconclusive; one is a pass (one pause is no pattern).
  * The e2e p99/p50 ratio is reported beside it.
  */
-export function gradeNoStalls(input: { requests: readonly StallRequest[]; loop?: LoopDelay; thresholds: StallThresholds }): Verdict {
+export function gradeNoStalls(input: {
+  requests: readonly StallRequest[];
+  loop?: LoopDelay;
+  thresholds: StallThresholds;
+}): Verdict {
   const th = input.thresholds;
   const allGaps = input.requests.flatMap((r) => r.itlMs);
   const medGap = median(allGaps);
@@ -278,10 +325,19 @@ export function gradeNoStalls(input: { requests: readonly StallRequest[]; loop?:
     let worst = 0;
     let where = '';
     const maxGap = r.itlMs.length ? Math.max(...r.itlMs) : undefined;
-    if (maxGap !== undefined && medGap !== undefined && maxGap - medGap > worst) { worst = maxGap - medGap; where = `token gap ${fmt(maxGap)} ms`; }
-    if (r.ttftMs !== undefined && medTtft !== undefined && r.ttftMs - medTtft > worst) { worst = r.ttftMs - medTtft; where = `TTFT ${fmt(r.ttftMs)} ms`; }
+    if (maxGap !== undefined && medGap !== undefined && maxGap - medGap > worst) {
+      worst = maxGap - medGap;
+      where = `token gap ${fmt(maxGap)} ms`;
+    }
+    if (r.ttftMs !== undefined && medTtft !== undefined && r.ttftMs - medTtft > worst) {
+      worst = r.ttftMs - medTtft;
+      where = `TTFT ${fmt(r.ttftMs)} ms`;
+    }
     // e2e only where there are no token gaps to read: on a stream, many small delays add up without any pause.
-    if (r.itlMs.length === 0 && r.e2eMs !== undefined && medE2e !== undefined && r.e2eMs - medE2e > worst) { worst = r.e2eMs - medE2e; where = `e2e ${fmt(r.e2eMs)} ms`; }
+    if (r.itlMs.length === 0 && r.e2eMs !== undefined && medE2e !== undefined && r.e2eMs - medE2e > worst) {
+      worst = r.e2eMs - medE2e;
+      where = `e2e ${fmt(r.e2eMs)} ms`;
+    }
     if (worst >= limit) stalls.push({ index, cycle: r.cycle, excessMs: worst, where });
   });
   const e2e = summarize(input.requests.map((r) => r.e2eMs));
@@ -302,20 +358,35 @@ export function gradeNoStalls(input: { requests: readonly StallRequest[]; loop?:
   const why = starved(input.loop, th.starvedLoopP99Ms);
   if (why) return inconclusive(why, metrics);
   if (medGap === undefined || input.requests.length < 2 * th.minRecurrences)
-    return inconclusive(`too few streamed requests (${input.requests.length}) with token gaps to judge recurrence`, metrics);
-  const list = stalls.map((s) => `request ${s.index + 1} (cycle ${s.cycle}): ${s.where}, ${fmt(s.excessMs)} ms over the median`);
+    return inconclusive(
+      `too few streamed requests (${input.requests.length}) with token gaps to judge recurrence`,
+      metrics,
+    );
+  const list = stalls.map(
+    (s) => `request ${s.index + 1} (cycle ${s.cycle}): ${s.where}, ${fmt(s.excessMs)} ms over the median`,
+  );
   const figures = `median token gap ${fmt(medGap)} ms, stall limit ${fmt(limit)} ms over the median; e2e p50 ${fmt(e2e.p50)} ms, p99 ${fmt(e2e.p99)} ms`;
   if (stalls.length >= th.minRecurrences && cyclesHit.size >= 2) {
-    return fail({
-      requirement: 'A server SHOULD NOT stall periodically (recurring stalls: a GC pause every n requests freezes every stream for its length).',
-      expected: `fewer than ${th.minRecurrences} requests with a pause ≥ ${fmt(limit)} ms beyond the median (largest token gap, TTFT or e2e)`,
-      actual: `${stalls.length} of ${input.requests.length} requests stalled, in ${cyclesHit.size} different cycles (${figures})`,
-      violations: list,
-    }, metrics);
+    return fail(
+      {
+        requirement:
+          'A server SHOULD NOT stall periodically (recurring stalls: a GC pause every n requests freezes every stream for its length).',
+        expected: `fewer than ${th.minRecurrences} requests with a pause ≥ ${fmt(limit)} ms beyond the median (largest token gap, TTFT or e2e)`,
+        actual: `${stalls.length} of ${input.requests.length} requests stalled, in ${cyclesHit.size} different cycles (${figures})`,
+        violations: list,
+      },
+      metrics,
+    );
   }
   if (stalls.length >= 2)
-    return inconclusive(`${stalls.length} stalled requests (${list.join('; ')}): too few to call them recurring (${th.minRecurrences} in ≥ 2 cycles fail); ${figures}`, metrics);
-  return pass(`no recurring stalls in ${input.requests.length} requests${stalls.length ? ` (one isolated pause: ${list[0]})` : ''}; ${figures}`, metrics);
+    return inconclusive(
+      `${stalls.length} stalled requests (${list.join('; ')}): too few to call them recurring (${th.minRecurrences} in ≥ 2 cycles fail); ${figures}`,
+      metrics,
+    );
+  return pass(
+    `no recurring stalls in ${input.requests.length} requests${stalls.length ? ` (one isolated pause: ${list[0]})` : ''}; ${figures}`,
+    metrics,
+  );
 }
 
 export interface RssSample {
@@ -342,7 +413,11 @@ export function gradeMemory(input: { samples: readonly RssSample[]; thresholds: 
   const th = input.thresholds;
   const s = input.samples.filter((x) => Number.isFinite(x.rssKiB) && x.rssKiB > 0);
   const half = s.slice(Math.floor(s.length / 2));
-  const ts = theilSen(half.map((x) => x.request), half.map((x) => x.rssKiB), { alpha: th.alpha });
+  const ts = theilSen(
+    half.map((x) => x.request),
+    half.map((x) => x.rssKiB),
+    { alpha: th.alpha },
+  );
   const span = half.length ? half[half.length - 1].request - half[0].request : 0;
   const growth = ts.slope !== undefined ? ts.slope * span : undefined;
   const early = s.length >= 2 ? s[Math.floor(s.length / 2)].rssKiB - s[0].rssKiB : undefined;
@@ -361,12 +436,16 @@ export function gradeMemory(input: { samples: readonly RssSample[]; thresholds: 
   const figures = `RSS ${fmt(s[0].rssKiB / 1024, 1)} → ${fmt(s[s.length - 1].rssKiB / 1024, 1)} MiB over ${s[s.length - 1].request - s[0].request} requests; later half (from request ${half[0].request}): slope ${fmt(ts.slope)} KiB/request (CI ${fmt(ts.low)} … ${fmt(ts.high)}), ${fmt(growth / 1024, 1)} MiB`;
   const clear = ts.low > 0 && ts.slope! >= th.minLeakKiBPerRequest && growth >= th.minGrowthKiB;
   if (clear) {
-    return fail({
-      requirement: 'The server\'s memory SHOULD plateau under a steady workload (memory growing without a plateau: a buffer leaked per request ends in an out-of-memory abort).',
-      expected: `in the later half of the run, RSS growth < ${fmt(th.minGrowthKiB / 1024, 1)} MiB or < ${fmt(th.minLeakKiBPerRequest)} KiB/request, or a slope interval reaching zero (caches may grow to their cap first)`,
-      actual: `RSS keeps growing after the first half: ${fmt(ts.slope)} KiB per request (CI ${fmt(ts.low)} … ${fmt(ts.high)}), +${fmt(growth / 1024, 1)} MiB over the later half`,
-      violations: [figures],
-    }, metrics);
+    return fail(
+      {
+        requirement:
+          "The server's memory SHOULD plateau under a steady workload (memory growing without a plateau: a buffer leaked per request ends in an out-of-memory abort).",
+        expected: `in the later half of the run, RSS growth < ${fmt(th.minGrowthKiB / 1024, 1)} MiB or < ${fmt(th.minLeakKiBPerRequest)} KiB/request, or a slope interval reaching zero (caches may grow to their cap first)`,
+        actual: `RSS keeps growing after the first half: ${fmt(ts.slope)} KiB per request (CI ${fmt(ts.low)} … ${fmt(ts.high)}), +${fmt(growth / 1024, 1)} MiB over the later half`,
+        violations: [figures],
+      },
+      metrics,
+    );
   }
   if (growth >= th.minGrowthKiB && ts.slope! >= th.minLeakKiBPerRequest)
     return borderline(`RSS grew in the later half but without a clear slope: ${figures}`, metrics);

@@ -143,7 +143,11 @@ export function rateTps(tokens: number | undefined, windowMs: number | undefined
 }
 
 /** (tokens − 1) / max(window, resolution): what a zero-length window still proves about the rate. */
-export function genTpsAtLeast(tokens: number | undefined, windowMs: number | undefined, resolutionMs = 1): number | undefined {
+export function genTpsAtLeast(
+  tokens: number | undefined,
+  windowMs: number | undefined,
+  resolutionMs = 1,
+): number | undefined {
   if (tokens === undefined || tokens < 2 || windowMs === undefined || !(windowMs >= 0)) return undefined;
   return (tokens - 1) / (Math.max(windowMs, resolutionMs) / 1000);
 }
@@ -163,21 +167,34 @@ export function assessStream(s: StreamTiming, th: Partial<PhantomThresholds> = {
   const ttft = n ? times[0] : undefined;
   const window = n ? times[n - 1] - times[0] : undefined;
   const tokens = s.completionTokens !== undefined && s.completionTokens >= n ? s.completionTokens : n || undefined;
-  const ref = s.referenceTps && s.referenceTps > 0 ? s.referenceTps : s.maxPlausibleTps && s.maxPlausibleTps > 0 ? s.maxPlausibleTps : DEFAULT_REFERENCE_TPS;
-  const refSource = s.referenceTps && s.referenceTps > 0 ? (s.referenceSource ?? 'given') : s.maxPlausibleTps && s.maxPlausibleTps > 0 ? 'the declared physical bound' : `no rate known: the ${DEFAULT_REFERENCE_TPS} tok/s ceiling`;
+  const ref =
+    s.referenceTps && s.referenceTps > 0
+      ? s.referenceTps
+      : s.maxPlausibleTps && s.maxPlausibleTps > 0
+        ? s.maxPlausibleTps
+        : DEFAULT_REFERENCE_TPS;
+  const refSource =
+    s.referenceTps && s.referenceTps > 0
+      ? (s.referenceSource ?? 'given')
+      : s.maxPlausibleTps && s.maxPlausibleTps > 0
+        ? 'the declared physical bound'
+        : `no rate known: the ${DEFAULT_REFERENCE_TPS} tok/s ceiling`;
   const perEvent = tokens !== undefined && n > 0 ? tokens / n : 1;
   const spanOf = (events: number) => (Math.max(0, events * perEvent - 1) / ref) * 1000;
 
   // Largest group of token events sharing one read (identical arrival time).
   let maxGroup = 0;
   let maxAt: number | undefined;
-  for (let i = 0; i < n;) {
+  for (let i = 0; i < n; ) {
     let j = i;
     while (j < n && times[j] === times[i]) j++;
-    if (j - i > maxGroup) { maxGroup = j - i; maxAt = times[i]; }
+    if (j - i > maxGroup) {
+      maxGroup = j - i;
+      maxAt = times[i];
+    }
     i = j;
   }
-  const fastGapMs = 1000 / (t.burstFactor * ref) * perEvent;
+  const fastGapMs = (1000 / (t.burstFactor * ref)) * perEvent;
   let fast = 0;
   for (let i = 1; i < n; i++) if (times[i] - times[i - 1] < fastGapMs) fast++;
   const fastShare = n > 1 ? fast / (n - 1) : undefined;
@@ -223,7 +240,10 @@ export function assessStream(s: StreamTiming, th: Partial<PhantomThresholds> = {
     });
   }
   if (oneRead) {
-    causes.push({ kind: 'one-read', detail: `${maxGroup} of ${n} token events arrived in one read at ${ms(maxAt)} of ${ms(e2e)}` });
+    causes.push({
+      kind: 'one-read',
+      detail: `${maxGroup} of ${n} token events arrived in one read at ${ms(maxAt)} of ${ms(e2e)}`,
+    });
   }
   if (burst) {
     causes.push({
@@ -266,7 +286,11 @@ export function causeLabel(kinds: readonly PhantomCauseKind[] | readonly string[
 // -------------------------------------------------------------------------------------------------------------
 // Physics
 
-interface Hardware { memoryBandwidthGBs: number; activeBytesPerTokenGB: number; speculativeDecoding?: boolean }
+interface Hardware {
+  memoryBandwidthGBs: number;
+  activeBytesPerTokenGB: number;
+  speculativeDecoding?: boolean;
+}
 
 export const PHYSICAL_THRESHOLDS: Record<'margin' | 'speculativeFactor', Threshold> = {
   margin: {
@@ -293,13 +317,18 @@ interface PhysicalAssessment {
   detail: string;
 }
 
-export function assessPhysical(rateTps: number | undefined, hw: Hardware | undefined, o: Partial<Record<'margin' | 'speculativeFactor', number>> = {}): PhysicalAssessment | undefined {
+export function assessPhysical(
+  rateTps: number | undefined,
+  hw: Hardware | undefined,
+  o: Partial<Record<'margin' | 'speculativeFactor', number>> = {},
+): PhysicalAssessment | undefined {
   const bound = physicalBoundTps(hw);
   if (bound === undefined || rateTps === undefined || !Number.isFinite(rateTps)) return undefined;
   const margin = o.margin ?? PHYSICAL_THRESHOLDS.margin.value;
   const spec = hw?.speculativeDecoding ? (o.speculativeFactor ?? PHYSICAL_THRESHOLDS.speculativeFactor.value) : 1;
   const limit = bound * margin * spec;
-  const formula = `${hw!.memoryBandwidthGBs} GB/s / ${hw!.activeBytesPerTokenGB} GB per token = ${r1(bound)} tok/s` +
+  const formula =
+    `${hw!.memoryBandwidthGBs} GB/s / ${hw!.activeBytesPerTokenGB} GB per token = ${r1(bound)} tok/s` +
     `, x${margin} margin${spec !== 1 ? `, x${spec} for declared speculative decoding` : ''} = ${r1(limit)} tok/s`;
   return {
     boundTps: bound,
@@ -329,7 +358,12 @@ function numArray(v: unknown): number[] | undefined {
  * Delivery flags of a check from its evidence entries (each with tokenTimes, readTimes, e2eMs). A figure is flagged
  * when at least half of the judged streams are phantom. Pure over results.json content.
  */
-export function phantomFromEvidence(evidence: unknown, clientStallMs?: number, th: Partial<PhantomThresholds> = {}, maxPlausibleTps?: number): PhantomFlag | undefined {
+export function phantomFromEvidence(
+  evidence: unknown,
+  clientStallMs?: number,
+  th: Partial<PhantomThresholds> = {},
+  maxPlausibleTps?: number,
+): PhantomFlag | undefined {
   if (!Array.isArray(evidence)) return undefined;
   let judged = 0;
   let flagged = 0;
@@ -341,10 +375,19 @@ export function phantomFromEvidence(evidence: unknown, clientStallMs?: number, t
     const tokenTimes = numArray(e.tokenTimes);
     if (!tokenTimes || typeof e.e2eMs !== 'number') continue;
     const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-    const a = assessStream({
-      tokenTimes, readTimes: numArray(e.readTimes), e2eMs: e.e2eMs, clientStallMs, maxPlausibleTps,
-      referenceTps: num(e.referenceTps), referenceSource: typeof e.referenceSource === 'string' ? e.referenceSource : undefined, completionTokens: num(e.completionTokens),
-    }, th);
+    const a = assessStream(
+      {
+        tokenTimes,
+        readTimes: numArray(e.readTimes),
+        e2eMs: e.e2eMs,
+        clientStallMs,
+        maxPlausibleTps,
+        referenceTps: num(e.referenceTps),
+        referenceSource: typeof e.referenceSource === 'string' ? e.referenceSource : undefined,
+        completionTokens: num(e.completionTokens),
+      },
+      th,
+    );
     if (a.tooShort) continue;
     judged++;
     if (a.phantom) {
@@ -358,7 +401,10 @@ export function phantomFromEvidence(evidence: unknown, clientStallMs?: number, t
 }
 
 /** bound × margin (× speculativeFactor): the fastest single-stream rate a profile's hardware allows (tok/s). */
-export function maxPlausibleTps(hardware: unknown, o: Partial<Record<'margin' | 'speculativeFactor', number>> = {}): number | undefined {
+export function maxPlausibleTps(
+  hardware: unknown,
+  o: Partial<Record<'margin' | 'speculativeFactor', number>> = {},
+): number | undefined {
   const hw = hardware as Hardware | undefined;
   if (!hw || typeof hw !== 'object') return undefined;
   const bound = physicalBoundTps(hw);
@@ -370,7 +416,13 @@ export function maxPlausibleTps(hardware: unknown, o: Partial<Record<'margin' | 
 /** Physical-bound flag for a gen_tps figure given the profile's hardware (from the results header). */
 export function physicalFlag(genTps: number | undefined, hardware: unknown, margin?: number): PhantomFlag | undefined {
   const hw = hardware as Hardware | undefined;
-  if (!hw || typeof hw !== 'object' || typeof hw.memoryBandwidthGBs !== 'number' || typeof hw.activeBytesPerTokenGB !== 'number') return undefined;
+  if (
+    !hw ||
+    typeof hw !== 'object' ||
+    typeof hw.memoryBandwidthGBs !== 'number' ||
+    typeof hw.activeBytesPerTokenGB !== 'number'
+  )
+    return undefined;
   const a = assessPhysical(genTps, hw, margin !== undefined ? { margin } : {});
   if (!a?.above) return undefined;
   return { kinds: ['above-physical-bound'], flagged: 1, judged: 1, detail: a.detail };

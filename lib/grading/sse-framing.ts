@@ -5,12 +5,20 @@
 // comments, `data:` without the space, CRLF, several data lines in one event.
 //
 // Each judge is a pure function of the recorded samples, so test/framing.test.ts can feed it hand-written streams.
+
+import { fail, fmt, pass } from '../check/messages.ts';
 import type { Verdict } from '../check/types.ts';
-import { fail, pass, fmt } from '../check/messages.ts';
+import {
+  bytesAround,
+  bytesAt,
+  classifyPayload,
+  mediaType,
+  runTogetherEvents,
+  splitAcrossEvents,
+} from '../decode/framing.ts';
+import { evidenceOf, type Sample } from '../decode/sse-samples.ts';
 import { escapeBytes } from '../decode/stream-decoder.ts';
 import { quantile } from './stats.ts';
-import { bytesAt, bytesAround, classifyPayload, mediaType, runTogetherEvents, splitAcrossEvents } from '../decode/framing.ts';
-import { evidenceOf, type Sample } from '../decode/sse-samples.ts';
 
 export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const excerptAt = (s: Sample, offset: number, length = 200) => escapeBytes(bytesAt(s.rec.body, offset, length), length);
@@ -18,11 +26,20 @@ const excerptAt = (s: Sample, offset: number, length = 200) => escapeBytes(bytes
 export function judgeContentType(samples: readonly Sample[], expected = 'text/event-stream'): Verdict {
   const wrong = samples.filter((s) => mediaType(s.rec.headers['content-type']) !== expected);
   if (wrong.length) {
-    return fail({
-      requirement: `A streamed response MUST be sent with Content-Type ${expected} (clients pick the SSE parser by media type).`,
-      expected: `${expected} (parameters such as "; charset=utf-8" allowed)`,
-      actual: wrong.map((s) => `${s.label}: HTTP ${s.rec.status ?? '-'}, content-type ${JSON.stringify(s.rec.headers['content-type'] ?? '(none)')}`).join('; '),
-    }, undefined, evidenceOf(samples));
+    return fail(
+      {
+        requirement: `A streamed response MUST be sent with Content-Type ${expected} (clients pick the SSE parser by media type).`,
+        expected: `${expected} (parameters such as "; charset=utf-8" allowed)`,
+        actual: wrong
+          .map(
+            (s) =>
+              `${s.label}: HTTP ${s.rec.status ?? '-'}, content-type ${JSON.stringify(s.rec.headers['content-type'] ?? '(none)')}`,
+          )
+          .join('; '),
+      },
+      undefined,
+      evidenceOf(samples),
+    );
   }
   return pass(`content-type ${samples.map((s) => JSON.stringify(s.rec.headers['content-type'])).join(', ')}`);
 }
@@ -36,15 +53,20 @@ export function judgeEventTerminator(samples: readonly Sample[]): Verdict {
     for (const b of f.blocks) {
       const run = runTogetherEvents(b);
       if (run) {
-        violations.push(`${s.label}: ${run.length} events run together in one block at byte ${b.offset} (each data line is a whole JSON chunk, no blank line between them), so a client sees one event whose data is ${plural(run.length, 'line')} joined by LF`);
+        violations.push(
+          `${s.label}: ${run.length} events run together in one block at byte ${b.offset} (each data line is a whole JSON chunk, no blank line between them), so a client sees one event whose data is ${plural(run.length, 'line')} joined by LF`,
+        );
         bytes ??= excerptAt(s, b.offset, 300);
       }
     }
     const u = f.unterminated;
     if (u && u.lines.some((l) => l.kind !== 'comment')) {
-      if (s.rec.failure) notes.push(`${s.label}: the body was cut off (${s.rec.failure.kind}) inside an event at byte ${u.offset}`);
+      if (s.rec.failure)
+        notes.push(`${s.label}: the body was cut off (${s.rec.failure.kind}) inside an event at byte ${u.offset}`);
       else {
-        violations.push(`${s.label}: the body ends inside an event: ${plural(u.lines.length, 'line')} from byte ${u.offset} are never followed by a blank line, so a client never dispatches them`);
+        violations.push(
+          `${s.label}: the body ends inside an event: ${plural(u.lines.length, 'line')} from byte ${u.offset} are never followed by a blank line, so a client never dispatches them`,
+        );
         bytes ??= excerptAt(s, u.offset, 300);
       }
     }
@@ -53,27 +75,45 @@ export function judgeEventTerminator(samples: readonly Sample[]): Verdict {
   const events = samples.reduce((n, s) => n + s.framing.events.length, 0);
   const metrics = { events, lineEndsLF: ends('LF'), lineEndsCRLF: ends('CRLF'), lineEndsCR: ends('CR') };
   if (violations.length) {
-    return fail({
-      requirement: 'Every SSE event MUST end with a blank line: the blank line is what dispatches it (WHATWG §9.2.6). LF, CRLF and CR line ends are all valid; several data lines in one event are valid.',
-      expected: 'each event followed by an empty line: "data: {…}\\n\\n" (or "\\r\\n\\r\\n", "\\r\\r")',
-      actual: violations[0]!,
-      violations: [...violations.slice(1), ...notes],
-      bytes,
-    }, metrics, evidenceOf(samples));
+    return fail(
+      {
+        requirement:
+          'Every SSE event MUST end with a blank line: the blank line is what dispatches it (WHATWG §9.2.6). LF, CRLF and CR line ends are all valid; several data lines in one event are valid.',
+        expected: 'each event followed by an empty line: "data: {…}\\n\\n" (or "\\r\\n\\r\\n", "\\r\\r")',
+        actual: violations[0]!,
+        violations: [...violations.slice(1), ...notes],
+        bytes,
+      },
+      metrics,
+      evidenceOf(samples),
+    );
   }
-  return pass(`${events} events in ${plural(samples.length, 'stream')}, each ended by a blank line (line ends: LF ${metrics.lineEndsLF}, CRLF ${metrics.lineEndsCRLF}, CR ${metrics.lineEndsCR})${notes.length ? `; ${notes.join('; ')}` : ''}`, metrics);
+  return pass(
+    `${events} events in ${plural(samples.length, 'stream')}, each ended by a blank line (line ends: LF ${metrics.lineEndsLF}, CRLF ${metrics.lineEndsCRLF}, CR ${metrics.lineEndsCR})${notes.length ? `; ${notes.join('; ')}` : ''}`,
+    metrics,
+  );
 }
 
 export function judgeNoLoneCr(samples: readonly Sample[]): Verdict {
   const bad = samples.filter((s) => s.framing.loneCrOffsets.length > 0);
   if (bad.length) {
     const first = bad[0]!;
-    return fail({
-      requirement: 'Line ends SHOULD be LF or CRLF: a lone CR is valid SSE but many clients split only on "\\n" and never see the event end.',
-      expected: 'LF ("\\n") or CRLF ("\\r\\n") line ends',
-      actual: bad.map((s) => `${s.label}: ${plural(s.framing.loneCrOffsets.length, 'lone CR line end')} (first at byte ${s.framing.loneCrOffsets[0]})`).join('; '),
-      bytes: escapeBytes(bytesAround(first.rec.body, first.framing.loneCrOffsets[0]!, 60), 200),
-    }, { loneCr: bad.reduce((n, s) => n + s.framing.loneCrOffsets.length, 0) }, evidenceOf(samples));
+    return fail(
+      {
+        requirement:
+          'Line ends SHOULD be LF or CRLF: a lone CR is valid SSE but many clients split only on "\\n" and never see the event end.',
+        expected: 'LF ("\\n") or CRLF ("\\r\\n") line ends',
+        actual: bad
+          .map(
+            (s) =>
+              `${s.label}: ${plural(s.framing.loneCrOffsets.length, 'lone CR line end')} (first at byte ${s.framing.loneCrOffsets[0]})`,
+          )
+          .join('; '),
+        bytes: escapeBytes(bytesAround(first.rec.body, first.framing.loneCrOffsets[0]!, 60), 200),
+      },
+      { loneCr: bad.reduce((n, s) => n + s.framing.loneCrOffsets.length, 0) },
+      evidenceOf(samples),
+    );
   }
   return pass('no lone CR line ends');
 }
@@ -86,20 +126,30 @@ export function judgeDataPrefix(samples: readonly Sample[]): Verdict {
     const lines = s.framing.bareJson;
     if (!lines.length) continue;
     bare += lines.length;
-    violations.push(`${s.label}: ${plural(lines.length, 'payload line')} without a field name, first at byte ${lines[0]!.offset}: ${escapeBytes(lines[0]!.text, 120)}`);
+    violations.push(
+      `${s.label}: ${plural(lines.length, 'payload line')} without a field name, first at byte ${lines[0]!.offset}: ${escapeBytes(lines[0]!.text, 120)}`,
+    );
     bytes ??= excerptAt(s, lines[0]!.offset, 200);
   }
   const noSpace = samples.reduce((n, s) => n + s.framing.dataWithoutSpace, 0);
   if (violations.length) {
-    return fail({
-      requirement: 'Each payload line MUST start with the field name "data:" — a line without a field name is not data and clients drop it (WHATWG §9.2.6: the text before the first colon is the field name).',
-      expected: '"data: {…}" or "data:{…}" lines (":" starts a comment)',
-      actual: `${plural(bare, 'line')} without "data:"`,
-      violations,
-      bytes,
-    }, { bareLines: bare }, evidenceOf(samples));
+    return fail(
+      {
+        requirement:
+          'Each payload line MUST start with the field name "data:" — a line without a field name is not data and clients drop it (WHATWG §9.2.6: the text before the first colon is the field name).',
+        expected: '"data: {…}" or "data:{…}" lines (":" starts a comment)',
+        actual: `${plural(bare, 'line')} without "data:"`,
+        violations,
+        bytes,
+      },
+      { bareLines: bare },
+      evidenceOf(samples),
+    );
   }
-  return pass(`every payload line has "data:"${noSpace ? ` (${noSpace} written "data:" without the space — valid)` : ''}`, { dataWithoutSpace: noSpace });
+  return pass(
+    `every payload line has "data:"${noSpace ? ` (${noSpace} written "data:" without the space — valid)` : ''}`,
+    { dataWithoutSpace: noSpace },
+  );
 }
 
 export function judgeUnknownFields(samples: readonly Sample[]): Verdict {
@@ -113,12 +163,17 @@ export function judgeUnknownFields(samples: readonly Sample[]): Verdict {
   }
   if (counts.size) {
     const names = [...counts].map(([n, c]) => `"${escapeBytes(n, 40)}" (${plural(c, 'line')})`).join(', ');
-    return fail({
-      requirement: 'Servers SHOULD write only the SSE fields data, event, id and retry: clients ignore any other field name, so what such a line carries is lost (an error belongs in a data: payload or an "event: error" event).',
-      expected: 'field names data, event, id, retry; comments starting with ":"',
-      actual: `unknown field name(s) ${names}`,
-      bytes,
-    }, { unknownFields: Object.fromEntries(counts) }, evidenceOf(samples));
+    return fail(
+      {
+        requirement:
+          'Servers SHOULD write only the SSE fields data, event, id and retry: clients ignore any other field name, so what such a line carries is lost (an error belongs in a data: payload or an "event: error" event).',
+        expected: 'field names data, event, id, retry; comments starting with ":"',
+        actual: `unknown field name(s) ${names}`,
+        bytes,
+      },
+      { unknownFields: Object.fromEntries(counts) },
+      evidenceOf(samples),
+    );
   }
   return pass('only known SSE field names (data, event, id, retry)');
 }
@@ -133,32 +188,49 @@ export function judgeOneJsonPerEvent(samples: readonly Sample[]): Verdict {
     const inSplit = new Set<number>();
     for (const [a, b] of splits) {
       for (let k = a; k <= b; k++) inSplit.add(k);
-      violations.push(`${s.label}: events #${a}–#${b} carry one JSON object split over ${b - a + 1} events: ${escapeBytes(datas[a]!, 60)} | ${escapeBytes(datas[b]!, 60)}`);
+      violations.push(
+        `${s.label}: events #${a}–#${b} carry one JSON object split over ${b - a + 1} events: ${escapeBytes(datas[a]!, 60)} | ${escapeBytes(datas[b]!, 60)}`,
+      );
       bytes ??= excerptAt(s, s.events[a]!.offset, 300);
     }
     for (const e of s.events) {
       const p = classifyPayload(e.data);
-      if (p.kind === 'object') { objects++; continue; }
+      if (p.kind === 'object') {
+        objects++;
+        continue;
+      }
       if (p.kind === 'done' || inSplit.has(e.i)) continue;
-      const what = p.kind === 'several' ? `${p.count} JSON values concatenated in one data payload` : p.kind === 'not-object' ? `a JSON ${p.type}, not an object` : `not JSON (${p.message})`;
+      const what =
+        p.kind === 'several'
+          ? `${p.count} JSON values concatenated in one data payload`
+          : p.kind === 'not-object'
+            ? `a JSON ${p.type}, not an object`
+            : `not JSON (${p.message})`;
       violations.push(`${s.label}: event #${e.i} at byte ${e.offset}: ${what}: ${escapeBytes(e.data, 160)}`);
       bytes ??= excerptAt(s, e.offset, 300);
     }
   }
   if (objects === 0) {
     const dispatched = samples.reduce((n, s) => n + s.events.length, 0);
-    violations.unshift(dispatched === 0
-      ? `no event was dispatched at all (${samples.map((s) => `${s.label}: ${s.rec.body.length} bytes`).join(', ')}; see the event-terminator rule)`
-      : 'no event carried a JSON object');
+    violations.unshift(
+      dispatched === 0
+        ? `no event was dispatched at all (${samples.map((s) => `${s.label}: ${s.rec.body.length} bytes`).join(', ')}; see the event-terminator rule)`
+        : 'no event carried a JSON object',
+    );
   }
   if (violations.length) {
-    return fail({
-      requirement: 'Each event\'s data MUST be exactly one JSON object (or the literal [DONE]): clients JSON.parse each event on its own.',
-      expected: 'one JSON object per event; [DONE] alone in the last event',
-      actual: violations[0]!,
-      violations: violations.slice(1),
-      bytes,
-    }, { jsonEvents: objects }, evidenceOf(samples));
+    return fail(
+      {
+        requirement:
+          "Each event's data MUST be exactly one JSON object (or the literal [DONE]): clients JSON.parse each event on its own.",
+        expected: 'one JSON object per event; [DONE] alone in the last event',
+        actual: violations[0]!,
+        violations: violations.slice(1),
+        bytes,
+      },
+      { jsonEvents: objects },
+      evidenceOf(samples),
+    );
   }
   return pass(`${objects} events, each exactly one JSON object`, { jsonEvents: objects });
 }
@@ -171,34 +243,51 @@ export function judgeDoneTerminator(samples: readonly Sample[], terminator = '[D
     const doneAt = s.events.findIndex((e) => e.done);
     const last = s.events[s.events.length - 1];
     if (doneAt < 0) {
-      violations.push(`${s.label}: no "data: ${terminator}" event; the last event was ${last ? escapeBytes(last.data, 120) : '(none)'}${s.rec.failure ? ` and the response did not end (${s.rec.failure.kind}: ${s.rec.failure.message})` : ''}`);
+      violations.push(
+        `${s.label}: no "data: ${terminator}" event; the last event was ${last ? escapeBytes(last.data, 120) : '(none)'}${s.rec.failure ? ` and the response did not end (${s.rec.failure.kind}: ${s.rec.failure.message})` : ''}`,
+      );
       bytes ??= escapeBytes(s.rec.body.subarray(Math.max(0, s.rec.body.length - 240)), 300);
       continue;
     }
     const after = s.events.slice(doneAt + 1);
     if (after.length) {
-      violations.push(`${s.label}: ${plural(after.length, 'event')} after ${terminator}: ${after.slice(0, 3).map((e) => escapeBytes(e.data, 100)).join(' | ')}`);
+      violations.push(
+        `${s.label}: ${plural(after.length, 'event')} after ${terminator}: ${after
+          .slice(0, 3)
+          .map((e) => escapeBytes(e.data, 100))
+          .join(' | ')}`,
+      );
       bytes ??= excerptAt(s, s.events[doneAt]!.offset, 300);
     }
     const tail = s.framing.unterminated;
     if (tail && tail.offset > s.events[doneAt]!.offset && tail.data !== undefined) {
       violations.push(`${s.label}: data after ${terminator} (unterminated): ${escapeBytes(tail.data, 100)}`);
     }
-    if (s.rec.failure) violations.push(`${s.label}: the response body did not end after ${terminator}: ${s.rec.failure.kind} (${s.rec.failure.message})`);
+    if (s.rec.failure)
+      violations.push(
+        `${s.label}: the response body did not end after ${terminator}: ${s.rec.failure.kind} (${s.rec.failure.message})`,
+      );
     const doneOffset = s.events[doneAt]!.offset;
     const lateComments = s.framing.comments.filter((c) => c.offset > doneOffset).length;
-    if (lateComments) notes.push(`${s.label}: ${plural(lateComments, 'comment')} after ${terminator} (ignored by clients)`);
+    if (lateComments)
+      notes.push(`${s.label}: ${plural(lateComments, 'comment')} after ${terminator} (ignored by clients)`);
   }
   if (violations.length) {
-    return fail({
-      requirement: `"data: ${terminator}" MUST be the last event of the stream, and the response body MUST end right after it (OpenAI streaming: the stream is terminated by a data: ${terminator} message).`,
-      expected: `the last event is "data: ${terminator}", followed by the end of the body`,
-      actual: violations[0]!,
-      violations: [...violations.slice(1), ...notes],
-      bytes,
-    }, undefined, evidenceOf(samples));
+    return fail(
+      {
+        requirement: `"data: ${terminator}" MUST be the last event of the stream, and the response body MUST end right after it (OpenAI streaming: the stream is terminated by a data: ${terminator} message).`,
+        expected: `the last event is "data: ${terminator}", followed by the end of the body`,
+        actual: violations[0]!,
+        violations: [...violations.slice(1), ...notes],
+        bytes,
+      },
+      undefined,
+      evidenceOf(samples),
+    );
   }
-  return pass(`${terminator} is the last event and the body ends after it in ${plural(samples.length, 'stream')}${notes.length ? `; ${notes.join('; ')}` : ''}`);
+  return pass(
+    `${terminator} is the last event and the body ends after it in ${plural(samples.length, 'stream')}${notes.length ? `; ${notes.join('; ')}` : ''}`,
+  );
 }
 
 export function judgeComments(samples: readonly Sample[]): Verdict {

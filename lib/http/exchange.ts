@@ -3,14 +3,21 @@
 // text unique to the request and the run, so no prefix cache can make a repeat faster.
 import type { CheckContext } from '../check/check.ts';
 import type { ApiFlavour, Recording } from '../check/types.ts';
-import { record, bodyJson, MAX_RECORDED_BYTES } from './recorder.ts';
-import { NdjsonStreamDecoder, SseStreamDecoder, type SseDecoded } from '../decode/stream-decoder.ts';
-import { anthropicAdapter, ollamaAdapter, openaiChatAdapter, openaiCompletionAdapter, type SseAdapter, type StreamEvents } from '../decode/stream-events.ts';
-import { requestMetrics, type RequestMetrics } from '../measure/request-metrics.ts';
-import { streamGuards } from './stream-guards.ts';
+import { NdjsonStreamDecoder, type SseDecoded, SseStreamDecoder } from '../decode/stream-decoder.ts';
+import {
+  anthropicAdapter,
+  ollamaAdapter,
+  openaiChatAdapter,
+  openaiCompletionAdapter,
+  type SseAdapter,
+  type StreamEvents,
+} from '../decode/stream-events.ts';
 import { median } from '../grading/stats.ts';
-import { observe, observations, paceKey, paceOf, type Pace } from '../measure/pace.ts';
-import { requestDeadlines, stallLimitMs, STALL_FACTOR } from '../measure/deadlines.ts';
+import { requestDeadlines, STALL_FACTOR, stallLimitMs } from '../measure/deadlines.ts';
+import { observations, observe, type Pace, paceKey, paceOf } from '../measure/pace.ts';
+import { type RequestMetrics, requestMetrics } from '../measure/request-metrics.ts';
+import { bodyJson, MAX_RECORDED_BYTES, record } from './recorder.ts';
+import { streamGuards } from './stream-guards.ts';
 
 export interface Exchange {
   rec: Recording;
@@ -51,7 +58,11 @@ function streamMode(flavour: ApiFlavour, rec: Recording, stream: boolean): Strea
 }
 
 function sseAdapterFor(flavour: ApiFlavour): SseAdapter {
-  return flavour === 'openai-chat' ? openaiChatAdapter() : flavour === 'openai-completions' ? openaiCompletionAdapter() : anthropicAdapter();
+  return flavour === 'openai-chat'
+    ? openaiChatAdapter()
+    : flavour === 'openai-completions'
+      ? openaiCompletionAdapter()
+      : anthropicAdapter();
 }
 
 /**
@@ -66,7 +77,10 @@ export class StreamDecode {
   private readonly adapter: { readonly out: StreamEvents };
   private count = 0;
 
-  constructor(private readonly flavour: ApiFlavour, retainBytes: number) {
+  constructor(
+    private readonly flavour: ApiFlavour,
+    retainBytes: number,
+  ) {
     if (flavour === 'ollama-native') {
       const nd = new NdjsonStreamDecoder({ retainBytes });
       const a = ollamaAdapter();
@@ -98,7 +112,11 @@ export class StreamDecode {
   reader(opts: SendOptions, stallFloorMs?: number) {
     let firstT: number | undefined;
     const why = `stall rule: silence over ${STALL_FACTOR}x the stream's own mean token gap, at least ${stallFloorMs} ms`;
-    return (t: number, bytes: Uint8Array, control: { progress(nextIdleMs?: number, why?: string): void; abort(r?: string): void }) => {
+    return (
+      t: number,
+      bytes: Uint8Array,
+      control: { progress(nextIdleMs?: number, why?: string): void; abort(r?: string): void },
+    ) => {
       const n = this.push(t, bytes);
       for (let i = 0; i < n; i++) {
         const count = ++this.count;
@@ -106,7 +124,8 @@ export class StreamDecode {
         if (stallFloorMs === undefined) control.progress();
         else control.progress(stallLimitMs(stallFloorMs, count > 1 ? (t - firstT) / (count - 1) : undefined), why);
         opts.onToken?.(t, count);
-        if (opts.stopAfterTokens !== undefined && count >= opts.stopAfterTokens) control.abort(`stopped after ${count} token events (by the check)`);
+        if (opts.stopAfterTokens !== undefined && count >= opts.stopAfterTokens)
+          control.abort(`stopped after ${count} token events (by the check)`);
       }
     };
   }
@@ -115,20 +134,37 @@ export class StreamDecode {
     const mode = streamMode(this.flavour, rec, stream);
     if (mode === undefined) {
       // A body whose transfer failed is no answer, even when the bytes that came parse (a Content-Length longer than the body).
-      if (rec.failure && rec.failure.kind !== 'aborted') return { rec, jsonError: `the response did not complete (${rec.failure.kind}: ${rec.failure.message})` };
+      if (rec.failure && rec.failure.kind !== 'aborted')
+        return { rec, jsonError: `the response did not complete (${rec.failure.kind}: ${rec.failure.message})` };
       const { json, error } = bodyJson(rec);
       return { rec, json, jsonError: error };
     }
     // End of input first: it may complete a last line (NDJSON without a final newline) before the figures are taken.
     const sse = mode === 'sse' ? this.sse!.end() : (this.nd!.end(), undefined);
     const events = this.adapter.out;
-    const metrics = requestMetrics({ tEnd: rec.tEnd, tokens: events.tokens, usageCompletionTokens: events.usage?.completion_tokens, charsPerToken });
+    const metrics = requestMetrics({
+      tEnd: rec.tEnd,
+      tokens: events.tokens,
+      usageCompletionTokens: events.usage?.completion_tokens,
+      charsPerToken,
+    });
     return sse ? { rec, sse, events, metrics } : { rec, events, metrics };
   }
 }
 
 /** The request body for a generation: model, profile extras, forced length when asked. */
-export function generationBody(ctx: CheckContext, flavour: ApiFlavour, o: { prompt: string; maxTokens: number; stream: boolean; exactLength?: boolean; extra?: Record<string, unknown>; system?: string }): Record<string, unknown> {
+export function generationBody(
+  ctx: CheckContext,
+  flavour: ApiFlavour,
+  o: {
+    prompt: string;
+    maxTokens: number;
+    stream: boolean;
+    exactLength?: boolean;
+    extra?: Record<string, unknown>;
+    system?: string;
+  },
+): Record<string, unknown> {
   const force = o.exactLength ? ctx.profile.forceLength : undefined;
   const forceFields: Record<string, unknown> = {};
   if (force?.ignoreEos) forceFields.ignore_eos = true;
@@ -136,13 +172,44 @@ export function generationBody(ctx: CheckContext, flavour: ApiFlavour, o: { prom
   const messages = [...(o.system ? [{ role: 'system', content: o.system }] : []), { role: 'user', content: o.prompt }];
   switch (flavour) {
     case 'openai-chat':
-      return { model: ctx.profile.model, messages, max_tokens: o.maxTokens, stream: o.stream, temperature: 0, ...(ctx.profile.extraBody ?? {}), ...forceFields, ...(o.extra ?? {}) };
+      return {
+        model: ctx.profile.model,
+        messages,
+        max_tokens: o.maxTokens,
+        stream: o.stream,
+        temperature: 0,
+        ...(ctx.profile.extraBody ?? {}),
+        ...forceFields,
+        ...(o.extra ?? {}),
+      };
     case 'openai-completions':
-      return { model: ctx.profile.model, prompt: o.prompt, max_tokens: o.maxTokens, stream: o.stream, temperature: 0, ...forceFields, ...(o.extra ?? {}) };
+      return {
+        model: ctx.profile.model,
+        prompt: o.prompt,
+        max_tokens: o.maxTokens,
+        stream: o.stream,
+        temperature: 0,
+        ...forceFields,
+        ...(o.extra ?? {}),
+      };
     case 'anthropic-messages':
-      return { model: ctx.profile.model, messages: [{ role: 'user', content: o.prompt }], ...(o.system ? { system: o.system } : {}), max_tokens: o.maxTokens, stream: o.stream, temperature: 0, ...(o.extra ?? {}) };
+      return {
+        model: ctx.profile.model,
+        messages: [{ role: 'user', content: o.prompt }],
+        ...(o.system ? { system: o.system } : {}),
+        max_tokens: o.maxTokens,
+        stream: o.stream,
+        temperature: 0,
+        ...(o.extra ?? {}),
+      };
     case 'ollama-native':
-      return { model: ctx.profile.model, messages, stream: o.stream, options: { num_predict: o.maxTokens, temperature: 0 }, ...(o.extra ?? {}) };
+      return {
+        model: ctx.profile.model,
+        messages,
+        stream: o.stream,
+        options: { num_predict: o.maxTokens, temperature: 0 },
+        ...(o.extra ?? {}),
+      };
   }
 }
 
@@ -152,8 +219,16 @@ export function uniquePrompt(ctx: CheckContext, body: string): string {
 }
 
 /** Send a request in a flavour, record it raw, decode the stream as it arrives, compute metrics. */
-export async function send(ctx: CheckContext, flavour: ApiFlavour, body: unknown, opts: SendOptions = {}): Promise<Exchange> {
-  const stream = typeof body === 'object' && body !== null && (body as { stream?: unknown }).stream !== false &&
+export async function send(
+  ctx: CheckContext,
+  flavour: ApiFlavour,
+  body: unknown,
+  opts: SendOptions = {},
+): Promise<Exchange> {
+  const stream =
+    typeof body === 'object' &&
+    body !== null &&
+    (body as { stream?: unknown }).stream !== false &&
     ((body as { stream?: unknown }).stream === true || flavour === 'ollama-native');
   const headers: Record<string, string> = { ...ctx.headers };
   if (flavour === 'anthropic-messages') headers['anthropic-version'] = '2023-06-01';
@@ -166,7 +241,13 @@ export async function send(ctx: CheckContext, flavour: ApiFlavour, body: unknown
   const decode = stream ? new StreamDecode(flavour, MAX_RECORDED_BYTES) : undefined;
   // Cut a stream that runs away (far past max_tokens) or sends one endless line: the server's failure, bounded.
   const guards = streamGuards(body);
-  const detectorOpts: SendOptions = { ...opts, onToken: (t, n) => { guards.onToken(n); opts.onToken?.(t, n); } };
+  const detectorOpts: SendOptions = {
+    ...opts,
+    onToken: (t, n) => {
+      guards.onToken(n);
+      opts.onToken?.(t, n);
+    },
+  };
   const stallFloorMs = opts.deadlines?.tokenIdleMs === undefined ? ctx.deadlines.tokenIdleMs : undefined;
   const rec = await record({
     url: `${ctx.baseUrl}${GENERATION_PATH[flavour]}`,
@@ -180,7 +261,9 @@ export async function send(ctx: CheckContext, flavour: ApiFlavour, body: unknown
     secrets: ctx.secrets,
     maxBytes: MAX_RECORDED_BYTES,
   });
-  const x = decode ? decode.finish(rec, stream, pace?.charsPerToken) : decodeExchange(flavour, rec, stream, pace?.charsPerToken);
+  const x = decode
+    ? decode.finish(rec, stream, pace?.charsPerToken)
+    : decodeExchange(flavour, rec, stream, pace?.charsPerToken);
   observeExchange(key, x);
   return x;
 }
@@ -197,7 +280,15 @@ function shapeOf(flavour: ApiFlavour, body: unknown): { maxTokens?: number; prom
 /** Feed the pace with a complete streamed answer (lib/measure/pace.ts). */
 function observeExchange(key: string, x: Exchange): void {
   const m = x.metrics;
-  if (!m || !x.events || x.rec.status !== 200 || x.rec.failure || m.completionTokens === undefined || m.tokenSource === undefined) return;
+  if (
+    !m ||
+    !x.events ||
+    x.rec.status !== 200 ||
+    x.rec.failure ||
+    m.completionTokens === undefined ||
+    m.tokenSource === undefined
+  )
+    return;
   const usage = x.events.usage;
   const chars = [...x.events.tokens.map((t) => t.text).join('')].length;
   observe(key, {
@@ -231,10 +322,16 @@ export async function measurePace(ctx: CheckContext): Promise<Pace | undefined> 
   const known = paceFor(ctx);
   if (known) return known;
   ctx.log(`measuring the server's speed first: one stream of ${PROBE_TOKENS} tokens`);
-  await chat(ctx, generationBody(ctx, 'openai-chat', {
-    prompt: uniquePrompt(ctx, 'Count from one to twenty in words.'), maxTokens: PROBE_TOKENS, stream: true, exactLength: true,
-    extra: { stream_options: { include_usage: true } },
-  }));
+  await chat(
+    ctx,
+    generationBody(ctx, 'openai-chat', {
+      prompt: uniquePrompt(ctx, 'Count from one to twenty in words.'),
+      maxTokens: PROBE_TOKENS,
+      stream: true,
+      exactLength: true,
+      extra: { stream_options: { include_usage: true } },
+    }),
+  );
   return paceFor(ctx);
 }
 
@@ -251,13 +348,20 @@ export function chat(ctx: CheckContext, body: unknown, opts?: SendOptions): Prom
 
 /** GET a path under the base URL (with auth headers), JSON-decoded. */
 export async function getJson(ctx: CheckContext, path: string): Promise<Exchange> {
-  const rec = await record({ url: `${ctx.baseUrl}${path}`, headers: ctx.headers, deadlines: ctx.deadlines, signal: ctx.signal, secrets: ctx.secrets });
+  const rec = await record({
+    url: `${ctx.baseUrl}${path}`,
+    headers: ctx.headers,
+    deadlines: ctx.deadlines,
+    signal: ctx.signal,
+    secrets: ctx.secrets,
+  });
   const { json, error } = bodyJson(rec);
   return { rec, json, jsonError: error };
 }
 
 /** A short human description of a failed exchange, for messages. */
 export function describeExchange(x: Exchange): string {
-  if (x.rec.failure) return `${x.rec.failure.kind}: ${x.rec.failure.message}${x.rec.status ? ` (after HTTP ${x.rec.status})` : ''}`;
+  if (x.rec.failure)
+    return `${x.rec.failure.kind}: ${x.rec.failure.message}${x.rec.status ? ` (after HTTP ${x.rec.status})` : ''}`;
   return `HTTP ${x.rec.status}`;
 }

@@ -2,11 +2,13 @@
 // (tokenizers and chat templates differ), each starting with text unique to the request and the run.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { NotMeasurable, type CheckContext } from '../check/check.ts';
+import { type CheckContext, NotMeasurable } from '../check/check.ts';
 import { ROOT } from '../config/profile.ts';
-import { chat, generationBody, describeExchange } from './exchange.ts';
+import { chat, describeExchange, generationBody } from './exchange.ts';
 
-const CORPUS = readFileSync(resolve(ROOT, 'fixtures', 'prompt-corpus.txt'), 'utf8').split(/\s+/).filter(Boolean);
+const CORPUS = readFileSync(resolve(ROOT, 'fixtures', 'prompt-corpus.txt'), 'utf8')
+  .split(/\s+/)
+  .filter(Boolean);
 
 /** n words of filler, starting at an offset so different prompts differ. */
 export function filler(words: number, offset = 0): string {
@@ -26,10 +28,19 @@ const calibrations = new Map<string, Calibration>();
 const INSTRUCTION = 'Read the notes below, then continue writing in the same style.';
 
 async function promptTokens(ctx: CheckContext, words: number): Promise<number> {
-  const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt: `[request ${ctx.nonce()}] ${INSTRUCTION}\n${filler(words)}`, maxTokens: 1, stream: false }));
+  const x = await chat(
+    ctx,
+    generationBody(ctx, 'openai-chat', {
+      prompt: `[request ${ctx.nonce()}] ${INSTRUCTION}\n${filler(words)}`,
+      maxTokens: 1,
+      stream: false,
+    }),
+  );
   const n = (x.json as { usage?: { prompt_tokens?: unknown } } | undefined)?.usage?.prompt_tokens;
   if (x.rec.status !== 200 || typeof n !== 'number')
-    throw new NotMeasurable(`cannot build prompts of a known length: prompt calibration failed: ${describeExchange(x)}; usage.prompt_tokens=${JSON.stringify(n)}${x.jsonError ? ` (${x.jsonError.slice(0, 200)})` : ''}`);
+    throw new NotMeasurable(
+      `cannot build prompts of a known length: prompt calibration failed: ${describeExchange(x)}; usage.prompt_tokens=${JSON.stringify(n)}${x.jsonError ? ` (${x.jsonError.slice(0, 200)})` : ''}`,
+    );
   return n;
 }
 
@@ -41,7 +52,11 @@ export async function calibrate(ctx: CheckContext): Promise<Calibration> {
   const b = 256;
   const [pa, pb] = [await promptTokens(ctx, a), await promptTokens(ctx, b)];
   const tokensPerWord = Math.max(0.2, (pb - pa) / (b - a));
-  const cal = { tokensPerWord, overhead: Math.max(0, pa - a * tokensPerWord), source: `usage.prompt_tokens at ${a} and ${b} words: ${pa}, ${pb}` };
+  const cal = {
+    tokensPerWord,
+    overhead: Math.max(0, pa - a * tokensPerWord),
+    source: `usage.prompt_tokens at ${a} and ${b} words: ${pa}, ${pb}`,
+  };
   calibrations.set(ctx.profile.id, cal);
   return cal;
 }
@@ -52,8 +67,15 @@ function wordsFor(cal: Calibration, targetTokens: number): number {
 }
 
 /** A unique prompt of about targetTokens prompt tokens (as this server counts them). */
-export async function promptOfTokens(ctx: CheckContext, targetTokens: number, offset = 0): Promise<{ prompt: string; expectedTokens: number }> {
+export async function promptOfTokens(
+  ctx: CheckContext,
+  targetTokens: number,
+  offset = 0,
+): Promise<{ prompt: string; expectedTokens: number }> {
   const cal = await calibrate(ctx);
   const words = wordsFor(cal, targetTokens);
-  return { prompt: `[request ${ctx.nonce()}] ${INSTRUCTION}\n${filler(words, offset)}`, expectedTokens: Math.round(cal.overhead + words * cal.tokensPerWord) };
+  return {
+    prompt: `[request ${ctx.nonce()}] ${INSTRUCTION}\n${filler(words, offset)}`,
+    expectedTokens: Math.round(cal.overhead + words * cal.tokensPerWord),
+  };
 }

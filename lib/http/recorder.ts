@@ -1,10 +1,18 @@
 // HTTP client that records every body read with a timestamp taken before any parsing.
 // undici's request() over one keep-alive Agent per process (idle ≤ 4 s: uvicorn closes at 5 s).
 import type { Readable } from 'node:stream';
-import { Agent, request as undiciRequest, errors as undiciErrors } from 'undici';
+import { Agent, errors as undiciErrors, request as undiciRequest } from 'undici';
 import type { Deadlines, Recording, RequestFailure } from '../check/types.ts';
 import { redact } from '../config/secrets.ts';
-import { CAPS, chargeRun, chunkDecoder, journalStart, recordingCaps, withSocketUse, type JournalEntry } from './transport.ts';
+import {
+  CAPS,
+  chargeRun,
+  chunkDecoder,
+  type JournalEntry,
+  journalStart,
+  recordingCaps,
+  withSocketUse,
+} from './transport.ts';
 
 export const DEFAULT_DEADLINES: Deadlines = {
   connectMs: 5_000,
@@ -73,7 +81,10 @@ export interface StreamControl {
 }
 
 class Deadline extends Error {
-  constructor(readonly kind: RequestFailure, message: string) {
+  constructor(
+    readonly kind: RequestFailure,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -84,8 +95,12 @@ function classify(err: unknown, signalReason: unknown): { kind: RequestFailure; 
   const e = err as { code?: string; message?: string; name?: string; cause?: { code?: string } };
   const code = e?.code ?? e?.cause?.code ?? '';
   const msg = `${e?.name ?? 'Error'}: ${e?.message ?? String(err)}${code ? ` (${code})` : ''}`;
-  if (signalReason !== undefined) return { kind: 'aborted', message: String((signalReason as Error)?.message ?? signalReason) };
-  if (err instanceof undiciErrors.ConnectTimeoutError || /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|EADDRNOTAVAIL|UND_ERR_CONNECT/.test(code))
+  if (signalReason !== undefined)
+    return { kind: 'aborted', message: String((signalReason as Error)?.message ?? signalReason) };
+  if (
+    err instanceof undiciErrors.ConnectTimeoutError ||
+    /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|EADDRNOTAVAIL|UND_ERR_CONNECT/.test(code)
+  )
     return { kind: 'connect', message: msg };
   return { kind: 'reset', message: msg };
 }
@@ -176,16 +191,34 @@ function outgoing(opts: RequestOptions): Outgoing {
 function startAttempt(opts: RequestOptions, out: Outgoing): Attempt {
   const d: Deadlines = { ...DEFAULT_DEADLINES, ...opts.deadlines };
   const ac = new AbortController();
-  const requestBody = out.payload === undefined ? undefined : redact(typeof out.payload === 'string' ? out.payload : Buffer.from(out.payload).toString('utf8'), opts.secrets).slice(0, 64 * 1024);
+  const requestBody =
+    out.payload === undefined
+      ? undefined
+      : redact(
+          typeof out.payload === 'string' ? out.payload : Buffer.from(out.payload).toString('utf8'),
+          opts.secrets,
+        ).slice(0, 64 * 1024);
   const url = redact(opts.url, opts.secrets);
   const a: Attempt = {
-    opts, d, ac,
+    opts,
+    d,
+    ac,
     caps: recordingCaps(opts.maxBytes),
     timers: [],
     onCallerAbort: () => {
       if (!ac.signal.aborted) ac.abort(opts.signal?.reason ?? new Error('aborted by caller'));
     },
-    rec: { method: out.method, url, requestBody, t0Abs: 0, headers: {}, reads: [], tEnd: 0, body: new Uint8Array(0), truncated: false },
+    rec: {
+      method: out.method,
+      url,
+      requestBody,
+      t0Abs: 0,
+      headers: {},
+      reads: [],
+      tEnd: 0,
+      body: new Uint8Array(0),
+      truncated: false,
+    },
     entry: journalStart({ method: out.method, url, body: requestBody?.slice(0, 2_000), tStart: Date.now() }),
     control: {
       progress: (nextIdleMs, why) => armIdle(a, nextIdleMs, why),
@@ -194,17 +227,26 @@ function startAttempt(opts: RequestOptions, out: Outgoing): Attempt {
       },
       overflow: (reason) => cut(a, 'overflow', reason),
     },
-    parts: [], kept: 0, wire: 0,
-    idleTimer: undefined, idleMs: d.tokenIdleMs, idleWhy: 'token-inactivity deadline',
+    parts: [],
+    kept: 0,
+    wire: 0,
+    idleTimer: undefined,
+    idleMs: d.tokenIdleMs,
+    idleWhy: 'token-inactivity deadline',
     headersTimer: undefined,
     t0: 0,
   };
-  a.timers.push(setTimeout(() => cut(a, 'total-timeout', `no end of response within ${d.totalMs} ms (total deadline)`), d.totalMs));
+  a.timers.push(
+    setTimeout(() => cut(a, 'total-timeout', `no end of response within ${d.totalMs} ms (total deadline)`), d.totalMs),
+  );
   if (opts.signal?.aborted) a.onCallerAbort();
   opts.signal?.addEventListener('abort', a.onCallerAbort, { once: true });
   a.t0 = performance.now();
   a.rec.t0Abs = a.t0;
-  a.headersTimer = setTimeout(() => cut(a, 'headers-timeout', `no response headers within ${d.headersMs} ms`), d.headersMs);
+  a.headersTimer = setTimeout(
+    () => cut(a, 'headers-timeout', `no response headers within ${d.headersMs} ms`),
+    d.headersMs,
+  );
   a.timers.push(a.headersTimer);
   return a;
 }
@@ -224,11 +266,22 @@ function armIdle(a: Attempt, nextMs?: number, why?: string): void {
   if (nextMs !== undefined && nextMs > 0 && Math.abs(nextMs - a.idleMs) > 0.1 * a.idleMs) {
     a.idleMs = nextMs;
     a.idleWhy = why ?? a.idleWhy;
-    if (a.idleTimer) { clearTimeout(a.idleTimer); a.idleTimer = undefined; }
+    if (a.idleTimer) {
+      clearTimeout(a.idleTimer);
+      a.idleTimer = undefined;
+    }
   }
-  if (a.idleTimer) { a.idleTimer.refresh(); return; }
+  if (a.idleTimer) {
+    a.idleTimer.refresh();
+    return;
+  }
   a.idleTimer = setTimeout(
-    () => cut(a, 'token-idle', `no token-bearing event for ${Math.round(a.idleMs)} ms (${a.idleWhy}; pings and comments do not count)`),
+    () =>
+      cut(
+        a,
+        'token-idle',
+        `no token-bearing event for ${Math.round(a.idleMs)} ms (${a.idleWhy}; pings and comments do not count)`,
+      ),
     a.idleMs,
   );
 }
@@ -237,7 +290,15 @@ function armIdle(a: Attempt, nextMs?: number, why?: string): void {
 async function exchange(a: Attempt, out: Outgoing, dispatcher?: Agent): Promise<void> {
   // Redirects are never followed (undici's request() has no redirect handling unless an interceptor adds it):
   // the Authorization header must not travel to another origin; checks see the 3xx itself.
-  const { result, use } = withSocketUse(() => undiciRequest(a.opts.url, { method: out.method, headers: out.headers, body: out.payload, dispatcher: dispatcher ?? agent(a.d.connectMs), signal: a.ac.signal }));
+  const { result, use } = withSocketUse(() =>
+    undiciRequest(a.opts.url, {
+      method: out.method,
+      headers: out.headers,
+      body: out.payload,
+      dispatcher: dispatcher ?? agent(a.d.connectMs),
+      signal: a.ac.signal,
+    }),
+  );
   try {
     const res = await result;
     readHeaders(a, res.statusCode, res.headers);
@@ -280,7 +341,10 @@ async function readBody(a: Attempt, body: Readable): Promise<void> {
 function accept(a: Attempt, t: number, bytes: Uint8Array, decoded: Uint8Array = bytes): boolean {
   a.wire += bytes.length;
   keep(a, t, decoded);
-  if (!a.ac.signal.aborted && a.wire > CAPS.readBytesPerStream) a.control.overflow(`the response went on past ${CAPS.readBytesPerStream / 2 ** 20} MiB without ending (read cap per stream)`);
+  if (!a.ac.signal.aborted && a.wire > CAPS.readBytesPerStream)
+    a.control.overflow(
+      `the response went on past ${CAPS.readBytesPerStream / 2 ** 20} MiB without ending (read cap per stream)`,
+    );
   return !a.ac.signal.aborted;
 }
 
@@ -303,7 +367,8 @@ function failed(a: Attempt, err: unknown): void {
   const rec = a.rec;
   rec.failure = classify(err, a.ac.signal.aborted ? a.ac.signal.reason : undefined);
   if (rec.failure.kind === 'reset' && rec.status === undefined && rec.socketReused !== true)
-    rec.failure.message += ' — on a fresh connection: the server reset it before answering (not retried; only a reset on a reused keep-alive socket is)';
+    rec.failure.message +=
+      ' — on a fresh connection: the server reset it before answering (not retried; only a reset on a reused keep-alive socket is)';
 }
 
 function stopAttempt(a: Attempt): void {
@@ -323,7 +388,13 @@ function finishRecording(a: Attempt): Recording {
     rec.failure.message += ` (${wire} bytes in ${rec.reads.length} reads had arrived${last !== undefined ? `, the last ${Math.round(rec.tEnd - last)} ms before the cut` : ''})`;
   }
   const declared = Number(rec.headers['content-length']);
-  if (rec.failure && rec.status !== undefined && Number.isFinite(declared) && declared > wire && !rec.headers['content-encoding'])
+  if (
+    rec.failure &&
+    rec.status !== undefined &&
+    Number.isFinite(declared) &&
+    declared > wire &&
+    !rec.headers['content-encoding']
+  )
     rec.failure.message += ` (the body ended after ${wire} of the ${declared} bytes its Content-Length announced)`;
   rec.body = concat(a.parts, a.kept);
   chargeRun(a.kept, rec.reads.length);
@@ -363,7 +434,10 @@ export function readFlowing(body: Readable, onChunk: (chunk: Uint8Array) => bool
     const onEnd = () => settle();
     const onError = (err: unknown) => settle(err);
     // Closed without 'end' or 'error' (destroyed without a reason): what `for await` reports as a premature close.
-    const onClose = () => settle(Object.assign(new Error('the response body closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    const onClose = () =>
+      settle(
+        Object.assign(new Error('the response body closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }),
+      );
     body.on('data', onData);
     body.once('end', onEnd);
     body.once('error', onError);
@@ -395,8 +469,14 @@ export function bodyJson(rec: Recording): { json?: unknown; error?: string } {
     // A body cut at exactly its announced length: the Content-Length was shorter than the body the server meant.
     const declared = Number(rec.headers['content-length']);
     const truncated = /Unterminated|Unexpected end|end of JSON/i.test((e as Error).message);
-    if (rec.truncated) return { error: `not JSON within the first ${rec.body.length} bytes kept of a ${rec.wireBytes ?? '?'}-byte body (record cap per stream): ${(e as Error).message}` };
-    const cut = truncated && Number.isFinite(declared) && declared === (rec.wireBytes ?? rec.body.length) ? ` (the body stops at the ${declared} bytes its Content-Length announced)` : '';
+    if (rec.truncated)
+      return {
+        error: `not JSON within the first ${rec.body.length} bytes kept of a ${rec.wireBytes ?? '?'}-byte body (record cap per stream): ${(e as Error).message}`,
+      };
+    const cut =
+      truncated && Number.isFinite(declared) && declared === (rec.wireBytes ?? rec.body.length)
+        ? ` (the body stops at the ${declared} bytes its Content-Length announced)`
+        : '';
     return { error: `not JSON: ${(e as Error).message}${cut}` };
   }
 }

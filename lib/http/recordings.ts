@@ -10,12 +10,12 @@
 //    reader grades it inconclusive (never fail, never error); it is dropped from the cache, so the next check records
 //    it again, once, under its own bound (a second cut-short recording stays: no check pays the bound a third time).
 //  - A recording that threw (our harness, an unreachable server) is dropped too, and the error goes to the caller.
-import { NotMeasurable, type CheckContext } from '../check/check.ts';
-import type { Recording, Verdict } from '../check/types.ts';
-import { startLagSampler, type ClientLag } from '../measure/client-lag.ts';
-import { budgetText, endingOf } from '../measure/deadlines.ts';
+import { type CheckContext, NotMeasurable } from '../check/check.ts';
 import { inconclusive } from '../check/messages.ts';
-import { observations, paceKey, paceOf, type Pace } from '../measure/pace.ts';
+import type { Recording, Verdict } from '../check/types.ts';
+import { type ClientLag, startLagSampler } from '../measure/client-lag.ts';
+import { budgetText, endingOf } from '../measure/deadlines.ts';
+import { observations, type Pace, paceKey, paceOf } from '../measure/pace.ts';
 import { decodeExchange } from './exchange.ts';
 
 export interface SharedRecording<T> {
@@ -38,12 +38,18 @@ function keyOf(ctx: CheckContext, name: string): string {
   return `${name}|${ctx.runId}|${ctx.baseUrl}|${ctx.profile.id}|${ctx.profile.model}`;
 }
 
-async function run<T>(ctx: CheckContext, record: () => Promise<T>, recordingsOf: (t: T) => ReadonlyArray<Recording | undefined>): Promise<SharedRecording<T>> {
+async function run<T>(
+  ctx: CheckContext,
+  record: () => Promise<T>,
+  recordingsOf: (t: T) => ReadonlyArray<Recording | undefined>,
+): Promise<SharedRecording<T>> {
   const sampler = startLagSampler();
   const t0 = performance.now();
   try {
     const value = await record();
-    const cut = recordingsOf(value).map((r, i) => (r ? { i, r, e: endingOf(r) } : undefined)).find((x) => x?.e.by === 'us' && x.e.kind === 'budget');
+    const cut = recordingsOf(value)
+      .map((r, i) => (r ? { i, r, e: endingOf(r) } : undefined))
+      .find((x) => x?.e.by === 'us' && x.e.kind === 'budget');
     const pace = paceOf(observations(paceKey(ctx.baseUrl, ctx.profile.model)));
     return {
       value,
@@ -51,7 +57,11 @@ async function run<T>(ctx: CheckContext, record: () => Promise<T>, recordingsOf:
       pace,
       ms: performance.now() - t0,
       recordedBy: ctx.check.id,
-      ...(cut && cut.e.by === 'us' ? { incomplete: `request ${cut.i + 1} of the shared recording was cut short by our side (${cut.e.detail})${progressOf(cut.r)}` } : {}),
+      ...(cut && cut.e.by === 'us'
+        ? {
+            incomplete: `request ${cut.i + 1} of the shared recording was cut short by our side (${cut.e.detail})${progressOf(cut.r)}`,
+          }
+        : {}),
     };
   } finally {
     sampler.stop();
@@ -64,7 +74,8 @@ function progressOf(rec: Recording): string {
     const tokens = decodeExchange('openai-chat', rec, true).events?.tokens ?? [];
     if (tokens.length < 2) return `; ${tokens.length} token event(s) had arrived after ${Math.round(rec.tEnd)} ms`;
     const window = tokens[tokens.length - 1]!.t - tokens[0]!.t;
-    if (!(window > 0)) return `; ${tokens.length} token events had arrived, in one read, after ${Math.round(rec.tEnd)} ms`;
+    if (!(window > 0))
+      return `; ${tokens.length} token events had arrived, in one read, after ${Math.round(rec.tEnd)} ms`;
     const rate = ((tokens.length - 1) / window) * 1000;
     return `; it had streamed ${tokens.length} token events in ${Math.round(rec.tEnd)} ms, at ${rate >= 100 ? rate.toFixed(0) : rate.toFixed(1)} events/s when it was cut`;
   } catch {
@@ -76,7 +87,12 @@ function progressOf(rec: Recording): string {
  * The recording `name` for this run and server: recorded once, shared by every check that asks. `recordingsOf` lists
  * the raw recordings inside the value, so the policy can tell a recording our side cut short.
  */
-export async function shared<T>(ctx: CheckContext, name: string, record: () => Promise<T>, recordingsOf: (t: T) => ReadonlyArray<Recording | undefined>): Promise<SharedRecording<T>> {
+export async function shared<T>(
+  ctx: CheckContext,
+  name: string,
+  record: () => Promise<T>,
+  recordingsOf: (t: T) => ReadonlyArray<Recording | undefined>,
+): Promise<SharedRecording<T>> {
   const key = keyOf(ctx, name);
   let retried = false;
   for (;;) {
@@ -117,7 +133,12 @@ export function incompleteVerdict(r: SharedRecording<unknown>, what: string): Ve
  * The shared value itself, for families that read one exchange: an incomplete recording throws NotMeasurable, which
  * the runner grades inconclusive with the reason and the measured speed (never the server's failure).
  */
-export async function sharedValue<T>(ctx: CheckContext, name: string, record: () => Promise<T>, recordingsOf: (t: T) => ReadonlyArray<Recording | undefined>): Promise<T> {
+export async function sharedValue<T>(
+  ctx: CheckContext,
+  name: string,
+  record: () => Promise<T>,
+  recordingsOf: (t: T) => ReadonlyArray<Recording | undefined>,
+): Promise<T> {
   const r = await shared(ctx, name, record, recordingsOf);
   if (r.incomplete) throw new NotMeasurable(incompleteVerdict(r, `the shared ${name} request was recorded`).message);
   return r.value;

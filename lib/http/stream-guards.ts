@@ -7,7 +7,9 @@ type OnRead = (t: number, bytes: Uint8Array, control: StreamControl) => void;
 
 /** The token limit a generation body asks for (max_tokens, max_completion_tokens, options.num_predict). */
 function requestedMaxTokens(body: unknown): number | undefined {
-  const b = body as { max_tokens?: unknown; max_completion_tokens?: unknown; options?: { num_predict?: unknown } } | undefined;
+  const b = body as
+    | { max_tokens?: unknown; max_completion_tokens?: unknown; options?: { num_predict?: unknown } }
+    | undefined;
   const v = b?.max_tokens ?? b?.max_completion_tokens ?? b?.options?.num_predict;
   return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined;
 }
@@ -36,7 +38,9 @@ export function streamGuards(body: unknown): { wrap(inner: OnRead): OnRead; onTo
     },
     onToken(count) {
       if (maxTokens !== undefined && count > runawayLimit(maxTokens))
-        control?.overflow(`the server kept streaming past max_tokens: ${count} token events for max_tokens ${maxTokens} and no end of stream (cut at ${runawayLimit(maxTokens)})`);
+        control?.overflow(
+          `the server kept streaming past max_tokens: ${count} token events for max_tokens ${maxTokens} and no end of stream (cut at ${runawayLimit(maxTokens)})`,
+        );
     },
   };
 }

@@ -4,8 +4,8 @@
 // memory bounded against a server that never stops sending, and a short journal of the last requests (so "the
 // server stopped answering after …" can name the request).
 import dc from 'node:diagnostics_channel';
-import { constants as zc, createBrotliDecompress, createGunzip, createInflate, type Gunzip } from 'node:zlib';
 import type { Socket } from 'node:net';
+import { createBrotliDecompress, createGunzip, createInflate, type Gunzip, constants as zc } from 'node:zlib';
 
 // ------------------------------------------------------------------------------------------------------------
 // Caps (docs/hostile.md "Memory bounds"). A stream past a read cap is cut and graded as the server's failure; past a
@@ -31,7 +31,10 @@ let runReads = 0;
 
 /** Per-recording caps, shrunk once the run-wide budget is spent. */
 export function recordingCaps(requested?: number): { bytes: number; reads: number } {
-  const bytes = Math.min(requested ?? CAPS.recordedBytesPerStream, runBytes < CAPS.recordedBytesPerRun ? CAPS.recordedBytesPerStream : 64 << 10);
+  const bytes = Math.min(
+    requested ?? CAPS.recordedBytesPerStream,
+    runBytes < CAPS.recordedBytesPerRun ? CAPS.recordedBytesPerStream : 64 << 10,
+  );
   const reads = runReads < CAPS.recordedReadsPerRun ? CAPS.recordedReadsPerStream : 1_000;
   return { bytes, reads };
 }
@@ -98,7 +101,13 @@ export function chunkDecoder(contentEncoding: string | undefined): ChunkDecoder 
   const enc = (contentEncoding ?? '').trim().toLowerCase();
   if (!enc || enc === 'identity') return undefined;
   const z: Gunzip | undefined =
-    enc === 'gzip' || enc === 'x-gzip' ? createGunzip() : enc === 'deflate' ? createInflate() : enc === 'br' ? createBrotliDecompress() : undefined;
+    enc === 'gzip' || enc === 'x-gzip'
+      ? createGunzip()
+      : enc === 'deflate'
+        ? createInflate()
+        : enc === 'br'
+          ? createBrotliDecompress()
+          : undefined;
   if (!z) return undefined; // unknown coding: recorded as it came, the checks see the bytes
   let out: Buffer[] = [];
   // A corrupt stream errors instead of calling back: whichever comes first settles the wait.
@@ -177,6 +186,12 @@ export function describeRequest(e: JournalEntry | undefined, max = 300): string 
     /* keep as is */
   }
   const body = e.body ? ` ${e.body.length > max ? `${e.body.slice(0, max)}…` : e.body}` : '';
-  const end = e.failure ? ` → ${e.failure}` : e.status !== undefined ? ` → HTTP ${e.status}` : e.tEnd === undefined ? ' → no answer yet' : '';
+  const end = e.failure
+    ? ` → ${e.failure}`
+    : e.status !== undefined
+      ? ` → HTTP ${e.status}`
+      : e.tEnd === undefined
+        ? ' → no answer yet'
+        : '';
   return `${e.method} ${path}${body}${end}`;
 }

@@ -21,10 +21,15 @@ interface BarrierResult<T> {
   order: number[];
 }
 
-export async function releaseTogether<T>(tasks: ReadonlyArray<() => Promise<T>>, opts: BarrierOptions = {}): Promise<BarrierResult<T>> {
+export async function releaseTogether<T>(
+  tasks: ReadonlyArray<() => Promise<T>>,
+  opts: BarrierOptions = {},
+): Promise<BarrierResult<T>> {
   const armDelayMs = opts.armDelayMs ?? 50;
   let open!: () => void;
-  const gate = new Promise<void>((resolve) => { open = resolve; });
+  const gate = new Promise<void>((resolve) => {
+    open = resolve;
+  });
   const startTimes = new Array<number>(tasks.length).fill(Number.NaN);
   const order: number[] = [];
   const running = tasks.map(async (task, i) => {

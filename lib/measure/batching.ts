@@ -32,11 +32,17 @@ function measuredBatching(ctx: CheckContext): BatchingEvidence | null | undefine
  */
 export function usableSlots(ctx: CheckContext): { value: number; source: string } | { value?: undefined; why: string } {
   // ctx.profile carries the declared or reported slots (lib/server/discovery.ts effectiveProfile).
-  if (ctx.profile.slots !== undefined) return { value: ctx.profile.slots, source: ctx.server.slots?.source ?? 'declared in profile (slots)' };
+  if (ctx.profile.slots !== undefined)
+    return { value: ctx.profile.slots, source: ctx.server.slots?.source ?? 'declared in profile (slots)' };
   const b = measuredBatching(ctx);
   if (b) return { value: b.concurrency, source: b.source };
-  if (b === null) return { why: 'slots unknown (neither declared nor reported) and parallel.speedup-2 measured no batching at 2 concurrent: requests look serialised, so there are no parallel slots to test (declare "slots" if there are)' };
-  return { why: 'slots unknown (neither declared nor reported) and batching not measured in this run (parallel.speedup-2 did not run): declare "slots"' };
+  if (b === null)
+    return {
+      why: 'slots unknown (neither declared nor reported) and parallel.speedup-2 measured no batching at 2 concurrent: requests look serialised, so there are no parallel slots to test (declare "slots" if there are)',
+    };
+  return {
+    why: 'slots unknown (neither declared nor reported) and batching not measured in this run (parallel.speedup-2 did not run): declare "slots"',
+  };
 }
 
 interface CpuShare {

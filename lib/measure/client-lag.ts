@@ -5,7 +5,7 @@
 // at least ~10 ms even on an idle loop (measured: min 9.1, p50 10.1 ms idle). Taking that as "the client stalled
 // 10 ms" excused real phantom streams about one run in five (issue 8). Here the sampler runs at 1 ms and the
 // resolution is subtracted, so the figure is the lateness itself.
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 
 /** Sampling interval (ms): fine enough to see a few ms of lateness, cheap enough to leave on during a recording. */
 const LAG_RESOLUTION_MS = 1;
@@ -66,7 +66,10 @@ export function setLagBaseline(b: LagBaseline | undefined): void {
  * sampling interval (a stall can start just after a sample), and never less than a preflight's measured lateness when
  * one was taken. Timing checks excuse the server for exactly this much; nothing more.
  */
-export function clientAllowanceMs(measured: Pick<ClientLag, 'maxMs'> | undefined, pre: LagBaseline | undefined = baseline): number {
+export function clientAllowanceMs(
+  measured: Pick<ClientLag, 'maxMs'> | undefined,
+  pre: LagBaseline | undefined = baseline,
+): number {
   const during = measured ? measured.maxMs + LAG_RESOLUTION_MS : 0;
   return Math.max(during, pre?.maxMs ?? 0);
 }

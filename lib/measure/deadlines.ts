@@ -37,7 +37,7 @@ interface RequestShape {
 
 /** Expected time to the first token (ms) at this pace for a prompt of this size. */
 function expectedTtftMs(pace: Pace | undefined, promptChars = 0): number {
-  const prefill = ((promptChars / PROMPT_CHARS_PER_TOKEN) / (pace?.prefillTps ?? ASSUMED_PREFILL_TPS)) * 1000;
+  const prefill = (promptChars / PROMPT_CHARS_PER_TOKEN / (pace?.prefillTps ?? ASSUMED_PREFILL_TPS)) * 1000;
   return (pace?.ttftMs ?? 0) + prefill;
 }
 
@@ -45,7 +45,12 @@ function expectedTtftMs(pace: Pace | undefined, promptChars = 0): number {
  * Deadlines for one request: the profile's as floors, raised where the pace says this request legitimately needs
  * longer (a slow server, a long prompt, many tokens). Fields the caller sets explicitly are kept as they are.
  */
-export function requestDeadlines(base: Deadlines, pace: Pace | undefined, shape: RequestShape, explicit: Partial<Deadlines> = {}): Deadlines {
+export function requestDeadlines(
+  base: Deadlines,
+  pace: Pace | undefined,
+  shape: RequestShape,
+  explicit: Partial<Deadlines> = {},
+): Deadlines {
   const ttft = expectedTtftMs(pace, shape.promptChars);
   const duration = ttft + (shape.maxTokens ?? 0) * (pace?.perTokenMs ?? 0);
   // A server that holds its tokens until the end is silent for the whole generation: that is a burst (the stream
@@ -102,6 +107,8 @@ export function endedByUs(rec: Pick<Recording, 'failure' | 'status' | 'tEnd'>): 
  * the user sees why (and can raise the bound for a server this slow).
  */
 export function budgetText(what: string, pace: Pace | undefined, detail?: string): string {
-  return `our time budget ran out before ${what} (${detail ? `${detail}; ` : ''}the server was still working, at ${describePace(pace)}): ` +
-    'no evidence against the server; rerun on a quieter machine or raise the check\'s bound for a server this slow';
+  return (
+    `our time budget ran out before ${what} (${detail ? `${detail}; ` : ''}the server was still working, at ${describePace(pace)}): ` +
+    "no evidence against the server; rerun on a quieter machine or raise the check's bound for a server this slow"
+  );
 }

@@ -35,7 +35,16 @@ function machineJiffies(): { busy: number; total: number; cpus: number } | undef
     const f = line.trim().split(/\s+/).slice(1).map(Number);
     if (f[0] === undefined || f.length < 8 || f.some((x) => !Number.isFinite(x))) return undefined;
     // user nice system idle iowait irq softirq steal (guest time is already inside user)
-    const [user, nice, system, idle, iowait, irq, softirq, steal] = f as [number, number, number, number, number, number, number, number];
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = f as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
     const busy = user + nice + system + irq + softirq + steal;
     return { busy, total: busy + idle + iowait, cpus };
   } catch {
@@ -84,7 +93,12 @@ export function cpuSnapshot(serverPid?: number): CpuSnapshot | undefined {
   const m = machineJiffies();
   if (!m) return undefined;
   const u = process.cpuUsage();
-  return { atMs: performance.now(), ...m, server: serverPid === undefined ? undefined : processTreeJiffies(serverPid), clientUs: u.user + u.system };
+  return {
+    atMs: performance.now(),
+    ...m,
+    server: serverPid === undefined ? undefined : processTreeJiffies(serverPid),
+    clientUs: u.user + u.system,
+  };
 }
 
 /**
@@ -97,7 +111,8 @@ export function cpuUse(a: CpuSnapshot, b: CpuSnapshot, cores = b.cpus): CpuUse |
   if (!(seconds > 0.05) || !(dTotal > 0)) return undefined;
   const perCore = dTotal / cores; // jiffies of one CPU over the interval
   const busyCores = (b.busy - a.busy) / perCore;
-  const serverCores = a.server !== undefined && b.server !== undefined ? Math.max(0, (b.server - a.server) / perCore) : undefined;
+  const serverCores =
+    a.server !== undefined && b.server !== undefined ? Math.max(0, (b.server - a.server) / perCore) : undefined;
   const clientCores = Math.max(0, (b.clientUs - a.clientUs) / 1e6 / seconds);
   const otherCores = Math.max(0, busyCores - (serverCores ?? 0) - clientCores);
   return { cores, otherCores, serverCores, clientCores };

@@ -93,7 +93,8 @@ export function paceOf(obs: readonly PaceObservation[]): Pace | undefined {
   if (!use.length) return undefined;
   const per = use.map((o) => o.e2eMs / o.tokens);
   const perTokenMs = Math.max(median(per)!, per[per.length - 1]!);
-  const prefill = obs.filter((o) => o.promptTokens !== undefined && o.promptTokens >= 64 && o.ttftMs !== undefined && o.ttftMs > 0)
+  const prefill = obs
+    .filter((o) => o.promptTokens !== undefined && o.promptTokens >= 64 && o.ttftMs !== undefined && o.ttftMs > 0)
     .map((o) => o.promptTokens! / (o.ttftMs! / 1000));
   const sources = [...new Set(use.map((o) => o.tokenSource))].join('/');
   return {
@@ -169,7 +170,8 @@ interface TokenSizing {
 /** Tokens so that one generation lasts about targetMs at this pace, within [min, max] and the wall-time cap. */
 export function tokensFor(s: TokenSizing): number {
   let n = Math.round(s.targetMs / Math.max(1e-3, s.perTokenMs));
-  if (s.wallCapMs !== undefined && s.wallMsPerToken !== undefined && s.wallMsPerToken > 0) n = Math.min(n, Math.floor(s.wallCapMs / s.wallMsPerToken));
+  if (s.wallCapMs !== undefined && s.wallMsPerToken !== undefined && s.wallMsPerToken > 0)
+    n = Math.min(n, Math.floor(s.wallCapMs / s.wallMsPerToken));
   return Math.max(s.min, Math.min(s.max, n));
 }
 

@@ -119,13 +119,17 @@ function codePoints(s: string | undefined): number {
  * per event ('counted'); otherwise the text length over the code points per token ('estimated': learned from this
  * server's usage where it gave any, else ASSUMED_CHARS_PER_TOKEN), never fewer than the events.
  */
-export function tokenCountOf(events: ReadonlyArray<{ text?: string }>, charsPerToken?: number): { tokens: number; source: 'counted' | 'estimated' } {
+export function tokenCountOf(
+  events: ReadonlyArray<{ text?: string }>,
+  charsPerToken?: number,
+): { tokens: number; source: 'counted' | 'estimated' } {
   const n = events.length;
   const sizes = events.map((e) => codePoints(e.text)).sort((a, b) => a - b);
   const chars = sizes.reduce((a, b) => a + b, 0);
   const medianChars = n ? (n % 2 ? sizes[(n - 1) / 2]! : (sizes[n / 2 - 1]! + sizes[n / 2]!) / 2) : 0;
   const cpt = charsPerToken && charsPerToken > 0 ? charsPerToken : ASSUMED_CHARS_PER_TOKEN;
-  const several = medianChars > MAX_SINGLE_TOKEN_CHARS || (charsPerToken !== undefined && medianChars > 1.5 * charsPerToken);
+  const several =
+    medianChars > MAX_SINGLE_TOKEN_CHARS || (charsPerToken !== undefined && medianChars > 1.5 * charsPerToken);
   if (!several) return { tokens: n, source: 'counted' };
   return { tokens: Math.max(n, Math.round(chars / cpt)), source: 'estimated' };
 }
@@ -163,6 +167,13 @@ export function aggregateWallTps(requests: ReadonlyArray<TimedRequest>): number 
  * (Summing each request's own wall_tps would score a serial pair 1.5.)
  */
 export function speedup(aggregateN: number | undefined, single: number | undefined): number | undefined {
-  if (aggregateN === undefined || single === undefined || !Number.isFinite(aggregateN) || !(single > 0) || !Number.isFinite(single)) return undefined;
+  if (
+    aggregateN === undefined ||
+    single === undefined ||
+    !Number.isFinite(aggregateN) ||
+    !(single > 0) ||
+    !Number.isFinite(single)
+  )
+    return undefined;
   return aggregateN / single;
 }

@@ -15,7 +15,9 @@ export function textlessTokens(x: Exchange): number | undefined {
 
 /** HTTP 200, complete, with generated tokens: streamed as text, or counted by usage where they decode to no text. */
 export function served(x: Exchange): boolean {
-  return x.rec.status === 200 && !x.rec.failure && ((x.events?.tokens.length ?? 0) > 0 || textlessTokens(x) !== undefined);
+  return (
+    x.rec.status === 200 && !x.rec.failure && ((x.events?.tokens.length ?? 0) > 0 || textlessTokens(x) !== undefined)
+  );
 }
 
 /** A note naming how many answers were served as tokens without text, or '' when none were. */

@@ -3,7 +3,7 @@
 // vLLM, SGLang, TGI, the reference server). `stream.cancel-frees-slot` uses it as evidence that a disconnected
 // request stopped holding a slot; a server with neither gets a timing-only verdict.
 import type { CheckContext } from '../check/check.ts';
-import { record, bodyText } from '../http/recorder.ts';
+import { bodyText, record } from '../http/recorder.ts';
 
 /** Gauges counting requests that hold a slot (decoding or prefilling), by server. */
 const BUSY_GAUGES: readonly string[] = [
@@ -75,7 +75,10 @@ function parseJson(text: string): unknown {
 export async function findBusyReader(ctx: CheckContext): Promise<BusyReader | undefined> {
   const slots = await getText(ctx, '/slots');
   if (busyFromSlots(parseJson(slots.text)) !== undefined) {
-    return { source: '/slots is_processing', read: async () => busyFromSlots(parseJson((await getText(ctx, '/slots')).text)) };
+    return {
+      source: '/slots is_processing',
+      read: async () => busyFromSlots(parseJson((await getText(ctx, '/slots')).text)),
+    };
   }
   const metrics = await getText(ctx, '/metrics');
   for (const name of BUSY_GAUGES) {

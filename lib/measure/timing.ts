@@ -45,7 +45,8 @@ export async function pollUntil<T>(
   polls++;
   while (!until(value)) {
     const elapsed = performance.now() - t0;
-    if (elapsed >= o.deadlineMs || polls >= maxPolls || o.signal?.aborted) return { value, ok: false, elapsedMs: elapsed, polls };
+    if (elapsed >= o.deadlineMs || polls >= maxPolls || o.signal?.aborted)
+      return { value, ok: false, elapsedMs: elapsed, polls };
     await pause(Math.min(o.intervalMs, o.deadlineMs - elapsed), o.signal);
     value = await read();
     polls++;

@@ -4,8 +4,9 @@
 // `workloads`); reporters show them per project and flag phantom gen_tps from the same check's evidence
 // (lib/grading/phantom.ts). Every figure is a plain number computed here from per-request metrics, so a results file
 // carries both the figure and the per-request samples it came from.
-import type { RequestMetrics } from './request-metrics.ts';
+
 import { median } from '../grading/stats.ts';
+import type { RequestMetrics } from './request-metrics.ts';
 
 export interface WorkloadFigures {
   /** What was run, e.g. "1 stream, 32 tokens" or "2 parallel, 64 tokens". */
@@ -28,8 +29,15 @@ export interface WorkloadFigures {
   samples?: { wall_tps?: number; ttft_ms?: number; gen_tps?: number; usage?: number; counted: number }[];
 }
 
-export function workloadFigures(name: string, ms: readonly RequestMetrics[], extra: Partial<WorkloadFigures> = {}): WorkloadFigures {
-  const usage = ms.every((m) => m.tokenSource === 'usage') && ms.length > 0 ? ms.reduce((s, m) => s + (m.completionTokens ?? 0), 0) : undefined;
+export function workloadFigures(
+  name: string,
+  ms: readonly RequestMetrics[],
+  extra: Partial<WorkloadFigures> = {},
+): WorkloadFigures {
+  const usage =
+    ms.every((m) => m.tokenSource === 'usage') && ms.length > 0
+      ? ms.reduce((s, m) => s + (m.completionTokens ?? 0), 0)
+      : undefined;
   return {
     name,
     requests: ms.length,

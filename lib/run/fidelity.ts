@@ -75,7 +75,10 @@ export interface StampedArrival {
  * Arrivals of the stamped events of recorded streams, as the checks see them: an event arrives at the timestamp of
  * the body read that completed it (Recording.t0Abs + event.t).
  */
-export function stampedArrivals(streams: ReadonlyArray<{ t0Abs: number; events: ReadonlyArray<{ t: number; id?: string }> }>, offsetMs: number): StampedArrival[] {
+export function stampedArrivals(
+  streams: ReadonlyArray<{ t0Abs: number; events: ReadonlyArray<{ t: number; id?: string }> }>,
+  offsetMs: number,
+): StampedArrival[] {
   const out: StampedArrival[] = [];
   streams.forEach((s, stream) => {
     for (const ev of s.events) {
@@ -179,7 +182,10 @@ const f1 = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(1));
 export function clientLag(loop: { p99Ms: number; maxMs: number }, preflight?: FidelityPreflight): ClientLag {
   const pre = preflight?.stepLag;
   const parts = [`longest event-loop stall ${f1(loop.maxMs)} ms`];
-  if (pre) parts.push(`preflight arrival lag p99 ${f1(pre.p99Ms)} ms for one stream (${f1(preflight!.lag?.p99Ms ?? NaN)} ms with ${preflight!.streams} in phase)`);
+  if (pre)
+    parts.push(
+      `preflight arrival lag p99 ${f1(pre.p99Ms)} ms for one stream (${f1(preflight!.lag?.p99Ms ?? NaN)} ms with ${preflight!.streams} in phase)`,
+    );
   else if (preflight?.error) parts.push(`no preflight figure (${preflight.error})`);
   return { ms: Math.max(loop.maxMs, pre?.p99Ms ?? 0), source: parts.join('; ') };
 }
@@ -189,7 +195,11 @@ export function describePreflight(p: FidelityPreflight | undefined): string {
   if (!p) return 'fidelity preflight: not run';
   if (!p.lag) return `fidelity preflight: no measurement (${p.error ?? 'no stamped events'})`;
   const cpu = p.cpuUsPerEvent !== undefined ? `, client CPU ${f1(p.cpuUsPerEvent)} µs/event` : '';
-  const one = p.stepLag ? `; one stream: p50 ${p.stepLag.p50Ms.toFixed(2)} ms, p99 ${p.stepLag.p99Ms.toFixed(2)} ms` : '';
-  return `fidelity preflight: our client's arrival lag p50 ${p.lag.p50Ms.toFixed(2)} ms, p99 ${p.lag.p99Ms.toFixed(2)} ms, max ${p.lag.maxMs.toFixed(2)} ms ` +
-    `(${p.lag.n} events, ${p.streams} streams in phase every ${p.cadenceMs} ms${cpu})${one}`;
+  const one = p.stepLag
+    ? `; one stream: p50 ${p.stepLag.p50Ms.toFixed(2)} ms, p99 ${p.stepLag.p99Ms.toFixed(2)} ms`
+    : '';
+  return (
+    `fidelity preflight: our client's arrival lag p50 ${p.lag.p50Ms.toFixed(2)} ms, p99 ${p.lag.p99Ms.toFixed(2)} ms, max ${p.lag.maxMs.toFixed(2)} ms ` +
+    `(${p.lag.n} events, ${p.streams} streams in phase every ${p.cadenceMs} ms${cpu})${one}`
+  );
 }

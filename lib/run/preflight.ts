@@ -3,12 +3,19 @@
 // server in --stamp-send mode, N streams in phase at a fixed cadence; arrival − send per event (lib/run/fidelity.ts).
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
-import { makeContext, type CheckDef } from '../check/check.ts';
-import { chat, generationBody, uniquePrompt, type Exchange } from '../http/exchange.ts';
-import { TSX_LOADER, spawnServer, waitForListening, type RunningServer } from '../server/lifecycle.ts';
-import { ROOT } from '../config/profile.ts';
+import { type CheckDef, makeContext } from '../check/check.ts';
 import type { Profile } from '../check/types.ts';
-import { lagSummary, monotonicOffset, stampedArrivals, stepMinima, steadyWindow, type FidelityPreflight } from './fidelity.ts';
+import { ROOT } from '../config/profile.ts';
+import { chat, type Exchange, generationBody, uniquePrompt } from '../http/exchange.ts';
+import { type RunningServer, spawnServer, TSX_LOADER, waitForListening } from '../server/lifecycle.ts';
+import {
+  type FidelityPreflight,
+  lagSummary,
+  monotonicOffset,
+  stampedArrivals,
+  steadyWindow,
+  stepMinima,
+} from './fidelity.ts';
 
 interface StampServerOptions {
   /** Slots (≥ the streams it will serve, so all of them decode in the same steps). */
@@ -31,10 +38,27 @@ export interface StampServer {
 /** The reference server stamping every event with its send time, at a fixed cadence, all streams in phase. */
 export async function startStampServer(o: StampServerOptions): Promise<StampServer> {
   const argv = [
-    ...(o.wrap ?? []), process.execPath, '--import', TSX_LOADER, join(ROOT, 'fixtures/reference-server/main.ts'), '--port', '0', '--stamp-send',
-    '--slots', String(o.slots), '--decode-step-ms', String(o.cadenceMs), '--batch-step-cost', '0',
+    ...(o.wrap ?? []),
+    process.execPath,
+    '--import',
+    TSX_LOADER,
+    join(ROOT, 'fixtures/reference-server/main.ts'),
+    '--port',
+    '0',
+    '--stamp-send',
+    '--slots',
+    String(o.slots),
+    '--decode-step-ms',
+    String(o.cadenceMs),
+    '--batch-step-cost',
+    '0',
     // No prefill cost and a window that fits any stream length the benchmarks ask for.
-    '--prefill-ms-per-token', '0', '--prefill-quadratic-ms', '0', '--context-window', '1000000',
+    '--prefill-ms-per-token',
+    '0',
+    '--prefill-quadratic-ms',
+    '0',
+    '--context-window',
+    '1000000',
   ];
   const server = spawnServer(argv, { cwd: ROOT });
   const url = await waitForListening(server, o.startTimeoutMs ?? 30_000, 'the stamping reference server');
@@ -42,25 +66,57 @@ export async function startStampServer(o: StampServerOptions): Promise<StampServ
 }
 
 const NO_RUN: CheckDef = {
-  id: 'fidelity.preflight', title: 'fidelity preflight', level: 'INFO', rationale: 'measures our own client', reference: 'issue 11',
-  requires: [], run: async () => ({ outcome: 'skip', message: 'not a check' }),
+  id: 'fidelity.preflight',
+  title: 'fidelity preflight',
+  level: 'INFO',
+  rationale: 'measures our own client',
+  reference: 'issue 11',
+  requires: [],
+  run: async () => ({ outcome: 'skip', message: 'not a check' }),
 };
 
 /** A check context for the stamping server: the same headers, deadlines and request building a check gets. */
 function stampContext(baseUrl: string, signal: AbortSignal) {
   const profile: Profile = {
-    id: 'fidelity', baseUrl, model: 'reference-model', apis: ['openai-chat'], readiness: { kind: 'http', path: '/health' },
-    startTimeoutMs: 30_000, slots: 1024, deterministic: false, context: { discovery: 'none' }, forceLength: { ignoreEos: true },
+    id: 'fidelity',
+    baseUrl,
+    model: 'reference-model',
+    apis: ['openai-chat'],
+    readiness: { kind: 'http', path: '/health' },
+    startTimeoutMs: 30_000,
+    slots: 1024,
+    deterministic: false,
+    context: { discovery: 'none' },
+    forceLength: { ignoreEos: true },
   };
-  return makeContext(NO_RUN, { profile, server: { baseUrl, identity: {} }, log: () => undefined }, signal, () => ({ p99Ms: 0, maxMs: 0 }));
+  return makeContext(NO_RUN, { profile, server: { baseUrl, identity: {} }, log: () => undefined }, signal, () => ({
+    p99Ms: 0,
+    maxMs: 0,
+  }));
 }
 
 /** `streams` concurrent streams of exactly `tokens` tokens through the harness's real recording path. */
-export async function harnessStreams(baseUrl: string, streams: number, tokens: number, signal = new AbortController().signal): Promise<Exchange[]> {
+export async function harnessStreams(
+  baseUrl: string,
+  streams: number,
+  tokens: number,
+  signal = new AbortController().signal,
+): Promise<Exchange[]> {
   setMaxListeners(0, signal); // every request listens on the one signal: hundreds of streams are not a leak
   const ctx = stampContext(baseUrl, signal);
-  return Promise.all(Array.from({ length: streams }, () =>
-    chat(ctx, generationBody(ctx, 'openai-chat', { prompt: uniquePrompt(ctx, 'Fidelity.'), maxTokens: tokens, stream: true, exactLength: true }))));
+  return Promise.all(
+    Array.from({ length: streams }, () =>
+      chat(
+        ctx,
+        generationBody(ctx, 'openai-chat', {
+          prompt: uniquePrompt(ctx, 'Fidelity.'),
+          maxTokens: tokens,
+          stream: true,
+          exactLength: true,
+        }),
+      ),
+    ),
+  );
 }
 
 interface HarnessRun {
@@ -75,7 +131,12 @@ interface HarnessRun {
 }
 
 /** One measured round: CPU of this process and wall time around the streams. */
-export async function measuredHarnessRound(baseUrl: string, streams: number, tokens: number, signal?: AbortSignal): Promise<HarnessRun> {
+export async function measuredHarnessRound(
+  baseUrl: string,
+  streams: number,
+  tokens: number,
+  signal?: AbortSignal,
+): Promise<HarnessRun> {
   const offset = monotonicOffset();
   const c0 = process.cpuUsage();
   const w0 = performance.now();
@@ -90,7 +151,10 @@ export async function measuredHarnessRound(baseUrl: string, streams: number, tok
 export function harnessLag(run: HarnessRun) {
   const bad = run.exchanges.find((x) => x.rec.status !== 200 || x.rec.failure || !x.sse);
   if (bad) return { error: `a stream failed: ${bad.rec.failure?.message ?? `HTTP ${bad.rec.status}`}` };
-  const arrivals = stampedArrivals(run.exchanges.map((x) => ({ t0Abs: x.rec.t0Abs, events: x.sse!.events })), run.offset.offsetMs);
+  const arrivals = stampedArrivals(
+    run.exchanges.map((x) => ({ t0Abs: x.rec.t0Abs, events: x.sse!.events })),
+    run.offset.offsetMs,
+  );
   const steady = steadyWindow(arrivals);
   const lag = lagSummary(steady);
   return lag ? { lag, steady } : { error: 'no stamped events (is the server in --stamp-send mode?)' };
@@ -133,10 +197,20 @@ export async function runPreflight(o: PreflightOptions = {}): Promise<FidelityPr
     await harnessStreams(server.url, Math.min(streams, 4), 5, signal);
     const run = await measuredHarnessRound(server.url, streams, streams + steadySteps, signal);
     const r = harnessLag(run);
-    const base = { streams, cadenceMs, durationMs: Math.round(performance.now() - started), clockUncertaintyMs: run.offset.uncertaintyMs };
+    const base = {
+      streams,
+      cadenceMs,
+      durationMs: Math.round(performance.now() - started),
+      clockUncertaintyMs: run.offset.uncertaintyMs,
+    };
     if ('error' in r) return { ...base, error: r.error };
     const stepLag = lagSummary(stepMinima(r.steady, cadenceMs));
-    return { ...base, lag: r.lag, ...(stepLag ? { stepLag } : {}), cpuUsPerEvent: run.events > 0 ? run.cpuUs / run.events : undefined };
+    return {
+      ...base,
+      lag: r.lag,
+      ...(stepLag ? { stepLag } : {}),
+      cpuUsPerEvent: run.events > 0 ? run.cpuUs / run.events : undefined,
+    };
   } catch (e) {
     return { streams, cadenceMs, durationMs: Math.round(performance.now() - t0), error: (e as Error).message };
   } finally {

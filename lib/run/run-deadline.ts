@@ -21,7 +21,8 @@ export function runDeadlineFromEnv(env: NodeJS.ProcessEnv, start: number): RunDe
   const raw = env.CONFORMANCE_DEADLINE_S?.trim();
   if (!raw) return undefined;
   const seconds = Number(raw);
-  if (!Number.isFinite(seconds) || seconds < 10) throw new Error(`CONFORMANCE_DEADLINE_S must be a number of seconds ≥ 10, not "${raw}"`);
+  if (!Number.isFinite(seconds) || seconds < 10)
+    throw new Error(`CONFORMANCE_DEADLINE_S must be a number of seconds ≥ 10, not "${raw}"`);
   const endsAt = start + seconds * 1000;
   return { seconds, endsAt, checksEndAt: endsAt - reserveMs(seconds) };
 }

@@ -3,9 +3,9 @@
 // the run ends fast (the circuit breaker in suites/support/register.ts) instead of every check waiting out its
 // deadlines. Plain functions, no Vitest.
 import type { ApiFlavour, Profile } from '../check/types.ts';
-import { record } from '../http/recorder.ts';
 import { GENERATION_PATH } from '../http/exchange.ts';
-import { describeRequest, recentRequests, type JournalEntry } from '../http/transport.ts';
+import { record } from '../http/recorder.ts';
+import { describeRequest, type JournalEntry, recentRequests } from '../http/transport.ts';
 
 interface Health {
   answering: boolean;
@@ -15,7 +15,11 @@ interface Health {
   listsModels: boolean;
 }
 
-function probeBody(flavour: ApiFlavour, model: string, extra: Record<string, unknown> | undefined): Record<string, unknown> {
+function probeBody(
+  flavour: ApiFlavour,
+  model: string,
+  extra: Record<string, unknown> | undefined,
+): Record<string, unknown> {
   const prompt = `[health probe ${Date.now().toString(36)}] Say OK.`;
   switch (flavour) {
     case 'openai-chat':
@@ -33,29 +37,58 @@ function probeBody(flavour: ApiFlavour, model: string, extra: Record<string, unk
  * One bounded probe: GET /v1/models, then a 1-token generation in the profile's first API. Any complete HTTP answer
  * counts as answering (a 4xx or 5xx is the checks' business); no answer within `budgetMs` does not.
  */
-export async function probeHealth(profile: Profile, baseUrl: string, headers: Record<string, string>, budgetMs: number, secrets: string[] = []): Promise<Health> {
+export async function probeHealth(
+  profile: Profile,
+  baseUrl: string,
+  headers: Record<string, string>,
+  budgetMs: number,
+  secrets: string[] = [],
+): Promise<Health> {
   const models = await record({
-    url: `${baseUrl}/v1/models`, headers, secrets,
+    url: `${baseUrl}/v1/models`,
+    headers,
+    secrets,
     deadlines: { connectMs: 2_000, headersMs: 5_000, tokenIdleMs: 5_000, totalMs: 6_000 },
   });
   const listsModels = models.status !== undefined && !models.failure;
-  if (models.failure?.kind === 'connect' || (models.failure && models.status === undefined && models.failure.kind !== 'headers-timeout' && models.failure.kind !== 'total-timeout'))
-    return { answering: false, listsModels: false, detail: `nothing answers at ${baseUrl} (GET /v1/models: ${models.failure.message})` };
+  if (
+    models.failure?.kind === 'connect' ||
+    (models.failure &&
+      models.status === undefined &&
+      models.failure.kind !== 'headers-timeout' &&
+      models.failure.kind !== 'total-timeout')
+  )
+    return {
+      answering: false,
+      listsModels: false,
+      detail: `nothing answers at ${baseUrl} (GET /v1/models: ${models.failure.message})`,
+    };
   const flavour = profile.apis[0] ?? 'openai-chat';
   const gen = await record({
-    url: `${baseUrl}${GENERATION_PATH[flavour]}`, headers: { ...headers, ...(flavour === 'anthropic-messages' ? { 'anthropic-version': '2023-06-01' } : {}) },
-    body: probeBody(flavour, profile.model, flavour === 'openai-chat' ? profile.extraBody : undefined), secrets,
+    url: `${baseUrl}${GENERATION_PATH[flavour]}`,
+    headers: { ...headers, ...(flavour === 'anthropic-messages' ? { 'anthropic-version': '2023-06-01' } : {}) },
+    body: probeBody(flavour, profile.model, flavour === 'openai-chat' ? profile.extraBody : undefined),
+    secrets,
     deadlines: { connectMs: 2_000, headersMs: budgetMs, tokenIdleMs: budgetMs, totalMs: budgetMs },
   });
   // A server that answers too much (past a read cap) is answering: its checks judge what it sent.
   if (gen.status !== undefined && (!gen.failure || gen.failure.kind === 'overflow'))
-    return { answering: true, listsModels, detail: `a 1-token generation answered HTTP ${gen.status} in ${Math.round(gen.tEnd)} ms` };
+    return {
+      answering: true,
+      listsModels,
+      detail: `a 1-token generation answered HTTP ${gen.status} in ${Math.round(gen.tEnd)} ms`,
+    };
   const what = gen.failure ? `${gen.failure.kind}: ${gen.failure.message}` : 'no answer';
   return {
     answering: false,
     listsModels,
-    detail: `a 1-token generation (POST ${GENERATION_PATH[flavour]}) got no complete answer within ${budgetMs} ms (${what})` +
-      (listsModels ? '; GET /v1/models still answers (the process is alive but does not generate)' : models.failure ? `; GET /v1/models: ${models.failure.message}` : ''),
+    detail:
+      `a 1-token generation (POST ${GENERATION_PATH[flavour]}) got no complete answer within ${budgetMs} ms (${what})` +
+      (listsModels
+        ? '; GET /v1/models still answers (the process is alive but does not generate)'
+        : models.failure
+          ? `; GET /v1/models: ${models.failure.message}`
+          : ''),
   };
 }
 

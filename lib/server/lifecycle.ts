@@ -1,11 +1,11 @@
 // Server lifecycle: start a profile's command, wait for readiness within a bound, stop it and its children.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import type { Profile, Readiness } from '../check/types.ts';
-import { record, bodyText, bodyJson } from '../http/recorder.ts';
 import { redact } from '../config/secrets.ts';
+import { bodyJson, bodyText, record } from '../http/recorder.ts';
 
 export class SetupError extends Error {}
 
@@ -72,7 +72,10 @@ function withOwnTsx(args: string[]): string[] {
 }
 
 /** Spawn argv (with {port} filled in) in its own process group, capturing its output. */
-export function spawnServer(argv: string[], opts: { cwd?: string; env?: Record<string, string>; logLines?: number } = {}): RunningServer {
+export function spawnServer(
+  argv: string[],
+  opts: { cwd?: string; env?: Record<string, string>; logLines?: number } = {},
+): RunningServer {
   const [cmd, ...rest] = argv;
   const isNode = cmd === 'node' || cmd === process.execPath;
   const exe = cmd === 'node' ? process.execPath : cmd!;
@@ -133,7 +136,10 @@ export function spawnServer(argv: string[], opts: { cwd?: string; env?: Record<s
 export async function waitForListening(server: RunningServer, timeoutMs: number, name = 'server'): Promise<string> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
-    const url = server.lastLines(40).map((l) => /^LISTENING (http:\/\/127\.0\.0\.1:\d+)/.exec(l)?.[1]).find(Boolean);
+    const url = server
+      .lastLines(40)
+      .map((l) => /^LISTENING (http:\/\/127\.0\.0\.1:\d+)/.exec(l)?.[1])
+      .find(Boolean);
     if (url) return url;
     if (server.exited() || performance.now() >= deadline) break;
     await new Promise((r) => setTimeout(r, 20));
@@ -141,7 +147,9 @@ export async function waitForListening(server: RunningServer, timeoutMs: number,
   const ex = server.exited();
   await server.stop();
   throw new Error(
-    (ex ? `${name} exited (code ${ex.code}, signal ${ex.signal}) before printing LISTENING` : `${name} did not print LISTENING within ${seconds(timeoutMs)}`) +
+    (ex
+      ? `${name} exited (code ${ex.code}, signal ${ex.signal}) before printing LISTENING`
+      : `${name} did not print LISTENING within ${seconds(timeoutMs)}`) +
       `; last lines it printed: ${server.lastLines(10).join(' | ') || '(nothing)'}`,
   );
 }
@@ -155,7 +163,12 @@ function probeFailure(f: { kind: string; message: string }): string {
 }
 
 /** One readiness probe; returns undefined when ready, else what it saw. */
-async function probeReady(baseUrl: string, readiness: Readiness, model: string, headers: Record<string, string>): Promise<string | undefined> {
+async function probeReady(
+  baseUrl: string,
+  readiness: Readiness,
+  model: string,
+  headers: Record<string, string>,
+): Promise<string | undefined> {
   const deadlines = { connectMs: 1_000, headersMs: 5_000, tokenIdleMs: 5_000, totalMs: 10_000 };
   if (readiness.kind === 'completion') {
     const rec = await record({
@@ -193,7 +206,8 @@ export function waitBoundMs(profile: Pick<Profile, 'startTimeoutMs'>, env: NodeJ
   const raw = env.CONFORMANCE_WAIT_S?.trim();
   if (!raw) return profile.startTimeoutMs;
   const s = Number(raw);
-  if (!Number.isFinite(s) || s < 0) throw new SetupError(`CONFORMANCE_WAIT_S must be a number of seconds ≥ 0, not "${raw}"`);
+  if (!Number.isFinite(s) || s < 0)
+    throw new SetupError(`CONFORMANCE_WAIT_S must be a number of seconds ≥ 0, not "${raw}"`);
   return s * 1000;
 }
 
@@ -240,7 +254,9 @@ export async function waitReady(
     if (!last) return { waitedMs: now - t0, probes };
     if (now >= deadline) break;
     if (opts.onProgress && now >= nextProgress) {
-      opts.onProgress(`waiting for ${redact(baseUrl)} to be ready: ${last} (${seconds(now - t0)} of ${seconds(boundMs)})`);
+      opts.onProgress(
+        `waiting for ${redact(baseUrl)} to be ready: ${last} (${seconds(now - t0)} of ${seconds(boundMs)})`,
+      );
       nextProgress = now + every;
     }
     // The last probe goes out at the bound itself, not a whole interval before it.
@@ -258,15 +274,24 @@ export async function waitReady(
  * Resident memory (KiB) of a process and its descendants via ps (works on Linux and macOS); undefined when the process
  * is not running. `skip`: leave out the processes whose command line it matches, and their descendants.
  */
-export async function processTreeRssKiB(rootPid: number, opts: { skip?: (commandLine: string) => boolean } = {}): Promise<number | undefined> {
+export async function processTreeRssKiB(
+  rootPid: number,
+  opts: { skip?: (commandLine: string) => boolean } = {},
+): Promise<number | undefined> {
   const out = await new Promise<string>((res) => {
-    const ps = spawn('ps', ['-A', '-o', opts.skip ? 'pid=,ppid=,rss=,args=' : 'pid=,ppid=,rss='], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const ps = spawn('ps', ['-A', '-o', opts.skip ? 'pid=,ppid=,rss=,args=' : 'pid=,ppid=,rss='], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     let s = '';
     ps.stdout.on('data', (d: Buffer) => (s += d.toString()));
     ps.on('close', () => res(s));
     ps.on('error', () => res(''));
   });
-  const rows = out.trim().split('\n').map((l) => /^\s*(\d+)\s+(\d+)\s+(\d+)(?:\s+(.*))?$/.exec(l)).filter((m): m is RegExpExecArray => !!m)
+  const rows = out
+    .trim()
+    .split('\n')
+    .map((l) => /^\s*(\d+)\s+(\d+)\s+(\d+)(?:\s+(.*))?$/.exec(l))
+    .filter((m): m is RegExpExecArray => !!m)
     .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), rss: Number(m[3]), args: m[4] ?? '' }));
   const root = rows.find((r) => r.pid === rootPid);
   if (!root) return undefined;

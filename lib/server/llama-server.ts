@@ -6,9 +6,9 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ROOT } from '../config/profile.ts';
-import { freePort, spawnServer, waitReady, type RunningServer } from './lifecycle.ts';
 import type { Profile } from '../check/types.ts';
+import { ROOT } from '../config/profile.ts';
+import { freePort, type RunningServer, spawnServer, waitReady } from './lifecycle.ts';
 
 /** Environment variable naming the bundle folder (replaces the default place). */
 export const LLAMA_DIR_ENV = 'CONFORMANCE_LLAMA_DIR';
@@ -32,17 +32,30 @@ export function llamaBundlePlaces(env: NodeJS.ProcessEnv = process.env): string[
 export function findLlamaBundle(env: NodeJS.ProcessEnv = process.env): { bundle?: LlamaBundle; searched: string[] } {
   const searched = llamaBundlePlaces(env);
   for (const dir of searched) {
-    const b = { dir, binary: join(dir, 'bin', 'llama-server'), vocab: join(dir, 'vocab', 'ggml-vocab-phi-3.gguf'), makeModel: join(dir, 'make-model.mjs') };
+    const b = {
+      dir,
+      binary: join(dir, 'bin', 'llama-server'),
+      vocab: join(dir, 'vocab', 'ggml-vocab-phi-3.gguf'),
+      makeModel: join(dir, 'make-model.mjs'),
+    };
     if (existsSync(b.binary) && existsSync(b.vocab) && existsSync(b.makeModel)) return { bundle: b, searched };
   }
   return { searched };
 }
 
-function run(file: string, args: string[], timeoutMs: number): Promise<{ code: number | null; out: string; error?: string }> {
+function run(
+  file: string,
+  args: string[],
+  timeoutMs: number,
+): Promise<{ code: number | null; out: string; error?: string }> {
   return new Promise((res) => {
     execFile(file, args, { timeout: timeoutMs, maxBuffer: 4 << 20 }, (err, stdout, stderr) => {
       const e = err as (NodeJS.ErrnoException & { code?: number | string }) | null;
-      res({ code: e ? (typeof e.code === 'number' ? e.code : -1) : 0, out: `${stdout}${stderr}`, error: e ? `${e.code ?? ''} ${e.message}` : undefined });
+      res({
+        code: e ? (typeof e.code === 'number' ? e.code : -1) : 0,
+        out: `${stdout}${stderr}`,
+        error: e ? `${e.code ?? ''} ${e.message}` : undefined,
+      });
     });
   });
 }
@@ -52,7 +65,8 @@ const REQUIRED_CPU_FLAGS = ['avx2', 'fma', 'f16c'];
 
 /** Why this machine cannot run the portable x86-64 binary, judged before running it; undefined when it may. */
 function platformProblem(): string | undefined {
-  if (process.platform !== 'linux') return `llama-server in the bundle is a Linux x86-64 build; this is ${process.platform}`;
+  if (process.platform !== 'linux')
+    return `llama-server in the bundle is a Linux x86-64 build; this is ${process.platform}`;
   if (process.arch !== 'x64') return `llama-server in the bundle is an x86-64 build; this CPU is ${process.arch}`;
   let cpuinfo = '';
   try {
@@ -62,27 +76,62 @@ function platformProblem(): string | undefined {
   }
   const flags = new Set((/^flags\s*:(.*)$/m.exec(cpuinfo)?.[1] ?? '').trim().split(/\s+/));
   const missing = REQUIRED_CPU_FLAGS.filter((f) => !flags.has(f));
-  return missing.length ? `this CPU lacks ${missing.map((f) => f.toUpperCase()).join(', ')}, which the portable llama-server build needs` : undefined;
+  return missing.length
+    ? `this CPU lacks ${missing.map((f) => f.toUpperCase()).join(', ')}, which the portable llama-server build needs`
+    : undefined;
 }
 
 /** Can the binary run here? `--version` must exit 0; the reason names a missing CPU feature or library (old glibc). */
-export async function llamaRunnable(bundle: LlamaBundle): Promise<{ ok: true; version: string } | { ok: false; reason: string }> {
+export async function llamaRunnable(
+  bundle: LlamaBundle,
+): Promise<{ ok: true; version: string } | { ok: false; reason: string }> {
   const problem = platformProblem();
   if (problem) return { ok: false, reason: problem };
   const r = await run(bundle.binary, ['--version'], 15_000);
   if (r.code === 0) return { ok: true, version: (/version: (.*)/.exec(r.out)?.[1] ?? 'unknown').trim() };
   const glibc = /GLIBC_[\d.]+/.exec(r.out);
-  if (glibc) return { ok: false, reason: `the C library is too old: llama-server needs ${glibc[0]} (glibc ≥ 2.36, README "Binary")` };
-  if (/illegal instruction/i.test(r.out) || r.code === 132) return { ok: false, reason: 'illegal instruction: this CPU lacks an instruction set the build needs (AVX2, FMA, F16C)' };
-  return { ok: false, reason: `${bundle.binary} --version failed (${r.error ?? `exit ${r.code}`}): ${r.out.trim().split('\n').slice(-3).join(' | ')}` };
+  if (glibc)
+    return {
+      ok: false,
+      reason: `the C library is too old: llama-server needs ${glibc[0]} (glibc ≥ 2.36, README "Binary")`,
+    };
+  if (/illegal instruction/i.test(r.out) || r.code === 132)
+    return {
+      ok: false,
+      reason: 'illegal instruction: this CPU lacks an instruction set the build needs (AVX2, FMA, F16C)',
+    };
+  return {
+    ok: false,
+    reason: `${bundle.binary} --version failed (${r.error ?? `exit ${r.code}`}): ${r.out.trim().split('\n').slice(-3).join(' | ')}`,
+  };
 }
 
 /** Model recipes of the bundle README, with what they are for. */
 const LLAMA_RECIPES = {
   /** 22 MB, 10.8 M parameters: fast (~660 tok/s on 2 cores); per-token overhead dominates, so batching gains little. */
-  tiny: { args: ['--layers', '4', '--embd', '256', '--ff', '512', '--heads', '4', '--kv-heads', '4', '--tied'], bytes: 22.4e6 },
+  tiny: {
+    args: ['--layers', '4', '--embd', '256', '--ff', '512', '--heads', '4', '--kv-heads', '4', '--tied'],
+    bytes: 22.4e6,
+  },
   /** 401 MB f32: decode reads every weight per step (memory-bandwidth bound, ~72 tok/s), so concurrent streams batch (~1.5x at 2). */
-  'bandwidth-bound': { args: ['--layers', '8', '--embd', '768', '--ff', '3072', '--heads', '12', '--kv-heads', '12', '--tied', '--type', 'f32'], bytes: 401e6 },
+  'bandwidth-bound': {
+    args: [
+      '--layers',
+      '8',
+      '--embd',
+      '768',
+      '--ff',
+      '3072',
+      '--heads',
+      '12',
+      '--kv-heads',
+      '12',
+      '--tied',
+      '--type',
+      'f32',
+    ],
+    bytes: 401e6,
+  },
 } as const;
 export type LlamaRecipe = keyof typeof LLAMA_RECIPES;
 
@@ -92,7 +141,11 @@ export async function makeLlamaModel(bundle: LlamaBundle, recipe: LlamaRecipe, d
   const out = join(dir, `${recipe}.gguf`);
   if (existsSync(out) && statSync(out).size > 0.9 * LLAMA_RECIPES[recipe].bytes) return out;
   const tmp = `${out}.${process.pid}.tmp`;
-  const r = await run(process.execPath, [bundle.makeModel, '--out', tmp, '--vocab', bundle.vocab, '--name', recipe, ...LLAMA_RECIPES[recipe].args], 120_000);
+  const r = await run(
+    process.execPath,
+    [bundle.makeModel, '--out', tmp, '--vocab', bundle.vocab, '--name', recipe, ...LLAMA_RECIPES[recipe].args],
+    120_000,
+  );
   if (r.code !== 0) throw new Error(`make-model.mjs (${recipe}) failed: ${r.error ?? ''} ${r.out.trim().slice(-400)}`);
   renameSync(tmp, out);
   return out;
@@ -121,7 +174,8 @@ export interface LlamaServerOptions {
 let tasksetPath: string | null | undefined;
 /** taskset's path, or null where there is none (macOS, minimal containers). */
 export function taskset(): string | null {
-  if (tasksetPath === undefined) tasksetPath = ['/usr/bin/taskset', '/bin/taskset', '/usr/local/bin/taskset'].find((p) => existsSync(p)) ?? null;
+  if (tasksetPath === undefined)
+    tasksetPath = ['/usr/bin/taskset', '/bin/taskset', '/usr/local/bin/taskset'].find((p) => existsSync(p)) ?? null;
   return tasksetPath;
 }
 
@@ -138,10 +192,26 @@ export function llamaThreads(o: Pick<LlamaServerOptions, 'slots' | 'threads'>): 
 export function llamaServerArgv(o: LlamaServerOptions, port: number | '{port}'): string[] {
   const threads = llamaThreads(o);
   const args = [
-    o.bundle.binary, '-m', o.model, ...(o.alias ? ['--alias', o.alias] : []),
-    '--host', '127.0.0.1', '--port', String(port),
-    '--ctx-size', String(o.slots * o.ctxPerSlot), '--parallel', String(o.slots), '--n-predict', String(o.nPredict ?? 2048),
-    '--flash-attn', '--no-context-shift', '--threads', String(threads), '--threads-batch', String(threads),
+    o.bundle.binary,
+    '-m',
+    o.model,
+    ...(o.alias ? ['--alias', o.alias] : []),
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--ctx-size',
+    String(o.slots * o.ctxPerSlot),
+    '--parallel',
+    String(o.slots),
+    '--n-predict',
+    String(o.nPredict ?? 2048),
+    '--flash-attn',
+    '--no-context-shift',
+    '--threads',
+    String(threads),
+    '--threads-batch',
+    String(threads),
     ...(o.monitoring === false ? [] : ['--slots', '--metrics']),
     ...(o.extraArgs ?? []),
   ];
@@ -169,7 +239,12 @@ export async function startLlamaServer(o: LlamaServerOptions, startTimeoutMs = 6
     const argv = llamaServerArgv(o, port);
     const server = spawnServer(argv, { logLines: 60 });
     const baseUrl = `http://127.0.0.1:${port}`;
-    const profile = { id: `llama-server-${port}`, readiness: { kind: 'http', path: '/health', status: 200 }, startTimeoutMs, model: o.alias ?? '' } as Profile;
+    const profile = {
+      id: `llama-server-${port}`,
+      readiness: { kind: 'http', path: '/health', status: 200 },
+      startTimeoutMs,
+      model: o.alias ?? '',
+    } as Profile;
     try {
       await waitReady(profile, baseUrl, {}, server);
       return { baseUrl, port, argv, server, stop: () => server.stop() };

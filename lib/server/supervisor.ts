@@ -53,13 +53,26 @@ async function settledState(hooks: SupervisorHooks): Promise<string | undefined>
 /** Restarts per project run: a server that keeps dying is reported, not revived forever. */
 export const MAX_RESTARTS = 3;
 
-export async function startSupervisor(hooks: SupervisorHooks): Promise<{ url: string; restarts: RestartRecord[]; close(): Promise<void> }> {
+export async function startSupervisor(
+  hooks: SupervisorHooks,
+): Promise<{ url: string; restarts: RestartRecord[]; close(): Promise<void> }> {
   const restarts: RestartRecord[] = [];
   let busy: Promise<RestartAnswer> | undefined;
   const handle = async (after: string, request: string): Promise<RestartAnswer> => {
     const state = await settledState(hooks);
-    if (state === undefined) return { restarted: false, reason: 'the suite did not start this server (no start command)', count: restarts.length };
-    if (restarts.length >= MAX_RESTARTS) return { restarted: false, reason: `already restarted ${restarts.length} times in this run (at most ${MAX_RESTARTS})`, process: state, count: restarts.length };
+    if (state === undefined)
+      return {
+        restarted: false,
+        reason: 'the suite did not start this server (no start command)',
+        count: restarts.length,
+      };
+    if (restarts.length >= MAX_RESTARTS)
+      return {
+        restarted: false,
+        reason: `already restarted ${restarts.length} times in this run (at most ${MAX_RESTARTS})`,
+        process: state,
+        count: restarts.length,
+      };
     const rec: RestartRecord = { after, request, process: state, ok: false, detail: '' };
     restarts.push(rec);
     try {
@@ -70,7 +83,9 @@ export async function startSupervisor(hooks: SupervisorHooks): Promise<{ url: st
       rec.detail = `did not come back: ${(e as Error).message}`;
     }
     hooks.onRestart(rec);
-    return rec.ok ? { restarted: true, process: state, count: restarts.length } : { restarted: false, reason: rec.detail, process: state, count: restarts.length };
+    return rec.ok
+      ? { restarted: true, process: state, count: restarts.length }
+      : { restarted: false, reason: rec.detail, process: state, count: restarts.length };
   };
   const server = http.createServer((req, res) => {
     let body = '';
@@ -81,12 +96,20 @@ export async function startSupervisor(hooks: SupervisorHooks): Promise<{ url: st
         if (req.url === '/restart') {
           const { after, request } = JSON.parse(body || '{}') as { after?: string; request?: string };
           // One restart at a time: a second worker asking meanwhile gets the same answer.
-          busy ??= handle(String(after ?? 'unknown check'), String(request ?? 'unknown request')).finally(() => (busy = undefined));
+          busy ??= handle(String(after ?? 'unknown check'), String(request ?? 'unknown request')).finally(
+            () => (busy = undefined),
+          );
           answer = await busy;
         } else answer = { process: hooks.processState() };
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
       } catch (e) {
-        res.writeHead(500).end(JSON.stringify({ restarted: false, reason: `supervisor error: ${(e as Error).message}`, count: restarts.length }));
+        res.writeHead(500).end(
+          JSON.stringify({
+            restarted: false,
+            reason: `supervisor error: ${(e as Error).message}`,
+            count: restarts.length,
+          }),
+        );
       }
     });
   });
@@ -94,17 +117,27 @@ export async function startSupervisor(hooks: SupervisorHooks): Promise<{ url: st
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     restarts,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
 /** Worker side: ask for a restart (bounded by `timeoutMs`, which must cover the server's start). */
-export async function requestRestart(url: string, after: string, request: string, timeoutMs: number): Promise<RestartAnswer> {
+export async function requestRestart(
+  url: string,
+  after: string,
+  request: string,
+  timeoutMs: number,
+): Promise<RestartAnswer> {
   try {
-    const res = await fetch(`${url}/restart`, { method: 'POST', body: JSON.stringify({ after, request }), signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(`${url}/restart`, {
+      method: 'POST',
+      body: JSON.stringify({ after, request }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     return (await res.json()) as RestartAnswer;
   } catch (e) {
     return { restarted: false, reason: `the supervisor did not answer: ${(e as Error).message}`, count: 0 };

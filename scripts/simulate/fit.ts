@@ -14,8 +14,10 @@ export interface TFit {
 
 /** ln Γ(x), Lanczos (g = 7, n = 9). */
 function lnGamma(x: number): number {
-  const c = [0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
-    12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7];
+  const c = [
+    0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+    12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
+  ];
   if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - lnGamma(1 - x);
   x -= 1;
   let a = c[0];
@@ -51,7 +53,10 @@ export function fitT(xs: readonly number[], kind: 'half' | 'full', unit: string)
     }
     const s = Math.exp((lo + hi) / 2);
     const ll = tLogLik(data, nu, s);
-    if (ll > bestLl) { bestLl = ll; best = { nu, scale: s, kind, n: data.length, unit }; }
+    if (ll > bestLl) {
+      bestLl = ll;
+      best = { nu, scale: s, kind, n: data.length, unit };
+    }
   }
   return best;
 }
@@ -89,7 +94,10 @@ function gpdLogLik(ys: readonly number[], xi: number, sigma: number): number {
 }
 
 export function fitTail(xs: readonly number[], unit: string): TailFit {
-  const data = xs.filter((x) => Number.isFinite(x)).map((x) => Math.max(0, x)).sort((a, b) => a - b);
+  const data = xs
+    .filter((x) => Number.isFinite(x))
+    .map((x) => Math.max(0, x))
+    .sort((a, b) => a - b);
   const q = (p: number) => quantile(data, p) ?? 0;
   const u = q(0.9);
   const ys = data.filter((x) => x > u).map((x) => x - u);
@@ -114,7 +122,18 @@ export function fitTail(xs: readonly number[], unit: string): TailFit {
   const xi = Math.max(0, best.xi);
   // With ξ floored at 0 the scale is re-fitted for the exponential tail (its MLE is the mean exceedance).
   const sigma = xi === best.xi ? best.sigma : meanY;
-  return { type: 'tail', unit, n: data.length, u, body: Array.from({ length: 91 }, (_, i) => q(i / 100)), xiFitted: Math.round(best.xi * 100) / 100, xi, sigma, exceedances: ys.length, max: data[data.length - 1] ?? 0 };
+  return {
+    type: 'tail',
+    unit,
+    n: data.length,
+    u,
+    body: Array.from({ length: 91 }, (_, i) => q(i / 100)),
+    xiFitted: Math.round(best.xi * 100) / 100,
+    xi,
+    sigma,
+    exceedances: ys.length,
+    max: data[data.length - 1] ?? 0,
+  };
 }
 
 /**
@@ -122,15 +141,25 @@ export function fitTail(xs: readonly number[], unit: string): TailFit {
  * slowdown with probability φ (the lag-1 autocorrelation of the cycle medians) and draws a fresh one otherwise, from
  * the one-sided tail fit of cycle-median slowdowns (a cycle can be slowed without bound, never sped past clean).
  */
-export interface LevelFit { type: 'regime'; phi: number; tail: TailFit }
+export interface LevelFit {
+  type: 'regime';
+  phi: number;
+  tail: TailFit;
+}
 
 /** Seeded sampler: normals (Box–Muller), gammas (Marsaglia–Tsang), Student-t, tails. */
 export class Rng {
   readonly u: () => number;
   private spare: number | undefined;
-  constructor(seed: number) { this.u = mulberry32(seed); }
+  constructor(seed: number) {
+    this.u = mulberry32(seed);
+  }
   normal(): number {
-    if (this.spare !== undefined) { const s = this.spare; this.spare = undefined; return s; }
+    if (this.spare !== undefined) {
+      const s = this.spare;
+      this.spare = undefined;
+      return s;
+    }
     const r = Math.sqrt(-2 * Math.log(1 - this.u()));
     const th = 2 * Math.PI * this.u();
     this.spare = r * Math.sin(th);
@@ -143,7 +172,10 @@ export class Rng {
     for (;;) {
       let x: number;
       let v: number;
-      do { x = this.normal(); v = 1 + c * x; } while (v <= 0);
+      do {
+        x = this.normal();
+        v = 1 + c * x;
+      } while (v <= 0);
       v = v * v * v;
       const u = 1 - this.u();
       if (Math.log(u) < 0.5 * x * x + d - d * v + d * Math.log(v)) return d * v;
@@ -154,7 +186,9 @@ export class Rng {
     const x = z * f.scale * stress;
     return f.kind === 'half' ? Math.abs(x) : x;
   }
-  int(n: number): number { return Math.floor(this.u() * n); }
+  int(n: number): number {
+    return Math.floor(this.u() * n);
+  }
   tail(f: TailFit, stress = 1): number {
     const p = this.u();
     let x: number;
@@ -173,7 +207,10 @@ export class Rng {
     const out: number[] = [];
     let prev = this.tail(f.tail, stress);
     out.push(prev);
-    for (let i = 1; i < n; i++) { if (this.u() >= f.phi) prev = this.tail(f.tail, stress); out.push(prev); }
+    for (let i = 1; i < n; i++) {
+      if (this.u() >= f.phi) prev = this.tail(f.tail, stress);
+      out.push(prev);
+    }
     return out;
   }
 }
@@ -183,7 +220,8 @@ export const inflate = (delta: number) => Math.exp(Math.min(Math.log(100), delta
 
 /** One line describing a fitted distribution, for the report. */
 export function describeDist(d: TailFit | LevelFit | TFit): string {
-  if ('type' in d && d.type === 'tail') return `body to p90 ${d.u.toPrecision(3)}, GPD tail ξ=${d.xi} (fitted ${d.xiFitted}) σ=${d.sigma.toPrecision(3)}, max seen ${d.max.toPrecision(3)} (${d.unit}; n=${d.n}, ${d.exceedances} exceedances)`;
+  if ('type' in d && d.type === 'tail')
+    return `body to p90 ${d.u.toPrecision(3)}, GPD tail ξ=${d.xi} (fitted ${d.xiFitted}) σ=${d.sigma.toPrecision(3)}, max seen ${d.max.toPrecision(3)} (${d.unit}; n=${d.n}, ${d.exceedances} exceedances)`;
   if ('type' in d && d.type === 'regime') return `phase persistence φ=${d.phi.toFixed(2)}; ${describeDist(d.tail)}`;
   const t = d as TFit;
   return `${t.kind === 'half' ? 'half-t' : 't'} ν=${t.nu} scale=${t.scale.toPrecision(3)} (${t.unit}; n=${t.n})`;

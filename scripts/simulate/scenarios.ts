@@ -1,21 +1,37 @@
 // Scenarios of the false-failure simulation: each timing check's quick-tier workload built from the fitted nominal
 // figures plus sampled jitter, graded by exactly the pure functions the checks use; the correct server (false
 // failures) and each fault of the reference server, modelled from its definition (detections).
+
+import { FAULTS } from '../../fixtures/reference-server/faults.ts';
+import type { PrefillContext } from '../../fixtures/reference-server/scheduler.ts';
+import { DEFAULTS } from '../../fixtures/reference-server/server.ts';
 import type { CheckDef } from '../../lib/check/check.ts';
 import type { Verdict } from '../../lib/check/types.ts';
+import { gradePrefillScaling, scalingLengths } from '../../lib/grading/context.ts';
 import {
-  cyclesUndecided, gradeMemory, gradeNoSlowdown, gradeNoStalls, gradeTtftStable, type CycleSample, type LoopDelay, type RssSample, type StallRequest,
+  type CycleSample,
+  cyclesUndecided,
+  gradeMemory,
+  gradeNoSlowdown,
+  gradeNoStalls,
+  gradeTtftStable,
+  type LoopDelay,
+  type RssSample,
+  type StallRequest,
 } from '../../lib/grading/cycles.ts';
-import { gradeNoStarvation, gradeScaling, gradeSpeedup, speedupUndecided, type ScalingLevel, type StarvationStream } from '../../lib/grading/parallel.ts';
+import {
+  gradeNoStarvation,
+  gradeScaling,
+  gradeSpeedup,
+  type ScalingLevel,
+  type StarvationStream,
+  speedupUndecided,
+} from '../../lib/grading/parallel.ts';
+import { checks as contextChecks } from '../../suites/context.ts';
 import { checks as cycleChecks, cyclesWorkload, trendThresholds } from '../../suites/cycles.ts';
 import { checks as parallelChecks, speedupWorkload } from '../../suites/parallel.ts';
-import { checks as contextChecks } from '../../suites/context.ts';
-import { gradePrefillScaling, scalingLengths } from '../../lib/grading/context.ts';
-import { FAULTS } from '../../fixtures/reference-server/faults.ts';
-import { DEFAULTS } from '../../fixtures/reference-server/server.ts';
-import type { PrefillContext } from '../../fixtures/reference-server/scheduler.ts';
-import { inflate, Rng } from './fit.ts';
 import type { Fit } from './calibrate.ts';
+import { inflate, Rng } from './fit.ts';
 
 interface Scenario {
   name: string;
@@ -33,13 +49,23 @@ function th(c: CheckDef, name: string): number {
 }
 const byId = (id: string) => [...cycleChecks, ...parallelChecks].find((c) => c.id === id)!;
 
-interface CycleFault { name: string; e2eMs?: (n: number, base: number) => number; ttftMs?: (n: number, base: number) => number }
+interface CycleFault {
+  name: string;
+  e2eMs?: (n: number, base: number) => number;
+  ttftMs?: (n: number, base: number) => number;
+}
 
 /**
  * The quick cycles workload: warm-up (R requests), K cycles of R requests, then two more cycles at a time while
  * cyclesUndecided says so (the same rule the suite applies), up to maxCycles. Request n = requests served before it.
  */
-function simCycles(rng: Rng, f: Fit, stress: number, fault: CycleFault | undefined, trend: ReturnType<typeof trendThresholds>): CycleSample[] {
+function simCycles(
+  rng: Rng,
+  f: Fit,
+  stress: number,
+  fault: CycleFault | undefined,
+  trend: ReturnType<typeof trendThresholds>,
+): CycleSample[] {
   const w = cyclesWorkload('quick');
   const T = w.tokens;
   const e2eClean = (T / f.nominal.cycleTps) * 1000;
@@ -57,7 +83,8 @@ function simCycles(rng: Rng, f: Fit, stress: number, fault: CycleFault | undefin
       ttftMs.push(ttft0 + rng.tail(f.jitter.ttft, stress));
     }
     cycles.push({ cycle: c, wallTps, ttftMs });
-    if (c === measuring && measuring < w.maxCycles && cyclesUndecided({ cycles, ...trend })) measuring = Math.min(w.maxCycles, measuring + 2);
+    if (c === measuring && measuring < w.maxCycles && cyclesUndecided({ cycles, ...trend }))
+      measuring = Math.min(w.maxCycles, measuring + 2);
   }
   return cycles;
 }
@@ -68,9 +95,22 @@ function cyclesStep(f: Fit): { stepMs: number; T: number; e2eClean: number } {
   return { T, e2eClean, stepMs: Math.max(1, (e2eClean - f.nominal.ttftMs) / (T - 1)) };
 }
 
-interface PrefillModel { prefillMsPerToken?: number; prefillQuadraticMs?: number; stepMs?: number; window?: number; fault?: string; faultArgs?: Record<string, string> }
+interface PrefillModel {
+  prefillMsPerToken?: number;
+  prefillQuadraticMs?: number;
+  stepMs?: number;
+  window?: number;
+  fault?: string;
+  faultArgs?: Record<string, string>;
+}
 const TINY_LLAMA: PrefillModel = { prefillMsPerToken: 0.063, prefillQuadraticMs: 1.33e-4, stepMs: 1.5, window: 16_384 };
-const QUADRATIC_PROOF: PrefillModel = { prefillMsPerToken: 0.005, stepMs: 0.5, window: 1_048_576, fault: 'context-quadratic-prefill', faultArgs: { factor: '15' } };
+const QUADRATIC_PROOF: PrefillModel = {
+  prefillMsPerToken: 0.005,
+  stepMs: 0.5,
+  window: 1_048_576,
+  fault: 'context-quadratic-prefill',
+  faultArgs: { factor: '15' },
+};
 const prefillCheck = contextChecks.find((c) => c.id === 'context.prefill-scaling')!;
 
 /** Prefill of an n-token prompt as the reference scheduler spends it: chunk by chunk, each through the fault's hook. */
@@ -78,12 +118,21 @@ function referencePrefillMs(n: number, o: PrefillModel): number {
   const perToken = o.prefillMsPerToken ?? DEFAULTS.prefillMsPerToken;
   const quad = o.prefillQuadraticMs ?? DEFAULTS.prefillQuadraticMs;
   const def = o.fault ? FAULTS.get(o.fault) : undefined;
-  const args = { num: (k: string) => Number(o.faultArgs?.[k] ?? def?.args?.[k]), str: (k: string) => String(o.faultArgs?.[k] ?? def?.args?.[k]) };
+  const args = {
+    num: (k: string) => Number(o.faultArgs?.[k] ?? def?.args?.[k]),
+    str: (k: string) => String(o.faultArgs?.[k] ?? def?.args?.[k]),
+  };
   const hook = def?.create(args).prefillMs;
   let total = 0;
-  for (let position = 0; position < n;) {
+  for (let position = 0; position < n; ) {
     const tokens = Math.min(DEFAULTS.prefillChunk, n - position);
-    const ctx: PrefillContext = { tokens, position, total: n, linearMs: perToken * tokens, quadraticMs: quad * ((position + tokens) ** 2 - position ** 2) };
+    const ctx: PrefillContext = {
+      tokens,
+      position,
+      total: n,
+      linearMs: perToken * tokens,
+      quadraticMs: quad * ((position + tokens) ** 2 - position ** 2),
+    };
     total += hook ? hook(ctx.linearMs + ctx.quadraticMs, ctx) : ctx.linearMs + ctx.quadraticMs;
     position += tokens;
   }
@@ -110,11 +159,22 @@ export function scenarios(f: Fit): Record<string, Scenario[]> {
   const noSlowdown = byId('cycles.no-slowdown');
   const ttftStable = byId('cycles.ttft-stable');
   const trend = trendThresholds((id, name) => th(byId(id), name));
-  const cyc = (c: CheckDef, grade: typeof gradeNoSlowdown, fault?: CycleFault, stress = 1) =>
-    (rng: Rng) => grade({ cycles: simCycles(rng, f, stress, fault, trend), loop, thresholds: c.id === 'cycles.no-slowdown' ? trend.slowdown : trend.ttft });
+  const cyc =
+    (c: CheckDef, grade: typeof gradeNoSlowdown, fault?: CycleFault, stress = 1) =>
+    (rng: Rng) =>
+      grade({
+        cycles: simCycles(rng, f, stress, fault, trend),
+        loop,
+        thresholds: c.id === 'cycles.no-slowdown' ? trend.slowdown : trend.ttft,
+      });
 
   const stalls = byId('cycles.no-stalls');
-  const stallTh = { stallMinMs: th(stalls, 'stallMinMs'), stallFactor: th(stalls, 'stallFactor'), minRecurrences: th(stalls, 'minRecurrences'), starvedLoopP99Ms: th(stalls, 'starvedLoopP99Ms') };
+  const stallTh = {
+    stallMinMs: th(stalls, 'stallMinMs'),
+    stallFactor: th(stalls, 'stallFactor'),
+    minRecurrences: th(stalls, 'minRecurrences'),
+    starvedLoopP99Ms: th(stalls, 'starvedLoopP99Ms'),
+  };
   const simStalls = (rng: Rng, stress: number, stall?: { every: number; ms: number }): Verdict => {
     const w = cyclesWorkload('quick');
     const offset = rng.int(1000); // requests other checks sent before this family
@@ -124,32 +184,61 @@ export function scenarios(f: Fit): Record<string, Scenario[]> {
       const itl = Array.from({ length: w.tokens - 1 }, () => f.nominal.gapMs + rng.tail(f.jitter.gap, stress));
       if (stall && requestNumber % stall.every === 0) itl[Math.floor(w.tokens / 2) - 1] += stall.ms;
       const ttft = f.nominal.ttftMs + rng.tail(f.jitter.ttft, stress);
-      requests.push({ cycle: Math.floor(i / w.requestsPerCycle) + 1, ttftMs: ttft, e2eMs: ttft + itl.reduce((a, b) => a + b, 0), itlMs: itl });
+      requests.push({
+        cycle: Math.floor(i / w.requestsPerCycle) + 1,
+        ttftMs: ttft,
+        e2eMs: ttft + itl.reduce((a, b) => a + b, 0),
+        itlMs: itl,
+      });
     }
     return gradeNoStalls({ requests, loop, thresholds: stallTh });
   };
 
   const memory = byId('cycles.memory');
-  const memTh = { minGrowthKiB: th(memory, 'minGrowthKiB'), minLeakKiBPerRequest: th(memory, 'minLeakKiBPerRequest'), alpha: th(memory, 'alpha'), minSamples: th(memory, 'minSamples') };
+  const memTh = {
+    minGrowthKiB: th(memory, 'minGrowthKiB'),
+    minLeakKiBPerRequest: th(memory, 'minLeakKiBPerRequest'),
+    alpha: th(memory, 'alpha'),
+    minSamples: th(memory, 'minSamples'),
+  };
   const simMemory = (rng: Rng, stress: number, leakKiB: number): Verdict => {
     const w = cyclesWorkload('quick');
     const n = (w.cycles + 1) * w.requestsPerCycle;
     const samples: RssSample[] = [];
     for (let i = 1; i <= n; i++) {
       const plateau = f.nominal.rssEarlyKiB * (1 - Math.exp(-i / 3));
-      samples.push({ request: i, rssKiB: f.nominal.rssBaseKiB + plateau + Math.max(0, f.nominal.rssDriftKiBPerRequest) * stress * i + leakKiB * i + rng.t(f.jitter.rss, stress) });
+      samples.push({
+        request: i,
+        rssKiB:
+          f.nominal.rssBaseKiB +
+          plateau +
+          Math.max(0, f.nominal.rssDriftKiBPerRequest) * stress * i +
+          leakKiB * i +
+          rng.t(f.jitter.rss, stress),
+      });
     }
     return gradeMemory({ samples, thresholds: memTh });
   };
 
   const sp = byId('parallel.speedup-2');
-  const spTh = { failBelow: th(sp, 'failBelow'), warnBelow: th(sp, 'warnBelow'), alpha: th(sp, 'alpha'), minReps: th(sp, 'minReps'), starvedLoopP99Ms: th(sp, 'starvedLoopP99Ms') };
+  const spTh = {
+    failBelow: th(sp, 'failBelow'),
+    warnBelow: th(sp, 'warnBelow'),
+    alpha: th(sp, 'alpha'),
+    minReps: th(sp, 'minReps'),
+    starvedLoopP99Ms: th(sp, 'starvedLoopP99Ms'),
+  };
   const spW = speedupWorkload('quick');
   const simSpeedup = (rng: Rng, stress: number, pairClean: number, slots = 4): Verdict => {
     const singles: number[] = [];
     const aggs: number[] = [];
     for (let r = 0; r < spW.maxReps; r++) {
-      if (r >= spW.reps && (r - spW.reps) % 2 === 0 && !speedupUndecided({ singleTps: singles, aggregateTps: aggs, thresholds: spTh })) break;
+      if (
+        r >= spW.reps &&
+        (r - spW.reps) % 2 === 0 &&
+        !speedupUndecided({ singleTps: singles, aggregateTps: aggs, thresholds: spTh })
+      )
+        break;
       singles.push(f.nominal.singleTps / inflate(rng.tail(f.jitter.single, stress)));
       aggs.push(pairClean / inflate(rng.tail(f.jitter.pair, stress)));
     }
@@ -164,15 +253,25 @@ export function scenarios(f: Fit): Record<string, Scenario[]> {
   const serialPair = (2 * sT) / ((2 * singleE2e) / 1000);
 
   const sc = byId('parallel.scaling');
-  const scTh = { warnBelow: th(sc, 'warnBelow'), saturationGain: th(sc, 'saturationGain'), starvedLoopP99Ms: th(sc, 'starvedLoopP99Ms') };
+  const scTh = {
+    warnBelow: th(sc, 'warnBelow'),
+    saturationGain: th(sc, 'saturationGain'),
+    starvedLoopP99Ms: th(sc, 'starvedLoopP99Ms'),
+  };
   const simScaling = (rng: Rng, stress: number, serial: boolean): Verdict => {
     const levels: ScalingLevel[] = [1, 2, 4].map((c) => {
-      const clean = serial ? f.nominal.scalingTps['1'] : f.nominal.scalingTps[String(c)] ?? f.nominal.scalingTps['1'] * c;
+      const clean = serial
+        ? f.nominal.scalingTps['1']
+        : (f.nominal.scalingTps[String(c)] ?? f.nominal.scalingTps['1'] * c);
       return {
         concurrency: c,
         reps: [0, 1].map(() => {
           const agg = clean / inflate(rng.tail(c === 1 ? f.jitter.single : f.jitter.pair, stress));
-          return { aggregateTps: agg, ttftMs: Array.from({ length: c }, () => f.nominal.ttftMs + rng.tail(f.jitter.ttft, stress)), perStreamTps: Array(c).fill(agg / c) };
+          return {
+            aggregateTps: agg,
+            ttftMs: Array.from({ length: c }, () => f.nominal.ttftMs + rng.tail(f.jitter.ttft, stress)),
+            perStreamTps: Array(c).fill(agg / c),
+          };
         }),
       };
     });
@@ -187,7 +286,9 @@ export function scenarios(f: Fit): Record<string, Scenario[]> {
       let start = 0;
       for (let i = 0; i < 4; i++) {
         const first = (serial ? start : 0) + rng.tail(f.jitter.firstToken, stress);
-        const dur = (serial ? f.nominal.starvationDurMs / 1.15 : f.nominal.starvationDurMs) * inflate(rng.tail(f.jitter.pair, stress));
+        const dur =
+          (serial ? f.nominal.starvationDurMs / 1.15 : f.nominal.starvationDurMs) *
+          inflate(rng.tail(f.jitter.pair, stress));
         streams.push({ status: 200, firstTokenAbs: first, lastTokenAbs: first + dur, tokens: 24 });
         start = first + dur + stepMs; // serialised: the next starts after this one's last token
       }
@@ -196,11 +297,22 @@ export function scenarios(f: Fit): Record<string, Scenario[]> {
     return gradeNoStarvation({ reps, slots: 4, loop, thresholds: nsTh });
   };
 
-  const correct = (name: string, stress: number, trial: (rng: Rng, stress: number) => Verdict): Scenario => ({ name, kind: 'correct', trial: (r) => trial(r, stress) });
+  const correct = (name: string, stress: number, trial: (rng: Rng, stress: number) => Verdict): Scenario => ({
+    name,
+    kind: 'correct',
+    trial: (r) => trial(r, stress),
+  });
   const all3 = (trial: (rng: Rng, stress: number) => Verdict) => [
-    correct('correct server (fitted jitter)', 1, trial), correct('correct server (jitter scale x2)', 2, trial), correct('correct server (jitter scale x4)', 4, trial),
+    correct('correct server (fitted jitter)', 1, trial),
+    correct('correct server (jitter scale x2)', 2, trial),
+    correct('correct server (jitter scale x4)', 4, trial),
   ];
-  const fault = (name: string, trial: (rng: Rng) => Verdict, detects: Array<'fail' | 'warn'> = ['fail']): Scenario => ({ name, kind: 'fault', detects, trial });
+  const fault = (name: string, trial: (rng: Rng) => Verdict, detects: Array<'fail' | 'warn'> = ['fail']): Scenario => ({
+    name,
+    kind: 'fault',
+    detects,
+    trial,
+  });
 
   return {
     'cycles.no-slowdown': [
@@ -240,40 +352,77 @@ export function scenarios(f: Fit): Record<string, Scenario[]> {
     ],
     'context.prefill-scaling': [
       ...all3((r, s) => simPrefill(r, s, {})),
-      correct('real attention cost: llama.cpp tiny model\'s curve, 16384-token window (must not fail)', 1, (r) => simPrefill(r, 1, TINY_LLAMA)),
+      correct("real attention cost: llama.cpp tiny model's curve, 16384-token window (must not fail)", 1, (r) =>
+        simPrefill(r, 1, TINY_LLAMA),
+      ),
       correct('real attention cost, jitter scale x4', 4, (r) => simPrefill(r, 4, TINY_LLAMA)),
-      fault('context-quadratic-prefill as its proof runs it (x15, 1048576-token window)', (r) => simPrefill(r, 1, QUADRATIC_PROOF)),
-      fault('context-quadratic-prefill default (x250) on a 65536-token window', (r) => simPrefill(r, 1, { fault: 'context-quadratic-prefill', window: 65_536 })),
+      fault('context-quadratic-prefill as its proof runs it (x15, 1048576-token window)', (r) =>
+        simPrefill(r, 1, QUADRATIC_PROOF),
+      ),
+      fault('context-quadratic-prefill default (x250) on a 65536-token window', (r) =>
+        simPrefill(r, 1, { fault: 'context-quadratic-prefill', window: 65_536 }),
+      ),
     ],
   };
   // The prefill-scaling workload of the quick tier, timed by the reference server's own chunked-prefill formula and,
   // for the fault, the fault's own prefillMs hook (fixtures/reference-server/faults), so the two cannot drift.
   function simPrefill(rng: Rng, stress: number, o: PrefillModel): Verdict {
     const window = o.window ?? DEFAULTS.contextWindow;
-    const top = Math.min(4096, Math.max(1, Math.min(Math.round(window * 0.9), window - 1 - Math.max(8, Math.round(window * 0.02)))));
+    const top = Math.min(
+      4096,
+      Math.max(1, Math.min(Math.round(window * 0.9), window - 1 - Math.max(8, Math.round(window * 0.02)))),
+    );
     const upper = scalingLengths(top, th(prefillCheck, 'upperPointsQuick'), 4);
     const lengths = [Math.round(top / 16), Math.round(top / 8), ...upper];
     const reps = th(prefillCheck, 'repetitionsQuick');
-    const points = lengths.map((tokens) => ({ tokens, ttftMs: Array.from({ length: reps }, () => {
-      const clean = f.nominal.ttftMs + referencePrefillMs(tokens, o) + (o.stepMs ?? DEFAULTS.decodeStepMs);
-      // TTFT noise as measured: ms above the run's 10th percentile (the fitted heavy tail), scaled by the stress.
-      return clean + rng.tail(f.jitter.ttft, stress);
-    }) }));
-    return gradeVerdict(gradePrefillScaling(points, {
-      failLowBound: th(prefillCheck, 'failLowBound'), warnSlope: th(prefillCheck, 'warnSlope'), fitPoints: upper.length, minPoints: th(prefillCheck, 'minPoints'),
-      minSpreadMs: th(prefillCheck, 'minSpreadMs'), windowTokens: window, windowPrefillMaxS: th(prefillCheck, 'windowPrefillMaxS'), excessFactor: th(prefillCheck, 'excessFactor'),
+    const points = lengths.map((tokens) => ({
+      tokens,
+      ttftMs: Array.from({ length: reps }, () => {
+        const clean = f.nominal.ttftMs + referencePrefillMs(tokens, o) + (o.stepMs ?? DEFAULTS.decodeStepMs);
+        // TTFT noise as measured: ms above the run's 10th percentile (the fitted heavy tail), scaled by the stress.
+        return clean + rng.tail(f.jitter.ttft, stress);
+      }),
     }));
+    return gradeVerdict(
+      gradePrefillScaling(points, {
+        failLowBound: th(prefillCheck, 'failLowBound'),
+        warnSlope: th(prefillCheck, 'warnSlope'),
+        fitPoints: upper.length,
+        minPoints: th(prefillCheck, 'minPoints'),
+        minSpreadMs: th(prefillCheck, 'minSpreadMs'),
+        windowTokens: window,
+        windowPrefillMaxS: th(prefillCheck, 'windowPrefillMaxS'),
+        excessFactor: th(prefillCheck, 'excessFactor'),
+      }),
+    );
   }
 }
 
-interface Tally { pass: number; warn: number; inconclusive: number; fail: number }
+interface Tally {
+  pass: number;
+  warn: number;
+  inconclusive: number;
+  fail: number;
+}
 
 /** Upper 95 % bound of a Poisson rate for x events in n trials (exact for small x, the rule of three at x = 0). */
 function upper95(x: number, n: number): number {
   let lo = x;
   let hi = x + 10 * Math.sqrt(x + 1) + 10;
-  const cdf = (lam: number) => { let term = Math.exp(-lam); let s = term; for (let k = 1; k <= x; k++) { term *= lam / k; s += term; } return s; };
-  for (let i = 0; i < 100; i++) { const mid = (lo + hi) / 2; if (cdf(mid) > 0.05) lo = mid; else hi = mid; }
+  const cdf = (lam: number) => {
+    let term = Math.exp(-lam);
+    let s = term;
+    for (let k = 1; k <= x; k++) {
+      term *= lam / k;
+      s += term;
+    }
+    return s;
+  };
+  for (let i = 0; i < 100; i++) {
+    const mid = (lo + hi) / 2;
+    if (cdf(mid) > 0.05) lo = mid;
+    else hi = mid;
+  }
   return hi / n;
 }
 

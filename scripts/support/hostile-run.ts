@@ -3,15 +3,15 @@
 // with messages saying what the server did, every report written and valid, the key nowhere. Shared by
 // test/hostile.test.ts (the CI quick set) and scripts/hostile.ts (`npm run hostile`, every mode). No Vitest imports.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { MODES, type Mode, type ModeInfo } from '../../fixtures/hostile-server/modes.ts';
+import { HOSTILE_MAIN, hostileCommand, startHostile } from '../../fixtures/hostile-server/spawn.ts';
 import { ROOT } from '../../lib/config/profile.ts';
 import { compileSchema, schemaErrors } from '../../lib/config/schemas.ts';
-import { MODES, type Mode, type ModeInfo } from '../../fixtures/hostile-server/modes.ts';
 import { processTreeRssKiB, type RunningServer } from '../../lib/server/lifecycle.ts';
-import { HOSTILE_MAIN, hostileCommand, startHostile } from '../../fixtures/hostile-server/spawn.ts';
 import type { ResultsFile } from '../../reporters/results-types.ts';
 
 interface ModeRunOptions {
@@ -82,7 +82,17 @@ export function runMode(mode: Mode, o: ModeRunOptions = {}): Promise<ModeResult>
  */
 export async function runModes(specs: ModeSpec[], o: ModeRunOptions = {}): Promise<ModeResult[]> {
   const deadlineS = o.deadlineS ?? 600;
-  const dir = o.dir ?? mkdtempSync(join(tmpdir(), `hostile-${specs.map((x) => x.mode).join('-').slice(0, 60)}-`));
+  const dir =
+    o.dir ??
+    mkdtempSync(
+      join(
+        tmpdir(),
+        `hostile-${specs
+          .map((x) => x.mode)
+          .join('-')
+          .slice(0, 60)}-`,
+      ),
+    );
   mkdirSync(dir, { recursive: true });
   const reportsDir = join(dir, 'reports');
   const otherLog = join(dir, 'other-origin.log');
@@ -108,9 +118,21 @@ export async function runModes(specs: ModeSpec[], o: ModeRunOptions = {}): Promi
     delete env.VITEST_POOL_ID;
     delete env.VITEST_WORKER_ID;
     const t0 = performance.now();
-    const child = spawn(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', ...projects.flatMap((p) => ['--project', p]), ...(o.files ?? [])], {
-      cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules/vitest/vitest.mjs'),
+        'run',
+        ...projects.flatMap((p) => ['--project', p]),
+        ...(o.files ?? []),
+      ],
+      {
+        cwd: ROOT,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
     let output = '';
     const keep = (d: Buffer) => {
       output += d.toString('utf8');
@@ -121,16 +143,22 @@ export async function runModes(specs: ModeSpec[], o: ModeRunOptions = {}): Promi
     let peak = 0;
     const sampler = setInterval(() => {
       // The suite's processes: the hostile server (started by the suite's global setup) left out.
-      if (child.pid) void processTreeRssKiB(child.pid, { skip: (args) => args.includes(HOSTILE_MAIN) }).then((k) => (peak = Math.max(peak, k ?? 0)));
+      if (child.pid)
+        void processTreeRssKiB(child.pid, { skip: (args) => args.includes(HOSTILE_MAIN) }).then(
+          (k) => (peak = Math.max(peak, k ?? 0)),
+        );
     }, 500);
     // Hard stop well past the deadline: the run must end by itself; this only keeps a broken run from hanging CI.
-    const kill = setTimeout(() => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }, (deadlineS + 90) * 1000);
+    const kill = setTimeout(
+      () => {
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      },
+      (deadlineS + 90) * 1000,
+    );
     const exitCode = await new Promise<number | null>((r) => child.once('close', (code) => r(code)));
     clearInterval(sampler);
     clearTimeout(kill);
@@ -145,8 +173,28 @@ export async function runModes(specs: ModeSpec[], o: ModeRunOptions = {}): Promi
       }
     });
     // The deadline counts from readiness: the run may add what its projects waited for their servers.
-    const waitedMs = resultsOf.reduce((sum, f) => sum + ((f?.header.server as { readiness?: { waitedMs?: number } } | undefined)?.readiness?.waitedMs ?? 0), 0);
-    return specs.map((x, i) => ({ mode: x.mode, external: !!x.external, project: projects[i]!, wallMs, waitedMs, peakRssKiB: peak, exitCode, dir, reportsDir, output, otherOriginLog: other, canary, results: resultsOf[i], deadlineS, partial: !!o.files?.length }));
+    const waitedMs = resultsOf.reduce(
+      (sum, f) =>
+        sum + ((f?.header.server as { readiness?: { waitedMs?: number } } | undefined)?.readiness?.waitedMs ?? 0),
+      0,
+    );
+    return specs.map((x, i) => ({
+      mode: x.mode,
+      external: !!x.external,
+      project: projects[i]!,
+      wallMs,
+      waitedMs,
+      peakRssKiB: peak,
+      exitCode,
+      dir,
+      reportsDir,
+      output,
+      otherOriginLog: other,
+      canary,
+      results: resultsOf[i],
+      deadlineS,
+      partial: !!o.files?.length,
+    }));
   } finally {
     for (const e of exts) await e?.server.stop();
   }
@@ -155,7 +203,14 @@ export async function runModes(specs: ModeSpec[], o: ModeRunOptions = {}): Promi
 /** What `crash-after-5` must show when the suite did not start the server: the rest is error, naming the request. */
 export const EXTERNAL_CRASH: ModeInfo = {
   description: 'crash-after-5 on a server the suite did not start',
-  caughtBy: [{ check: '*', outcome: ['error'], message: /^stopped answering after [a-z-]+\.[a-z0-9-]+: nothing answers at .*the first request without an answer: POST \/v1\//s }],
+  caughtBy: [
+    {
+      check: '*',
+      outcome: ['error'],
+      message:
+        /^stopped answering after [a-z-]+\.[a-z0-9-]+: nothing answers at .*the first request without an answer: POST \/v1\//s,
+    },
+  ],
 };
 
 function filesUnder(dir: string): string[] {
@@ -177,7 +232,10 @@ export function endedInTime(r: Pick<ModeResult, 'wallMs' | 'waitedMs' | 'deadlin
 /** Everything wrong with a mode's run (empty: as it should be). */
 export function judge(r: ModeResult, info: ModeInfo = r.external ? EXTERNAL_CRASH : MODES[r.mode]): string[] {
   const problems: string[] = [];
-  if (!endedInTime(r)) problems.push(`took ${Math.round(r.wallMs / 1000)} s, past its ${r.deadlineS} s deadline (counted from readiness; ${Math.round(r.waitedMs / 1000)} s waited for the servers)`);
+  if (!endedInTime(r))
+    problems.push(
+      `took ${Math.round(r.wallMs / 1000)} s, past its ${r.deadlineS} s deadline (counted from readiness; ${Math.round(r.waitedMs / 1000)} s waited for the servers)`,
+    );
   if (r.exitCode === null) problems.push('the run was killed (did not end by itself)');
   // Reports complete and valid.
   const res = r.results;
@@ -186,10 +244,18 @@ export function judge(r: ModeResult, info: ModeInfo = r.external ? EXTERNAL_CRAS
     const validate = compileSchema('results.schema.json');
     if (!validate(res)) problems.push(`results.json is not valid: ${schemaErrors(validate).slice(0, 5).join('; ')}`);
     if (!res.finished) problems.push('results.json has no "finished" (the run did not end cleanly)');
-    if (!r.partial && res.checks.length < 50) problems.push(`results.json holds ${res.checks.length} checks (the catalogue has more)`);
+    if (!r.partial && res.checks.length < 50)
+      problems.push(`results.json holds ${res.checks.length} checks (the catalogue has more)`);
   }
   const pdir = join(r.reportsDir, r.project);
-  for (const f of ['summary.md', 'badges/conformance.json', 'badges/conformance.svg', 'badges/streaming.json', 'badges/batching.json', 'badges/long-context.json']) {
+  for (const f of [
+    'summary.md',
+    'badges/conformance.json',
+    'badges/conformance.svg',
+    'badges/streaming.json',
+    'badges/batching.json',
+    'badges/long-context.json',
+  ]) {
     if (!existsSync(join(pdir, f))) problems.push(`missing ${r.project}/${f}`);
   }
   for (const f of ['junit.xml', 'index.html']) if (!existsSync(join(r.reportsDir, f))) problems.push(`missing ${f}`);
@@ -201,34 +267,57 @@ export function judge(r: ModeResult, info: ModeInfo = r.external ? EXTERNAL_CRAS
       /* reported as missing above */
     }
   }
-  if (existsSync(join(r.reportsDir, 'junit.xml')) && !/<testsuites[\s>]/.test(readFileSync(join(r.reportsDir, 'junit.xml'), 'utf8'))) problems.push('junit.xml has no <testsuites>');
-  if (existsSync(join(r.reportsDir, 'index.html')) && !readFileSync(join(r.reportsDir, 'index.html'), 'utf8').includes(r.project)) problems.push('index.html does not show the project');
+  if (
+    existsSync(join(r.reportsDir, 'junit.xml')) &&
+    !/<testsuites[\s>]/.test(readFileSync(join(r.reportsDir, 'junit.xml'), 'utf8'))
+  )
+    problems.push('junit.xml has no <testsuites>');
+  if (
+    existsSync(join(r.reportsDir, 'index.html')) &&
+    !readFileSync(join(r.reportsDir, 'index.html'), 'utf8').includes(r.project)
+  )
+    problems.push('index.html does not show the project');
   // The key: nowhere in what was written or printed, and never sent to the other origin.
-  for (const f of filesUnder(r.reportsDir)) if (readFileSync(f).includes(r.canary)) problems.push(`the key appears in ${f.slice(r.reportsDir.length + 1)}`);
+  for (const f of filesUnder(r.reportsDir))
+    if (readFileSync(f).includes(r.canary)) problems.push(`the key appears in ${f.slice(r.reportsDir.length + 1)}`);
   if (r.output.includes(r.canary)) problems.push('the key appears in the console output');
   if (r.otherOriginLog.includes(r.canary)) problems.push('the key was sent to the other origin');
-  if (r.otherOriginLog.trim()) problems.push(`the other origin received requests (a redirect was followed): ${r.otherOriginLog.split('\n')[0]!.slice(0, 200)}`);
+  if (r.otherOriginLog.trim())
+    problems.push(
+      `the other origin received requests (a redirect was followed): ${r.otherOriginLog.split('\n')[0]!.slice(0, 200)}`,
+    );
   // Verdicts.
   if (res) {
     const by = new Map(res.checks.map((c) => [c.id, c]));
     for (const e of info.caughtBy) {
       const allowed = e.outcome ?? ['fail', 'error'];
       if (e.check === '*') {
-        if (!res.checks.some((c) => allowed.includes(c.outcome as never) && e.message.test(c.message))) problems.push(`no check says ${e.message}`);
+        if (!res.checks.some((c) => allowed.includes(c.outcome as never) && e.message.test(c.message)))
+          problems.push(`no check says ${e.message}`);
         continue;
       }
       const c = by.get(e.check);
       if (!c) problems.push(`${e.check}: not in results`);
-      else if (!allowed.includes(c.outcome as never)) problems.push(`${e.check}: ${c.outcome}, expected ${allowed.join(' or ')}: ${c.message.split('\n')[0]}`);
-      else if (!e.message.test(c.message)) problems.push(`${e.check}: message does not say what the server did (${e.message}): ${c.message.slice(0, 300)}`);
+      else if (!allowed.includes(c.outcome as never))
+        problems.push(`${e.check}: ${c.outcome}, expected ${allowed.join(' or ')}: ${c.message.split('\n')[0]}`);
+      else if (!e.message.test(c.message))
+        problems.push(
+          `${e.check}: message does not say what the server did (${e.message}): ${c.message.slice(0, 300)}`,
+        );
     }
     if (info.valid) {
-      for (const c of res.checks) if (c.outcome === 'fail' || c.outcome === 'error') problems.push(`${c.id} is ${c.outcome} on a valid server: ${c.message.split('\n')[0]}`);
+      for (const c of res.checks)
+        if (c.outcome === 'fail' || c.outcome === 'error')
+          problems.push(`${c.id} is ${c.outcome} on a valid server: ${c.message.split('\n')[0]}`);
     }
-    for (const c of res.checks) if (c.outcome === 'error' && /harness error/.test(c.message)) problems.push(`${c.id}: harness error: ${c.message.slice(0, 300)}`);
+    for (const c of res.checks)
+      if (c.outcome === 'error' && /harness error/.test(c.message))
+        problems.push(`${c.id}: harness error: ${c.message.slice(0, 300)}`);
     const failing = res.checks.some((c) => c.outcome === 'fail' || c.outcome === 'error');
-    if (failing && r.exitCode === 0) problems.push('exit status 0 although checks failed or errored (the gate would pass)');
-    if (!failing && !info.valid && r.exitCode !== 0 && r.exitCode !== null) problems.push(`exit status ${r.exitCode} with no fail or error`);
+    if (failing && r.exitCode === 0)
+      problems.push('exit status 0 although checks failed or errored (the gate would pass)');
+    if (!failing && !info.valid && r.exitCode !== 0 && r.exitCode !== null)
+      problems.push(`exit status ${r.exitCode} with no fail or error`);
   }
   return problems;
 }

@@ -2,20 +2,23 @@
 // a Vitest project runs it (family order, one run id, quick tier, non-strict grading), and the timing faults at a
 // given speed against the checks whose proofs name them. Used by `npm run sweep` (the whole grid, a table) and by
 // test/speed-matrix.test.ts (the two ends, in CI). Real HTTP to a real reference-server process, as in the proofs.
-import { resolve } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { grade, runCheck, skipReason, type CheckDef } from '../../lib/check/check.ts';
-import { ROOT } from '../../lib/config/profile.ts';
-import type { Outcome, Profile } from '../../lib/check/types.ts';
-import type { Proof } from '../../suites/support/proof.ts';
-import { startReference } from '../../fixtures/reference-server/spawn.ts';
 
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { startReference } from '../../fixtures/reference-server/spawn.ts';
+import { type CheckDef, grade, runCheck, skipReason } from '../../lib/check/check.ts';
 import { TIMING_FAMILIES } from '../../lib/check/family-order.ts';
+import type { Outcome, Profile } from '../../lib/check/types.ts';
+import { ROOT } from '../../lib/config/profile.ts';
+import type { Proof } from '../../suites/support/proof.ts';
 
 /** The families whose checks time the server (declared `timing: true` in their suite files). */
 export { TIMING_FAMILIES };
 
-interface FamilyModule { checks: CheckDef[]; proofs: Proof[] }
+interface FamilyModule {
+  checks: CheckDef[];
+  proofs: Proof[];
+}
 
 export async function loadFamily(name: string): Promise<FamilyModule> {
   return (await import(resolve(ROOT, 'suites', `${name}.ts`))) as FamilyModule;
@@ -49,10 +52,21 @@ export interface CatalogueRun {
   counts: Record<string, number>;
 }
 
-const count = (rows: CheckRow[]) => rows.reduce<Record<string, number>>((c, r) => ({ ...c, [r.outcome]: (c[r.outcome] ?? 0) + 1 }), {});
+const count = (rows: CheckRow[]) =>
+  rows.reduce<Record<string, number>>((c, r) => ({ ...c, [r.outcome]: (c[r.outcome] ?? 0) + 1 }), {});
 
 /** Run families (in the order given: vitest.config.ts FAMILY_ORDER for the whole catalogue), or some checks of them, against one reference server started with `args`. */
-export async function runCatalogue(label: string, args: string[], o: { families: readonly string[]; only?: string[]; profile?: Partial<Profile>; tier?: 'quick' | 'full'; log?: (line: string) => void }): Promise<CatalogueRun> {
+export async function runCatalogue(
+  label: string,
+  args: string[],
+  o: {
+    families: readonly string[];
+    only?: string[];
+    profile?: Partial<Profile>;
+    tier?: 'quick' | 'full';
+    log?: (line: string) => void;
+  },
+): Promise<CatalogueRun> {
   const ref = await startReference(args, o.profile);
   const runId = randomBytes(4).toString('hex');
   const rows: CheckRow[] = [];
@@ -63,17 +77,35 @@ export async function runCatalogue(label: string, args: string[], o: { families:
       for (const check of mod.checks) {
         if (o.only && !o.only.includes(check.id)) continue;
         const why = skipReason(check, ref.profile, ref.info, o.tier ?? 'quick');
-        if (why) { rows.push({ id: check.id, outcome: 'skip', raw: 'skip', ms: 0, message: why }); continue; }
+        if (why) {
+          rows.push({ id: check.id, outcome: 'skip', raw: 'skip', ms: 0, message: why });
+          continue;
+        }
         const c0 = performance.now();
         try {
-          const { verdict, ms } = await runCheck(check, { profile: ref.profile, server: ref.info, tier: o.tier ?? 'quick', strict: false, runId, log: () => undefined });
+          const { verdict, ms } = await runCheck(check, {
+            profile: ref.profile,
+            server: ref.info,
+            tier: o.tier ?? 'quick',
+            strict: false,
+            runId,
+            log: () => undefined,
+          });
           const g = grade(check, verdict, ref.profile, false);
           rows.push({ id: check.id, outcome: g.outcome, raw: verdict.outcome, ms, message: g.message });
         } catch (e) {
-          rows.push({ id: check.id, outcome: 'error', raw: 'error', ms: performance.now() - c0, message: `harness error: ${(e as Error).stack ?? e}` });
+          rows.push({
+            id: check.id,
+            outcome: 'error',
+            raw: 'error',
+            ms: performance.now() - c0,
+            message: `harness error: ${(e as Error).stack ?? e}`,
+          });
         }
         const r = rows[rows.length - 1]!;
-        o.log?.(`[${label}] ${r.id}: ${r.outcome} (${Math.round(r.ms)} ms)${r.outcome === 'pass' || r.outcome === 'skip' ? '' : ` — ${r.message.split('\n')[0]!.slice(0, 300)}`}`);
+        o.log?.(
+          `[${label}] ${r.id}: ${r.outcome} (${Math.round(r.ms)} ms)${r.outcome === 'pass' || r.outcome === 'skip' ? '' : ` — ${r.message.split('\n')[0]!.slice(0, 300)}`}`,
+        );
       }
     }
   } finally {
@@ -105,7 +137,8 @@ export interface FaultRow {
 /** The fault proofs of a fault, found in the families' proof lists (their expectations and profile overrides). */
 export async function faultProofs(fault: string): Promise<Proof[]> {
   const out: Proof[] = [];
-  for (const family of TIMING_FAMILIES) for (const p of (await loadFamily(family)).proofs) if (p.faults?.includes(fault) && !p.profile?.slots) out.push(p);
+  for (const family of TIMING_FAMILIES)
+    for (const p of (await loadFamily(family)).proofs) if (p.faults?.includes(fault) && !p.profile?.slots) out.push(p);
   return out;
 }
 
@@ -118,14 +151,35 @@ export async function runFaultProof(proof: Proof, decodeTps: number, log?: (line
   const own: string[] = [];
   const a = proof.serverArgs ?? [];
   for (let i = 0; i < a.length; i++) {
-    if (a[i] === '--decode-step-ms' || a[i] === '--decode-tps') { i++; continue; }
+    if (a[i] === '--decode-step-ms' || a[i] === '--decode-tps') {
+      i++;
+      continue;
+    }
     own.push(a[i]!);
   }
   const args = [...proof.faults!.flatMap((f) => ['--fault', f]), ...speedArgs(decodeTps, own)];
-  const run = await runCatalogue(`${fault} @ ${decodeTps} tok/s`, args, { only: [proof.check], families: [proof.check.split('.')[0]!], profile: { ...speedProfile(decodeTps), ...proof.profile }, tier: proof.tier });
+  const run = await runCatalogue(`${fault} @ ${decodeTps} tok/s`, args, {
+    only: [proof.check],
+    families: [proof.check.split('.')[0]!],
+    profile: { ...speedProfile(decodeTps), ...proof.profile },
+    tier: proof.tier,
+  });
   const r = run.rows[0]!;
-  const named = (proof.messageIncludes ?? []).every((m) => (typeof m === 'string' ? r.message.includes(m) : m.test(r.message)));
-  const row: FaultRow = { fault, check: proof.check, decodeTps, expected: proof.expect, outcome: r.outcome, caught: r.outcome === proof.expect && named, ms: r.ms, message: r.message };
-  log?.(`[${fault} @ ${decodeTps} tok/s] ${proof.check}: ${r.outcome} (expected ${proof.expect}${named ? '' : ', message does not name the fault'}) ${Math.round(r.ms)} ms${row.caught ? '' : ` — ${r.message.split('\n')[0]!.slice(0, 300)}`}`);
+  const named = (proof.messageIncludes ?? []).every((m) =>
+    typeof m === 'string' ? r.message.includes(m) : m.test(r.message),
+  );
+  const row: FaultRow = {
+    fault,
+    check: proof.check,
+    decodeTps,
+    expected: proof.expect,
+    outcome: r.outcome,
+    caught: r.outcome === proof.expect && named,
+    ms: r.ms,
+    message: r.message,
+  };
+  log?.(
+    `[${fault} @ ${decodeTps} tok/s] ${proof.check}: ${r.outcome} (expected ${proof.expect}${named ? '' : ', message does not name the fault'}) ${Math.round(r.ms)} ms${row.caught ? '' : ` — ${r.message.split('\n')[0]!.slice(0, 300)}`}`,
+  );
   return row;
 }

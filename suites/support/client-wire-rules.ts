@@ -1,21 +1,28 @@
 // The families' own MUST (and SHOULD) judges, run on the bytes a client library was given, so a client check can
 // say whether the server also broke the API reference (naming the check) or only that client's expectations.
 // The judges are the checks' pure functions; ids and levels are read from the check declarations.
-import type { ApiFlavour, Level, Recording, Verdict } from '../../lib/check/types.ts';
+
 import type { CheckDef } from '../../lib/check/check.ts';
-import { bodyJson } from '../../lib/http/recorder.ts';
+import type { ApiFlavour, Level, Recording, Verdict } from '../../lib/check/types.ts';
 import { compileSchema, schemaErrors } from '../../lib/config/schemas.ts';
-import { checks as sseChecks } from '../sse.ts';
-import {
-  judgeContentType, judgeEventTerminator, judgeDataPrefix, judgeOneJsonPerEvent, judgeDoneTerminator, judgeNoLoneCr, judgeUnknownFields,
-} from '../../lib/grading/sse-framing.ts';
-import { judgeChunkSchema, judgeFinishOnce, judgeUsageChunk, judgeRoleFirst } from '../../lib/grading/sse-chunks.ts';
 import { makeSample, type Sample } from '../../lib/decode/sse-samples.ts';
-import { checks as anthropicChecks } from '../anthropic.ts';
 import { judgeEventLines, judgeEventSequence } from '../../lib/grading/anthropic.ts';
-import { checks as ollamaChecks } from '../ollama.ts';
-import { judgeNdjsonFraming, judgeDoneLine, makeNdjsonSample } from '../../lib/grading/ollama.ts';
+import { judgeDoneLine, judgeNdjsonFraming, makeNdjsonSample } from '../../lib/grading/ollama.ts';
+import { judgeChunkSchema, judgeFinishOnce, judgeRoleFirst, judgeUsageChunk } from '../../lib/grading/sse-chunks.ts';
+import {
+  judgeContentType,
+  judgeDataPrefix,
+  judgeDoneTerminator,
+  judgeEventTerminator,
+  judgeNoLoneCr,
+  judgeOneJsonPerEvent,
+  judgeUnknownFields,
+} from '../../lib/grading/sse-framing.ts';
+import { bodyJson } from '../../lib/http/recorder.ts';
+import { checks as anthropicChecks } from '../anthropic.ts';
 import { checks as apiChecks } from '../api.ts';
+import { checks as ollamaChecks } from '../ollama.ts';
+import { checks as sseChecks } from '../sse.ts';
 
 interface RuleBreak {
   id: string;
@@ -60,7 +67,15 @@ function chatStreamRules(s: Sample, askedUsage: boolean): Array<[string, () => V
     ['sse.data-prefix', () => judgeDataPrefix([s])],
     ['sse.one-json-per-event', () => judgeOneJsonPerEvent([s])],
     ['sse.done-terminator', () => judgeDoneTerminator([s])],
-    ['sse.chunk-schema', () => judgeChunkSchema([s], { schemaFile: 'chat-completion-chunk.schema.json', objectName: 'chat.completion.chunk', createdSlackS: 2 })],
+    [
+      'sse.chunk-schema',
+      () =>
+        judgeChunkSchema([s], {
+          schemaFile: 'chat-completion-chunk.schema.json',
+          objectName: 'chat.completion.chunk',
+          createdSlackS: 2,
+        }),
+    ],
     ['sse.finish-once', () => judgeFinishOnce([s])],
     ...(askedUsage ? [['sse.usage-chunk', () => judgeUsageChunk(s)] as [string, () => Verdict]] : []),
     ['sse.no-lone-cr', () => judgeNoLoneCr([s])],
@@ -72,8 +87,13 @@ function chatStreamRules(s: Sample, askedUsage: boolean): Array<[string, () => V
 type Rules = Array<[string, () => Verdict]>;
 
 /** Per API: the check that owns a refused stream, and the rules a streamed body is judged by. */
-const STREAM_RULES: Partial<Record<ApiFlavour, { statusId: string; rules(rec: Recording, askedUsage: boolean): Rules }>> = {
-  'openai-chat': { statusId: 'sse.content-type', rules: (rec, askedUsage) => chatStreamRules(makeSample('stream', rec), askedUsage) },
+const STREAM_RULES: Partial<
+  Record<ApiFlavour, { statusId: string; rules(rec: Recording, askedUsage: boolean): Rules }>
+> = {
+  'openai-chat': {
+    statusId: 'sse.content-type',
+    rules: (rec, askedUsage) => chatStreamRules(makeSample('stream', rec), askedUsage),
+  },
   'anthropic-messages': {
     statusId: 'anthropic.event-lines',
     rules(rec) {
@@ -91,7 +111,10 @@ const STREAM_RULES: Partial<Record<ApiFlavour, { statusId: string; rules(rec: Re
     statusId: 'ollama.ndjson-framing',
     rules(rec) {
       const s = makeNdjsonSample(rec);
-      return [['ollama.ndjson-framing', () => judgeNdjsonFraming(s)], ['ollama.done-line', () => judgeDoneLine(s)]];
+      return [
+        ['ollama.ndjson-framing', () => judgeNdjsonFraming(s)],
+        ['ollama.done-line', () => judgeDoneLine(s)],
+      ];
     },
   },
 };
@@ -99,16 +122,30 @@ const STREAM_RULES: Partial<Record<ApiFlavour, { statusId: string; rules(rec: Re
 /** A valid request answered with anything but 200 (every API's MUST); `id` names the check that owns it, if one does. */
 function statusBreak(rec: Recording, id: string | undefined): RuleBreak | undefined {
   if (rec.status === 200) return undefined;
-  const what = rec.status === undefined ? `no response (${rec.failure?.kind ?? 'unknown'}: ${rec.failure?.message ?? ''})` : `HTTP ${rec.status}`;
-  return { id: id ?? 'HTTP status', level: id ? levelOf(id) : 'MUST', summary: `a valid request was answered with ${what}` };
+  const what =
+    rec.status === undefined
+      ? `no response (${rec.failure?.kind ?? 'unknown'}: ${rec.failure?.message ?? ''})`
+      : `HTTP ${rec.status}`;
+  return {
+    id: id ?? 'HTTP status',
+    level: id ? levelOf(id) : 'MUST',
+    summary: `a valid request was answered with ${what}`,
+  };
 }
 
 /** The non-streamed chat body: api.chat-basic's schema. */
 function chatBodyRules(rec: Recording): WireRules {
   const validate = compileSchema('chat-completion.schema.json');
   const { json, error } = bodyJson(rec);
-  const summary = error ? `the body is ${error}` : !validate(json) ? `chat.completion schema: ${schemaErrors(validate).slice(0, 3).join('; ')}` : undefined;
-  return { judged: [{ id: 'api.chat-basic', level: levelOf('api.chat-basic') }], broken: summary ? [{ id: 'api.chat-basic', level: levelOf('api.chat-basic'), summary }] : [] };
+  const summary = error
+    ? `the body is ${error}`
+    : !validate(json)
+      ? `chat.completion schema: ${schemaErrors(validate).slice(0, 3).join('; ')}`
+      : undefined;
+  return {
+    judged: [{ id: 'api.chat-basic', level: levelOf('api.chat-basic') }],
+    broken: summary ? [{ id: 'api.chat-basic', level: levelOf('api.chat-basic'), summary }] : [],
+  };
 }
 
 /**

@@ -2,21 +2,30 @@
 // within a bound (also for a server it did not start: one still loading its model refuses connections for minutes),
 // discover identity and context window, stop everything afterwards.
 // Failures become `setupError` (graded as a setup error by every check), never an aborted run.
+
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
+import type { ServerInfo } from '../../lib/check/types.ts';
 import { startCwd } from '../../lib/config/profile.ts';
 import { requestAuth } from '../../lib/config/request-auth.ts';
-import { NeverReadyError, SetupError, freePort, spawnServer, waitBoundMs, waitReady, type RunningServer } from '../../lib/server/lifecycle.ts';
-import { describeDiscovery, discoverServer } from '../../lib/server/discovery.ts';
-import { stripUrlCredentials, redact } from '../../lib/config/secrets.ts';
-import type { ServerInfo } from '../../lib/check/types.ts';
-import { preflightEnabled, runPreflight, startStampServer, PREFLIGHT_DEFAULTS } from '../../lib/run/preflight.ts';
+import { redact, stripUrlCredentials } from '../../lib/config/secrets.ts';
 import { describePreflight } from '../../lib/run/fidelity.ts';
-import { startSupervisor } from '../../lib/server/supervisor.ts';
+import { PREFLIGHT_DEFAULTS, preflightEnabled, runPreflight, startStampServer } from '../../lib/run/preflight.ts';
 import { runDeadlineFromEnv } from '../../lib/run/run-deadline.ts';
+import { describeDiscovery, discoverServer } from '../../lib/server/discovery.ts';
+import {
+  freePort,
+  NeverReadyError,
+  type RunningServer,
+  SetupError,
+  spawnServer,
+  waitBoundMs,
+  waitReady,
+} from '../../lib/server/lifecycle.ts';
+import { startSupervisor } from '../../lib/server/supervisor.ts';
 
 export default async function setup(project: TestProject) {
   const profile = project.config.provide.profile!;
@@ -39,7 +48,9 @@ export default async function setup(project: TestProject) {
   const { headers } = requestAuth(profile);
   const log = (line: string) => console.log(`[${profile.id}] ${redact(line)}`);
   // The fidelity preflight's stamping server starts now, beside the server under test (its start overlaps theirs).
-  const stamp = preflightEnabled() ? startStampServer({ slots: PREFLIGHT_DEFAULTS.streams, cadenceMs: PREFLIGHT_DEFAULTS.cadenceMs }) : undefined;
+  const stamp = preflightEnabled()
+    ? startStampServer({ slots: PREFLIGHT_DEFAULTS.streams, cadenceMs: PREFLIGHT_DEFAULTS.cadenceMs })
+    : undefined;
   stamp?.catch(() => undefined); // its failure is reported by the preflight, never as an unhandled rejection
 
   let server: RunningServer | undefined;
@@ -51,28 +62,41 @@ export default async function setup(project: TestProject) {
     if (baseUrl.includes('{port}') || profile.start?.command.some((a) => a.includes('{port}'))) {
       const port = await freePort();
       baseUrl = baseUrl.replaceAll('{port}', String(port));
-      profile.start &&= { ...profile.start, command: profile.start.command.map((a) => a.replaceAll('{port}', String(port))) };
+      profile.start &&= {
+        ...profile.start,
+        command: profile.start.command.map((a) => a.replaceAll('{port}', String(port))),
+      };
     }
     if (profile.start) {
       log(`starting: ${profile.start.command.join(' ')}`);
       server = spawnServer(profile.start.command, { cwd: startCwd(profile.start), env: profile.start.env });
     }
     const boundMs = waitBoundMs(profile);
-    log(`waiting up to ${Math.round(boundMs / 1000)} s for ${baseUrl} to pass its readiness probe (${describeReadiness(profile)})`);
+    log(
+      `waiting up to ${Math.round(boundMs / 1000)} s for ${baseUrl} to pass its readiness probe (${describeReadiness(profile)})`,
+    );
     const waited = await waitReady(profile, baseUrl, headers, server, { boundMs, onProgress: log });
     readiness = { ready: true, waitedMs: Math.round(waited.waitedMs), probes: waited.probes };
     deadline = runDeadlineFromEnv(process.env, Date.now());
     provideDeadline();
     info = await discoverServer(profile, baseUrl, headers, server?.pid);
     const { identity } = info;
-    console.log(`[${profile.id}] ready at ${redact(baseUrl)}: ${identity.name ?? 'unknown server'} ${identity.version ?? ''} (${identity.source}); ${describeDiscovery(info)}`);
+    console.log(
+      `[${profile.id}] ready at ${redact(baseUrl)}: ${identity.name ?? 'unknown server'} ${identity.version ?? ''} (${identity.source}); ${describeDiscovery(info)}`,
+    );
     for (const d of info.discovery?.disagreements ?? []) console.warn(`[${profile.id}] WARNING: ${d}`);
   } catch (e) {
     const msg = e instanceof SetupError ? e.message : `setup failed: ${(e as Error).stack ?? e}`;
     project.provide('setupError', redact(msg));
     console.error(`[${profile.id}] SETUP ERROR: ${redact(msg)}`);
     // Never ready (the bound passed, or the process we started exited first): the CLI's own exit code.
-    if (!readiness.ready) readiness = { ready: false, waitedMs: Date.now() - waitStart, reason: redact(msg), boundPassed: e instanceof NeverReadyError };
+    if (!readiness.ready)
+      readiness = {
+        ready: false,
+        waitedMs: Date.now() - waitStart,
+        reason: redact(msg),
+        boundPassed: e instanceof NeverReadyError,
+      };
     info = { ...info, baseUrl: redact(baseUrl) };
   }
   info = { ...info, readiness };
@@ -80,7 +104,10 @@ export default async function setup(project: TestProject) {
   project.provide('server', info);
   if (stamp && setupErrorText(project)) {
     // Nothing to check against: the preflight's second of streams would be spent for nothing.
-    await stamp.then((s) => s.stop(), () => undefined);
+    await stamp.then(
+      (s) => s.stop(),
+      () => undefined,
+    );
   } else if (stamp) {
     const fidelity = await runPreflight({ server: stamp });
     project.provide('fidelity', fidelity);
@@ -92,7 +119,9 @@ export default async function setup(project: TestProject) {
     processState: () => {
       if (!server) return undefined;
       const ex = server.exited();
-      return ex ? `exited (code ${ex.code}${ex.signal ? `, signal ${ex.signal}` : ''})` : `alive (pid ${server.pid}) but not answering`;
+      return ex
+        ? `exited (code ${ex.code}${ex.signal ? `, signal ${ex.signal}` : ''})`
+        : `alive (pid ${server.pid}) but not answering`;
     },
     restart: async () => {
       const argv = profile.start!.command;
@@ -103,7 +132,9 @@ export default async function setup(project: TestProject) {
       info = { ...info, startedPid: server.pid };
     },
     onRestart: (r) => {
-      console.log(`[${profile.id}] server stopped answering during ${r.after} (${r.process}); last request: ${redact(r.request)}; ${r.detail}`);
+      console.log(
+        `[${profile.id}] server stopped answering during ${r.after} (${r.process}); last request: ${redact(r.request)}; ${r.detail}`,
+      );
       info = { ...info, restarts: [...(info.restarts ?? []), { ...r, request: redact(r.request) }] };
       project.provide('server', info);
     },

@@ -12,10 +12,16 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Profile, ServerInfo } from '../../lib/check/types.ts';
-import { describeRequest, probeBudgetMs, probeHealth, requestsSince, unansweredSince } from '../../lib/server/health.ts';
-import { recentRequests } from '../../lib/http/transport.ts';
-import { MAX_RESTARTS, requestRestart } from '../../lib/server/supervisor.ts';
 import { redact } from '../../lib/config/secrets.ts';
+import { recentRequests } from '../../lib/http/transport.ts';
+import {
+  describeRequest,
+  probeBudgetMs,
+  probeHealth,
+  requestsSince,
+  unansweredSince,
+} from '../../lib/server/health.ts';
+import { MAX_RESTARTS, requestRestart } from '../../lib/server/supervisor.ts';
 
 /** Observing checks in a row that ended on requests without an answer before the breaker opens. */
 const HANG_STREAK = 3;
@@ -71,7 +77,13 @@ export interface GuardContext {
  * Called after a check (`since`: Date.now() when it started). Returns a note for the check's own message when the
  * server stopped answering during it; opens the breaker when the run cannot go on.
  */
-export async function afterCheck(g: GuardContext, checkId: string, destructive: boolean, since: number, threw: boolean): Promise<string | undefined> {
+export async function afterCheck(
+  g: GuardContext,
+  checkId: string,
+  destructive: boolean,
+  since: number,
+  threw: boolean,
+): Promise<string | undefined> {
   const unanswered = unansweredSince(since);
   const state = readBreaker(g.stateDir);
   if (!threw && unanswered.length === 0) {
@@ -84,11 +96,18 @@ export async function afterCheck(g: GuardContext, checkId: string, destructive: 
   const request = redact(describeRequest(first), g.secrets);
   const left = g.deadlineAt ? g.deadlineAt - Date.now() : Infinity;
   if (left < 3_000) return undefined; // the run deadline is here: no time to tell, and no check follows anyway
-  const health = await probeHealth(g.profile, g.server.baseUrl, g.headers, Math.min(probeBudgetMs(g.profile), left - 2_000), g.secrets);
+  const health = await probeHealth(
+    g.profile,
+    g.server.baseUrl,
+    g.headers,
+    Math.min(probeBudgetMs(g.profile), left - 2_000),
+    g.secrets,
+  );
   if (health.answering) {
     const streak = unanswered.length && !destructive ? state.hangStreak + 1 : state.hangStreak;
     if (streak >= HANG_STREAK) {
-      const message = `stopped answering after ${checkId}: ${streak} checks in a row ended on requests that got no answer (in this one: ${request}); ` +
+      const message =
+        `stopped answering after ${checkId}: ${streak} checks in a row ended on requests that got no answer (in this one: ${request}); ` +
         `a 1-token probe still answers, so the server hangs on real work — circuit breaker open, the remaining checks are not run`;
       writeBreaker(g.stateDir, { open: { after: checkId, message }, hangStreak: streak });
       return `(${message})`;
@@ -98,7 +117,12 @@ export async function afterCheck(g: GuardContext, checkId: string, destructive: 
   }
   let processNote = '';
   if (g.supervisor) {
-    const answer = await requestRestart(g.supervisor, checkId, request, Math.min(g.profile.startTimeoutMs + 15_000, Math.max(1_000, (g.deadlineAt ?? Infinity) - Date.now())));
+    const answer = await requestRestart(
+      g.supervisor,
+      checkId,
+      request,
+      Math.min(g.profile.startTimeoutMs + 15_000, Math.max(1_000, (g.deadlineAt ?? Infinity) - Date.now())),
+    );
     if (answer.restarted) {
       writeBreaker(g.stateDir, { hangStreak: 0 });
       return `(the server stopped answering during this check — ${answer.process} — after ${request}. The suite restarted it: restart ${answer.count} of at most ${MAX_RESTARTS})`;
@@ -110,6 +134,9 @@ export async function afterCheck(g: GuardContext, checkId: string, destructive: 
   const message = died
     ? `server died during ${checkId}${processNote}; the first request without an answer: ${request}`
     : `stopped answering after ${checkId}: ${health.detail}; the first request without an answer: ${request}${processNote}`;
-  writeBreaker(g.stateDir, { open: { after: checkId, message: redact(message, g.secrets) }, hangStreak: state.hangStreak });
+  writeBreaker(g.stateDir, {
+    open: { after: checkId, message: redact(message, g.secrets) },
+    hangStreak: state.hangStreak,
+  });
   return `(${redact(message, g.secrets)})`;
 }

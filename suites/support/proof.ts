@@ -40,11 +40,28 @@ const RAW: readonly string[] = ['pass', 'fail', 'warn', 'inconclusive', 'skip'] 
 
 export function passProof(check: string, extra: Partial<Proof> = {}): Proof {
   const expected = extra.expect ?? 'pass';
-  return { check, expect: 'pass', raw: extra.raw ?? (RAW.includes(expected) ? (expected as RawOutcome) : undefined), ...extra };
+  return {
+    check,
+    expect: 'pass',
+    raw: extra.raw ?? (RAW.includes(expected) ? (expected as RawOutcome) : undefined),
+    ...extra,
+  };
 }
 
-export function faultProof(check: string, fault: string | string[], messageIncludes: Array<string | RegExp>, extra: Partial<Proof> = {}): Proof {
-  return { check, faults: Array.isArray(fault) ? fault : [fault], expect: 'fail', raw: 'fail', messageIncludes, ...extra };
+export function faultProof(
+  check: string,
+  fault: string | string[],
+  messageIncludes: Array<string | RegExp>,
+  extra: Partial<Proof> = {},
+): Proof {
+  return {
+    check,
+    faults: Array.isArray(fault) ? fault : [fault],
+    expect: 'fail',
+    raw: 'fail',
+    messageIncludes,
+    ...extra,
+  };
 }
 
 /** A fault proof whose check must skip (a capability the faulty server lacks), saying why. */
@@ -68,7 +85,12 @@ const PLAIN_UNDECLARED: Pick<Proof, 'serverArgs' | 'profile'> = {
 };
 
 /** A proof on the plain, undeclared server (PLAIN_UNDECLARED); extra serverArgs are appended. */
-export function plainProof(check: string, fault: string | string[] | undefined, messageIncludes: Array<string | RegExp>, extra: Partial<Proof> = {}): Proof {
+export function plainProof(
+  check: string,
+  fault: string | string[] | undefined,
+  messageIncludes: Array<string | RegExp>,
+  extra: Partial<Proof> = {},
+): Proof {
   const expected = extra.expect ?? (fault ? 'fail' : 'pass');
   return {
     check,

@@ -1,6 +1,5 @@
 // Values handed from vitest.config.ts / globalSetup to the checks (provide/inject).
-import type { Profile, ServerInfo } from '../../lib/check/types.ts';
-import type { CheckRecord } from '../../lib/check/types.ts';
+import type { CheckRecord, Profile, ServerInfo } from '../../lib/check/types.ts';
 import type { FidelityPreflight } from '../../lib/run/fidelity.ts';
 
 export {};

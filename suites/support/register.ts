@@ -1,13 +1,14 @@
 // Registers declared checks as Vitest tests: one describe per profile id (so JUnit/JSON output tell
 // servers apart), one test per check whose name starts with the check id.
-import { describe, test, inject } from 'vitest';
+
 import { format } from 'node:util';
-import { grade, runCheck, skipReason, RunDeadlineReached, type CheckDef, type Tier } from '../../lib/check/check.ts';
+import { describe, inject, test } from 'vitest';
+import { type CheckDef, grade, RunDeadlineReached, runCheck, skipReason, type Tier } from '../../lib/check/check.ts';
 import { requestAuth } from '../../lib/config/request-auth.ts';
 import { redact, redactDeep } from '../../lib/config/secrets.ts';
-import type { ConformanceMeta } from './provided.d.ts';
-import { afterCheck, deadlineHit, firstTime, markDeadlineHit, readBreaker, type GuardContext } from './guard.ts';
 import { probeBudgetMs } from '../../lib/server/health.ts';
+import { afterCheck, deadlineHit, firstTime, type GuardContext, markDeadlineHit, readBreaker } from './guard.ts';
+import type { ConformanceMeta } from './provided.d.ts';
 
 /**
  * Whatever a check (or a client library it drives: ollama-js prints the bodies it cannot parse) writes to the console
@@ -120,7 +121,10 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
         // Once one check met the deadline, no later one starts (later files' own bounds are later, not looser).
         if (deadline && (Date.now() >= deadline || deadlineHit(inject('stateDir')))) {
           markDeadlineHit(inject('stateDir'));
-          finish('error', `not run: the run deadline passed (CONFORMANCE_DEADLINE_S=${inject('runDeadlineS')}; checks stop a reserve before it so every report is written)`);
+          finish(
+            'error',
+            `not run: the run deadline passed (CONFORMANCE_DEADLINE_S=${inject('runDeadlineS')}; checks stop a reserve before it so every report is written)`,
+          );
           if (firstTime(inject('stateDir'), 'deadline')) throw new ConformanceError(meta.message);
           t.skip(meta.message);
           return;
@@ -133,17 +137,33 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
         let result;
         const since = Date.now();
         try {
-          result = await runCheck(check, { profile, server, tier, strict, runId: inject('runId'), deadlineAt: deadline || undefined, preflight: inject('fidelity') });
+          result = await runCheck(check, {
+            profile,
+            server,
+            tier,
+            strict,
+            runId: inject('runId'),
+            deadlineAt: deadline || undefined,
+            preflight: inject('fidelity'),
+          });
         } catch (e) {
           // Our budget ran out while the server was still working: no evidence either way (docs/grading.md "Who owns a deadline").
           if (e instanceof RunDeadlineReached) {
             markDeadlineHit(inject('stateDir'));
-            finish('inconclusive', `${(e as Error).message} (CONFORMANCE_DEADLINE_S=${inject('runDeadlineS')}): our budget, not the server's failure`);
+            finish(
+              'inconclusive',
+              `${(e as Error).message} (CONFORMANCE_DEADLINE_S=${inject('runDeadlineS')}): our budget, not the server's failure`,
+            );
             t.skip(`INCONCLUSIVE: ${meta.message}`);
             return;
           }
           const note = await afterCheck(guardContext(deadline), check.id, !!check.destructive, since, true);
-          finish('error', note ? `${note.replace(/^\(|\)$/g, '')} — the check ended with: ${(e as Error).message}` : `harness error in ${check.id}: ${(e as Error).stack ?? e}`);
+          finish(
+            'error',
+            note
+              ? `${note.replace(/^\(|\)$/g, '')} — the check ended with: ${(e as Error).message}`
+              : `harness error in ${check.id}: ${(e as Error).stack ?? e}`,
+          );
           throw new ConformanceError(meta.message);
         }
         const graded = grade(check, result.verdict, profile, strict);
@@ -163,7 +183,11 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
           t.skip(`INCONCLUSIVE: ${meta.message}`);
           return;
         }
-        if (graded.outcome !== 'pass') await t.annotate(`${graded.outcome.toUpperCase()}: ${meta.message}`, graded.outcome === 'warn' ? 'warning' : 'notice');
+        if (graded.outcome !== 'pass')
+          await t.annotate(
+            `${graded.outcome.toUpperCase()}: ${meta.message}`,
+            graded.outcome === 'warn' ? 'warning' : 'notice',
+          );
       });
     }
   });

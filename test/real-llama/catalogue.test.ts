@@ -3,7 +3,13 @@
 // also under CI=true; only CONFORMANCE_REQUIRE_LLAMA=1 makes a missing bundle fail. A binary that cannot run here
 // skips naming why.
 import { test } from 'vitest';
-import { describeLlamaConfig, llamaAvailability, llamaRequired, selectedConfigs, REQUIRE_LLAMA_ENV } from './harness.ts';
+import {
+  describeLlamaConfig,
+  llamaAvailability,
+  llamaRequired,
+  REQUIRE_LLAMA_ENV,
+  selectedConfigs,
+} from './harness.ts';
 
 const available = await llamaAvailability();
 if (available.bundle) {

@@ -1,31 +1,48 @@
 // Runs the whole catalogue against a real llama-server (lib/server/llama-server.ts) in one configuration and asserts each
 // check's graded outcome against test/real-llama/expectations.ts. Registered by test/real-llama/*.test.ts.
-import { describe, test, expect, beforeAll, afterAll } from 'vitest';
+
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { families } from '../../suites/catalogue.ts';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import {
+  B4747_KNOWN_ISSUES,
+  LLAMA_CONFIGS,
+  type LlamaConfig,
+  type LlamaConfigName,
+} from '../../fixtures/llama-configs.ts';
+import { type CheckDef, grade, runCheck, skipReason } from '../../lib/check/check.ts';
+import type { Outcome, Profile, ServerInfo } from '../../lib/check/types.ts';
+import { loadServers, ROOT } from '../../lib/config/profile.ts';
+import { describeDiscovery, discoverServer } from '../../lib/server/discovery.ts';
+import {
+  findLlamaBundle,
+  LLAMA_DIR_ENV,
+  type LlamaBundle,
+  type LlamaServer,
+  llamaRunnable,
+  llamaServerProfile,
+  makeLlamaModel,
+  startLlamaServer,
+} from '../../lib/server/llama-server.ts';
 import { FAMILY_ORDER } from '../../reporters/report-data.ts';
 import { reportsRoot } from '../../reporters/results.ts';
-import { grade, runCheck, skipReason, type CheckDef } from '../../lib/check/check.ts';
-import { discoverServer, describeDiscovery } from '../../lib/server/discovery.ts';
-import { loadServers, ROOT } from '../../lib/config/profile.ts';
-import {
-  findLlamaBundle, llamaRunnable, llamaServerProfile, makeLlamaModel, startLlamaServer, LLAMA_DIR_ENV, type LlamaBundle, type LlamaServer,
-} from '../../lib/server/llama-server.ts';
-import type { Outcome, Profile, ServerInfo } from '../../lib/check/types.ts';
-import { B4747_KNOWN_ISSUES, LLAMA_CONFIGS, type LlamaConfig, type LlamaConfigName } from '../../fixtures/llama-configs.ts';
-import { expectationFor, type Expectation } from './expectations.ts';
+import { families } from '../../suites/catalogue.ts';
+import { type Expectation, expectationFor } from './expectations.ts';
 
 /** Checks in run order (the order a project runs its family files in). */
 export function orderedChecks(): CheckDef[] {
   const rank = (f: string) => (FAMILY_ORDER.indexOf(f) === -1 ? FAMILY_ORDER.length : FAMILY_ORDER.indexOf(f));
-  return Object.entries(families).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)).flatMap(([, m]) => m.checks);
+  return Object.entries(families)
+    .sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b))
+    .flatMap(([, m]) => m.checks);
 }
 
 /** `missing`: no bundle at all (a failure where one is required), as opposed to a binary that cannot run here. */
-export type Availability = { bundle: LlamaBundle; version: string } | { bundle?: undefined; skip: string; missing: boolean };
+export type Availability =
+  | { bundle: LlamaBundle; version: string }
+  | { bundle?: undefined; skip: string; missing: boolean };
 
 /**
  * Environment variable that makes a missing bundle a failure (our CI sets it). Without it a missing bundle skips,
@@ -39,7 +56,11 @@ export function llamaRequired(env: NodeJS.ProcessEnv = process.env): boolean {
 /** Is there a bundle, and can its binary run here? Either answer no is a skip naming why. */
 export async function llamaAvailability(env: NodeJS.ProcessEnv = process.env): Promise<Availability> {
   const { bundle, searched } = findLlamaBundle(env);
-  if (!bundle) return { skip: `no llama.cpp bundle (bin/llama-server, vocab/, make-model.mjs) in ${searched.join(' or ')}; set ${LLAMA_DIR_ENV}`, missing: true };
+  if (!bundle)
+    return {
+      skip: `no llama.cpp bundle (bin/llama-server, vocab/, make-model.mjs) in ${searched.join(' or ')}; set ${LLAMA_DIR_ENV}`,
+      missing: true,
+    };
   const r = await llamaRunnable(bundle);
   if (!r.ok) return { skip: `${bundle.binary} cannot run here: ${r.reason}`, missing: false };
   return { bundle, version: r.version };
@@ -51,9 +72,16 @@ export async function llamaAvailability(env: NodeJS.ProcessEnv = process.env): P
  */
 export const DEFAULT_LLAMA_CONFIGS: readonly LlamaConfigName[] = ['tiny-4', 'tiny-1', 'bandwidth-4'];
 export function selectedConfigs(env: NodeJS.ProcessEnv = process.env): LlamaConfig[] {
-  const raw = (env.CONFORMANCE_LLAMA_CONFIGS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const raw = (env.CONFORMANCE_LLAMA_CONFIGS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const names = raw.includes('all') ? Object.keys(LLAMA_CONFIGS) : raw;
-  for (const n of names) if (!(n in LLAMA_CONFIGS)) throw new Error(`CONFORMANCE_LLAMA_CONFIGS: unknown configuration "${n}" (known: ${Object.keys(LLAMA_CONFIGS).join(', ')}, all)`);
+  for (const n of names)
+    if (!(n in LLAMA_CONFIGS))
+      throw new Error(
+        `CONFORMANCE_LLAMA_CONFIGS: unknown configuration "${n}" (known: ${Object.keys(LLAMA_CONFIGS).join(', ')}, all)`,
+      );
   return (names.length ? names : DEFAULT_LLAMA_CONFIGS).map((n) => LLAMA_CONFIGS[n as LlamaConfigName]);
 }
 
@@ -77,7 +105,9 @@ interface Row {
 function speedFigures(rows: Row[]): Record<string, unknown> {
   const m = (id: string) => rows.find((r) => r.id === id)?.metrics ?? {};
   const sp = m('parallel.speedup-2').speedup as Record<string, number> | undefined;
-  const curve = m('parallel.scaling').curve as Array<{ concurrency: number; aggregateTps?: number; ttftP50Ms?: number }> | undefined;
+  const curve = m('parallel.scaling').curve as
+    | Array<{ concurrency: number; aggregateTps?: number; ttftP50Ms?: number }>
+    | undefined;
   return {
     singleTps: sp?.singleTps,
     aggregateTps2: sp?.aggregateTps,
@@ -92,14 +122,20 @@ function printTable(cfg: LlamaConfig, info: ServerInfo | undefined, rows: Row[],
   const lines = [
     `real llama-server ${cfg.name} (${cfg.purpose}): ${rows.length} checks in ${(totalMs / 1000).toFixed(0)} s`,
     info ? `  ${describeDiscovery(info)}` : '',
-    ...rows.map((r) => `  ${r.outcome.toUpperCase().padEnd(13)} ${r.level.padEnd(6)} ${r.id.padEnd(30)} ${(r.ms / 1000).toFixed(1).padStart(6)} s  ${r.asExpected ? '' : `UNEXPECTED (expected ${r.expected.join('|')}) `}${r.message.split('\n')[0]!.slice(0, 140)}`),
+    ...rows.map(
+      (r) =>
+        `  ${r.outcome.toUpperCase().padEnd(13)} ${r.level.padEnd(6)} ${r.id.padEnd(30)} ${(r.ms / 1000).toFixed(1).padStart(6)} s  ${r.asExpected ? '' : `UNEXPECTED (expected ${r.expected.join('|')}) `}${r.message.split('\n')[0]!.slice(0, 140)}`,
+    ),
   ];
   return lines.filter(Boolean).join('\n');
 }
 
 const accepted = (exp: Expectation, outcome: Outcome, borderline: boolean | undefined) =>
   exp.outcomes.includes(outcome) || (outcome === 'warn' && exp.borderlineWarn === true && borderline === true);
-const expectedText = (exp: Expectation): Outcome[] => [...exp.outcomes, ...(exp.borderlineWarn ? ['warn' as const] : [])];
+const expectedText = (exp: Expectation): Outcome[] => [
+  ...exp.outcomes,
+  ...(exp.borderlineWarn ? ['warn' as const] : []),
+];
 
 /** Register one configuration: start its server before the checks, stop it after, one test per check. */
 export function describeLlamaConfig(cfg: LlamaConfig, bundle: LlamaBundle): void {
@@ -123,7 +159,9 @@ export function describeLlamaConfig(cfg: LlamaConfig, bundle: LlamaBundle): void
       const knownIssues = [...(base.knownIssues ?? []), ...B4747_KNOWN_ISSUES];
       profile = { ...llamaServerProfile(base, options, { ...cfg.profile, knownIssues }), baseUrl: running.baseUrl };
       info = await discoverServer(profile, running.baseUrl, {}, running.server.pid);
-      console.log(`[real-llama ${cfg.name}] ${running.argv.join(' ')}\n[real-llama ${cfg.name}] ${describeDiscovery(info)}`);
+      console.log(
+        `[real-llama ${cfg.name}] ${running.argv.join(' ')}\n[real-llama ${cfg.name}] ${describeDiscovery(info)}`,
+      );
     }, 180_000);
 
     afterAll(async () => {
@@ -132,13 +170,23 @@ export function describeLlamaConfig(cfg: LlamaConfig, bundle: LlamaBundle): void
       const out = join(reportsRoot(ROOT), 'real-llama');
       mkdirSync(out, { recursive: true });
       const totalMs = performance.now() - t0;
-      writeFileSync(join(out, `${cfg.name}.json`), JSON.stringify({ config: cfg, argv: running?.argv, server: info, totalMs, speed: speedFigures(rows), checks: rows }, null, 2));
+      writeFileSync(
+        join(out, `${cfg.name}.json`),
+        JSON.stringify(
+          { config: cfg, argv: running?.argv, server: info, totalMs, speed: speedFigures(rows), checks: rows },
+          null,
+          2,
+        ),
+      );
       console.log(printTable(cfg, info, rows, totalMs));
     });
 
     test('discovery: model "default" resolves to the one listed model; window per slot and slots from /props; trained context kept apart', () => {
       expect(info, 'setup failed').toBeDefined();
-      expect(info!.model).toEqual({ value: cfg.server.alias, source: expect.stringContaining('the only model listed') });
+      expect(info!.model).toEqual({
+        value: cfg.server.alias,
+        source: expect.stringContaining('the only model listed'),
+      });
       expect(info!.contextWindow?.value).toBe(cfg.server.ctxPerSlot);
       expect(info!.contextWindow?.source).toMatch(/n_ctx \(per slot\)/);
       expect(info!.slots).toEqual({ value: cfg.server.slots, source: 'GET /props total_slots' });
@@ -149,10 +197,15 @@ export function describeLlamaConfig(cfg: LlamaConfig, bundle: LlamaBundle): void
 
     for (const check of orderedChecks()) {
       const exp = expectationFor(check.id, cfg.name);
-      test(`${check.id} is ${exp.outcomes.join(' or ')}${exp.borderlineWarn ? ' or a borderline warn' : ''}${exp.why ? ` (${exp.why.slice(0, 80)})` : ''}`, { timeout: (check.timeoutMs ?? 60_000) + 30_000 }, async () => {
+      test(`${check.id} is ${exp.outcomes.join(' or ')}${exp.borderlineWarn ? ' or a borderline warn' : ''}${exp.why ? ` (${exp.why.slice(0, 80)})` : ''}`, {
+        timeout: (check.timeoutMs ?? 60_000) + 30_000,
+      }, async () => {
         expect(profile && info && running, 'llama-server did not start (see the beforeAll error)').toBeTruthy();
         const exited = running!.server.exited();
-        expect(exited, `llama-server exited (${JSON.stringify(exited)}) before ${check.id}:\n${running!.server.lastLines(20).join('\n')}`).toBeUndefined();
+        expect(
+          exited,
+          `llama-server exited (${JSON.stringify(exited)}) before ${check.id}:\n${running!.server.lastLines(20).join('\n')}`,
+        ).toBeUndefined();
         const started = performance.now();
         let outcome: Outcome;
         let message: string;
@@ -165,7 +218,14 @@ export function describeLlamaConfig(cfg: LlamaConfig, bundle: LlamaBundle): void
           message = skipped;
         } else {
           try {
-            const r = await runCheck(check, { profile: profile!, server: info!, tier: 'quick', strict: false, runId, log: () => undefined });
+            const r = await runCheck(check, {
+              profile: profile!,
+              server: info!,
+              tier: 'quick',
+              strict: false,
+              runId,
+              log: () => undefined,
+            });
             const g = grade(check, r.verdict, profile!, false);
             outcome = g.outcome;
             message = g.message;
@@ -177,8 +237,22 @@ export function describeLlamaConfig(cfg: LlamaConfig, bundle: LlamaBundle): void
             message = `harness error: ${(e as Error).stack ?? e}`;
           }
         }
-        rows.push({ id: check.id, level: check.level, outcome, expected: expectedText(exp), borderline, asExpected: accepted(exp, outcome, borderline), ms: performance.now() - started, message, metrics, evidence });
-        expect(accepted(exp, outcome, borderline), `${check.id} on llama-server ${cfg.name} graded ${borderline ? 'a borderline ' : ''}${outcome}; expected ${expectedText(exp).join(' or ')}${exp.why ? ` (${exp.why})` : ''}.\n${message}`).toBe(true);
+        rows.push({
+          id: check.id,
+          level: check.level,
+          outcome,
+          expected: expectedText(exp),
+          borderline,
+          asExpected: accepted(exp, outcome, borderline),
+          ms: performance.now() - started,
+          message,
+          metrics,
+          evidence,
+        });
+        expect(
+          accepted(exp, outcome, borderline),
+          `${check.id} on llama-server ${cfg.name} graded ${borderline ? 'a borderline ' : ''}${outcome}; expected ${expectedText(exp).join(' or ')}${exp.why ? ` (${exp.why})` : ''}.\n${message}`,
+        ).toBe(true);
       });
     }
   });

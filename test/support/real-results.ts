@@ -28,7 +28,11 @@ export interface RealResults {
 export function realResultsFiles(opts: { includeReports?: boolean } = {}): RealResults[] {
   const paths = [
     ...jsonFiles(FIXTURE_DIR, /\.json$/, 0),
-    ...(opts.includeReports === false ? [] : jsonFiles(join(ROOT, 'reports'), /^results.*\.json$/, 2).filter((p) => !p.startsWith(join(ROOT, 'reports', 'results')))),
+    ...(opts.includeReports === false
+      ? []
+      : jsonFiles(join(ROOT, 'reports'), /^results.*\.json$/, 2).filter(
+          (p) => !p.startsWith(join(ROOT, 'reports', 'results')),
+        )),
   ];
   const out: RealResults[] = [];
   for (const path of paths) {
