@@ -128,7 +128,8 @@ describe('the packed package', () => {
   });
 });
 
-describe('runs from the user folder', () => {
+// Concurrent: each test waits on processes (a late server, a wait bound, an install), not on our CPU.
+describe('runs from the user folder', { concurrent: true }, () => {
   let good: ReferenceHandle;
   let faulty: ReferenceHandle;
   beforeAll(async () => {
@@ -198,9 +199,7 @@ describe('runs from the user folder', () => {
     const r = await cli(['--base-url', good.baseUrl, '--only', 'api', '--reports', 'out-22'], { node: node22 });
     expect(r.code, r.out).toBe(EXIT.passed);
   }, 240_000);
-});
 
-describe('waiting for the server', () => {
   test('a server that binds its port 20 s late is waited for, with progress lines', async () => {
     const port = await freePort();
     const late = spawnServer([

@@ -9,8 +9,9 @@ import { families } from '../suites/catalogue.ts';
 import { type Proof, strictExpectation } from '../suites/support/proof.ts';
 
 // Protocol families prove their checks concurrently (their proofs wait on the server, not on the CPU); families that
-// time the server prove theirs one at a time, on a machine kept quiet for them.
-const SEQUENTIAL = new Set([...TIMING_FAMILIES, 'context']);
+// time the server prove theirs one at a time, on a machine kept quiet for them, and so does clients: it judges when
+// text surfaced, which a busy event loop (the concurrent proofs share this process) turns into one burst.
+const SEQUENTIAL = new Set([...TIMING_FAMILIES, 'context', 'clients']);
 
 const flagsOf = (p: Proof) => [...(p.faults ?? []).flatMap((f) => ['--fault', f]), ...(p.serverArgs ?? [])];
 
@@ -36,6 +37,12 @@ async function release(key: string, p: Proof, next: Proof | undefined, concurren
   const s = servers.get(key);
   servers.delete(key);
   if (s) await (await s).stop();
+}
+const runIds = new Map<string, string>();
+function runIdFor(serverKey: string, p: Proof): string {
+  const k = `${serverKey}|${JSON.stringify(p.profile ?? {})}|${p.tier ?? 'quick'}`;
+  if (!runIds.has(k)) runIds.set(k, `proof${runIds.size.toString(36)}`);
+  return runIds.get(k)!;
 }
 afterAll(async () => {
   await Promise.all([...servers.values()].map(async (s) => (await s).stop()));
@@ -76,6 +83,9 @@ for (const [family, mod] of Object.entries(families)) {
           const { verdict } = await runCheck(check!, {
             profile,
             server,
+            // One run per server and profile, as in a real run: the checks of a family read the recordings it shares
+            // (the sse streams, the long streams, the metrics sample, the cycles run) once per server, not once each.
+            runId: runIdFor(key, proof),
             tier: proof.tier ?? 'quick',
             strict: false,
             log: () => undefined,
