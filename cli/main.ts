@@ -3,8 +3,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from '../lib/config/profile.ts';
 import { EXIT, HELP, parseCommand, UsageError } from './args.ts';
-import { explain, listing, loadCatalogue } from './catalogue.ts';
-import { runConformance } from './run.ts';
 
 const version = () => (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -25,11 +23,13 @@ export async function main(argv: readonly string[]): Promise<number> {
         console.log(version());
         return EXIT.passed;
       case 'list': {
+        const { listing, loadCatalogue } = await import('./catalogue.ts');
         const entries = await loadCatalogue();
         console.log(cmd.json ? JSON.stringify(entries, null, 2) : listing(entries));
         return EXIT.passed;
       }
       case 'explain': {
+        const { explain, loadCatalogue } = await import('./catalogue.ts');
         const entries = await loadCatalogue();
         const e = entries.find((x) => x.id === cmd.id);
         if (!e) {
@@ -57,6 +57,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return compare(cmd.argv);
       }
       case 'run': {
+        // Vitest and the catalogue load only for the commands that need them: --help answers at once.
+        const { runConformance } = await import('./run.ts');
         const r = await runConformance(cmd.options);
         const score = r.score.graded
           ? `${((100 * r.score.passed) / r.score.graded).toFixed(1)} % (${r.score.passed}/${r.score.graded})`
