@@ -6,6 +6,7 @@
 //   - the families table in docs/families.md, between <!-- families:begin --> and <!-- families:end -->.
 // test/families.test.ts fails when any of them differs from what this script would write.
 // The rendering is pure (modules in, text out) so the test can run it on Vite's view of the suites.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -177,12 +178,29 @@ export interface Plan {
   problems: string[];
 }
 
+/**
+ * Generated code goes through the tree's formatter (biome.json), so `npm run format` leaves it as it is and the drift
+ * check compares like with like.
+ */
+function formatted(path: string, text: string): string {
+  const biome = join(ROOT, 'node_modules', '.bin', 'biome');
+  const r = spawnSync(biome, ['check', '--write', `--stdin-file-path=${path}`], {
+    cwd: ROOT,
+    input: text,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  if (r.status !== 0) throw new Error(`biome format ${path} failed: ${r.stderr || r.error?.message}`);
+  return r.stdout;
+}
+
 /** What the script would write, given the suite modules and the files as they are. */
 export function plan(modules: Readonly<Record<string, SuiteModule>>, root = ROOT): Plan {
   const { specs, problems } = declarations(modules);
   const write = new Map<string, string>();
-  for (const s of specs) if (s !== SETUP_FAMILY) write.set(`suites/${s.name}.test.ts`, renderStub(s));
-  write.set(FAMILY_ORDER_FILE, renderFamilyOrder(specs));
+  for (const s of specs)
+    if (s !== SETUP_FAMILY) write.set(`suites/${s.name}.test.ts`, formatted(`suites/${s.name}.test.ts`, renderStub(s)));
+  write.set(FAMILY_ORDER_FILE, formatted(FAMILY_ORDER_FILE, renderFamilyOrder(specs)));
   write.set(DOCS_FILE, spliceDocs(readFileSync(join(root, DOCS_FILE), 'utf8'), renderDocsTable(specs, modules)));
   const remove: string[] = [];
   for (const f of readdirSync(join(root, 'suites')).filter((f) => f.endsWith('.test.ts'))) {

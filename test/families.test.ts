@@ -81,7 +81,7 @@ test('the lint catches a missing declaration, a clash of order, a hand-written e
     mkdirSync(join(root, 'docs'));
     writeFileSync(join(root, 'docs/families.md'), `# x\n\n${DOCS_BEGIN}\nold\n${DOCS_END}\n`);
     const b = { name: 'b', order: 10, what: 'b things' };
-    writeFileSync(join(root, 'suites/b.test.ts'), renderStub(b));
+    writeFileSync(join(root, 'suites/b.test.ts'), plan({ b: mod(b) }, root).write.get('suites/b.test.ts')!);
     writeFileSync(join(root, 'suites/gone.test.ts'), `// ${GENERATED}\n`);
     writeFileSync(join(root, 'suites/hand.test.ts'), 'registerChecks("hand", checks);\n');
     const p = plan({ b: mod(b) }, root);
