@@ -16,7 +16,6 @@ import {
   GENERATED,
   isSuiteFile,
   plan,
-  renderStub,
   type SuiteModule,
 } from '../scripts/families.ts';
 import { families } from '../suites/catalogue.ts';
