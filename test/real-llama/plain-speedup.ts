@@ -37,8 +37,12 @@ async function rate(calls: Array<() => Promise<number>>): Promise<number> {
 }
 
 export async function plainSpeedup(baseUrl: string, model: string, reps = 4): Promise<PlainSpeedup> {
-  // ~0.5 s per request at the speed one short request shows, as the check sizes its own.
-  const probe = await rate([() => completionTokens(baseUrl, model, 16, 'probe')]);
+  // ~0.5 s per request at the speed two short requests show (the faster: the first may pay a warm-up), as the check
+  // sizes its own.
+  const probe = Math.max(
+    await rate([() => completionTokens(baseUrl, model, 64, 'probe 1')]),
+    await rate([() => completionTokens(baseUrl, model, 64, 'probe 2')]),
+  );
   const maxTokens = Math.max(16, Math.min(256, Math.round(probe * 0.5)));
   const ratios: number[] = [];
   for (let i = 0; i < reps; i++) {
