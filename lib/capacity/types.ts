@@ -1,0 +1,77 @@
+// The capacity table: what a concurrency sweep or a request-rate run measured, level by level, and which of its
+// figures the conformance checks certify on that level's own streams. Shared by the runner (lib/capacity/), the
+// `capacity` family, results.json (optional top-level `capacity`), the console table, the HTML plots and the merge of
+// several load generators' tables (docs/capacity.md).
+
+/** Percentiles of one figure over a level's requests (or inter-token gaps); null when there were none. */
+export interface Percentiles {
+  p50: number | null;
+  p90: number | null;
+  p99: number | null;
+}
+
+/** A figure shown with a reason it cannot be trusted as the server's: never dropped, never silent. */
+export interface FlaggedFigure {
+  /** Which figure: 'itl', 'ttft', 'e2e', 'aggregateTps', 'tpsPerStream', 'usage', 'level' (all of it). */
+  figure: string;
+  /** Why, with the figure: "ITL p50 0.02 ms: burst delivery, not a decode rate". */
+  reason: string;
+}
+
+export interface CapacityLevel {
+  mode: 'concurrency' | 'rate';
+  /** Concurrency sweep: streams kept in flight. */
+  concurrency?: number;
+  /** Request-rate run: requests started per second, and how arrivals were spaced (seeded when Poisson). */
+  ratePerS?: number;
+  arrival?: 'constant' | 'poisson';
+  seed?: number;
+  /** Which load generator measured it (docs/capacity.md: several machines against one server). */
+  machine?: string;
+  /** Epoch ms of the level's first start and last end, on `machine`'s clock. */
+  startedAt: number;
+  endedAt: number;
+  sent: number;
+  completed: number;
+  errored: number;
+  timedOut: number;
+  /** Times in ms: time to first token, inter-token latency (over all gaps of all streams), end to end. */
+  ttftMs: Percentiles;
+  itlMs: Percentiles;
+  e2eMs: Percentiles;
+  /** Output tokens per second of one stream (first token to last), over the level's streams. */
+  tpsPerStream: Percentiles;
+  /** Output tokens of all completed requests divided by the level's wall time. */
+  aggregateTps: number;
+  /** Token counts summed over completed requests: from usage, and counted from the stream beside it. */
+  inputTokens: number | null;
+  outputTokens: number | null;
+  streamedTokens: number;
+  /** Requests that met the SLO, per second of the level, and as a fraction of those sent. */
+  goodput?: { ratePerS: number; fraction: number };
+  /** Our own headroom during the level: client CPU per received event, event-loop lag; `clientBound` when exceeded. */
+  client: { cpuUsPerEvent: number | null; loopLagP99Ms: number | null; clientBound: boolean; reason?: string };
+  /** The physical bound of batched decode where the profile gives bandwidth and active bytes (tok/s). */
+  physicalBoundTps?: number;
+  /** Figures that failed a certifying check on this level's streams; empty when every figure is certified. */
+  flags: FlaggedFigure[];
+}
+
+export interface Slo {
+  ttftP99Ms?: number;
+  itlP99Ms?: number;
+  e2eP99Ms?: number;
+}
+
+export interface CapacityTable {
+  /** Prompt source: synthetic lengths, or a dataset file (its name only, never its content). */
+  workload:
+    | { kind: 'synthetic'; inputTokens: number; outputTokens: number }
+    | { kind: 'dataset'; file: string; format: 'jsonl-messages' | 'sharegpt'; prompts: number };
+  slo?: Slo;
+  levels: CapacityLevel[];
+  /** The sweep's saturation point: the level after which aggregate tok/s stopped rising beyond its noise band. */
+  saturation?: { concurrency: number; aggregateTps: number; noiseBand: number; why: string };
+  /** Machines whose levels are merged here (one entry when a single generator measured it). */
+  machines?: string[];
+}
