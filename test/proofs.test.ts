@@ -7,21 +7,12 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
 import { grade, runCheck } from '../lib/check/check.ts';
 import { TIMING_FAMILIES } from '../lib/check/family-order.ts';
-import type { Profile, ServerInfo, Verdict } from '../lib/check/types.ts';
+import type { Profile, ServerInfo } from '../lib/check/types.ts';
 import { discoverServer } from '../lib/server/discovery.ts';
-import { describeRequest, requestsSince } from '../lib/server/health.ts';
-import {
-  disturbing,
-  measureBaseline,
-  noteCheckEnded,
-  readSentinel,
-  type SentinelContext,
-  sentinelAfter,
-  sentinelBefore,
-  timingCheck,
-} from '../lib/server/sentinel.ts';
+import { measureBaseline, type SentinelContext } from '../lib/server/sentinel.ts';
 import { allChecks, families } from '../suites/catalogue.ts';
 import { type Proof, strictExpectation } from '../suites/support/proof.ts';
+import { runWithSentinel, type SentinelRun } from './support/sentinel-run.ts';
 
 // Protocol families prove their checks concurrently (their proofs wait on the server, not on the CPU); families that
 // time the server prove theirs one at a time, on a machine kept quiet for them, and so does clients: it judges when
@@ -63,36 +54,21 @@ afterAll(async () => {
   await Promise.all([...servers.values()].map(async (s) => (await s).stop()));
 });
 
-/**
- * A proof's run (`run`): its checks in order with the health sentinel on, as suites/support/register.ts runs them
- * (baseline, a probe before each timing check — not run when the server is degraded — and after each disturbing one).
- */
+/** A proof's run (`run`): its checks in order, with the health sentinel on, as a conformance run runs them. */
 async function runSequence(
   p: Proof,
   profile: Profile,
   server: ServerInfo,
   runId: string,
   stateDir: string,
-): Promise<Array<{ id: string; timing: boolean; afterDegraded: boolean; verdict: Verdict }>> {
+): Promise<Array<SentinelRun & { id: string }>> {
   const sc: SentinelContext = { profile, server, stateDir, runId, waitBoundMs: p.run!.waitS * 1000 };
   await measureBaseline(sc);
-  const out: Array<{ id: string; timing: boolean; afterDegraded: boolean; verdict: Verdict }> = [];
+  const out: Array<SentinelRun & { id: string }> = [];
   for (const id of p.run!.checks) {
     const check = allChecks.find((c) => c.id === id);
     if (!check) throw new Error(`proof of ${p.check}: its run names an unknown check ${id}`);
-    const timing = timingCheck(check, TIMING_FAMILIES);
-    const degraded = timing ? await sentinelBefore(sc, check) : undefined;
-    const afterDegraded = readSentinel(stateDir).degraded !== undefined;
-    if (degraded) {
-      out.push({ id, timing, afterDegraded, verdict: { outcome: 'inconclusive', message: degraded } });
-      continue;
-    }
-    const since = Date.now();
-    const { verdict } = await runCheck(check, { profile, server, runId, stateDir, log: () => undefined });
-    const last = requestsSince(since).at(-1);
-    noteCheckEnded(stateDir, id, last && describeRequest(last));
-    if (disturbing(check)) await sentinelAfter(sc, check);
-    out.push({ id, timing, afterDegraded, verdict });
+    out.push({ id, ...(await runWithSentinel(sc, check, { profile, server, runId, log: () => undefined })) });
   }
   return out;
 }

@@ -51,14 +51,15 @@ interface SentinelVerdict {
  * - `ratio` 4: a median of 3 probes at least 4x its own start, in TTFT or in decode time. A correct server on a
  *   shared 2-core machine moves by up to 2-3x while neighbours run (the pace store sees it: lib/measure/pace.ts);
  *   the defect this is for moved by 250x (0.02 s → 5.5 s) and more with every request.
- * - `floorMs` 250: and at least this much slower in absolute terms, so a 3 ms TTFT becoming 15 ms under load (5x) is
- *   never a finding.
+ * - `floorMs` 500: and at least half a second slower, a delay a user notices on a short request. A single probe on
+ *   the reference server read 0.24 s slower than its start right after the parallel family (its TTFT 20x); TTFTs of a
+ *   few ms multiply under load without meaning anything.
  * - the slowdown must last: the sentinel re-probes with backoff for `waitBoundMs` (60 s) before it says "degraded",
  *   so a burst of load (or a server that recovers by itself) only costs a wait.
  */
 export const SENTINEL = {
   ratio: 4,
-  floorMs: 250,
+  floorMs: 500,
   probes: 3,
   waitBoundMs: 60_000,
   /** Probe length: about this long to decode at the measured pace, within [minTokens, maxTokens]. */
@@ -67,6 +68,8 @@ export const SENTINEL = {
   maxTokens: 16,
   /** The first (sizing) probe's tokens and bound; every probe's bound: 10x the baseline e2e, within these. */
   sizingTokens: 8,
+  /** The baseline probes' bound: a 3 tok/s server answers 8 tokens in ~3 s; a server that stalls costs this once. */
+  baselineBoundMs: 15_000,
   minBoundMs: 5_000,
   maxBoundMs: 60_000,
 } as const;
@@ -120,9 +123,15 @@ export function figuresOf(samples: readonly ProbeSample[], at: number): ProbeFig
 interface SentinelEvent {
   /** 'after' a disturbing check, 'before' a timing check, 'wait' while waiting for recovery. */
   when: 'after' | 'before' | 'wait';
+  /** The check that ran last before the probe. */
   check: string;
+  /** The timing check the probe came before ('before'). */
+  next?: string;
   figures: ProbeFigures;
+  /** The largest of the TTFT, decode-time and end-to-end ratios to the baseline. */
   ratio: number;
+  /** End to end, ms slower than the baseline. */
+  slowerMs: number;
 }
 
 interface SentinelState {
@@ -207,7 +216,7 @@ export function waitBoundFromEnv(env: NodeJS.ProcessEnv = process.env): number {
 export const sentinelEnabled = (env: NodeJS.ProcessEnv = process.env) => env.CONFORMANCE_HEALTH_SENTINEL !== '0';
 
 function probeBoundMs(base: ProbeFigures | undefined): number {
-  if (!base) return 30_000;
+  if (!base) return SENTINEL.baselineBoundMs;
   return Math.round(Math.min(SENTINEL.maxBoundMs, Math.max(SENTINEL.minBoundMs, 10 * base.e2eMs)));
 }
 
@@ -271,9 +280,12 @@ async function probeMany(sc: SentinelContext, n: number, tokens: number, boundMs
  * the median of SENTINEL.probes probes. A server that does not answer it leaves the sentinel off, saying why.
  */
 export async function measureBaseline(sc: SentinelContext): Promise<SentinelState> {
-  const first = await probeOnce(sc, SENTINEL.sizingTokens, 30_000);
+  const first = await probeOnce(sc, SENTINEL.sizingTokens, SENTINEL.baselineBoundMs);
   if (!first.sample || first.sample.censored)
-    return update(sc.stateDir, (s) => ({ ...s, off: first.why ?? 'the first probe got no answer within 30 s' }));
+    return update(sc.stateDir, (s) => ({
+      ...s,
+      off: first.why ?? `the first probe got no complete answer within ${SENTINEL.baselineBoundMs / 1000} s`,
+    }));
   const f = first.sample;
   const perTokenMs = f.e2eMs / Math.max(1, f.tokens);
   const tpotMs = f.tokens >= 2 ? f.decodeMs / (f.tokens - 1) : undefined;
@@ -287,7 +299,7 @@ export async function measureBaseline(sc: SentinelContext): Promise<SentinelStat
     },
     { targetMs: SENTINEL.targetMs, min: SENTINEL.minTokens, max: SENTINEL.maxTokens, wallCapMs: 5_000 },
   );
-  const samples = await probeMany(sc, SENTINEL.probes, tokens, 30_000);
+  const samples = await probeMany(sc, SENTINEL.probes, tokens, SENTINEL.baselineBoundMs);
   if (samples.length < 2 || samples.some((s) => s.censored))
     return update(sc.stateDir, (s) => ({ ...s, tokens, off: 'the baseline probes got too few timed answers' }));
   const baseline = figuresOf(samples, Date.now());
@@ -305,6 +317,24 @@ export function noteCheckEnded(stateDir: string, checkId: string, request: strin
 
 const MAX_EVENTS = 60;
 
+function eventOf(
+  when: SentinelEvent['when'],
+  check: string,
+  next: string | undefined,
+  j: { figures: ProbeFigures; verdict: SentinelVerdict },
+  base: ProbeFigures,
+): SentinelEvent {
+  const v = j.verdict;
+  return {
+    when,
+    check,
+    ...(next ? { next } : {}),
+    figures: j.figures,
+    ratio: Math.max(v.ttftRatio, v.decodeRatio, v.e2eRatio),
+    slowerMs: j.figures.e2eMs - base.e2eMs,
+  };
+}
+
 function logEvent(stateDir: string, e: SentinelEvent): void {
   update(stateDir, (s) => ({ ...s, events: [...(s.events ?? []), e].slice(-MAX_EVENTS) }));
 }
@@ -313,7 +343,12 @@ function logEvent(stateDir: string, e: SentinelEvent): void {
  * Probe and judge: one probe; when it looks degraded, the median of SENTINEL.probes; when that is degraded too,
  * wait with backoff (2, 4, 8, 16 … s, bounded) re-probing until it recovers. Sets `degraded` when it does not.
  */
-async function probeAndJudge(sc: SentinelContext, when: 'after' | 'before', after: string): Promise<SentinelState> {
+async function probeAndJudge(
+  sc: SentinelContext,
+  when: 'after' | 'before',
+  after: string,
+  next?: string,
+): Promise<SentinelState> {
   const s0 = readSentinel(sc.stateDir);
   const base = s0.baseline;
   if (!base || !s0.tokens || s0.degraded) return s0;
@@ -332,12 +367,7 @@ async function probeAndJudge(sc: SentinelContext, when: 'after' | 'before', afte
   };
   let j = await judgeOf(true);
   if (!j) return readSentinel(sc.stateDir);
-  logEvent(sc.stateDir, {
-    when,
-    check: after,
-    figures: j.figures,
-    ratio: Math.max(j.verdict.ttftRatio, j.verdict.decodeRatio),
-  });
+  logEvent(sc.stateDir, eventOf(when, after, next, j, base));
   if (!j.verdict.degraded) return readSentinel(sc.stateDir);
   const first = j;
   const waitBound = Math.max(
@@ -351,15 +381,10 @@ async function probeAndJudge(sc: SentinelContext, when: 'after' | 'before', afte
   );
   for (let delay = 2_000; Date.now() - start < waitBound; delay *= 2) {
     await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(0, waitBound - (Date.now() - start)))));
-    const next = await judgeOf(false);
-    if (!next) continue;
-    logEvent(sc.stateDir, {
-      when: 'wait',
-      check: after,
-      figures: next.figures,
-      ratio: Math.max(next.verdict.ttftRatio, next.verdict.decodeRatio),
-    });
-    j = next;
+    const again = await judgeOf(false);
+    if (!again) continue;
+    logEvent(sc.stateDir, eventOf('wait', after, undefined, again, base));
+    j = again;
     if (!j.verdict.degraded) break;
   }
   const waitedMs = Date.now() - start;
@@ -395,7 +420,7 @@ export async function sentinelBefore(sc: SentinelContext, check: SentinelCheck):
   let s = readSentinel(sc.stateDir);
   if (!s.baseline || s.off) return undefined;
   const fresh = s.lastProbeAt !== undefined && s.lastProbeAt >= (s.lastCheck?.endedAt ?? 0);
-  if (!s.degraded && !fresh) s = await probeAndJudge(sc, 'before', s.lastCheck?.id ?? 'the start of the run');
+  if (!s.degraded && !fresh) s = await probeAndJudge(sc, 'before', s.lastCheck?.id ?? 'the start of the run', check.id);
   if (!s.degraded) return undefined;
   update(sc.stateDir, (x) => ({ ...x, notGraded: [...new Set([...(x.notGraded ?? []), check.id])] }));
   return degradedText(s.degraded);
