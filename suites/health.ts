@@ -54,7 +54,7 @@ export const checks: CheckDef[] = [
           {
             requirement:
               'After long, over-long, malformed or abandoned requests a server MUST keep serving a short request at the speed it had at the start of the run.',
-            expected: `not degraded (${line}, still after waiting ${fmt(d.waitedMs / 1000, 1)} s)`,
+            expected: `no lasting slowdown (degraded: ${line}, throughout a wait of ${fmt(d.waitedMs / 1000, 1)} s)`,
             actual: `degraded since ${d.since}: ${d.verdict.figures}`,
             violations: [
               `the last request before it: ${d.request ?? 'not recorded'}`,
