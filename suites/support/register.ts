@@ -206,8 +206,9 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
           throw new ConformanceError(meta.message);
         }
         const graded = grade(check, result.verdict, profile, strict);
-        const note = await afterCheck(guardContext(deadline), check.id, !!check.destructive, since, false);
+        // The check's own last request (before the guard's probe adds its own): what preceded a degradation.
         const last = requestsSince(since).at(-1);
+        const note = await afterCheck(guardContext(deadline), check.id, !!check.destructive, since, false);
         noteCheckEnded(
           inject('stateDir'),
           check.id,
