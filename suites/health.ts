@@ -81,8 +81,9 @@ export const checks: CheckDef[] = [
 ];
 
 // A run of two checks: the over-long prompts of context.over-window-400 (disturbing: the faults' trigger), then a timing
-// check. Degraded: the timing check is not graded and the finding names the check; recovered (4 s after the last
-// over-long prompt, within the 4 s wait): both graded normally. test/proofs.test.ts asserts the timing check's outcome.
+// check. Degraded: the timing check is not graded and the finding names the check. Recovering (4 s after the last
+// over-long prompt, while the sentinel waits up to 4 s after its three slow probes): both graded normally.
+// test/proofs.test.ts asserts the timing check's outcome both ways.
 const RUN = { checks: ['context.over-window-400', 'stream.headers-early'], waitS: 4 };
 
 export const proofs: Proof[] = [

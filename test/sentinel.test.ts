@@ -4,7 +4,7 @@ import { expect, test } from 'vitest';
 import { mulberry32 } from '../lib/grading/stats.ts';
 import { figuresOf, judgeHealth, SENTINEL } from '../lib/server/sentinel.ts';
 
-/** A probe of the reference server's shape (16 tokens, 8 ms steps) or a 3 tok/s server's (4 tokens), slowed by `load`. */
+/** A probe of the reference server's shape (8 tokens, 8 ms steps) or a 3 tok/s server's (4 tokens), slowed by `load`. */
 function probe(base: { ttftMs: number; stepMs: number; tokens: number }, load: number) {
   const ttftMs = base.ttftMs * load;
   const decodeMs = base.stepMs * (base.tokens - 1) * load;
@@ -12,8 +12,8 @@ function probe(base: { ttftMs: number; stepMs: number; tokens: number }, load: n
 }
 
 const SHAPES = [
-  { name: 'reference server', ttftMs: 17, stepMs: 8.7, tokens: 16 },
-  { name: 'fast GPU server', ttftMs: 3, stepMs: 0.5, tokens: 16 },
+  { name: 'reference server', ttftMs: 17, stepMs: 8.7, tokens: 8 },
+  { name: 'fast GPU server', ttftMs: 3, stepMs: 0.5, tokens: 8 },
   { name: '3 tok/s server', ttftMs: 900, stepMs: 333, tokens: 4 },
 ];
 

@@ -63,9 +63,9 @@ export const SENTINEL = {
   probes: 3,
   waitBoundMs: 60_000,
   /** Probe length: about this long to decode at the measured pace, within [minTokens, maxTokens]. */
-  targetMs: 150,
+  targetMs: 80,
   minTokens: 4,
-  maxTokens: 16,
+  maxTokens: 8,
   /** The first (sizing) probe's tokens and bound; every probe's bound: 10x the baseline e2e, within these. */
   sizingTokens: 8,
   /** The baseline probes' bound: a 3 tok/s server answers 8 tokens in ~3 s; a server that stalls costs this once. */
