@@ -200,8 +200,222 @@ const REF_OPENAI_ERRORS =
   'OpenAI API reference, Error codes: 400 Bad Request with error.code "context_length_exceeded"';
 
 export const checks: CheckDef[] = [
+  // First of the family: a curve timed before within-window's long prompts can have left the server slower (the
+  // health sentinel probes after each and before the timing checks that follow: docs/grading.md "Health sentinel").
+  {
+    id: 'context.prefill-scaling',
+    timing: true,
+    disturbs: true, // long prompts: the health sentinel probes after it
+    title: 'prefill time grows about linearly with the prompt, not quadratically',
+    level: 'MUST',
+    rationale:
+      'A quadratic prefill turns a long prompt into a stall: a 52k-token prompt took 31 min instead of 2–3 (seed 000); mlx-vlm is pathological above 30k tokens.',
+    reference:
+      'seed 000 (52k-token prefill 31 min instead of 2–3; mlx-vlm > 30k); docs/servers.md "mlx-vlm": single-pass prefill O(N²) (#1355)',
+    requires: ['openai-chat'],
+    thresholds: {
+      failLowBound: {
+        value: 1.6,
+        why: 'clearly quadratic: the 95 % lower bound of the log-log slope at 1.6 or more (linear = 1, quadratic = 2)',
+      },
+      warnSlope: {
+        value: 1.4,
+        why: "attention adds a legitimate superlinear share at long prompts: a slope estimate past 1.4 is named superlinear in the message; it warns only when the window's prefill is past both window bounds by the estimate",
+      },
+      windowPrefillMaxS: {
+        value: 600,
+        why: 'a served window that takes more than 10 minutes to prefill is not usable (seed: 52k tokens in 31 min instead of 2–3); real attention cost on a small model stays far below it (llama.cpp tiny model: ~37 s for 16k tokens on 2 CPU cores)',
+      },
+      excessFactor: {
+        value: 4,
+        why: "and more than 4x what the short-prompt rate predicts for the window: attention legitimately makes long prompts a few times costlier per token (the seed's model: 2–3 min instead of ~1), the seed's pathology was over 10x",
+      },
+      assumedWindowTokens: {
+        value: 65_536,
+        why: "the window judged when the server reports none: the seed study's longest prompt (53k tokens) rounded up",
+      },
+      upperFraction: {
+        value: 0.25,
+        why: 'fit over the upper range (the top quarter of lengths and up), where fixed costs no longer hide the prefill',
+      },
+      upperPointsQuick: { value: 6, why: 'lengths in the upper range in the quick tier' },
+      upperPointsFull: { value: 7, why: 'lengths in the upper range in the full tier' },
+      repetitionsQuick: {
+        value: 3,
+        why: 'repetitions per length in the quick tier (each is a point of the Theil–Sen fit; the curve shows medians)',
+      },
+      repetitionsFull: { value: 5, why: 'repetitions per length in the full tier' },
+      maxTokensQuick: {
+        value: 4096,
+        why: 'longest prompt in the quick tier (also capped at 90 % of the window where one is known)',
+      },
+      maxTokensFull: {
+        value: 32768,
+        why: "longest prompt in the full tier, the seed study's range (also capped by the window)",
+      },
+      minSpreadMs: {
+        value: 20,
+        why: 'TTFT must grow at least this much over the fitted range or prefill is invisible under fixed costs',
+      },
+      minPoints: { value: 5, why: "fewer distinct lengths in the upper range cannot show the curve's shape" },
+      budgetQuickS: {
+        value: 120,
+        why: 'time budget of the quick tier; longer lengths are dropped when it would be exceeded',
+      },
+      budgetFullS: {
+        value: 1_500,
+        why: 'time budget of the full tier (25 min: a quadratic server can take that long)',
+      },
+      maxLoopDelayMs: {
+        value: 50,
+        why: "our event loop late by more than this (p99) means our timestamps are not the server's",
+      },
+    },
+    timeoutMs: 1_800_000,
+    async run(ctx) {
+      const window = ctx.server.contextWindow?.value;
+      await calibrate(ctx);
+      const full = ctx.tier === 'full';
+      const reps = ctx.threshold(full ? 'repetitionsFull' : 'repetitionsQuick');
+      const upperPoints = ctx.threshold(full ? 'upperPointsFull' : 'upperPointsQuick');
+      const budgetMs = ctx.threshold(full ? 'budgetFullS' : 'budgetQuickS') * 1000;
+      const cap = Math.min(
+        ctx.threshold(full ? 'maxTokensFull' : 'maxTokensQuick'),
+        window ? fitting(window, 0.9, 1) : Infinity,
+      );
+      const upperFraction = ctx.threshold('upperFraction');
+      const lengthsFor = (top: number) => {
+        const upper = scalingLengths(top, upperPoints, 1 / upperFraction);
+        const lower = [Math.round(top * upperFraction * upperFraction), Math.round((top * upperFraction) / 2)].filter(
+          (n) => n >= 16 && n < upper[0],
+        );
+        return { upper, lengths: [...lower, ...upper] };
+      };
+      const t0 = performance.now();
+      const remaining = () => Math.max(1_000, budgetMs - (performance.now() - t0));
+      // The longest length from the measured prefill rate (one probe prompt of up to 1024 tokens): all repetitions of
+      // all lengths fit 70 % of the budget, so a 200 tok/s server gets a shorter curve rather than a cut-off one.
+      const probeTokens = Math.min(cap, 1024);
+      const probe = await timedPrefill(
+        ctx,
+        probeTokens,
+        { headersMs: remaining(), tokenIdleMs: remaining(), totalMs: remaining() },
+        3,
+      );
+      const rate = probe.ttft !== undefined && probe.ttft > 0 ? (probe.sent / probe.ttft) * 1000 : undefined;
+      const sumFraction = sum(lengthsFor(cap).lengths) / cap;
+      const fit = rate !== undefined ? Math.floor((0.7 * (budgetMs / 1000) * rate) / (reps * sumFraction)) : cap;
+      const top = Math.max(Math.min(cap, 256), Math.min(cap, fit));
+      const sizing = `longest prompt ${top} tokens${top < cap ? ` (of ${cap}), sized from the measured prefill rate ${fmt(rate, 0)} tok/s to fit the ${budgetMs / 1000} s budget` : ` (prefill rate ${fmt(rate, 0)} tok/s)`}`;
+      const { upper, lengths } = lengthsFor(top);
+      // Warm-up at the top length: dropped from the fit, and the anchor of the run-time estimate.
+      const warm = await timedPrefill(ctx, top, {
+        headersMs: remaining(),
+        tokenIdleMs: remaining(),
+        totalMs: remaining(),
+      });
+      const topMs = warm.ttft ?? warm.x.rec.tEnd;
+      const estimateS = (reps * sum(lengths.map((n) => topMs * (n / top)))) / 1000;
+      ctx.log(
+        `estimate: ~${fmt(estimateS, 1)} s (${lengths.length} lengths ${lengths[0]}…${top} tokens × ${reps} repetitions; a ${top}-token prefill took ${fmt(topMs)} ms; ${sizing})`,
+      );
+      const samples = new Map<number, { ttft: (number | undefined)[]; counted?: number; censored: number }>(
+        lengths.map((n) => [n, { ttft: [], censored: 0 }]),
+      );
+      const ev: Evidence[] = [evidence(`warm-up ~${top} tokens (dropped)`, warm.x)];
+      let cutoff = Infinity; // lengths at or above this are skipped (budget or deadline)
+      const failures: string[] = [];
+      for (let rep = 0; rep < reps; rep++) {
+        for (const n of lengths) {
+          if (n >= cutoff) continue;
+          const left = budgetMs - (performance.now() - t0);
+          if (left < 1_000) {
+            cutoff = n;
+            break;
+          }
+          const p = await timedPrefill(ctx, n, { headersMs: left, tokenIdleMs: left, totalMs: left }, rep * 31 + n);
+          const s = samples.get(n)!;
+          s.counted ??= promptTokensOf(p.x);
+          if (p.ttft !== undefined) s.ttft.push(p.ttft);
+          else if (
+            p.x.rec.failure &&
+            ['headers-timeout', 'token-idle', 'total-timeout'].includes(p.x.rec.failure.kind)
+          ) {
+            s.ttft.push(p.x.rec.tEnd); // censored: a lower bound of the TTFT
+            s.censored++;
+            cutoff = n;
+          } else {
+            failures.push(`~${n} tokens: ${describeExchange(p.x)}`);
+            if (ev.length < 20) ev.push(evidence(`failed request at ~${n} tokens`, p.x));
+          }
+        }
+        ctx.log(`repetition ${rep + 1}/${reps} done (${fmt((performance.now() - t0) / 1000, 1)} s)`);
+      }
+      const points: ScalingPoint[] = lengths.map((n) => ({
+        tokens: samples.get(n)!.counted ?? n,
+        ttftMs: samples.get(n)!.ttft,
+        censored: samples.get(n)!.censored,
+      }));
+      const st = {
+        failLowBound: ctx.threshold('failLowBound'),
+        warnSlope: ctx.threshold('warnSlope'),
+        fitPoints: upper.length,
+        minPoints: ctx.threshold('minPoints'),
+        minSpreadMs: ctx.threshold('minSpreadMs'),
+        windowTokens: window ?? ctx.threshold('assumedWindowTokens'),
+        windowSource: window ? `served, ${ctx.server.contextWindow!.source}` : 'assumed: no window known',
+        windowPrefillMaxS: ctx.threshold('windowPrefillMaxS'),
+        excessFactor: ctx.threshold('excessFactor'),
+      };
+      const g = gradePrefillScaling(points, st);
+      const timing = guardStarvation(g, ctx.loopDelay(), ctx.threshold('maxLoopDelayMs'), (d) =>
+        gradePrefillScaling(scalingWorstCase(points, d), st),
+      );
+      const metrics = {
+        curve: g.curve,
+        fitted: g.fitted,
+        slope: g.slope,
+        slopeLow: g.low,
+        slopeHigh: g.high,
+        repetitions: reps,
+        tier: ctx.tier,
+        window,
+        raw: Object.fromEntries([...samples].map(([n, s]) => [n, s.ttft])),
+        failures,
+        loopDelay: ctx.loopDelay(),
+        ...timing.figures,
+        sizing,
+        probePrefillTps: rate,
+      };
+      const failed = failures.length
+        ? `; ${failures.length} request(s) failed and are left out (${failures.slice(0, 3).join('; ')})`
+        : '';
+      const curveText =
+        g.curve.map((c) => `${c.tokens}:${c.ttftMsP50 === undefined ? 'failed' : `${fmt(c.ttftMsP50)}ms`}`).join(' ') +
+        failed +
+        `; ${sizing}`;
+      if (timing.outcome === 'fail') {
+        return fail(
+          {
+            requirement:
+              'Prefill time MUST NOT grow quadratically with the prompt length (log-log slope of TTFT against prompt tokens, upper range).',
+            expected: `a slope near 1 (linear); fail when the 95 % lower bound is ≥ ${ctx.threshold('failLowBound')}`,
+            actual: timing.reason,
+            violations: [`TTFT medians (tokens:ms): ${curveText}`],
+          },
+          metrics,
+          ev,
+        );
+      }
+      if (timing.outcome === 'inconclusive') return inconclusive(`${timing.reason}; curve ${curveText}`, metrics, ev);
+      if (timing.outcome === 'warn')
+        return { ...warn(`${timing.reason}; curve ${curveText}`, metrics, ev), borderline: timing.borderline };
+      return pass(`${timing.reason}; curve ${curveText}`, metrics, ev);
+    },
+  },
   {
     id: 'context.within-window',
+    disturbs: true, // long prompts: the health sentinel probes after it
     title: 'prompts at 50 % and 90 % of the advertised window are answered 200',
     level: 'MUST',
     rationale:
@@ -332,6 +546,7 @@ export const checks: CheckDef[] = [
   {
     id: 'context.over-window-400',
     destructive: true, // over-long prompts may crash or wedge the server
+    timing: true, // its hang and rejection-latency verdicts time the server
     title: 'a prompt of ≥ 1.25x the window gets HTTP 400 (context exceeded) before prefill and before any SSE bytes',
     level: 'MUST',
     rationale:
@@ -620,217 +835,9 @@ export const checks: CheckDef[] = [
     },
   },
   {
-    id: 'context.prefill-scaling',
-    title: 'prefill time grows about linearly with the prompt, not quadratically',
-    level: 'MUST',
-    rationale:
-      'A quadratic prefill turns a long prompt into a stall: a 52k-token prompt took 31 min instead of 2–3 (seed 000); mlx-vlm is pathological above 30k tokens.',
-    reference:
-      'seed 000 (52k-token prefill 31 min instead of 2–3; mlx-vlm > 30k); docs/servers.md "mlx-vlm": single-pass prefill O(N²) (#1355)',
-    requires: ['openai-chat'],
-    thresholds: {
-      failLowBound: {
-        value: 1.6,
-        why: 'clearly quadratic: the 95 % lower bound of the log-log slope at 1.6 or more (linear = 1, quadratic = 2)',
-      },
-      warnSlope: {
-        value: 1.4,
-        why: "attention adds a legitimate superlinear share at long prompts: a slope estimate past 1.4 is named superlinear in the message; it warns only when the window's prefill is past both window bounds by the estimate",
-      },
-      windowPrefillMaxS: {
-        value: 600,
-        why: 'a served window that takes more than 10 minutes to prefill is not usable (seed: 52k tokens in 31 min instead of 2–3); real attention cost on a small model stays far below it (llama.cpp tiny model: ~37 s for 16k tokens on 2 CPU cores)',
-      },
-      excessFactor: {
-        value: 4,
-        why: "and more than 4x what the short-prompt rate predicts for the window: attention legitimately makes long prompts a few times costlier per token (the seed's model: 2–3 min instead of ~1), the seed's pathology was over 10x",
-      },
-      assumedWindowTokens: {
-        value: 65_536,
-        why: "the window judged when the server reports none: the seed study's longest prompt (53k tokens) rounded up",
-      },
-      upperFraction: {
-        value: 0.25,
-        why: 'fit over the upper range (the top quarter of lengths and up), where fixed costs no longer hide the prefill',
-      },
-      upperPointsQuick: { value: 6, why: 'lengths in the upper range in the quick tier' },
-      upperPointsFull: { value: 7, why: 'lengths in the upper range in the full tier' },
-      repetitionsQuick: {
-        value: 3,
-        why: 'repetitions per length in the quick tier (each is a point of the Theil–Sen fit; the curve shows medians)',
-      },
-      repetitionsFull: { value: 5, why: 'repetitions per length in the full tier' },
-      maxTokensQuick: {
-        value: 4096,
-        why: 'longest prompt in the quick tier (also capped at 90 % of the window where one is known)',
-      },
-      maxTokensFull: {
-        value: 32768,
-        why: "longest prompt in the full tier, the seed study's range (also capped by the window)",
-      },
-      minSpreadMs: {
-        value: 20,
-        why: 'TTFT must grow at least this much over the fitted range or prefill is invisible under fixed costs',
-      },
-      minPoints: { value: 5, why: "fewer distinct lengths in the upper range cannot show the curve's shape" },
-      budgetQuickS: {
-        value: 120,
-        why: 'time budget of the quick tier; longer lengths are dropped when it would be exceeded',
-      },
-      budgetFullS: {
-        value: 1_500,
-        why: 'time budget of the full tier (25 min: a quadratic server can take that long)',
-      },
-      maxLoopDelayMs: {
-        value: 50,
-        why: "our event loop late by more than this (p99) means our timestamps are not the server's",
-      },
-    },
-    timeoutMs: 1_800_000,
-    async run(ctx) {
-      const window = ctx.server.contextWindow?.value;
-      await calibrate(ctx);
-      const full = ctx.tier === 'full';
-      const reps = ctx.threshold(full ? 'repetitionsFull' : 'repetitionsQuick');
-      const upperPoints = ctx.threshold(full ? 'upperPointsFull' : 'upperPointsQuick');
-      const budgetMs = ctx.threshold(full ? 'budgetFullS' : 'budgetQuickS') * 1000;
-      const cap = Math.min(
-        ctx.threshold(full ? 'maxTokensFull' : 'maxTokensQuick'),
-        window ? fitting(window, 0.9, 1) : Infinity,
-      );
-      const upperFraction = ctx.threshold('upperFraction');
-      const lengthsFor = (top: number) => {
-        const upper = scalingLengths(top, upperPoints, 1 / upperFraction);
-        const lower = [Math.round(top * upperFraction * upperFraction), Math.round((top * upperFraction) / 2)].filter(
-          (n) => n >= 16 && n < upper[0],
-        );
-        return { upper, lengths: [...lower, ...upper] };
-      };
-      const t0 = performance.now();
-      const remaining = () => Math.max(1_000, budgetMs - (performance.now() - t0));
-      // The longest length from the measured prefill rate (one probe prompt of up to 1024 tokens): all repetitions of
-      // all lengths fit 70 % of the budget, so a 200 tok/s server gets a shorter curve rather than a cut-off one.
-      const probeTokens = Math.min(cap, 1024);
-      const probe = await timedPrefill(
-        ctx,
-        probeTokens,
-        { headersMs: remaining(), tokenIdleMs: remaining(), totalMs: remaining() },
-        3,
-      );
-      const rate = probe.ttft !== undefined && probe.ttft > 0 ? (probe.sent / probe.ttft) * 1000 : undefined;
-      const sumFraction = sum(lengthsFor(cap).lengths) / cap;
-      const fit = rate !== undefined ? Math.floor((0.7 * (budgetMs / 1000) * rate) / (reps * sumFraction)) : cap;
-      const top = Math.max(Math.min(cap, 256), Math.min(cap, fit));
-      const sizing = `longest prompt ${top} tokens${top < cap ? ` (of ${cap}), sized from the measured prefill rate ${fmt(rate, 0)} tok/s to fit the ${budgetMs / 1000} s budget` : ` (prefill rate ${fmt(rate, 0)} tok/s)`}`;
-      const { upper, lengths } = lengthsFor(top);
-      // Warm-up at the top length: dropped from the fit, and the anchor of the run-time estimate.
-      const warm = await timedPrefill(ctx, top, {
-        headersMs: remaining(),
-        tokenIdleMs: remaining(),
-        totalMs: remaining(),
-      });
-      const topMs = warm.ttft ?? warm.x.rec.tEnd;
-      const estimateS = (reps * sum(lengths.map((n) => topMs * (n / top)))) / 1000;
-      ctx.log(
-        `estimate: ~${fmt(estimateS, 1)} s (${lengths.length} lengths ${lengths[0]}…${top} tokens × ${reps} repetitions; a ${top}-token prefill took ${fmt(topMs)} ms; ${sizing})`,
-      );
-      const samples = new Map<number, { ttft: (number | undefined)[]; counted?: number; censored: number }>(
-        lengths.map((n) => [n, { ttft: [], censored: 0 }]),
-      );
-      const ev: Evidence[] = [evidence(`warm-up ~${top} tokens (dropped)`, warm.x)];
-      let cutoff = Infinity; // lengths at or above this are skipped (budget or deadline)
-      const failures: string[] = [];
-      for (let rep = 0; rep < reps; rep++) {
-        for (const n of lengths) {
-          if (n >= cutoff) continue;
-          const left = budgetMs - (performance.now() - t0);
-          if (left < 1_000) {
-            cutoff = n;
-            break;
-          }
-          const p = await timedPrefill(ctx, n, { headersMs: left, tokenIdleMs: left, totalMs: left }, rep * 31 + n);
-          const s = samples.get(n)!;
-          s.counted ??= promptTokensOf(p.x);
-          if (p.ttft !== undefined) s.ttft.push(p.ttft);
-          else if (
-            p.x.rec.failure &&
-            ['headers-timeout', 'token-idle', 'total-timeout'].includes(p.x.rec.failure.kind)
-          ) {
-            s.ttft.push(p.x.rec.tEnd); // censored: a lower bound of the TTFT
-            s.censored++;
-            cutoff = n;
-          } else {
-            failures.push(`~${n} tokens: ${describeExchange(p.x)}`);
-            if (ev.length < 20) ev.push(evidence(`failed request at ~${n} tokens`, p.x));
-          }
-        }
-        ctx.log(`repetition ${rep + 1}/${reps} done (${fmt((performance.now() - t0) / 1000, 1)} s)`);
-      }
-      const points: ScalingPoint[] = lengths.map((n) => ({
-        tokens: samples.get(n)!.counted ?? n,
-        ttftMs: samples.get(n)!.ttft,
-        censored: samples.get(n)!.censored,
-      }));
-      const st = {
-        failLowBound: ctx.threshold('failLowBound'),
-        warnSlope: ctx.threshold('warnSlope'),
-        fitPoints: upper.length,
-        minPoints: ctx.threshold('minPoints'),
-        minSpreadMs: ctx.threshold('minSpreadMs'),
-        windowTokens: window ?? ctx.threshold('assumedWindowTokens'),
-        windowSource: window ? `served, ${ctx.server.contextWindow!.source}` : 'assumed: no window known',
-        windowPrefillMaxS: ctx.threshold('windowPrefillMaxS'),
-        excessFactor: ctx.threshold('excessFactor'),
-      };
-      const g = gradePrefillScaling(points, st);
-      const timing = guardStarvation(g, ctx.loopDelay(), ctx.threshold('maxLoopDelayMs'), (d) =>
-        gradePrefillScaling(scalingWorstCase(points, d), st),
-      );
-      const metrics = {
-        curve: g.curve,
-        fitted: g.fitted,
-        slope: g.slope,
-        slopeLow: g.low,
-        slopeHigh: g.high,
-        repetitions: reps,
-        tier: ctx.tier,
-        window,
-        raw: Object.fromEntries([...samples].map(([n, s]) => [n, s.ttft])),
-        failures,
-        loopDelay: ctx.loopDelay(),
-        ...timing.figures,
-        sizing,
-        probePrefillTps: rate,
-      };
-      const failed = failures.length
-        ? `; ${failures.length} request(s) failed and are left out (${failures.slice(0, 3).join('; ')})`
-        : '';
-      const curveText =
-        g.curve.map((c) => `${c.tokens}:${c.ttftMsP50 === undefined ? 'failed' : `${fmt(c.ttftMsP50)}ms`}`).join(' ') +
-        failed +
-        `; ${sizing}`;
-      if (timing.outcome === 'fail') {
-        return fail(
-          {
-            requirement:
-              'Prefill time MUST NOT grow quadratically with the prompt length (log-log slope of TTFT against prompt tokens, upper range).',
-            expected: `a slope near 1 (linear); fail when the 95 % lower bound is ≥ ${ctx.threshold('failLowBound')}`,
-            actual: timing.reason,
-            violations: [`TTFT medians (tokens:ms): ${curveText}`],
-          },
-          metrics,
-          ev,
-        );
-      }
-      if (timing.outcome === 'inconclusive') return inconclusive(`${timing.reason}; curve ${curveText}`, metrics, ev);
-      if (timing.outcome === 'warn')
-        return { ...warn(`${timing.reason}; curve ${curveText}`, metrics, ev), borderline: timing.borderline };
-      return pass(`${timing.reason}; curve ${curveText}`, metrics, ev);
-    },
-  },
-  {
     id: 'context.healthy-after',
     destructive: true, // over-long prompts may crash or wedge the server
+    timing: true, // its before/after comparison means nothing on a server already degraded before it
     title: 'after long and over-long prompts, a normal request works at normal speed',
     level: 'MUST',
     rationale:

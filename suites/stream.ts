@@ -893,6 +893,7 @@ export const checks: CheckDef[] = [
   },
   {
     id: 'stream.cancel-frees-slot',
+    disturbs: true, // abandoned streams: the health sentinel probes after it
     title: 'a client disconnect stops the generation and frees its slot',
     level: 'MUST',
     rationale:

@@ -1,17 +1,23 @@
 // Every check, both ways, through real HTTP: PASS on the correct reference server, FAIL (with a message
 // naming the fault) on the reference server with exactly one fault switched on.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
 import { grade, runCheck } from '../lib/check/check.ts';
 import { TIMING_FAMILIES } from '../lib/check/family-order.ts';
+import type { Profile, ServerInfo } from '../lib/check/types.ts';
 import { discoverServer } from '../lib/server/discovery.ts';
-import { families } from '../suites/catalogue.ts';
+import { measureBaseline, type SentinelContext } from '../lib/server/sentinel.ts';
+import { allChecks, families } from '../suites/catalogue.ts';
 import { type Proof, strictExpectation } from '../suites/support/proof.ts';
+import { runWithSentinel, type SentinelRun } from './support/sentinel-run.ts';
 
 // Protocol families prove their checks concurrently (their proofs wait on the server, not on the CPU); families that
 // time the server prove theirs one at a time, on a machine kept quiet for them, and so does clients: it judges when
 // text surfaced, which a busy event loop (the concurrent proofs share this process) turns into one burst.
-const SEQUENTIAL = new Set([...TIMING_FAMILIES, 'context', 'clients']);
+const SEQUENTIAL = new Set([...TIMING_FAMILIES, 'context', 'clients', 'health']);
 
 const flagsOf = (p: Proof) => [...(p.faults ?? []).flatMap((f) => ['--fault', f]), ...(p.serverArgs ?? [])];
 
@@ -48,6 +54,25 @@ afterAll(async () => {
   await Promise.all([...servers.values()].map(async (s) => (await s).stop()));
 });
 
+/** A proof's run (`run`): its checks in order, with the health sentinel on, as a conformance run runs them. */
+async function runSequence(
+  p: Proof,
+  profile: Profile,
+  server: ServerInfo,
+  runId: string,
+  stateDir: string,
+): Promise<Array<SentinelRun & { id: string }>> {
+  const sc: SentinelContext = { profile, server, stateDir, runId, waitBoundMs: p.run!.waitS * 1000 };
+  await measureBaseline(sc);
+  const out: Array<SentinelRun & { id: string }> = [];
+  for (const id of p.run!.checks) {
+    const check = allChecks.find((c) => c.id === id);
+    if (!check) throw new Error(`proof of ${p.check}: its run names an unknown check ${id}`);
+    out.push({ id, ...(await runWithSentinel(sc, check, { profile, server, runId, log: () => undefined })) });
+  }
+  return out;
+}
+
 for (const [family, mod] of Object.entries(families)) {
   const concurrent = !SEQUENTIAL.has(family);
   describe(`proofs: ${family}`, { concurrent }, () => {
@@ -67,7 +92,7 @@ for (const [family, mod] of Object.entries(families)) {
         ? `${proof.check} ${verb} with --fault ${proof.faults.join(',')}`
         : `${proof.check} ${verb} on the correct server`;
       test(label + (proof.serverArgs?.length ? ` (${proof.serverArgs.join(' ')})` : ''), {
-        timeout: (check?.timeoutMs ?? 60_000) + 30_000,
+        timeout: (check?.timeoutMs ?? 60_000) + 30_000 + (proof.run ? 120_000 : 0),
       }, async () => {
         expect(check, `check ${proof.check} exists in suites/${family}.ts`).toBeDefined();
         const { key, handle } = serverFor(proof, concurrent);
@@ -80,7 +105,18 @@ for (const [family, mod] of Object.entries(families)) {
           };
           // A proof that changes the profile (declared slots, window, discovery) gets what setup would have discovered for it.
           const server = proof.profile ? await discoverServer(profile, ref.baseUrl, {}, ref.info.startedPid) : ref.info;
+          const stateDir = proof.run ? mkdtempSync(join(tmpdir(), 'conformance-proof-')) : undefined;
+          const ran = stateDir ? await runSequence(proof, profile, server, runIdFor(key, proof), stateDir) : [];
+          // A degraded run grades no timing check after the degradation (and has one); a healthy or recovered run
+          // grades them all, and they pass.
+          const timed = ran.filter((x) => x.timing);
+          if (proof.run && proof.expect === 'fail') expect(timed.some((r) => r.afterDegraded)).toBe(true);
+          for (const r of timed) {
+            if (r.afterDegraded) expect(r.verdict.message, r.id).toContain('not graded: the server is degraded since');
+            else expect(r.verdict.outcome, `${r.id}: ${r.verdict.message}`).toBe('pass');
+          }
           const { verdict } = await runCheck(check!, {
+            stateDir,
             profile,
             server,
             // One run per server and profile, as in a real run: the checks of a family read the recordings it shares
@@ -111,6 +147,7 @@ for (const [family, mod] of Object.entries(families)) {
             strict.outcome,
             `outcome of ${proof.check} under CONFORMANCE_STRICT=1; message:\n${strict.message}`,
           ).toBe(strictExpectation(proof, check!.level));
+          if (stateDir) rmSync(stateDir, { recursive: true, force: true });
         } finally {
           await release(key, proof, mod.proofs[i + 1], concurrent);
         }

@@ -42,6 +42,18 @@ export interface CheckDef {
    * runs after every check that only observes (suites/support/register.ts runOrder, lint in test/registry.test.ts).
    */
   destructive?: boolean;
+  /**
+   * Observing, but sends long or abandoned requests (long prompts, streams cut by the client) that may leave a server
+   * slower: the health sentinel probes after it, as after every destructive check (docs/grading.md "Health sentinel").
+   */
+  disturbs?: boolean;
+  /**
+   * Times the server (default: its family's `timing`): the sentinel probes before it, and on a server degraded since
+   * an earlier check it is inconclusive naming that check instead of graded.
+   */
+  timing?: boolean;
+  /** Sends nothing: reports what the run measured (health.sentinel), so it may run after destructive checks. */
+  readsRun?: boolean;
   run(ctx: CheckContext): Promise<Verdict>;
 }
 
@@ -76,6 +88,8 @@ export interface CheckContext {
    */
   clientLag(recording?: { p99Ms: number; maxMs: number }): ClientLag;
   signal: AbortSignal;
+  /** The run's state directory (cross-file state: the health sentinel's), when the check runs in a conformance run. */
+  stateDir?: string;
 }
 
 interface ContextOptions {
@@ -90,6 +104,8 @@ interface ContextOptions {
   preflight?: FidelityPreflight;
   /** Epoch ms of the run deadline: the check is cut there (RunDeadlineReached). */
   deadlineAt?: number;
+  /** The run's state directory (suites/support/register.ts). */
+  stateDir?: string;
 }
 
 let nonceCounter = 0;
@@ -131,6 +147,7 @@ export function makeContext(
     // recorded; the check's own monitor samples every 10 ms and so never reads below ~10 ms (lib/measure/client-lag.ts).
     clientLag: (recording) => clientLag(recording ?? loopDelay(), o.preflight),
     signal,
+    stateDir: o.stateDir,
   };
 }
 

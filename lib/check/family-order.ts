@@ -25,6 +25,7 @@ export const FAMILY_ORDER: readonly string[] = [
   'context',
   'errors',
   'api-last',
+  'health',
 ];
 
 /** Suite files that hold checks of another family (`checksOf`): file → family. --only/--skip name the family. */

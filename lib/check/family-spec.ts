@@ -10,7 +10,8 @@ export interface FamilySpec {
   /**
    * Where the family runs (the sequencer, per-file deadlines, the reports' order): lower first. `setup` is 0 and
    * first; families with destructive checks (fuzzing, absurd values, over-long prompts, another model) after every
-   * family that only observes (test/registry.test.ts); `api-last` after everything.
+   * family that only observes (test/registry.test.ts); `api-last` after everything that sends requests, `health`
+   * (the sentinel's finding, which sends nothing) last.
    */
   order: number;
   /** One line for the families table in docs/families.md (markdown); none for a file that holds part of another family. */

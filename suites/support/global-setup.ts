@@ -25,6 +25,7 @@ import {
   waitBoundMs,
   waitReady,
 } from '../../lib/server/lifecycle.ts';
+import { measureBaseline, sentinelEnabled } from '../../lib/server/sentinel.ts';
 import { startSupervisor } from '../../lib/server/supervisor.ts';
 
 export default async function setup(project: TestProject) {
@@ -112,6 +113,14 @@ export default async function setup(project: TestProject) {
     const fidelity = await runPreflight({ server: stamp });
     project.provide('fidelity', fidelity);
     console.log(`[${profile.id}] ${describePreflight(fidelity)}`);
+  }
+  // The health sentinel's baseline: the server's own speed at the start, before any check (lib/server/sentinel.ts).
+  if (!setupErrorText(project) && sentinelEnabled()) {
+    const t0 = Date.now();
+    const s = await measureBaseline({ profile, server: info, stateDir, runId, deadlineAt: deadline?.checksEndAt });
+    console.log(
+      `[${profile.id}] health sentinel: ${s.baseline ? `baseline of ${s.baseline.samples} probes of ${s.tokens} tokens: TTFT ${Math.round(s.baseline.ttftMs)} ms, ${Math.round(s.baseline.e2eMs)} ms end to end` : `off (${s.off})`} (${Date.now() - t0} ms)`,
+    );
   }
 
   // A server the suite started is restarted when it stops answering mid-run (bounded; lib/server/supervisor.ts).

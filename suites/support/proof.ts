@@ -34,6 +34,12 @@ export interface Proof {
   note?: string;
   /** The proof leaves the server's state as it found it: the next proof with the same flags may reuse the server. */
   shareServer?: boolean;
+  /**
+   * A run before the check: these checks, in this order, as a conformance run runs them with the health sentinel on
+   * (baseline first, a probe after each disturbing check and before each timing check; test/proofs.test.ts). For a
+   * check that judges a run (health.sentinel). `waitS`: the sentinel's wait for a recovery (the run's is 60 s).
+   */
+  run?: { checks: string[]; waitS: number };
 }
 
 const RAW: readonly string[] = ['pass', 'fail', 'warn', 'inconclusive', 'skip'] satisfies RawOutcome[];

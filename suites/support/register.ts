@@ -4,9 +4,21 @@
 import { format } from 'node:util';
 import { describe, inject, test } from 'vitest';
 import { type CheckDef, grade, RunDeadlineReached, runCheck, skipReason, type Tier } from '../../lib/check/check.ts';
+import { TIMING_FAMILIES } from '../../lib/check/family-order.ts';
 import { requestAuth } from '../../lib/config/request-auth.ts';
 import { redact, redactDeep } from '../../lib/config/secrets.ts';
-import { probeBudgetMs } from '../../lib/server/health.ts';
+import { describeRequest, probeBudgetMs, requestsSince } from '../../lib/server/health.ts';
+import {
+  disturbing,
+  noteCheckEnded,
+  SENTINEL,
+  type SentinelContext,
+  sentinelAfter,
+  sentinelBefore,
+  sentinelEnabled,
+  timingCheck,
+  waitBoundFromEnv,
+} from '../../lib/server/sentinel.ts';
 import { afterCheck, deadlineHit, firstTime, type GuardContext, markDeadlineHit, readBreaker } from './guard.ts';
 import type { ConformanceMeta } from './provided.d.ts';
 
@@ -56,6 +68,21 @@ function guardContext(deadlineAt: number): GuardContext {
   };
 }
 
+function sentinelContext(deadlineAt: number): SentinelContext {
+  return {
+    profile: inject('profile'),
+    server: inject('server'),
+    stateDir: inject('stateDir'),
+    runId: inject('runId'),
+    deadlineAt: deadlineAt || undefined,
+    waitBoundMs: waitBoundFromEnv(),
+    log: (line) => console.log(`[${inject('profile').id}] ${line}`),
+  };
+}
+
+/** The sentinel's worst case around one check: its wait for a recovery and a few probes at their longest bound. */
+const SENTINEL_MS = waitBoundFromEnv() + 6 * SENTINEL.maxBoundMs;
+
 /**
  * When checks of this file must stop so the run still ends by its deadline: every file after this one costs a worker
  * start and its imports even when its checks are not run (measured here as this file's own import time, at least
@@ -83,7 +110,7 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
       if (!check.id.startsWith(`${family}.`)) throw new Error(`check ${check.id} registered under family ${family}`);
       const reason = setupError ? undefined : skipReason(check, profile, server, tier);
       // Room for the check, then the health probe and a restart of the server (suites/support/guard.ts).
-      const guardMs = 10_000 + probeBudgetMs(profile) + profile.startTimeoutMs + 15_000;
+      const guardMs = 10_000 + probeBudgetMs(profile) + profile.startTimeoutMs + 15_000 + SENTINEL_MS;
       test(`${check.id} — ${check.title}`, { timeout: (check.timeoutMs ?? 60_000) + 15_000 + guardMs }, async (t) => {
         const meta: ConformanceMeta = {
           id: check.id,
@@ -134,6 +161,17 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
           t.skip(reason);
           return;
         }
+        // The health sentinel (lib/server/sentinel.ts): a timing check on a server degraded since an earlier check is
+        // not graded, and a check that may leave the server slower is followed by a probe.
+        const sentinel = sentinelEnabled() ? sentinelContext(deadline) : undefined;
+        if (sentinel && timingCheck(check, TIMING_FAMILIES)) {
+          const degraded = await sentinelBefore(sentinel, check);
+          if (degraded) {
+            finish('inconclusive', degraded);
+            t.skip(`INCONCLUSIVE: ${meta.message}`);
+            return;
+          }
+        }
         let result;
         const since = Date.now();
         try {
@@ -145,6 +183,7 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
             runId: inject('runId'),
             deadlineAt: deadline || undefined,
             preflight: inject('fidelity'),
+            stateDir: inject('stateDir'),
           });
         } catch (e) {
           // Our budget ran out while the server was still working: no evidence either way (docs/grading.md "Who owns a deadline").
@@ -167,8 +206,20 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
           throw new ConformanceError(meta.message);
         }
         const graded = grade(check, result.verdict, profile, strict);
+        // The check's own last request (before the guard's probe adds its own): what preceded a degradation.
+        const last = requestsSince(since).at(-1);
         const note = await afterCheck(guardContext(deadline), check.id, !!check.destructive, since, false);
-        finish(graded.outcome, note ? `${graded.message}\n${note}` : graded.message);
+        noteCheckEnded(
+          inject('stateDir'),
+          check.id,
+          last && redact(describeRequest(last), requestAuth(profile).secrets),
+        );
+        const sick =
+          sentinel && disturbing(check) && !readBreaker(inject('stateDir')).open
+            ? await sentinelAfter(sentinel, check)
+            : undefined;
+        const notes = [note, sick].filter(Boolean).join('\n');
+        finish(graded.outcome, notes ? `${graded.message}\n${notes}` : graded.message);
         meta.durationMs = result.ms;
         meta.loopDelay = result.loopDelay;
         meta.metrics = redactDeep(result.verdict.metrics);

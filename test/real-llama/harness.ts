@@ -12,7 +12,7 @@ import {
   type LlamaConfig,
   type LlamaConfigName,
 } from '../../fixtures/llama-configs.ts';
-import { type CheckDef, grade, runCheck, skipReason } from '../../lib/check/check.ts';
+import { type CheckDef, grade, skipReason } from '../../lib/check/check.ts';
 import type { Outcome, Profile, ServerInfo } from '../../lib/check/types.ts';
 import { loadServers, ROOT } from '../../lib/config/profile.ts';
 import { describeDiscovery, discoverServer } from '../../lib/server/discovery.ts';
@@ -26,9 +26,11 @@ import {
   makeLlamaModel,
   startLlamaServer,
 } from '../../lib/server/llama-server.ts';
+import { measureBaseline, type SentinelContext } from '../../lib/server/sentinel.ts';
 import { FAMILY_ORDER } from '../../reporters/report-data.ts';
 import { reportsRoot } from '../../reporters/results.ts';
 import { families } from '../../suites/catalogue.ts';
+import { runWithSentinel } from '../support/sentinel-run.ts';
 import { type Expectation, expectationFor } from './expectations.ts';
 import { plainSpeedup, speedupExpectation } from './plain-speedup.ts';
 
@@ -147,6 +149,8 @@ export function describeLlamaConfig(cfg: LlamaConfig, bundle: LlamaBundle): void
     let running: LlamaServer | undefined;
     let profile: Profile | undefined;
     let info: ServerInfo | undefined;
+    // The health sentinel, as in a conformance run: a correct llama-server must never trip it (health.sentinel passes).
+    let sentinel: SentinelContext | undefined;
     const rows: Row[] = [];
     const runId = randomBytes(4).toString('hex');
     let t0 = 0;
@@ -160,6 +164,8 @@ export function describeLlamaConfig(cfg: LlamaConfig, bundle: LlamaBundle): void
       const knownIssues = [...(base.knownIssues ?? []), ...B4747_KNOWN_ISSUES];
       profile = { ...llamaServerProfile(base, options, { ...cfg.profile, knownIssues }), baseUrl: running.baseUrl };
       info = await discoverServer(profile, running.baseUrl, {}, running.server.pid);
+      sentinel = { profile, server: info, stateDir: mkdtempSync(join(tmpdir(), 'conformance-sentinel-')), runId };
+      await measureBaseline(sentinel);
       console.log(
         `[real-llama ${cfg.name}] ${running.argv.join(' ')}\n[real-llama ${cfg.name}] ${describeDiscovery(info)}`,
       );
@@ -168,6 +174,7 @@ export function describeLlamaConfig(cfg: LlamaConfig, bundle: LlamaBundle): void
     afterAll(async () => {
       await running?.stop();
       if (dir) rmSync(dir, { recursive: true, force: true });
+      if (sentinel) rmSync(sentinel.stateDir, { recursive: true, force: true });
       const out = join(reportsRoot(ROOT), 'real-llama');
       mkdirSync(out, { recursive: true });
       const totalMs = performance.now() - t0;
@@ -225,7 +232,7 @@ export function describeLlamaConfig(cfg: LlamaConfig, bundle: LlamaBundle): void
           message = skipped;
         } else {
           try {
-            const r = await runCheck(check, {
+            const r = await runWithSentinel(sentinel!, check, {
               profile: profile!,
               server: info!,
               tier: 'quick',
