@@ -1,7 +1,7 @@
 // Load generation over worker threads (lib/measure/load-workers.ts): one clock for every worker, verified against a
 // common event and against the stamping server's send times; streams split and started together.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runLoad, share, workerSkew } from '../lib/measure/load-workers.ts';
+import { clientBound, runLoad, share, type WorkerCost, workerSkew } from '../lib/measure/load-workers.ts';
 import { type StampServer, startStampServer } from '../lib/run/preflight.ts';
 
 describe('worker clocks', () => {
@@ -63,5 +63,30 @@ describe('runLoad against the stamping server', () => {
       expect(w.events).toBe(4 * 33); // role, 30 tokens, finish, [DONE]
       expect(w.wallMs).toBeGreaterThan(0);
     }
+  });
+});
+
+describe('a level is client-bound when a worker could not keep up', () => {
+  const w = (o: Partial<WorkerCost>): WorkerCost => ({
+    worker: 0,
+    streams: 16,
+    events: 1000,
+    threadCpuMs: 200,
+    wallMs: 1000,
+    loopDelayP99Ms: 1.2,
+    loopDelayMaxMs: 3,
+    clockUncertaintyMs: 0.0001,
+    ...o,
+  });
+  test('headroom on every worker: not client-bound', () => {
+    expect(clientBound([w({}), w({ worker: 1, threadCpuMs: 500 })])).toEqual({ bound: false, reasons: [] });
+  });
+  test('a saturated thread or a stalling loop makes it client-bound, naming the worker and the figure', () => {
+    expect(clientBound([w({}), w({ worker: 1, threadCpuMs: 930 })]).reasons).toEqual([
+      'worker 1: its thread was 93 % busy (bound 80 %)',
+    ]);
+    expect(clientBound([w({ loopDelayP99Ms: 12.5 })]).reasons).toEqual([
+      'worker 0: event-loop delay p99 12.5 ms (bound 5 ms)',
+    ]);
   });
 });

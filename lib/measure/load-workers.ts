@@ -216,3 +216,28 @@ export async function workerSkew(workers: number, reps = 20, boundMs = 30_000): 
     await Promise.all(ws.map((w) => w.terminate()));
   }
 }
+
+/**
+ * When a level's figures are the client's, not the server's. A worker's thread busy most of the wall time cannot
+ * read its sockets when the bytes arrive (its timestamps are late by its queue), and a loop that stalls longer than
+ * the gap between a stream's events adds that stall to every gap it spans. Bounds: thread busy ≥ 80 % (10 ms ticks
+ * over seconds: a saturated loop reads ~100 %, and the last 20 % is where queueing delay grows without bound), or an
+ * event-loop delay p99 over `maxLoopDelayMs` (default 5 ms: ten times what the harness adds at 32 streams in phase,
+ * BENCHMARKS.md).
+ */
+export function clientBound(
+  workers: readonly WorkerCost[],
+  o: { maxBusy?: number; maxLoopDelayMs?: number } = {},
+): { bound: boolean; reasons: string[] } {
+  const maxBusy = o.maxBusy ?? 0.8;
+  const maxDelay = o.maxLoopDelayMs ?? 5;
+  const reasons: string[] = [];
+  for (const w of workers) {
+    const busy = w.threadCpuMs !== undefined && w.wallMs > 0 ? w.threadCpuMs / w.wallMs : undefined;
+    if (busy !== undefined && busy >= maxBusy)
+      reasons.push(`worker ${w.worker}: its thread was ${Math.round(busy * 100)} % busy (bound ${maxBusy * 100} %)`);
+    if (w.loopDelayP99Ms > maxDelay)
+      reasons.push(`worker ${w.worker}: event-loop delay p99 ${w.loopDelayP99Ms.toFixed(1)} ms (bound ${maxDelay} ms)`);
+  }
+  return { bound: reasons.length > 0, reasons };
+}
