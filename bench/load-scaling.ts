@@ -1,6 +1,6 @@
 // Load generation over 1 and 2 worker threads (lib/measure/load-workers.ts) against one stamping server: per-worker
-// cost, the events/s delivered and the lag, in alternating pairs (1 worker, 2 workers, 1, 2, …). Part of `npm run
-// bench`'s companion runs; run it under `flock /tmp/heavy.lock`.
+// cost, the events/s delivered and the lag, in alternating pairs (1 worker, 2 workers, 1, 2, …). The last step of
+// `npm run bench`; run it under `flock /tmp/heavy.lock`.
 //   node --import tsx bench/load-scaling.ts [--streams 256] [--cadence 5] [--pairs 3] [--smoke]
 // The server is pinned to CPU 0 and the client process to CPU 1 (with 2 workers both share that core: on a 2-core
 // machine the server needs the other, and it saturates first, ~21,700 events/s). What carries over is the cost per

@@ -89,7 +89,7 @@ const TSX_API = pathToFileURL(
 const WORKER_URL = new URL('./load-worker.ts', import.meta.url).href;
 
 /** Now on the machine's monotonic clock, ms. */
-export const monotonicNowMs = (): number => Number(process.hrtime.bigint()) / 1e6;
+const monotonicNowMs = (): number => Number(process.hrtime.bigint()) / 1e6;
 
 function spawn(workerData: unknown): Worker {
   // The worker runs TypeScript, loaded with tsx's tsImport: a worker inherits neither the parent's module hooks nor,
@@ -166,7 +166,7 @@ export function share(streams: number, workers: number, w: number): number[] {
   return out;
 }
 
-export interface SkewReport {
+interface SkewReport {
   /** Per worker: (worker's time of the event) − (main thread's time of it), ms, one per repetition. */
   delaysMs: number[][];
   /** Per worker: the smallest delay (the event's wake-up latency at its least, plus the clocks' disagreement). */
