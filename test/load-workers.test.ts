@@ -20,13 +20,13 @@ describe('worker clocks', () => {
   });
 });
 
-test('streams are dealt round-robin, every stream to exactly one worker', () => {
+test('streams are dealt round-robin, every stream to exactly one worker', async () => {
   expect([0, 1, 2].map((w) => share(8, 3, w))).toEqual([
     [0, 3, 6],
     [1, 4, 7],
     [2, 5],
   ]);
-  expect(() =>
+  await expect(() =>
     runLoad({ baseUrl: 'http://127.0.0.1:1', model: 'm', streams: 1, workers: 2, maxTokens: 1 }),
   ).rejects.toThrow(/workers ≤ streams/);
 });
