@@ -55,8 +55,11 @@ function share(start: number | undefined, wallMs: number, fallbackCpuUs: number)
   return start !== undefined && end !== undefined ? (end - start) / wallMs : fallbackCpuUs / 1000 / wallMs;
 }
 
-/** Warm-up before the measured round: connections opened and the hot paths compiled. */
-const WARM = { streams: Math.min(Number(streamsArg), 8), tokens: 60 };
+/**
+ * Warm-up before the measured round: connections opened and the hot paths compiled. 8 streams by default;
+ * FIDELITY_WARM_STREAMS (bench/fidelity.ts --warm-streams) sets it, for both clients alike.
+ */
+const WARM = { streams: Math.min(Number(streamsArg), Number(process.env.FIDELITY_WARM_STREAMS ?? 8)), tokens: 60 };
 const streams = Number(streamsArg);
 const tokens = Number(tokensArg);
 

@@ -25,8 +25,17 @@ import { TARGET_EVENTS_PER_S, type ThroughputRow } from './throughput.ts';
 const QUICK = process.argv.includes('--quick');
 /** --smoke: tiny sizes, to check the script itself (figures meaningless). */
 const SMOKE = process.argv.includes('--smoke');
-const REPS = QUICK || SMOKE ? 1 : 3;
-const LEVELS = SMOKE ? [1, 4] : [1, 32, 128, 256];
+/** --levels 32,128 and --reps N: the fidelity table only, at those levels, N floor/harness pairs each (A/B runs). */
+const argValue = (name: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? undefined : process.argv[i + 1];
+};
+const LEVELS_ARG = argValue('levels')?.split(',').map(Number);
+const FIDELITY_ONLY = LEVELS_ARG !== undefined;
+/** --warm-streams N: warm-up streams of each client process before its measured round (default 8). */
+if (argValue('warm-streams')) process.env.FIDELITY_WARM_STREAMS = argValue('warm-streams');
+const REPS = Number(argValue('reps') ?? (QUICK || SMOKE ? 1 : 3));
+const LEVELS = LEVELS_ARG ?? (SMOKE ? [1, 4] : [1, 32, 128, 256]);
 const CADENCE_MS = 10;
 /** Steps measured with every stream live; the ramp-up (one stream admitted per step) comes on top. */
 const steadySteps = (n: number) => (SMOKE ? 20 : n === 1 ? (QUICK ? 200 : 300) : QUICK ? 100 : 200);
@@ -275,6 +284,22 @@ function levelTable(levels: Level[]): string {
   );
 }
 
+/** The CPU target: harness ≤ 2x the floor per event, judged pair by pair (same server, same minute). */
+function ratioTable(levels: Level[]): string {
+  return table(
+    ['streams', 'harness / floor CPU per event (median of pairs)', 'pairs within 2x', 'per-pair ratios'],
+    levels.map((l) => {
+      const ratios = l.harness.map((h, i) => h.cpuUsPerEvent / l.floor[i]!.cpuUsPerEvent);
+      return [
+        String(l.streams),
+        `**${f2(med(ratios))}**`,
+        `${ratios.filter((r) => r <= 2).length} of ${ratios.length}`,
+        ratios.map((r) => r.toFixed(2)).join(', '),
+      ];
+    }),
+  );
+}
+
 function sweepTable(points: SweepPoint[]): string {
   return table(
     [
@@ -326,6 +351,25 @@ async function main(): Promise<void> {
   );
   md.push(`load average at start: ${load.start!.map((x) => x.toFixed(2)).join(' ')}`);
 
+  if (FIDELITY_ONLY) {
+    process.stderr.write('fidelity: floor and harness against the stamping server…\n');
+    const server = await startStampServer({ slots: Math.max(...LEVELS), cadenceMs: CADENCE_MS, wrap: SERVER_PIN });
+    let levels: Level[];
+    try {
+      levels = await fidelityLevels(server);
+    } finally {
+      await server.stop();
+    }
+    load.end = loadavg();
+    md.push('', `### Fidelity at a ${CADENCE_MS} ms cadence (medians over ${REPS} floor/harness pairs)`, '');
+    md.push(levelTable(levels), '', ratioTable(levels));
+    md.push(
+      '',
+      `load average (1/5/15 min): start ${load.start!.map((x) => x.toFixed(2)).join(' ')}; end ${load.end.map((x) => x.toFixed(2)).join(' ')}`,
+    );
+    process.stdout.write(`${md.join('\n')}\n`);
+    return;
+  }
   process.stderr.write('throughput in memory…\n');
   const throughput = JSON.parse((await node(['bench/throughput.ts', '--json'])).out.trim()) as ThroughputRow[];
   process.stderr.write('memory per recorded stream…\n');
@@ -407,7 +451,7 @@ async function main(): Promise<void> {
     `### Fidelity at a ${CADENCE_MS} ms cadence, all streams in phase (medians over ${REPS} floor/harness pairs)`,
     '',
   );
-  md.push(levelTable(levels));
+  md.push(levelTable(levels), '', ratioTable(levels));
   md.push('', '### Rate sweep (256 streams, shorter cadence)', '');
   md.push(sweepTable(sw.points));
   md.push(

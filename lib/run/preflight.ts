@@ -76,11 +76,11 @@ const NO_RUN: CheckDef = {
 };
 
 /** A check context for the stamping server: the same headers, deadlines and request building a check gets. */
-function stampContext(baseUrl: string, signal: AbortSignal) {
+export function stampContext(baseUrl: string, signal: AbortSignal, model = 'reference-model') {
   const profile: Profile = {
     id: 'fidelity',
     baseUrl,
-    model: 'reference-model',
+    model,
     apis: ['openai-chat'],
     readiness: { kind: 'http', path: '/health' },
     startTimeoutMs: 30_000,
