@@ -3,6 +3,7 @@
 
 import { format } from 'node:util';
 import { describe, inject, test } from 'vitest';
+import { fileStore } from '../../lib/check/blocked.ts';
 import { type CheckDef, grade, RunDeadlineReached, runCheck, skipReason, type Tier } from '../../lib/check/check.ts';
 import { requestAuth } from '../../lib/config/request-auth.ts';
 import { redact, redactDeep } from '../../lib/config/secrets.ts';
@@ -145,6 +146,8 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
             runId: inject('runId'),
             deadlineAt: deadline || undefined,
             preflight: inject('fidelity'),
+            // One root cause, one failure, across the run's test files (lib/check/blocked.ts).
+            causes: fileStore(inject('stateDir')),
           });
         } catch (e) {
           // Our budget ran out while the server was still working: no evidence either way (docs/grading.md "Who owns a deadline").
@@ -171,6 +174,7 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
         finish(graded.outcome, note ? `${graded.message}\n${note}` : graded.message);
         meta.durationMs = result.ms;
         meta.loopDelay = result.loopDelay;
+        if (result.verdict.blockedBy) meta.blockedBy = result.verdict.blockedBy;
         meta.metrics = redactDeep(result.verdict.metrics);
         meta.evidence = redactDeep(result.verdict.evidence);
         if (graded.outcome === 'fail') throw new ConformanceFailure(`${check.id} [${check.level}] ${meta.message}`);
