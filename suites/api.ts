@@ -8,8 +8,8 @@ import { escapeBytes } from '../lib/decode/stream-decoder.ts';
 import { chat, describeExchange, type Exchange, generationBody, getJson, uniquePrompt } from '../lib/http/exchange.ts';
 import { filler } from '../lib/http/prompts.ts';
 import { bodyText } from '../lib/http/recorder.ts';
-import { blockedIfUnserved } from './support/root-causes.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
+import { blockedIfUnserved } from './support/root-causes.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {

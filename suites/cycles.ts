@@ -36,8 +36,8 @@ import { type CpuUse, cpuSnapshot, cpuUse } from '../lib/measure/machine-load.ts
 import { expectedMs, type Pace, sizedFrom, tokensAt } from '../lib/measure/pace.ts';
 import { served, textlessNote } from '../lib/measure/served.ts';
 import { processTreeRssKiB } from '../lib/server/lifecycle.ts';
-import { blockedIfUnserved } from './support/root-causes.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
+import { blockedIfUnserved } from './support/root-causes.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {

@@ -35,8 +35,8 @@ import { incompleteVerdict, type SharedRecording, shared } from '../lib/http/rec
 import { clientAllowanceMs } from '../lib/measure/client-lag.ts';
 import { expectedMs, type Pace, sizedFrom, tokensAt } from '../lib/measure/pace.ts';
 import { workloadFigures } from '../lib/measure/workload.ts';
-import { blockedIfUnserved } from './support/root-causes.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
+import { blockedIfUnserved } from './support/root-causes.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {

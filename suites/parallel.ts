@@ -35,8 +35,8 @@ import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
 import { decodeMsPerToken, describePace, expectedMs, type Pace, sizedFrom, tokensAt } from '../lib/measure/pace.ts';
 import { aggregateWallTps, type TimedRequest } from '../lib/measure/request-metrics.ts';
 import { served, textlessNote, textlessTokens } from '../lib/measure/served.ts';
-import { blockedIfUnserved } from './support/root-causes.ts';
 import { faultProof, type Proof, passProof, plainProof } from './support/proof.ts';
+import { blockedIfUnserved } from './support/root-causes.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
@@ -365,7 +365,12 @@ export const checks: CheckDef[] = [
       const note = `${textlessNote(all)}${errors.length ? ` (${errors.length} stream(s) not served: ${errors.slice(0, 3).join('; ')}${errors.length > 3 ? '; …' : ''})` : ''} (${sizing})`;
       const out = { ...v, message: v.message + note, metrics: { ...v.metrics, errors, tokens, sizing }, evidence: ev };
       // No stream served at all: nothing to measure, for want of the streams sse.content-type reports.
-      return out.outcome === 'pass' ? out : blockedIfUnserved(out, all.map((x) => x.rec));
+      return out.outcome === 'pass'
+        ? out
+        : blockedIfUnserved(
+            out,
+            all.map((x) => x.rec),
+          );
     },
   },
   {
@@ -445,7 +450,12 @@ export const checks: CheckDef[] = [
         evidence: recs[0]?.map((x, i) => evidenceOf(`repetition 1, stream ${i + 1}`, x)),
       };
       // Not one stream served, even alone in a repetition: the cause is not concurrency (it is reported once).
-      return out.outcome === 'pass' ? out : blockedIfUnserved(out, recs.flat().map((x) => x.rec));
+      return out.outcome === 'pass'
+        ? out
+        : blockedIfUnserved(
+            out,
+            recs.flat().map((x) => x.rec),
+          );
     },
   },
   {

@@ -20,8 +20,8 @@ import { chatAnswer, schemaProblems } from '../lib/decode/tool-calls.ts';
 import { type Exchange, generationBody, send, uniquePrompt } from '../lib/http/exchange.ts';
 import { sharedValue } from '../lib/http/recordings.ts';
 import { featureGate, judgeInvalidCases, probeCheck, unanswered } from '../lib/server/feature-probe.ts';
-import { blockedIfUnserved } from './support/root-causes.ts';
 import { faultProof, type Proof, passProof, skipProof } from './support/proof.ts';
+import { blockedIfUnserved } from './support/root-causes.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {

@@ -79,7 +79,11 @@ export function answerOf(rec: Recording): string {
  * The precondition a failed request stands for: its kind (streamed or not, method and path) and its answer, with the
  * error text it carried. `reporter`: the check that reports this kind of failure.
  */
-export function requestPrecondition(rec: Recording, reporter: string, o: { mayReport?: boolean } = {}): Precondition {
+export function requestPrecondition(
+  rec: Recording,
+  reporter: string,
+  o: Pick<Precondition, 'mayReport' | 'ownFinding'> = {},
+): Precondition {
   let path = rec.url;
   try {
     path = new URL(rec.url).pathname;
@@ -115,7 +119,7 @@ export function resolveBlocked(check: { id: string; level: Level }, v: Verdict, 
       precondition: p,
       blockedBy: root.check,
     };
-  if (root) return v;
+  if (root || p.ownFinding) return v;
   if (check.level === 'MUST' && v.outcome === 'fail' && p.mayReport !== false) {
     store.claim({ check: check.id, key: p.key, detail: p.detail });
     return v;

@@ -136,6 +136,11 @@ export interface Precondition {
    * which the request is only a means (api.stop-sequence's streamed half): it stays inconclusive, naming `reporter`.
    */
   mayReport?: boolean;
+  /**
+   * The failure is this check's own finding unless the run already reported it as a root cause (an over-long streamed
+   * prompt answered 500 on a server that answers every stream 500): blocked then, else graded as it is, never claimed.
+   */
+  ownFinding?: boolean;
 }
 
 export interface Evidence {

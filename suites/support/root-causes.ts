@@ -1,6 +1,6 @@
 // Which check reports a request the server did not serve, for the checks that need that request only as a means
 // (lib/check/blocked.ts: one root cause, one failure; the others are inconclusive "blocked by" it).
-import { blockedOn, requestPrecondition } from '../../lib/check/blocked.ts';
+import { answerOf, blockedOn, requestPrecondition } from '../../lib/check/blocked.ts';
 import type { Recording, Verdict } from '../../lib/check/types.ts';
 import { endingOf } from '../../lib/measure/deadlines.ts';
 
@@ -11,9 +11,15 @@ export const STREAMED_CHAT_REPORTER = 'sse.content-type';
 export function blockedByRequest(
   v: Verdict,
   rec: Recording,
-  o: { reporter?: string; mayReport?: boolean } = {},
+  o: { reporter?: string; mayReport?: boolean; ownFinding?: boolean } = {},
 ): Verdict {
-  return blockedOn(v, requestPrecondition(rec, o.reporter ?? STREAMED_CHAT_REPORTER, { mayReport: o.mayReport }));
+  return blockedOn(
+    v,
+    requestPrecondition(rec, o.reporter ?? STREAMED_CHAT_REPORTER, {
+      mayReport: o.mayReport,
+      ownFinding: o.ownFinding,
+    }),
+  );
 }
 
 /** Not served: the server answered a status other than 200, or failed before any byte of a body (not our side's ending). */
@@ -22,14 +28,16 @@ export function unserved(rec: Recording): boolean {
 }
 
 /**
- * `v`, marked as blocked when every one of the failed requests `recs` was not served at all (the first names the
- * cause); unchanged when any of them failed otherwise (a stall mid-stream is the check's own finding).
+ * `v`, marked as blocked when every one of the failed requests `recs` was not served at all, and all alike (the first
+ * names the cause); unchanged when any of them failed otherwise (a stall mid-stream is the check's own finding).
  */
 export function blockedIfUnserved(
   v: Verdict,
   recs: readonly Recording[],
-  o: { reporter?: string; mayReport?: boolean } = {},
+  o: { reporter?: string; mayReport?: boolean; ownFinding?: boolean } = {},
 ): Verdict {
   if (recs.length === 0 || !recs.every(unserved)) return v;
+  // One cause: every request answered alike (all HTTP 500, say); mixed answers are the check's own evidence.
+  if (new Set(recs.map(answerOf)).size > 1) return v;
   return blockedByRequest(v, recs[0]!, o);
 }
