@@ -13,7 +13,7 @@ import { escapeBytes } from '../decode/stream-decoder.ts';
 import type { Level, Precondition, Recording, Verdict } from './types.ts';
 
 /** A failure recorded as the run's root cause for one kind of request. */
-export interface RootCause {
+interface RootCause {
   check: string;
   key: string;
   detail: string;

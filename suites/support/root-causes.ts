@@ -8,7 +8,7 @@ import { endingOf } from '../../lib/measure/deadlines.ts';
 export const STREAMED_CHAT_REPORTER = 'sse.content-type';
 
 /** `v`, marked as resting on the failed request `rec` (reported by `reporter`, the sse family's first check by default). */
-export function blockedByRequest(
+function blockedByRequest(
   v: Verdict,
   rec: Recording,
   o: { reporter?: string; mayReport?: boolean; ownFinding?: boolean } = {},
@@ -23,7 +23,7 @@ export function blockedByRequest(
 }
 
 /** Not served: the server answered a status other than 200, or failed before any byte of a body (not our side's ending). */
-export function unserved(rec: Recording): boolean {
+function unserved(rec: Recording): boolean {
   return endingOf(rec).by === 'server' && (rec.status !== 200 || (!!rec.failure && rec.reads.length === 0));
 }
 
