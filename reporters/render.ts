@@ -367,11 +367,15 @@ function rootCauseGroups(checks: readonly CheckResult[]): RootCauseGroup[] {
   return [...groups.values()];
 }
 
-/** "sse.content-type (FAIL): <its first line> — blocked 38 checks: a, b, …" */
+/** "sse.content-type (FAIL): <its first line> [<what was not served>] — blocked 38 checks (inconclusive)", and the ids. */
 function rootCauseLine(g: RootCauseGroup, max: number): { head: string; ids: string } {
+  // What the blocked checks met, as they say it: "blocked by <id>: <request> answered <status>: <body> (<id> reports it…)".
+  const met = firstLine(g.blocked[0]!.message, 1000)
+    .replace(/^blocked by [^:]+: /, '')
+    .replace(/ \([^()]* reports it[^()]*\)$/, '');
   const cause = g.root
-    ? `${g.id} (${g.root.outcome.toUpperCase()}): ${firstLine(g.root.message, max)}`
-    : `${g.id} (not run here): ${firstLine(g.blocked[0]!.message.replace(/^blocked by [^:]+: /, ''), max)}`;
+    ? `${g.id} (${g.root.outcome.toUpperCase()}): ${firstLine(g.root.message, max)} [${firstLine(met, max)}]`
+    : `${g.id} (not run here): ${firstLine(met, max)}`;
   const n = g.blocked.length;
   return {
     head: `${cause} — blocked ${n} check${n === 1 ? '' : 's'} (inconclusive)`,
@@ -580,7 +584,7 @@ function mdOne(col: Column): string {
     const l = rootCauseLine(g, 300);
     out.push('');
     out.push(
-      `> [!WARNING]\n> **Root cause \`${g.id}\`**: ${mdEscape(l.head.slice(g.id.length + 1))}: ${g.blocked.map((c) => `\`${c.id}\``).join(', ')}`,
+      `> [!WARNING]\n> **Root cause \`${g.id}\`** ${mdEscape(l.head.slice(g.id.length + 1))}: ${g.blocked.map((c) => `\`${c.id}\``).join(', ')}`,
     );
   }
   out.push('');
