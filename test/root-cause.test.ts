@@ -4,11 +4,11 @@
 // inconclusive "blocked by" that check, and no SHOULD or INFO check is "not met" for want of evidence.
 import { afterAll, describe, expect, test } from 'vitest';
 import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
-import { blockedOn, memoryStore, resolveBlocked } from '../lib/check/blocked.ts';
+import { blockedOn, memoryStore, requestPrecondition, resolveBlocked } from '../lib/check/blocked.ts';
 import { grade, runCheck, skipReason } from '../lib/check/check.ts';
 import { FAMILY_ORDER } from '../lib/check/family-order.ts';
 import { fail, inconclusive, warn } from '../lib/check/messages.ts';
-import type { Level, Precondition } from '../lib/check/types.ts';
+import type { Level, Precondition, Recording } from '../lib/check/types.ts';
 import { resetConnections } from '../lib/http/recorder.ts';
 import { renderConsole, renderMarkdown, toColumns } from '../reporters/render.ts';
 import type { CheckResult, ResultsFile } from '../reporters/results-types.ts';
@@ -63,6 +63,30 @@ describe('resolveBlocked', () => {
     const plain = inconclusive('too short');
     expect(resolveBlocked(c('stream.spread'), plain, store)).toBe(plain);
   });
+});
+
+test('one cause is one kind of request answered alike: the same status and error text, numbers aside', () => {
+  const rec = (stream: boolean, status: number, message: string): Recording => ({
+    method: 'POST',
+    url: 'http://127.0.0.1:1/v1/chat/completions',
+    requestBody: JSON.stringify({ model: 'm', stream }),
+    t0Abs: 0,
+    status,
+    headers: {},
+    reads: [],
+    tEnd: 1,
+    body: new TextEncoder().encode(JSON.stringify({ error: { message, type: 'server_error' } })),
+    truncated: false,
+  });
+  const key = (r: Recording) => requestPrecondition(r, 'sse.content-type').key;
+  const mock = (at: number) => rec(true, 500, `Bad control character in string literal in JSON at position ${at}`);
+  expect(key(mock(97))).toBe(key(mock(212)));
+  expect(key(mock(97))).toMatch(/^streamed POST \/v1\/chat\/completions → HTTP 500 "Bad control character/);
+  expect(key(rec(true, 500, 'Cannot use tools with stream'))).not.toBe(key(mock(97)));
+  expect(key(rec(false, 500, 'Bad control character in string literal in JSON at position 97'))).not.toBe(
+    key(mock(97)),
+  );
+  expect(key(rec(true, 503, 'Bad control character in string literal in JSON at position 97'))).not.toBe(key(mock(97)));
 });
 
 // ---- the whole catalogue against one fault ------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // Which check reports a request the server did not serve, for the checks that need that request only as a means
 // (lib/check/blocked.ts: one root cause, one failure; the others are inconclusive "blocked by" it).
-import { answerOf, blockedOn, requestPrecondition } from '../../lib/check/blocked.ts';
+import { blockedOn, requestPrecondition } from '../../lib/check/blocked.ts';
 import type { Recording, Verdict } from '../../lib/check/types.ts';
 import { endingOf } from '../../lib/measure/deadlines.ts';
 
@@ -37,7 +37,7 @@ export function blockedIfUnserved(
   o: { reporter?: string; mayReport?: boolean; ownFinding?: boolean } = {},
 ): Verdict {
   if (recs.length === 0 || !recs.every(unserved)) return v;
-  // One cause: every request answered alike (all HTTP 500, say); mixed answers are the check's own evidence.
-  if (new Set(recs.map(answerOf)).size > 1) return v;
+  // One cause: every request answered alike (the same status and error text); mixed answers are the check's own evidence.
+  if (new Set(recs.map((r) => requestPrecondition(r, '').key)).size > 1) return v;
   return blockedByRequest(v, recs[0]!, o);
 }
