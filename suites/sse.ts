@@ -298,6 +298,13 @@ const PINGS = ['--ping-ms', '20', '--decode-step-ms', '30'];
 export const proofs: Proof[] = [
   passProof('sse.content-type', { messageIncludes: ['content-type "text/event-stream"'] }),
   faultProof('sse.content-type', 'sse-content-type', ['application/json', 'text/event-stream']),
+  // Every stream a 500: the family's first check reports it; a SHOULD check is never "not met" for want of a stream
+  // (in a run, every other check is blocked by the reporter: test/root-cause.test.ts).
+  faultProof('sse.content-type', 'stream-500', ['HTTP 500', 'Bad control character', 'MUST be answered with HTTP 200']),
+  faultProof('sse.no-lone-cr', 'stream-500', ['blocked by sse.content-type', 'answered HTTP 500'], {
+    expect: 'inconclusive',
+    raw: 'inconclusive',
+  }),
   passProof('sse.event-terminator', { messageIncludes: ['each ended by a blank line'] }),
   passProof('sse.event-terminator', {
     serverArgs: PINGS,
