@@ -50,6 +50,8 @@ export interface CheckResult {
   evidence?: unknown[];
   loopDelay?: { p99Ms: number; maxMs: number };
   file?: string;
+  /** Inconclusive because the request it needed was not served: the check that reports that root cause once. */
+  blockedBy?: string;
 }
 
 export interface RunError {

@@ -343,6 +343,46 @@ function serverLine(h: ResultsHeader): string {
   return `${id}${ctx}${s.setupError ? ` — SETUP ERROR: ${firstLine(s.setupError, 160)}` : ''}`;
 }
 
+/** One root cause and the checks it blocked (lib/check/blocked.ts: inconclusive "blocked by" it), in run order. */
+interface RootCauseGroup {
+  id: string;
+  /** The check that reports the cause, when it ran in this column. */
+  root?: CheckResult;
+  blocked: CheckResult[];
+}
+
+/** The checks that were blocked, grouped by the check that reports their cause: the cause shown once, with its count. */
+function rootCauseGroups(checks: readonly CheckResult[]): RootCauseGroup[] {
+  const groups = new Map<string, RootCauseGroup>();
+  for (const c of checks) {
+    if (!c.blockedBy) continue;
+    const g = groups.get(c.blockedBy) ?? {
+      id: c.blockedBy,
+      root: checks.find((r) => r.id === c.blockedBy),
+      blocked: [],
+    };
+    g.blocked.push(c);
+    groups.set(c.blockedBy, g);
+  }
+  return [...groups.values()];
+}
+
+/** "sse.content-type (FAIL): <its first line> [<what was not served>] — blocked 38 checks (inconclusive)", and the ids. */
+function rootCauseLine(g: RootCauseGroup, max: number): { head: string; ids: string } {
+  // What the blocked checks met, as they say it: "blocked by <id>: <request> answered <status>: <body> (<id> reports it…)".
+  const met = firstLine(g.blocked[0]!.message, 1000)
+    .replace(/^blocked by [^:]+: /, '')
+    .replace(/ \([^()]* reports it[^()]*\)$/, '');
+  const cause = g.root
+    ? `${g.id} (${g.root.outcome.toUpperCase()}): ${firstLine(g.root.message, max)} [${firstLine(met, max)}]`
+    : `${g.id} (not run here): ${firstLine(met, max)}`;
+  const n = g.blocked.length;
+  return {
+    head: `${cause} — blocked ${n} check${n === 1 ? '' : 's'} (inconclusive)`,
+    ids: g.blocked.map((c) => c.id).join(', '),
+  };
+}
+
 function tallyLine(t: Tally): string {
   const c = t.counts;
   return `${t.passed}/${t.graded} passed · ${c.fail} fail · ${c.error} error · ${c.warn} warn · ${c.inconclusive} inconclusive · ${c.known} known · ${c['known-passing']} known-passing · ${c.skip} skip`;
@@ -397,6 +437,15 @@ function consoleOne(col: Column, o: ConsoleOptions): string {
   );
   out.push('');
   out.push(tallyLine(t));
+  const causes = rootCauseGroups(col.checks);
+  if (causes.length) {
+    out.push('');
+    out.push('root causes (each reported once; the checks it blocked had nothing to judge):');
+    for (const g of causes) {
+      const l = rootCauseLine(g, 160);
+      out.push(`  ROOT CAUSE ${l.head}: ${l.ids}`);
+    }
+  }
   const wl = workloadRows(col);
   if (wl.length) {
     out.push('');
@@ -530,6 +579,14 @@ function mdOne(col: Column): string {
       `> [!IMPORTANT]\n> **Known issue now passes: \`${c.id}\`** — remove it from \`knownIssues\` of profile \`${mdEscape(col.project)}\` in servers.json.`,
     );
   }
+  const causes = rootCauseGroups(col.checks);
+  for (const g of causes) {
+    const l = rootCauseLine(g, 300);
+    out.push('');
+    out.push(
+      `> [!WARNING]\n> **Root cause \`${g.id}\`** ${mdEscape(l.head.slice(g.id.length + 1))}: ${g.blocked.map((c) => `\`${c.id}\``).join(', ')}`,
+    );
+  }
   out.push('');
   // Problems first, then the rest, each in run order.
   const rank = (o: Outcome) =>
@@ -572,7 +629,13 @@ function mdOne(col: Column): string {
     out.push('');
     out.push('### Inconclusive (no verdict either way: never a failure, not even under strict mode)');
     out.push('');
-    for (const c of undecided) out.push(`- \`${c.id}\` (${c.level}): ${mdEscape(firstLine(c.message, 400))}`);
+    for (const c of undecided.filter((u) => !u.blockedBy))
+      out.push(`- \`${c.id}\` (${c.level}): ${mdEscape(firstLine(c.message, 400))}`);
+    // Blocked checks: once per cause, with the count (the cause itself is stated above).
+    for (const g of causes)
+      out.push(
+        `- ${g.blocked.length} check${g.blocked.length === 1 ? '' : 's'} blocked by \`${g.id}\`: ${g.blocked.map((c) => `\`${c.id}\``).join(', ')}`,
+      );
   }
   const failing = collapseErrors(sorted.filter((c) => c.outcome === 'fail' || c.outcome === 'error'));
   if (failing.length) {

@@ -102,6 +102,7 @@ export function normaliseResults(input: unknown): ResultsFile {
       ...(isJsonObject(c.loopDelay)
         ? { loopDelay: { p99Ms: num(c.loopDelay.p99Ms) ?? NaN, maxMs: num(c.loopDelay.maxMs) ?? NaN } }
         : {}),
+      ...(typeof c.blockedBy === 'string' && c.blockedBy ? { blockedBy: c.blockedBy } : {}),
     });
   }
   const fin = isJsonObject(r.finished) ? { date: str(r.finished.date), reason: str(r.finished.reason) } : undefined;

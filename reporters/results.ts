@@ -206,6 +206,7 @@ export function checkFromTestCase(tc: TestCase, root: string): CheckResult | und
     if (meta.metrics) r.metrics = meta.metrics;
     if (meta.evidence) r.evidence = meta.evidence;
     if (meta.loopDelay) r.loopDelay = meta.loopDelay;
+    if (meta.blockedBy) r.blockedBy = meta.blockedBy;
     return r;
   }
   // No conformance meta and skipped: never started (left out by -t, or a skipped file): not part of this run's results.

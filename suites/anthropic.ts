@@ -45,7 +45,7 @@ async function messagesStream(ctx: CheckContext): Promise<SharedRecording<Sample
 async function judged(ctx: CheckContext, judge: (s: Sample) => Verdict): Promise<Verdict> {
   const r = await messagesStream(ctx);
   if (r.incomplete) return incompleteVerdict(r, 'the shared /v1/messages stream was recorded');
-  return unusable([r.value], 'streamed /v1/messages') ?? judge(r.value);
+  return unusable([r.value], 'streamed /v1/messages', 'anthropic.event-lines') ?? judge(r.value);
 }
 
 const base = { requires: ['anthropic-messages'] as CheckDef['requires'], timeoutMs: 90_000 };

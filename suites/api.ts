@@ -1,13 +1,15 @@
 // Family `api`: basic OpenAI API behaviour (mostly non-streaming). Reference: OpenAI API reference, Chat Completions.
 import type { CheckContext, CheckDef } from '../lib/check/check.ts';
 import type { FamilySpec } from '../lib/check/family-spec.ts';
-import { fail, inconclusive, pass } from '../lib/check/messages.ts';
+import { fail, fmt, inconclusive, pass } from '../lib/check/messages.ts';
+import type { Verdict } from '../lib/check/types.ts';
 import { compileSchema, schemaErrors } from '../lib/config/schemas.ts';
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
 import { chat, describeExchange, type Exchange, generationBody, getJson, uniquePrompt } from '../lib/http/exchange.ts';
 import { filler } from '../lib/http/prompts.ts';
 import { bodyText } from '../lib/http/recorder.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
+import { blockedIfUnserved } from './support/root-causes.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
@@ -63,6 +65,140 @@ const ADDED_WORDS = 200;
 async function usageOf(ctx: CheckContext, prompt: string): Promise<{ x: Exchange; usage?: ChatResult['usage'] }> {
   const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens: 1, stream: false }));
   return { x, usage: chatResult(x)?.usage };
+}
+
+// ---- api.max-tokens: k requests before "inconclusive" ----------------------------------------------------------
+
+/**
+ * The requests of api.max-tokens: every prompt asks for far more text than its limit allows, and no two limits are
+ * equal. A server that ends each of them at exactly its limit with finish_reason "stop" is mislabelling the cut: a
+ * model ending by itself would have to stop on exactly the limit k times over, at k different lengths (docs/grading.md
+ * "Evidence that decides").
+ */
+const LIMIT_PROBES = [
+  { maxTokens: 8, prompt: 'Write a long story about a lighthouse keeper, at least 300 words.' },
+  { maxTokens: 11, prompt: 'Describe in at least 300 words how a river shapes its valley over a thousand years.' },
+  { maxTokens: 14, prompt: 'Write a letter of at least 300 words from a sailor to his sister about a storm at sea.' },
+];
+/** The share of the check's bound the requests may use: the rest is room for one request slower than the others. */
+const LIMIT_BUDGET_SHARE = 0.6;
+
+interface LimitSample {
+  maxTokens: number;
+  completionTokens: number;
+  finish?: string;
+  text: string;
+  ms: number;
+}
+
+const describeSample = (s: LimitSample) =>
+  `max_tokens ${s.maxTokens}: ${s.completionTokens} token(s), finish_reason ${JSON.stringify(s.finish)}`;
+
+async function maxTokensCheck(ctx: CheckContext): Promise<Verdict> {
+  const forced = !!ctx.profile.forceLength;
+  const boundMs = ctx.check.timeoutMs ?? 60_000;
+  const t0 = performance.now();
+  const samples: LimitSample[] = [];
+  const metrics = () => ({
+    maxTokens: samples[0]?.maxTokens ?? MAX_TOKENS,
+    completionTokens: samples[0]?.completionTokens,
+    finishReason: samples[0]?.finish,
+    forcedLength: forced,
+    requests: samples.map((s) => ({ maxTokens: s.maxTokens, completionTokens: s.completionTokens, finish: s.finish })),
+  });
+  let cutShort = '';
+  for (const probe of LIMIT_PROBES) {
+    // Bounded in time as in count, sized to this server's pace: the next request must fit in what is left at the
+    // pace of the slowest so far (scaled to its limit), twice over.
+    const spent = performance.now() - t0;
+    const perToken = Math.max(0, ...samples.map((s) => s.ms / Math.max(1, s.completionTokens)));
+    const next = 2 * perToken * probe.maxTokens;
+    if (samples.length && spent + next > boundMs * LIMIT_BUDGET_SHARE) {
+      cutShort = ` (request ${samples.length + 1} of ${LIMIT_PROBES.length} not sent: at ${fmt(perToken)} ms a token it would not fit in the check's bound of ${Math.round(boundMs / 1000)} s)`;
+      break;
+    }
+    const x = await chat(
+      ctx,
+      generationBody(ctx, 'openai-chat', {
+        prompt: uniquePrompt(ctx, probe.prompt),
+        maxTokens: probe.maxTokens,
+        stream: false,
+        exactLength: true,
+      }),
+    );
+    const r = chatResult(x);
+    if (!r) return requestFailed(`A chat completion with max_tokens ${probe.maxTokens} MUST succeed.`, x);
+    const ct = r.usage?.completion_tokens;
+    if (!isCount(ct))
+      return inconclusive(
+        `no usage.completion_tokens to compare with max_tokens (usage ${JSON.stringify(r.usage) ?? 'missing'}; finish_reason ${JSON.stringify(r.finish)})`,
+        metrics(),
+      );
+    const s: LimitSample = {
+      maxTokens: probe.maxTokens,
+      completionTokens: ct,
+      finish: r.finish,
+      text: r.text,
+      ms: x.rec.tEnd,
+    };
+    samples.push(s);
+    const L = probe.maxTokens;
+    const violations: string[] = [];
+    if (ct > L) violations.push(`usage.completion_tokens ${ct} > max_tokens ${L}`);
+    if (forced && ct >= L && r.finish !== 'length')
+      violations.push(`finish_reason ${JSON.stringify(r.finish)} although the limit was reached (expected "length")`);
+    if (violations.length > 0) {
+      return fail(
+        {
+          requirement: `A completion MUST NOT exceed max_tokens, and finish_reason MUST be "length" when max_tokens ends it.`,
+          expected: `usage.completion_tokens ≤ ${L}; finish_reason "length" when it equals ${L}`,
+          actual: `${violations[0]} (usage.completion_tokens ${ct}, finish_reason ${JSON.stringify(r.finish)}, text ${escapeBytes(r.text, 120)})`,
+          violations: violations.slice(1),
+        },
+        metrics(),
+      );
+    }
+    if (ct === L && r.finish === 'length') {
+      const before = samples.slice(0, -1);
+      return pass(
+        `max_tokens ${L}: usage.completion_tokens ${ct}, finish_reason "length"` +
+          (before.length ? ` (after ${before.map(describeSample).join('; ')})` : ''),
+        metrics(),
+      );
+    }
+    // Ended by the model before the limit, or at the limit with another finish_reason: this one cannot decide.
+  }
+  const atLimit = samples.filter((s) => s.completionTokens === s.maxTokens);
+  if (atLimit.length === LIMIT_PROBES.length) {
+    const finishes = [...new Set(atLimit.map((s) => JSON.stringify(s.finish)))].join(' / ');
+    return fail(
+      {
+        requirement: 'finish_reason MUST be "length" when max_tokens ends the completion.',
+        expected: `finish_reason "length" for a completion of exactly max_tokens tokens, at least once in ${LIMIT_PROBES.length} requests`,
+        actual:
+          `${atLimit.length} of ${LIMIT_PROBES.length} requests, with different prompts and max_tokens ${atLimit.map((s) => s.maxTokens).join(', ')}, ended at exactly their limit with finish_reason ${finishes}: ` +
+          `a model ending by itself would have had to stop on exactly the limit every time, at ${atLimit.length} different lengths, so max_tokens cut them and the server mislabels the cut`,
+        violations: atLimit.map((s) => `${describeSample(s)}, text ${escapeBytes(s.text, 80)}`),
+      },
+      metrics(),
+    );
+  }
+  const short = samples.filter((s) => s.completionTokens < s.maxTokens);
+  const notes = [
+    atLimit.length
+      ? `${atLimit.length} of ${samples.length} ended at exactly max_tokens with finish_reason ${[...new Set(atLimit.map((s) => JSON.stringify(s.finish)))].join(' / ')}: the model may have ended exactly at the limit`
+      : '',
+    short.length
+      ? `${short.length} stopped by itself before its limit (${short.map((s) => `${s.completionTokens} of ${s.maxTokens}`).join(', ')}), which shows nothing about the limit`
+      : '',
+  ].filter(Boolean);
+  return inconclusive(
+    `${samples.map(describeSample).join('; ')}: ${notes.join('; ')}${cutShort}` +
+      (forced
+        ? ''
+        : ' (declare forceLength in the profile if the server supports ignore_eos or min_tokens, for a clear verdict)'),
+    metrics(),
+  );
 }
 
 export const checks: CheckDef[] = [
@@ -144,57 +280,10 @@ export const checks: CheckDef[] = [
     reference:
       'OpenAI API reference, Chat Completions: max_tokens "the maximum number of tokens that can be generated"; finish_reason "length" if the maximum number of tokens was reached',
     requires: ['openai-chat'],
-    timeoutMs: 60_000,
-    async run(ctx) {
-      const forced = !!ctx.profile.forceLength;
-      const x = await chat(
-        ctx,
-        generationBody(ctx, 'openai-chat', {
-          prompt: uniquePrompt(ctx, 'Write a long story about a lighthouse keeper, at least 300 words.'),
-          maxTokens: MAX_TOKENS,
-          stream: false,
-          exactLength: true,
-        }),
-      );
-      const r = chatResult(x);
-      if (!r) return requestFailed(`A chat completion with max_tokens ${MAX_TOKENS} MUST succeed.`, x);
-      const ct = r.usage?.completion_tokens;
-      const metrics = { maxTokens: MAX_TOKENS, completionTokens: ct, finishReason: r.finish, forcedLength: forced };
-      if (!isCount(ct))
-        return inconclusive(
-          `no usage.completion_tokens to compare with max_tokens (usage ${JSON.stringify(r.usage) ?? 'missing'}; finish_reason ${JSON.stringify(r.finish)})`,
-          metrics,
-        );
-      const violations: string[] = [];
-      if (ct > MAX_TOKENS) violations.push(`usage.completion_tokens ${ct} > max_tokens ${MAX_TOKENS}`);
-      if (forced && ct >= MAX_TOKENS && r.finish !== 'length')
-        violations.push(`finish_reason ${JSON.stringify(r.finish)} although the limit was reached (expected "length")`);
-      if (violations.length > 0) {
-        return fail(
-          {
-            requirement: `A completion MUST NOT exceed max_tokens, and finish_reason MUST be "length" when max_tokens ends it.`,
-            expected: `usage.completion_tokens ≤ ${MAX_TOKENS}; finish_reason "length" when it equals ${MAX_TOKENS}`,
-            actual: `${violations[0]} (usage.completion_tokens ${ct}, finish_reason ${JSON.stringify(r.finish)}, text ${escapeBytes(r.text, 120)})`,
-            violations: violations.slice(1),
-          },
-          metrics,
-        );
-      }
-      if (ct < MAX_TOKENS) {
-        return inconclusive(
-          `the model stopped by itself after ${ct} of ${MAX_TOKENS} tokens (finish_reason ${JSON.stringify(r.finish)}), which shows nothing about the limit` +
-            (forced ? '' : ' (declare forceLength in the profile if the server supports ignore_eos or min_tokens)'),
-          metrics,
-        );
-      }
-      if (r.finish !== 'length') {
-        return inconclusive(
-          `completion_tokens ${ct} = max_tokens but finish_reason ${JSON.stringify(r.finish)}: the model may have ended exactly at the limit (declare forceLength for a clear verdict)`,
-          metrics,
-        );
-      }
-      return pass(`max_tokens ${MAX_TOKENS}: usage.completion_tokens ${ct}, finish_reason "length"`, metrics);
-    },
+    // Up to LIMIT_PROBES.length requests of at most 14 tokens: about 20 s at 3 tok/s; the loop stops early when the
+    // next request would not fit (maxTokensProbes).
+    timeoutMs: 90_000,
+    run: maxTokensCheck,
   },
   {
     id: 'api.stop-sequence',
@@ -234,8 +323,14 @@ export const checks: CheckDef[] = [
       const results: Array<{ mode: string; text: string; finish?: string }> = [];
       for (const [i, x] of xs.entries()) {
         const r = chatResult(x);
-        if (!r)
-          return requestFailed(`A ${labels[i]} chat completion with stop ${JSON.stringify(STOPS)} MUST succeed.`, x);
+        if (!r) {
+          const failed = requestFailed(
+            `A ${labels[i]} chat completion with stop ${JSON.stringify(STOPS)} MUST succeed.`,
+            x,
+          );
+          // A streamed request the server does not serve at all is the sse family's finding, not this check's.
+          return i === 1 ? blockedIfUnserved(failed, [x.rec], { mayReport: false }) : failed;
+        }
         results.push({ mode: labels[i]!, text: r.text, finish: r.finish });
         const found = STOPS.map((s) => ({ s, at: r.text.indexOf(s) })).filter((f) => f.at >= 0);
         for (const f of found)
@@ -360,6 +455,25 @@ export const proofs: Proof[] = [
   faultProof('api.chat-basic', 'api-chat-schema', ['chat.completion schema']),
   passProof('api.max-tokens', { messageIncludes: ['max_tokens 8: usage.completion_tokens 8, finish_reason "length"'] }),
   faultProof('api.max-tokens', 'api-ignore-max-tokens', ['usage.completion_tokens 18 > max_tokens 8']),
+  // Told nothing (no forceLength): k of k requests at k different limits, all cut and all "stop", decide it.
+  faultProof('api.max-tokens', 'finish-stop-at-limit', ['3 of 3 requests', 'max_tokens 8, 11, 14', '"stop"'], {
+    profile: { forceLength: undefined },
+    note: 'told nothing: no forceLength declared',
+  }),
+  passProof('api.max-tokens', {
+    profile: { forceLength: undefined },
+    messageIncludes: ['max_tokens 8: usage.completion_tokens 8, finish_reason "length"'],
+    note: 'told nothing: one cut labelled "length" decides',
+  }),
+  // A model that ends by itself at one natural length (8 tokens, "stop") matches the first limit only: no verdict, never
+  // a fail. The fault makes the one coincidence (EOS on the 8th token, the limit) say "stop", as a correct server may.
+  faultProof('api.max-tokens', 'finish-stop-at-limit', ['1 of 3 ended at exactly max_tokens', '(8 of 11, 8 of 14)'], {
+    serverArgs: ['--natural-length', '8'],
+    profile: { forceLength: undefined },
+    expect: 'inconclusive',
+    raw: 'inconclusive',
+    note: 'a model with one natural length cannot match three different limits',
+  }),
   passProof('api.stop-sequence', { messageIncludes: ['(finish_reason stop)', 'stream text'] }),
   faultProof('api.stop-sequence', 'api-ignore-stop', ['stop string', 'MUST NOT contain it']),
   passProof('api.usage-consistent', { messageIncludes: ['after adding 200 words', 'totals consistent'] }),

@@ -40,6 +40,7 @@ import { bodyJson } from '../lib/http/recorder.ts';
 import { ECHO_TEXT } from './sse.ts';
 import { judgeWire, type WireRules } from './support/client-wire-rules.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
+import { blockedIfUnserved } from './support/root-causes.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
@@ -310,7 +311,7 @@ async function judgeClient(ctx: CheckContext, d: ClientDriver): Promise<Verdict>
       if (c.problems.length || c.rules?.broken.length) violations.push(wireVerdictLine(label, c));
       for (const n of c.notes) violations.push(`${c.mode}: ${n}`);
     }
-    return fail(
+    const v = fail(
       {
         requirement: `${label} (${d.title}) SHOULD work with this server the way applications use it: ${d.calls.stream} and ${d.calls['non-stream']} return the text, reasoning, finish reason and usage the wire carried, streamed text surfaces as it arrives, and the client raises no error.`,
         expected: 'no error from the client; its text, reasoning, finish reason and usage equal what the wire carried',
@@ -321,6 +322,10 @@ async function judgeClient(ctx: CheckContext, d: ClientDriver): Promise<Verdict>
       metrics,
       evidenceOf(cases),
     );
+    // The client's request was not served at all (every stream a 500): the client had nothing to get wrong; the
+    // run reports that cause once (lib/check/blocked.ts).
+    const recs = failed.map((c) => c.rec);
+    return recs.every((r) => r !== undefined) ? blockedIfUnserved(v, recs) : v;
   }
   const notes = [
     ...cases.flatMap((c) => c.notes.map((n) => `${c.mode}: ${n}`)),

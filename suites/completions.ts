@@ -53,7 +53,7 @@ async function completionsStream(ctx: CheckContext): Promise<SharedRecording<Sam
 async function judged(ctx: CheckContext, judge: (s: Sample) => Verdict): Promise<Verdict> {
   const r = await completionsStream(ctx);
   if (r.incomplete) return incompleteVerdict(r, 'the shared /v1/completions stream was recorded');
-  return unusable([r.value], 'streamed /v1/completions') ?? judge(r.value);
+  return unusable([r.value], 'streamed /v1/completions', 'completions.framing') ?? judge(r.value);
 }
 
 /** The four framing judges of the sse family, applied to this stream; every failing one is reported. */

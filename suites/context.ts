@@ -11,7 +11,7 @@
 import type { CheckContext, CheckDef } from '../lib/check/check.ts';
 import type { FamilySpec } from '../lib/check/family-spec.ts';
 import { fail, fmt, inconclusive, pass, skip, warn } from '../lib/check/messages.ts';
-import type { Evidence } from '../lib/check/types.ts';
+import type { Evidence, Recording } from '../lib/check/types.ts';
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
 import {
   bisectLargestAccepted,
@@ -44,6 +44,7 @@ import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
 import { sizedFrom, tokensAt } from '../lib/measure/pace.ts';
 import { served } from '../lib/measure/served.ts';
 import { faultProof, type Proof, passProof, plainProof } from './support/proof.ts';
+import { blockedIfUnserved } from './support/root-causes.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
@@ -325,6 +326,7 @@ export const checks: CheckDef[] = [
       const ev: Evidence[] = [evidence(`warm-up ~${top} tokens (dropped)`, warm.x)];
       let cutoff = Infinity; // lengths at or above this are skipped (budget or deadline)
       const failures: string[] = [];
+      const failedRecs: Recording[] = [];
       for (let rep = 0; rep < reps; rep++) {
         for (const n of lengths) {
           if (n >= cutoff) continue;
@@ -346,11 +348,22 @@ export const checks: CheckDef[] = [
             cutoff = n;
           } else {
             failures.push(`~${n} tokens: ${describeExchange(p.x)}`);
+            failedRecs.push(p.x.rec);
             if (ev.length < 20) ev.push(evidence(`failed request at ~${n} tokens`, p.x));
           }
         }
         ctx.log(`repetition ${rep + 1}/${reps} done (${fmt((performance.now() - t0) / 1000, 1)} s)`);
       }
+      // Not one prompt length timed, every request refused: no curve to judge (the run reports that cause once).
+      if (failedRecs.length && [...samples.values()].every((s) => s.ttft.length === 0))
+        return blockedIfUnserved(
+          inconclusive(
+            `no prompt length timed: ${failures.length} request(s) failed (${failures.slice(0, 3).join('; ')})`,
+            { failures },
+            ev,
+          ),
+          failedRecs,
+        );
       const points: ScalingPoint[] = lengths.map((n) => ({
         tokens: samples.get(n)!.counted ?? n,
         ttftMs: samples.get(n)!.ttft,
@@ -634,7 +647,7 @@ export const checks: CheckDef[] = [
       const bad = findings.filter((f) => f.verdict === 'fail');
       if (bad.length) {
         const unique = [...new Map(bad.map((f) => [f.summary, f])).values()];
-        return fail(
+        const failed = fail(
           {
             requirement: `A prompt of ≥ ${ctx.threshold('overFactor')}x the ${windowText(ctx)} MUST get HTTP 400 with an error object that says the context is exceeded, before prefill and before any SSE bytes (stream and non-stream).`,
             expected:
@@ -645,6 +658,16 @@ export const checks: CheckDef[] = [
           metrics,
           ev,
         );
+        // Only the streamed requests failed, not served at all, on a server the run found serving no stream (every
+        // stream a 500): blocked by the check that reported that; else this check's own finding.
+        const badRuns = runs.filter((r) => r.finding.verdict === 'fail');
+        return badRuns.every((r) => r.stream)
+          ? blockedIfUnserved(
+              failed,
+              badRuns.map((r) => r.x.rec),
+              { ownFinding: true },
+            )
+          : failed;
       }
       // Timing: only when the rejection was not immediate do we need more prefill samples to compare with.
       if ((median(rejectMs) ?? 0) > ctx.threshold('immediateMs')) {
@@ -956,6 +979,22 @@ export const checks: CheckDef[] = [
         longPromptStatus: long.x.rec.status,
         overWindow: overs.map((o) => o.finding.kind),
       };
+      // Not one normal request served, before the long prompts as after them: nothing was done to the server that
+      // this check could judge; the run reports that once (lib/check/blocked.ts).
+      if (broken.length && before.every((x) => !served(x)))
+        return blockedIfUnserved(
+          fail(
+            {
+              requirement: 'A normal streamed request MUST be served.',
+              expected: 'HTTP 200 and a streamed completion',
+              actual: `none of the ${before.length} normal requests before the long prompts, nor the ${after.length} after them, was served: ${describeExchange(broken[0])}`,
+              bytes: escapeBytes(bodyText(broken[0].rec), 300),
+            },
+            metrics,
+            ev,
+          ),
+          [...before, ...after].map((x) => x.rec),
+        );
       if (broken.length) {
         return fail(
           {

@@ -37,6 +37,7 @@ import { expectedMs, type Pace, sizedFrom, tokensAt } from '../lib/measure/pace.
 import { served, textlessNote } from '../lib/measure/served.ts';
 import { processTreeRssKiB } from '../lib/server/lifecycle.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
+import { blockedIfUnserved } from './support/root-causes.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
@@ -267,11 +268,14 @@ function cycleSamples(run: CyclesRun): CycleSample[] {
   return out;
 }
 
-/** Requests that did not complete: a server that errors mid-run fails the timing checks outright. */
+/**
+ * Requests that did not complete: a server that errors mid-run fails the timing checks outright — one of them, once,
+ * when the requests were not served at all (the others are blocked by it: lib/check/blocked.ts).
+ */
 function brokenRequests(run: CyclesRun): Verdict | undefined {
   const bad = run.requests.filter((q) => !served(q.x));
   if (bad.length === 0) return undefined;
-  return fail(
+  const v = fail(
     {
       requirement: 'Every request of a steady, modest workload MUST be served, cycle after cycle.',
       expected: `HTTP 200 with ${run.workload.tokens} streamed tokens for each of ${run.requests.length} requests`,
@@ -283,6 +287,11 @@ function brokenRequests(run: CyclesRun): Verdict | undefined {
     },
     { failed: bad.length, requests: run.requests.length },
     evidence(run, bad),
+  );
+  return blockedIfUnserved(
+    v,
+    bad.map((q) => q.x.rec),
+    { reporter: 'cycles.no-slowdown' },
   );
 }
 

@@ -14,6 +14,7 @@ import { escapeBytes } from '../lib/decode/stream-decoder.ts';
 import { chat, describeExchange, type Exchange, generationBody, getJson, uniquePrompt } from '../lib/http/exchange.ts';
 import { bodyJson, bodyText, record } from '../lib/http/recorder.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
+import { blockedIfUnserved } from './support/root-causes.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
@@ -575,7 +576,7 @@ export const checks: CheckDef[] = [
       };
       if (bad.length > 0) {
         const lines = bad.map((o) => outcomeLine(o, deadline));
-        return fail(
+        const failed = fail(
           {
             requirement:
               'A request with a wrong-typed optional parameter or an absurd value MUST get a 4xx error, or (ignoring or clamping the value) a normal bounded answer: never a 5xx, a hang or a dropped connection.',
@@ -585,6 +586,13 @@ export const checks: CheckDef[] = [
           },
           metrics,
           evidenceOf(bad),
+        );
+        // The cases are streamed requests: on a server the run found serving no stream at all (every one a 500), their
+        // 5xx is that cause, reported once; else this check's own finding.
+        return blockedIfUnserved(
+          failed,
+          bad.map((o) => o.rec),
+          { ownFinding: true },
         );
       }
       return pass(

@@ -36,6 +36,7 @@ import { clientAllowanceMs } from '../lib/measure/client-lag.ts';
 import { expectedMs, type Pace, sizedFrom, tokensAt } from '../lib/measure/pace.ts';
 import { workloadFigures } from '../lib/measure/workload.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
+import { blockedIfUnserved } from './support/root-causes.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
@@ -217,7 +218,13 @@ async function judgeable(ctx: CheckContext): Promise<{ s: Sample; stallMs: numbe
   const r = await sample(ctx);
   if (r.incomplete) return { verdict: incompleteVerdict(r, 'the metrics sample was recorded') };
   const bad = unusable(r.value);
-  if (bad) return { verdict: inconclusive(bad, undefined, evidence(ctx, r.value)) };
+  if (bad)
+    return {
+      verdict: blockedIfUnserved(
+        inconclusive(bad, undefined, evidence(ctx, r.value)),
+        r.value.streams.filter((x) => !ok(x)).map((x) => x.rec),
+      ),
+    };
   // Our lateness while the sample was recorded (sampled at 1 ms: lib/measure/client-lag.ts), with the run's preflight lag.
   return { s: r.value, stallMs: ctx.clientLag({ p99Ms: r.lag.p99Ms, maxMs: clientAllowanceMs(r.lag) }).ms };
 }

@@ -36,6 +36,7 @@ import { decodeMsPerToken, describePace, expectedMs, type Pace, sizedFrom, token
 import { aggregateWallTps, type TimedRequest } from '../lib/measure/request-metrics.ts';
 import { served, textlessNote, textlessTokens } from '../lib/measure/served.ts';
 import { faultProof, type Proof, passProof, plainProof } from './support/proof.ts';
+import { blockedIfUnserved } from './support/root-causes.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
@@ -127,8 +128,9 @@ function evidenceOf(label: string, x: Exchange): Evidence {
   };
 }
 
+/** A request the check needed was not served: failed here, or blocked when the run already reported that cause. */
 function failedRequest(requirement: string, xs: Array<{ label: string; x: Exchange }>): Verdict {
-  return fail(
+  const v = fail(
     {
       requirement,
       expected: "HTTP 200 with streamed tokens (429/503 with Retry-After only above the server's slots)",
@@ -139,6 +141,10 @@ function failedRequest(requirement: string, xs: Array<{ label: string; x: Exchan
     },
     undefined,
     xs.map(({ label, x }) => evidenceOf(label, x)),
+  );
+  return blockedIfUnserved(
+    v,
+    xs.map(({ x }) => x.rec),
   );
 }
 
@@ -357,7 +363,14 @@ export const checks: CheckDef[] = [
         },
       });
       const note = `${textlessNote(all)}${errors.length ? ` (${errors.length} stream(s) not served: ${errors.slice(0, 3).join('; ')}${errors.length > 3 ? '; …' : ''})` : ''} (${sizing})`;
-      return { ...v, message: v.message + note, metrics: { ...v.metrics, errors, tokens, sizing }, evidence: ev };
+      const out = { ...v, message: v.message + note, metrics: { ...v.metrics, errors, tokens, sizing }, evidence: ev };
+      // No stream served at all: nothing to measure, for want of the streams sse.content-type reports.
+      return out.outcome === 'pass'
+        ? out
+        : blockedIfUnserved(
+            out,
+            all.map((x) => x.rec),
+          );
     },
   },
   {
@@ -430,12 +443,19 @@ export const checks: CheckDef[] = [
         referenceTps,
         thresholds: { minReps: ctx.threshold('minReps'), starvedLoopP99Ms: ctx.threshold('starvedLoopP99Ms') },
       });
-      return {
+      const out = {
         ...v,
         message: `${v.message} (${sizing}${droppedNote})`,
         metrics: { ...v.metrics, tokens, sizing, referenceTps, dropped },
         evidence: recs[0]?.map((x, i) => evidenceOf(`repetition 1, stream ${i + 1}`, x)),
       };
+      // Not one stream served, even alone in a repetition: the cause is not concurrency (it is reported once).
+      return out.outcome === 'pass'
+        ? out
+        : blockedIfUnserved(
+            out,
+            recs.flat().map((x) => x.rec),
+          );
     },
   },
   {

@@ -34,6 +34,7 @@ import {
 import { generationBody, send } from '../lib/http/exchange.ts';
 import { incompleteVerdict, type SharedRecording, shared } from '../lib/http/recordings.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
+import { STREAMED_CHAT_REPORTER } from './support/root-causes.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
@@ -90,6 +91,8 @@ export function sseRun(ctx: CheckContext): Promise<SharedRecording<SseRun>> {
 // ---------------------------------------------------------------------------------------------------------
 // Checks
 
+/** The check that reports a streamed chat request the server did not serve (the family's first; lib/check/blocked.ts). */
+const REPORTER = STREAMED_CHAT_REPORTER;
 const streams = (run: SseRun) => [run.withUsage, run.withoutUsage];
 /**
  * Judge the streams that were answered (HTTP 200 with a body). A stream the server refused (say, a 400 for
@@ -105,8 +108,8 @@ async function judged(
   if (rec.incomplete) return incompleteVerdict(rec, `the shared ${what} streams were recorded`);
   const run = rec.value;
   const all = streams(run);
-  const ok = all.filter((s) => !unusable([s], what));
-  if (ok.length === 0) return unusable(all, what)!;
+  const ok = all.filter((s) => !unusable([s], what, REPORTER));
+  if (ok.length === 0) return unusable(all, what, REPORTER)!;
   const v = judge(run, ok);
   const left = all.filter((s) => !ok.includes(s));
   if (left.length)
@@ -243,7 +246,10 @@ export const checks: CheckDef[] = [
     async run(ctx) {
       const rec = await sseRun(ctx);
       if (rec.incomplete) return incompleteVerdict(rec, 'the shared streamed chat (include_usage) was recorded');
-      return unusable([rec.value.withUsage], 'streamed chat (include_usage)') ?? judgeUsageChunk(rec.value.withUsage);
+      return (
+        unusable([rec.value.withUsage], 'streamed chat (include_usage)', REPORTER) ??
+        judgeUsageChunk(rec.value.withUsage)
+      );
     },
   },
   {
@@ -259,7 +265,9 @@ export const checks: CheckDef[] = [
       judged(
         ctx,
         'streamed chat',
-        (r) => unusable([r.withUsage, r.withoutUsage], 'streamed chat') ?? judgeUsageForm(r.withUsage, r.withoutUsage),
+        (r) =>
+          unusable([r.withUsage, r.withoutUsage], 'streamed chat', REPORTER) ??
+          judgeUsageForm(r.withUsage, r.withoutUsage),
       ),
   },
   {
@@ -290,6 +298,13 @@ const PINGS = ['--ping-ms', '20', '--decode-step-ms', '30'];
 export const proofs: Proof[] = [
   passProof('sse.content-type', { messageIncludes: ['content-type "text/event-stream"'] }),
   faultProof('sse.content-type', 'sse-content-type', ['application/json', 'text/event-stream']),
+  // Every stream a 500: the family's first check reports it; a SHOULD check is never "not met" for want of a stream
+  // (in a run, every other check is blocked by the reporter: test/root-cause.test.ts).
+  faultProof('sse.content-type', 'stream-500', ['HTTP 500', 'Bad control character', 'MUST be answered with HTTP 200']),
+  faultProof('sse.no-lone-cr', 'stream-500', ['blocked by sse.content-type', 'answered HTTP 500'], {
+    expect: 'inconclusive',
+    raw: 'inconclusive',
+  }),
   passProof('sse.event-terminator', { messageIncludes: ['each ended by a blank line'] }),
   passProof('sse.event-terminator', {
     serverArgs: PINGS,

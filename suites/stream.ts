@@ -28,6 +28,7 @@ import { textlessNote, textlessTokens } from '../lib/measure/served.ts';
 import { type BusyReader, findBusyReader } from '../lib/measure/server-load.ts';
 import { bandAbove, pause, pollUntil, type ReadSpread, readSpread, stallShare } from '../lib/measure/timing.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
+import { blockedIfUnserved } from './support/root-causes.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
@@ -153,18 +154,22 @@ function usable(
   const problems = ls.exchanges.map(streamProblem);
   const broken = problems.map((p, i) => (p ? `request ${i + 1}: ${p}` : undefined)).filter((p): p is string => !!p);
   if (broken.length > 0) {
+    const failed = ls.exchanges.filter((_x, i) => problems[i]).map((x) => x.rec);
     return {
-      verdict: fail(
-        {
-          requirement:
-            'A streaming chat completion MUST answer 200 with a complete event stream before its timing can be judged.',
-          expected:
-            "HTTP 200, text/event-stream, ending normally (a silence far longer than the stream's own token gap is a stall)",
-          actual: broken[0]!,
-          violations: broken.slice(1),
-        },
-        undefined,
-        ls.exchanges.map((x, i) => evidenceOf(`request ${i + 1}`, x)),
+      verdict: blockedIfUnserved(
+        fail(
+          {
+            requirement:
+              'A streaming chat completion MUST answer 200 with a complete event stream before its timing can be judged.',
+            expected:
+              "HTTP 200, text/event-stream, ending normally (a silence far longer than the stream's own token gap is a stall)",
+            actual: broken[0]!,
+            violations: broken.slice(1),
+          },
+          undefined,
+          ls.exchanges.map((x, i) => evidenceOf(`request ${i + 1}`, x)),
+        ),
+        failed,
       ),
     };
   }
@@ -320,11 +325,14 @@ async function cancelByCounters(ctx: CheckContext, reader: BusyReader): Promise<
       );
     const problem = streamProblem(x);
     if (problem)
-      return fail({
-        requirement: 'A long streaming request MUST start streaming so that cancelling it can be tested.',
-        expected: 'HTTP 200 and token events',
-        actual: problem,
-      });
+      return blockedIfUnserved(
+        fail({
+          requirement: 'A long streaming request MUST start streaming so that cancelling it can be tested.',
+          expected: 'HTTP 200 and token events',
+          actual: problem,
+        }),
+        [x.rec],
+      );
     // Tokens served without text (lib/measure/served.ts) give nothing to cut the stream after: once more, with a fresh prompt.
     if (textlessTokens(x) !== undefined && attempt < 2) continue;
     if (textlessTokens(x) !== undefined)
@@ -828,10 +836,13 @@ export const checks: CheckDef[] = [
             [evidenceOf(`request ${i + 1}`, x)],
           );
         if (problem)
-          return inconclusive(
-            `the ${target}-token request did not give a stream to time (${problem}); the context and api checks judge that`,
-            undefined,
-            [evidenceOf(`request ${i + 1}`, x)],
+          return blockedIfUnserved(
+            inconclusive(
+              `the ${target}-token request did not give a stream to time (${problem}); the context and api checks judge that`,
+              undefined,
+              [evidenceOf(`request ${i + 1}`, x)],
+            ),
+            [x.rec],
           );
         xs.push(x);
         sizes.push(target);

@@ -21,6 +21,7 @@ import { type Exchange, generationBody, send, uniquePrompt } from '../lib/http/e
 import { sharedValue } from '../lib/http/recordings.ts';
 import { featureGate, judgeInvalidCases, probeCheck, unanswered } from '../lib/server/feature-probe.ts';
 import { faultProof, type Proof, passProof, skipProof } from './support/proof.ts';
+import { blockedIfUnserved } from './support/root-causes.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
@@ -190,7 +191,8 @@ function jsonCheck(key: string, format: unknown, stream: boolean, schema: unknow
       what,
       `A request with response_format ${mode} MUST be answered, or refused with a 4xx; never a 5xx.`,
     );
-    if (bad) return bad;
+    // A server that serves no streamed chat request at all fails once for it (lib/check/blocked.ts).
+    if (bad) return stream && bad.outcome === 'fail' ? blockedIfUnserved(bad, [x.rec]) : bad;
     return judgeJsonOutput(answerOf(x), schema, mode);
   });
 }

@@ -32,6 +32,7 @@ import { bodyText } from '../lib/http/recorder.ts';
 import { sharedValue } from '../lib/http/recordings.ts';
 import { classifyAnswer, featureGate, judgeInvalidCases, probeCheck, unanswered } from '../lib/server/feature-probe.ts';
 import { faultProof, type Proof, passProof, skipProof } from './support/proof.ts';
+import { blockedIfUnserved } from './support/root-causes.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
@@ -446,7 +447,8 @@ export const checks: CheckDef[] = [
         'a streamed tool_choice "required" request',
         'A streamed chat request with tools MUST be answered (as a stream), or refused with a 4xx; never a 5xx.',
       );
-      if (bad) return bad;
+      // A server that serves no streamed chat request at all fails once for it (lib/check/blocked.ts).
+      if (bad) return bad.outcome === 'fail' ? blockedIfUnserved(bad, [x.rec]) : bad;
       const s = streamedToolCalls(x.events?.chunks ?? []);
       if (s.calls.length === 0 && cut(s.finishReasons.at(-1)))
         return inconclusive(`max_tokens ${BUDGET} ran out before a call began`);

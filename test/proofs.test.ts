@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
+import { memoryStore } from '../lib/check/blocked.ts';
 import { grade, runCheck } from '../lib/check/check.ts';
 import { TIMING_FAMILIES } from '../lib/check/family-order.ts';
 import type { Profile, ServerInfo } from '../lib/check/types.ts';
@@ -125,6 +126,8 @@ for (const [family, mod] of Object.entries(families)) {
             tier: proof.tier ?? 'quick',
             strict: false,
             log: () => undefined,
+            // Each proof judges its check alone: no other proof's failure blocks it (lib/check/blocked.ts).
+            causes: memoryStore(),
           });
           // The check's own verdict and its message first: the graded outcome alone hides a detection that stopped
           // firing (a SHOULD check's fail and a borderline warn both grade to warn).

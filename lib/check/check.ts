@@ -10,6 +10,7 @@ import { budgetText } from '../measure/deadlines.ts';
 import { observations, paceKey, paceOf } from '../measure/pace.ts';
 import { type ClientLag, clientLag, type FidelityPreflight } from '../run/fidelity.ts';
 import { effectiveProfile } from '../server/discovery.ts';
+import { memoryStore, type RootCauseStore, resolveBlocked } from './blocked.ts';
 import { inconclusive } from './messages.ts';
 import type { Capability, Deadlines, Level, Outcome, Profile, ServerInfo, Verdict } from './types.ts';
 
@@ -106,6 +107,8 @@ interface ContextOptions {
   deadlineAt?: number;
   /** The run's state directory (suites/support/register.ts). */
   stateDir?: string;
+  /** The run's root causes (lib/check/blocked.ts): default, one in memory per runId. */
+  causes?: RootCauseStore;
 }
 
 let nonceCounter = 0;
@@ -285,7 +288,9 @@ export async function runCheck(
       }),
     ]);
     running.catch(() => undefined); // a check still running after its grace must not surface as an unhandled rejection
-    return { verdict, loopDelay: loop(), ms: performance.now() - t0 };
+    // One root cause, one failure: a failed precondition is reported by one check, the others are blocked by it.
+    const causes = o.causes ?? memoryStore(ctx.runId);
+    return { verdict: resolveBlocked(check, verdict, causes), loopDelay: loop(), ms: performance.now() - t0 };
   } finally {
     if (timer) clearTimeout(timer);
     h.disable();

@@ -117,6 +117,30 @@ export interface Verdict {
   metrics?: Record<string, unknown>;
   /** Per-request timestamps and wire excerpts, capped; what reports show behind a cell. */
   evidence?: Evidence[];
+  /** The check's precondition failed (lib/check/blocked.ts): the runner decides who reports it. */
+  precondition?: Precondition;
+  /** Inconclusive because a precondition failed that this check reports (lib/check/blocked.ts resolveBlocked). */
+  blockedBy?: string;
+}
+
+/** What a check needed and did not get: the kind of request and how it was answered. */
+export interface Precondition {
+  /** The kind of request and its answer, e.g. `streamed POST /v1/chat/completions → HTTP 500`: what identifies one cause. */
+  key: string;
+  /** One line: what this check's own request got (status, error text). */
+  detail: string;
+  /** The check that reports this kind of failure when it meets it first (named while no root cause is recorded). */
+  reporter: string;
+  /**
+   * May this check report the failure itself when it meets it first (default: a MUST check may)? False for a check to
+   * which the request is only a means (api.stop-sequence's streamed half): it stays inconclusive, naming `reporter`.
+   */
+  mayReport?: boolean;
+  /**
+   * The failure is this check's own finding unless the run already reported it as a root cause (an over-long streamed
+   * prompt answered 500 on a server that answers every stream 500): blocked then, else graded as it is, never claimed.
+   */
+  ownFinding?: boolean;
 }
 
 export interface Evidence {
@@ -230,4 +254,6 @@ export interface CheckRecord {
   evidence?: unknown[];
   /** Our own client's event-loop delay during the check (a starved client cannot grade timing). */
   loopDelay?: { p99Ms: number; maxMs: number };
+  /** Inconclusive because a precondition failed: the check that reports the root cause (lib/check/blocked.ts). */
+  blockedBy?: string;
 }

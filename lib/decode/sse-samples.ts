@@ -2,6 +2,7 @@
 // plus the helpers every streaming family shares (evidence excerpts, "the request itself failed" verdicts).
 // Moved here from suites/sse.ts: completions, anthropic and ollama use them too, and infrastructure lives in lib/.
 
+import { blockedOn, requestPrecondition } from '../check/blocked.ts';
 import { fail } from '../check/messages.ts';
 import type { Evidence, Recording, Verdict } from '../check/types.ts';
 import { endingOf } from '../measure/deadlines.ts';
@@ -58,15 +59,18 @@ export function evidenceOf(samples: readonly Sample[]): Evidence[] {
   }));
 }
 
-/** A sample that cannot be judged because the request itself failed: the server's failure, stated plainly. */
-export function unusable(samples: readonly Sample[], what: string): Verdict | undefined {
+/**
+ * A sample that cannot be judged because the request itself failed: the server's failure, stated plainly, once — by
+ * the first check that meets it (`reporter` names the one that reports it; lib/check/blocked.ts).
+ */
+export function unusable(samples: readonly Sample[], what: string, reporter: string): Verdict | undefined {
   // Our side ending a request (lib/measure/deadlines.ts) is never the server's failure: lib/http/recordings.ts marks such a
   // recording incomplete and its readers grade it inconclusive before they get here.
   const bad = samples.filter(
     (s) => endingOf(s.rec).by === 'server' && (s.rec.status !== 200 || (s.rec.failure && s.rec.reads.length === 0)),
   );
   if (bad.length === 0) return undefined;
-  return fail(
+  const failed = fail(
     {
       requirement: `A ${what} request MUST be answered with HTTP 200 and an event stream.`,
       expected: 'HTTP 200 with a text/event-stream body',
@@ -80,4 +84,5 @@ export function unusable(samples: readonly Sample[], what: string): Verdict | un
     undefined,
     evidenceOf(samples),
   );
+  return blockedOn(failed, requestPrecondition(bad[0]!.rec, reporter));
 }

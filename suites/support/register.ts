@@ -3,6 +3,7 @@
 
 import { format } from 'node:util';
 import { describe, inject, test } from 'vitest';
+import { fileStore } from '../../lib/check/blocked.ts';
 import { type CheckDef, grade, RunDeadlineReached, runCheck, skipReason, type Tier } from '../../lib/check/check.ts';
 import { TIMING_FAMILIES } from '../../lib/check/family-order.ts';
 import { requestAuth } from '../../lib/config/request-auth.ts';
@@ -184,6 +185,8 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
             deadlineAt: deadline || undefined,
             preflight: inject('fidelity'),
             stateDir: inject('stateDir'),
+            // One root cause, one failure, across the run's test files (lib/check/blocked.ts).
+            causes: fileStore(inject('stateDir')),
           });
         } catch (e) {
           // Our budget ran out while the server was still working: no evidence either way (docs/grading.md "Who owns a deadline").
@@ -222,6 +225,7 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
         finish(graded.outcome, notes ? `${graded.message}\n${notes}` : graded.message);
         meta.durationMs = result.ms;
         meta.loopDelay = result.loopDelay;
+        if (result.verdict.blockedBy) meta.blockedBy = result.verdict.blockedBy;
         meta.metrics = redactDeep(result.verdict.metrics);
         meta.evidence = redactDeep(result.verdict.evidence);
         if (graded.outcome === 'fail') throw new ConformanceFailure(`${check.id} [${check.level}] ${meta.message}`);

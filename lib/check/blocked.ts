@@ -1,0 +1,161 @@
+// One root cause, one failure (docs/grading.md "Blocked checks"). A check whose precondition failed — the request it
+// needed answered, say, HTTP 500 — marks its verdict with what failed (`precondition`). The runner then decides:
+//  - the first MUST check of the run to meet that failure reports it: it fails, and the failure is recorded as the
+//    run's root cause for that kind of request and answer;
+//  - every later check meeting the same failure is `inconclusive`, "blocked by <that check>", with its own figures;
+//  - a SHOULD or INFO check is never "not met" for want of evidence: with no root cause recorded yet it is
+//    inconclusive too, naming the check that reports such a failure.
+// The record lives as long as the run: in memory for one process, in the run's state directory for a Vitest run (each
+// test file runs in a worker of its own).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { escapeBytes } from '../decode/stream-decoder.ts';
+import type { Level, Precondition, Recording, Verdict } from './types.ts';
+
+/** A failure recorded as the run's root cause for one kind of request. */
+interface RootCause {
+  check: string;
+  key: string;
+  detail: string;
+}
+
+export interface RootCauseStore {
+  get(key: string): RootCause | undefined;
+  /** Record `cause` unless one is recorded for its key already; returns the one recorded. */
+  claim(cause: RootCause): RootCause;
+}
+
+/** A store for one process (proofs, in-process catalogue runs); keyed by run so runs do not see each other's causes. */
+const memory = new Map<string, Map<string, RootCause>>();
+export function memoryStore(run: string = `${Math.random()}`): RootCauseStore {
+  let m = memory.get(run);
+  if (!m) {
+    m = new Map();
+    memory.set(run, m);
+  }
+  const map = m;
+  return {
+    get: (key) => map.get(key),
+    claim(c) {
+      const had = map.get(c.key);
+      if (had) return had;
+      map.set(c.key, c);
+      return c;
+    },
+  };
+}
+
+/** A store in the run's state directory, shared by the test files of a Vitest run (checks run one at a time). */
+export function fileStore(dir: string): RootCauseStore {
+  const path = join(dir, 'root-causes.json');
+  const read = (): Record<string, RootCause> => {
+    if (!existsSync(path)) return {};
+    try {
+      return JSON.parse(readFileSync(path, 'utf8')) as Record<string, RootCause>;
+    } catch {
+      return {};
+    }
+  };
+  return {
+    get: (key) => read()[key],
+    claim(c) {
+      const all = read();
+      if (all[c.key]) return all[c.key]!;
+      writeFileSync(path, JSON.stringify({ ...all, [c.key]: c }));
+      return c;
+    },
+  };
+}
+
+const isStreamed = (rec: Recording) => /"stream"\s*:\s*true/.test(rec.requestBody ?? '');
+
+/** How a request that should have been served was answered: `HTTP 500`, `reset`, … */
+function answerOf(rec: Recording): string {
+  if (rec.status !== undefined && rec.status !== 200) return `HTTP ${rec.status}`;
+  return rec.failure?.kind ?? (rec.status === undefined ? 'no answer' : `HTTP ${rec.status}`);
+}
+
+/**
+ * What the answer said, reduced to what identifies its cause: the error message of a JSON error body (OpenAI's
+ * {"error": {"message"}}, or {"error": "…"}, {"message": "…"}), else the start of the body, with every number replaced
+ * (a message that quotes a position in the prompt is one cause whatever the prompt).
+ */
+function causeText(rec: Recording): string {
+  const text = new TextDecoder().decode(rec.body.slice(0, 4_000));
+  let msg: unknown = text;
+  try {
+    const j = JSON.parse(text) as { error?: unknown; message?: unknown };
+    const e = j.error as { message?: unknown } | string | undefined;
+    msg = typeof e === 'string' ? e : (e?.message ?? j.message ?? text);
+  } catch {
+    /* not JSON: the text itself */
+  }
+  return String(msg).replace(/\s+/g, ' ').trim().slice(0, 100).replace(/\d+/g, '#');
+}
+
+/**
+ * The precondition a failed request stands for: its kind (streamed or not, method and path) and its answer, with the
+ * error text it carried — one cause is one kind of request answered alike (`streamed POST /v1/chat/completions → HTTP
+ * 500 "Bad control character in string literal in JSON at position #…"`), so a 500 of another origin ("Cannot use
+ * tools with stream") is a cause of its own. `reporter`: the check that reports this kind of failure.
+ */
+export function requestPrecondition(
+  rec: Recording,
+  reporter: string,
+  o: Pick<Precondition, 'mayReport' | 'ownFinding'> = {},
+): Precondition {
+  let path = rec.url;
+  try {
+    path = new URL(rec.url).pathname;
+  } catch {
+    /* keep the URL as recorded */
+  }
+  const kind = `${isStreamed(rec) ? 'streamed ' : ''}${rec.method} ${path}`;
+  const answer = answerOf(rec);
+  const body = rec.body.length ? `: ${escapeBytes(rec.body, 160)}` : rec.failure ? `: ${rec.failure.message}` : '';
+  const said = causeText(rec);
+  return {
+    key: `${kind} → ${answer}${said ? ` ${JSON.stringify(said)}` : ''}`,
+    detail: `${kind} answered ${answer}${body}`,
+    reporter,
+    ...o,
+  };
+}
+
+/** Mark a verdict as resting on a failed precondition (the runner resolves it: see `resolveBlocked`). */
+export function blockedOn(v: Verdict, p: Precondition): Verdict {
+  return { ...v, precondition: p };
+}
+
+/**
+ * The verdict a check gets when its precondition failed: its own (a MUST failure) when it is the first to meet the
+ * failure and may report it, else inconclusive naming the check that reports it. Verdicts without a precondition pass
+ * through unchanged.
+ */
+export function resolveBlocked(check: { id: string; level: Level }, v: Verdict, store: RootCauseStore): Verdict {
+  const p = v.precondition;
+  if (!p) return v;
+  const root = store.get(p.key);
+  if (root && root.check !== check.id)
+    return {
+      outcome: 'inconclusive',
+      message: `blocked by ${root.check}: ${p.detail} (${root.check} reports it once; this check has nothing to judge)`,
+      metrics: v.metrics,
+      evidence: v.evidence,
+      precondition: p,
+      blockedBy: root.check,
+    };
+  if (root || p.ownFinding) return v;
+  if (check.level === 'MUST' && v.outcome === 'fail' && p.mayReport !== false) {
+    store.claim({ check: check.id, key: p.key, detail: p.detail });
+    return v;
+  }
+  return {
+    outcome: 'inconclusive',
+    message: `blocked by ${p.reporter}: ${p.detail} (${p.reporter} reports it; this check has nothing to judge)`,
+    metrics: v.metrics,
+    evidence: v.evidence,
+    precondition: p,
+    blockedBy: p.reporter,
+  };
+}

@@ -1,0 +1,43 @@
+// Which check reports a request the server did not serve, for the checks that need that request only as a means
+// (lib/check/blocked.ts: one root cause, one failure; the others are inconclusive "blocked by" it).
+import { blockedOn, requestPrecondition } from '../../lib/check/blocked.ts';
+import type { Recording, Verdict } from '../../lib/check/types.ts';
+import { endingOf } from '../../lib/measure/deadlines.ts';
+
+/** A plain streamed chat request not served: the sse family's first check reports it. */
+export const STREAMED_CHAT_REPORTER = 'sse.content-type';
+
+/** `v`, marked as resting on the failed request `rec` (reported by `reporter`, the sse family's first check by default). */
+function blockedByRequest(
+  v: Verdict,
+  rec: Recording,
+  o: { reporter?: string; mayReport?: boolean; ownFinding?: boolean } = {},
+): Verdict {
+  return blockedOn(
+    v,
+    requestPrecondition(rec, o.reporter ?? STREAMED_CHAT_REPORTER, {
+      mayReport: o.mayReport,
+      ownFinding: o.ownFinding,
+    }),
+  );
+}
+
+/** Not served: the server answered a status other than 200, or failed before any byte of a body (not our side's ending). */
+function unserved(rec: Recording): boolean {
+  return endingOf(rec).by === 'server' && (rec.status !== 200 || (!!rec.failure && rec.reads.length === 0));
+}
+
+/**
+ * `v`, marked as blocked when every one of the failed requests `recs` was not served at all, and all alike (the first
+ * names the cause); unchanged when any of them failed otherwise (a stall mid-stream is the check's own finding).
+ */
+export function blockedIfUnserved(
+  v: Verdict,
+  recs: readonly Recording[],
+  o: { reporter?: string; mayReport?: boolean; ownFinding?: boolean } = {},
+): Verdict {
+  if (recs.length === 0 || !recs.every(unserved)) return v;
+  // One cause: every request answered alike (the same status and error text); mixed answers are the check's own evidence.
+  if (new Set(recs.map((r) => requestPrecondition(r, '').key)).size > 1) return v;
+  return blockedByRequest(v, recs[0]!, o);
+}
