@@ -857,7 +857,8 @@ export const checks: CheckDef[] = [
         why: '1: read /slots or /metrics when the server has them; 0: judge by the all-slots-busy delay only (counters that lag or lie)',
       },
     },
-    timeoutMs: 90_000,
+    // The serving-concurrency measurement (slots unknown) takes up to a minute on a loaded machine.
+    timeoutMs: 150_000,
     async run(ctx) {
       if (ctx.threshold('useServerCounters') !== 0) {
         const reader = await findBusyReader(ctx);
@@ -909,6 +910,7 @@ export const proofs: Proof[] = [
     ['discovery-hide-slots', 'stream-continue-after-disconnect'],
     ['kept the slots', 'measured (not reported)', "a second stream's first token waited for the first stream's end"],
     {
+      // 8 ms steps (not FAST_DECODE): the orphan must outlast the probe's wait after the disconnect (2 × ~1 s allowed).
       serverArgs: ['--slots', '1'],
       profile: { slots: undefined },
       note: 'one slot, its count hidden, nothing declared',

@@ -7,9 +7,8 @@
 import type { CheckContext } from '../check/check.ts';
 import { fmt } from '../check/messages.ts';
 import { median } from '../grading/stats.ts';
-import { describeExchange, paceFor } from '../http/exchange.ts';
+import { describeExchange } from '../http/exchange.ts';
 import { type LiveStream, startStream, within } from './live-stream.ts';
-import { decodeMsPerToken } from './pace.ts';
 import { pause } from './timing.ts';
 
 /** One repetition of the ladder. */
@@ -87,11 +86,16 @@ export function judgeServing(
 
 /** Each stream decodes for about this long, so the ladder of streams fits inside the first one's life. */
 const STREAM_MS = 1_500;
+/** The lone streams that time a TTFT and a decode step. */
+const LONE_TOKENS = 32;
 
-function tokensFor(ctx: CheckContext, loneTtftMs: number): number {
-  const pace = paceFor(ctx);
-  const wantMs = Math.min(10_000, Math.max(STREAM_MS, 20 * loneTtftMs));
-  const want = pace ? Math.round(wantMs / decodeMsPerToken(pace)) : 200;
+/**
+ * Tokens per stream: about 8 lone TTFTs of decoding (1.5-6 s), so a stream outlives the ladder's next start and a
+ * wait for its end is long beside a TTFT (judgeServing asks for 3).
+ */
+function tokensFor(ctx: CheckContext, loneTtftMs: number, msPerToken: number | undefined): number {
+  const wantMs = Math.min(6_000, Math.max(STREAM_MS, 8 * loneTtftMs));
+  const want = msPerToken ? Math.round(wantMs / msPerToken) : 200;
   const window = ctx.server.contextWindow?.value;
   return Math.max(32, Math.min(want, 2_000, window !== undefined ? window - 256 : 2_000));
 }
@@ -114,6 +118,31 @@ async function firstOf(
   return r;
 }
 
+/** The longest a ladder step waits while the running streams still produce tokens. */
+const CEILING_MS = 60_000;
+
+/**
+ * Repeats `step` (bounded by `stepMs`) while it times out and the streams still produce tokens: a long stream on a
+ * slow server is waited for, a stalled one is not; never past CEILING_MS.
+ */
+async function whileProgressing<T extends string>(
+  streams: LiveStream[],
+  stepMs: number,
+  signal: AbortSignal,
+  step: () => Promise<T | 'timeout'>,
+): Promise<T | 'timeout'> {
+  const t0 = performance.now();
+  let last = streams.map((o) => o.count);
+  for (;;) {
+    const r = await step();
+    if (r !== 'timeout' || signal.aborted) return r;
+    const now = streams.map((o) => o.count);
+    const progressing = now.some((c, j) => c > last[j]!);
+    last = now;
+    if (!progressing || performance.now() - t0 + stepMs > CEILING_MS) return r;
+  }
+}
+
 async function ladder(ctx: CheckContext, tokens: number, rep: number, boundMs: number): Promise<ServingRep> {
   const all: LiveStream[] = [];
   try {
@@ -128,12 +157,14 @@ async function ladder(ctx: CheckContext, tokens: number, rep: number, boundMs: n
         `Write a long story about a lighthouse keeper (serving ${rep}.${i + 1}).`,
       );
       all.push(s);
-      const r = await firstOf(s, running, boundMs, ctx.signal);
+      const r = await whileProgressing(running, boundMs, ctx.signal, () => firstOf(s, running, boundMs, ctx.signal));
       if (r === 'token') continue;
       if (r === 'ended')
         return { broken: `stream ${i + 1} got no token (${describeExchange(await s.done)}): refused, not queued` };
       if (r === 'timeout')
-        return { broken: `stream ${i + 1}: no first token and no running stream ended within ${boundMs} ms` };
+        return {
+          broken: `stream ${i + 1}: no first token, and no running stream ended (they stalled, or ran past ${CEILING_MS / 1000} s)`,
+        };
       // A running stream ended first: it must have run to its limit, or the wait may be the model stopping early.
       const ended = running.filter((o) => o.ended);
       const endAbs = Math.min(...ended.map((o) => o.endAbs!));
@@ -155,31 +186,39 @@ async function ladder(ctx: CheckContext, tokens: number, rep: number, boundMs: n
     return { allServed: SERVING_LIMITS.maxStreams + 1 };
   } finally {
     // Every stream runs to its end: never aborted (see the head of this file), but bounded.
-    const drained = await within(
-      Promise.all(all.map((o) => o.done)).then(() => true),
-      2 * boundMs,
-      ctx.signal,
+    const drained = await whileProgressing(all, boundMs, ctx.signal, async () =>
+      (await within(
+        Promise.all(all.map((o) => o.done)).then(() => true),
+        boundMs,
+        ctx.signal,
+      ))
+        ? 'done'
+        : 'timeout',
     );
-    if (!drained) for (const o of all) o.ac.abort();
+    if (drained === 'timeout') for (const o of all) o.ac.abort();
     await Promise.all(all.map((o) => o.done));
   }
 }
 
 /** The serving concurrency, measured (a lone TTFT, then `repetitions` ladders); bounded by the ladder's bounds. */
 export async function measureServing(ctx: CheckContext): Promise<Serving> {
-  const lone: number[] = [];
+  // Two lone streams of 32 tokens: the TTFT a stream gets when nothing else runs, and the decode time per token.
+  const ttfts: number[] = [];
+  const perToken: number[] = [];
   for (let i = 0; i < 2; i++) {
-    const s = startStream(ctx, 4, false, `Say hello (serving, alone ${i + 1}).`);
+    const s = startStream(ctx, LONE_TOKENS, true, `Say hello (serving, alone ${i + 1}).`);
     await s.done;
-    if (s.firstAbs !== undefined) lone.push(s.firstAbs - s.startAbs);
+    if (s.firstAbs === undefined) continue;
+    ttfts.push(s.firstAbs - s.startAbs);
+    if (s.count > 1 && s.endAbs !== undefined) perToken.push((s.endAbs - s.firstAbs) / (s.count - 1));
   }
-  const loneTtftMs = median(lone);
+  const loneTtftMs = median(ttfts);
   if (loneTtftMs === undefined)
     return { how: 'serving concurrency not measured: a short stream gave no first token', reps: [] };
-  const tokens = tokensFor(ctx, loneTtftMs);
-  const pace = paceFor(ctx);
-  const streamMs = pace ? tokens * decodeMsPerToken(pace) : tokens * 20;
-  const boundMs = Math.round(Math.min(60_000, Math.max(5_000, 3 * streamMs + 10 * loneTtftMs)));
+  const msPerToken = median(perToken);
+  const tokens = tokensFor(ctx, loneTtftMs, msPerToken);
+  const streamMs = tokens * (msPerToken ?? 20);
+  const boundMs = Math.round(Math.min(30_000, Math.max(5_000, 2 * streamMs + 10 * loneTtftMs)));
   const reps: ServingRep[] = [];
   for (let rep = 1; rep <= SERVING_LIMITS.repetitions; rep++) {
     const r = await ladder(ctx, tokens, rep, boundMs);
