@@ -11,7 +11,7 @@
 import type { CheckContext, CheckDef } from '../lib/check/check.ts';
 import type { FamilySpec } from '../lib/check/family-spec.ts';
 import { fail, fmt, inconclusive, pass, skip, warn } from '../lib/check/messages.ts';
-import type { Evidence, Recording } from '../lib/check/types.ts';
+import type { Evidence, Profile, Recording } from '../lib/check/types.ts';
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
 import {
   bisectLargestAccepted,
@@ -43,6 +43,7 @@ import { bodyText } from '../lib/http/recorder.ts';
 import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
 import { sizedFrom, tokensAt } from '../lib/measure/pace.ts';
 import { served } from '../lib/measure/served.ts';
+import { describeWindowDisagreement, windowDisagreement } from '../lib/server/discovery.ts';
 import { faultProof, type Proof, passProof, plainProof } from './support/proof.ts';
 import { blockedIfUnserved } from './support/root-causes.ts';
 
@@ -65,6 +66,16 @@ function windowOf(ctx: CheckContext): number {
 
 function windowText(ctx: CheckContext): string {
   return `${windowOf(ctx)}-token window (${ctx.server.contextWindow!.source})`;
+}
+
+/**
+ * Where the server states a larger window beside the one discovery chose (a total over its slots beside what each
+ * slot holds): both figures, and what a prompt between them gets (`observed`) or that the smaller one is judged.
+ */
+function windowNote(ctx: CheckContext, observed?: string): string {
+  const d = windowDisagreement(ctx.server);
+  if (!d) return '';
+  return `${describeWindowDisagreement(d)}: ${observed ? `prompts between them get ${observed}` : `judged at ${d.served.value}, the smallest it states`}`;
 }
 
 /**
@@ -495,7 +506,7 @@ export const checks: CheckDef[] = [
       if (violations.length) {
         return fail(
           {
-            requirement: `Prompts inside the advertised window MUST be served: ~50 % and ~90 % of the ${windowText(ctx)} (max_tokens within what is left).`,
+            requirement: `Prompts inside the advertised window MUST be served: ~50 % and ~90 % of the ${windowText(ctx)} (max_tokens within what is left)${windowNote(ctx) ? `; ${windowNote(ctx)}` : ''}.`,
             expected: 'HTTP 200 with a completion for both, usage.prompt_tokens about the size sent',
             actual: `${violations.length} of 2 prompts not served as sent${rejected ? ': the server enforces a smaller window than it advertises' : ''}`,
             violations,
@@ -505,7 +516,7 @@ export const checks: CheckDef[] = [
         );
       }
       return pass(
-        `both served: ${sizes.map((s) => `${s.counted ?? `~${s.sent}`} prompt tokens → 200`).join(', ')} (window ${window})`,
+        `both served: ${sizes.map((s) => `${s.counted ?? `~${s.sent}`} prompt tokens → 200`).join(', ')} (window ${window})${windowNote(ctx) ? `; ${windowNote(ctx)}` : ''}`,
         metrics,
         ev,
       );
@@ -647,12 +658,16 @@ export const checks: CheckDef[] = [
       const bad = findings.filter((f) => f.verdict === 'fail');
       if (bad.length) {
         const unique = [...new Map(bad.map((f) => [f.summary, f])).values()];
+        // A prompt between the window judged and a larger one the server advertises: say what it got there.
+        const first = runs.find((r) => r.finding === unique[0]);
+        const got = first?.x.rec.status !== undefined ? `HTTP ${first.x.rec.status}` : unique[0].kind;
+        const between = windowDisagreement(ctx.server)?.larger.some((w) => w.value > runs[0].sent);
         const failed = fail(
           {
             requirement: `A prompt of ≥ ${ctx.threshold('overFactor')}x the ${windowText(ctx)} MUST get HTTP 400 with an error object that says the context is exceeded, before prefill and before any SSE bytes (stream and non-stream).`,
             expected:
               'HTTP 400, Content-Type application/json, {"error":{"message":"…maximum context length…","code":"context_length_exceeded"}} (or another error object saying the context/prompt is too long)',
-            actual: unique[0].summary,
+            actual: `${unique[0].summary}${between ? ` (${windowNote(ctx, got)})` : ''}`,
             violations: unique.slice(1).map((f) => f.summary),
           },
           metrics,
@@ -1077,6 +1092,9 @@ const TINY_LLAMA_PREFILL_ARGS = [
   '16384',
 ];
 
+/** What a user pointing the suite at a server gets: slots unknown, the window discovered by `auto`. */
+const TOLD_NOTHING: Partial<Profile> = { slots: undefined, context: { discovery: 'auto' } };
+
 export const proofs: Proof[] = [
   passProof('context.within-window', { messageIncludes: ['both served', '(window 4096)'] }),
   faultProof('context.within-window', 'context-cap-quarter', ['50 %', 'rejected', 'smaller window than it advertises']),
@@ -1118,6 +1136,26 @@ export const proofs: Proof[] = [
   plainProof('context.over-window-400', 'context-over-500', ['HTTP 500', 'instead of 400']),
   plainProof('context.over-window-400', 'context-over-hang', ['no response within', 'hangs']),
   plainProof('context.over-window-400', 'context-over-truncate', ['silently truncated']),
+
+  // A server that advertises its whole window (/v1/models max_model_len 4096) while each of its 4 slots holds 1024
+  // (/slots n_ctx) and answers 500 above that, nothing declared: discovery judges at the per-slot window, and both
+  // checks name both figures.
+  passProof('context.within-window', {
+    faults: ['discovery-slot-window'],
+    profile: TOLD_NOTHING,
+    messageIncludes: ['both served', '(window 1024)', 'advertised 4096', 'each slot holds 1024', 'judged at 1024'],
+    note: 'per-slot window beside a larger total, nothing declared',
+  }),
+  faultProof(
+    'context.over-window-400',
+    'discovery-slot-window',
+    [
+      'HTTP 500',
+      'advertised 4096 (GET /v1/models max_model_len), each slot holds 1024',
+      'prompts between them get HTTP 500',
+    ],
+    { profile: TOLD_NOTHING, note: 'per-slot window beside a larger total, nothing declared' },
+  ),
 
   passProof('context.prefill-scaling', { messageIncludes: ['close to linear', 'log-log slope of TTFT'] }),
   // Real attention cost passes: the reference server with llama.cpp's tiny model's measured prefill curve (274 ms at

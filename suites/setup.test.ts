@@ -20,6 +20,9 @@ describe(inject('profile').id, () => {
         ? `setup error: ${setupError}`
         : `${server.identity.name ?? 'unknown server'} ${server.identity.version ?? ''} (${server.identity.source}); ${describeDiscovery(server)}` +
           (disagreements.length ? `\nDeclared and reported values disagree: ${disagreements.join('; ')}` : '') +
+          (server.discovery?.conflicts?.length
+            ? `\nThe server's own figures disagree: ${server.discovery.conflicts.join('; ')}`
+            : '') +
           (server.discovery?.notes.length ? `\nNotes: ${server.discovery.notes.join('; ')}` : ''),
       rationale: SETUP_CHECK.rationale,
       reference: SETUP_CHECK.reference,

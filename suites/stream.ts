@@ -23,10 +23,12 @@ import { incompleteVerdict, type SharedRecording, shared } from '../lib/http/rec
 import { usableSlots } from '../lib/measure/batching.ts';
 import { clientAllowanceMs } from '../lib/measure/client-lag.ts';
 import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
+import { type LiveStream, startStream, within } from '../lib/measure/live-stream.ts';
 import { decodeMsPerToken, describePace, expectedMs, type Pace, sizedFrom, tokensAt } from '../lib/measure/pace.ts';
 import { textlessNote, textlessTokens } from '../lib/measure/served.ts';
 import { type BusyReader, findBusyReader } from '../lib/measure/server-load.ts';
-import { bandAbove, pause, pollUntil, type ReadSpread, readSpread, stallShare } from '../lib/measure/timing.ts';
+import { measureServing, type Serving } from '../lib/measure/serving.ts';
+import { bandAbove, pollUntil, type ReadSpread, readSpread, stallShare } from '../lib/measure/timing.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
 import { blockedIfUnserved } from './support/root-causes.ts';
 
@@ -212,70 +214,6 @@ function usable(
 const ORPHAN_TOKENS = 500;
 const TOKENS_BEFORE_ABORT = 8;
 
-interface LiveStream {
-  ac: AbortController;
-  done: Promise<Exchange>;
-  count: number;
-  times: number[];
-  /** Absolute time of the first token-bearing event. */
-  firstAbs?: number;
-  /** The response has ended (completed, refused or failed). */
-  ended: boolean;
-  /** Resolves when `count` reaches n (false if the stream ended first). */
-  reach(n: number): Promise<boolean>;
-}
-
-function startStream(ctx: CheckContext, maxTokens: number, exact: boolean, what: string): LiveStream {
-  const ac = new AbortController();
-  const waiters: { n: number; resolve: (ok: boolean) => void }[] = [];
-  const s: LiveStream = {
-    ac,
-    count: 0,
-    times: [],
-    ended: false,
-    done: undefined as unknown as Promise<Exchange>,
-    reach(n) {
-      if (s.count >= n) return Promise.resolve(true);
-      return new Promise((resolve) => waiters.push({ n, resolve }));
-    },
-  };
-  // Usage tells a generation served as tokens without text (lib/measure/served.ts) from one that ended early.
-  const body = generationBody(ctx, 'openai-chat', {
-    prompt: uniquePrompt(ctx, what),
-    maxTokens,
-    stream: true,
-    exactLength: exact,
-    extra: { stream_options: { include_usage: true } },
-  });
-  s.done = chat(ctx, body, {
-    signal: ac.signal,
-    onToken: (t, count) => {
-      s.count = count;
-      s.times.push(t);
-      s.firstAbs ??= performance.now();
-      for (let i = waiters.length - 1; i >= 0; i--) {
-        if (count >= waiters[i]!.n) {
-          waiters[i]!.resolve(true);
-          waiters.splice(i, 1);
-        }
-      }
-    },
-  }).finally(() => {
-    s.ended = true;
-    for (const w of waiters.splice(0)) w.resolve(false);
-  });
-  return s;
-}
-
-/** Resolves true if `p` settles true within `ms`, false on timeout. */
-async function within(p: Promise<boolean>, ms: number, signal: AbortSignal): Promise<boolean> {
-  const timeout = new AbortController();
-  const both = AbortSignal.any([timeout.signal, signal]);
-  const r = await Promise.race([p, pause(ms, both).then(() => false)]);
-  timeout.abort();
-  return r;
-}
-
 /**
  * Time per token of a live stream: the mean gap over its token span, not the median gap — a fast server delivers
  * several tokens per read, the events of one read share a timestamp, and the median gap is then 0 (llama-server at
@@ -440,11 +378,19 @@ async function cancelByCounters(ctx: CheckContext, reader: BusyReader): Promise<
 async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
   const freeWithin = ctx.threshold('freeWithinMs');
   const slots = usableSlots(ctx);
-  if (slots.value === undefined)
-    return inconclusive(
-      `no busy-slot counter (/slots, /metrics) to read, and the timing method must fill every slot: ${slots.why}`,
-    );
-  const k = Math.min(64, Math.max(1, slots.value));
+  // Slots neither declared nor reported: measure how many the server serves at once (lib/measure/serving.ts).
+  let measured: Serving | undefined;
+  if (slots.value === undefined) {
+    ctx.log('slots unknown: measuring how many streams the server serves at once');
+    measured = await measureServing(ctx);
+    if (measured.concurrency === undefined)
+      return inconclusive(
+        `no busy-slot counter (/slots, /metrics) to read, and the timing method must fill every slot: ${slots.why}; ${measured.how}`,
+        { serving: measured },
+      );
+  }
+  const k = Math.min(64, Math.max(1, measured?.concurrency ?? slots.value!));
+  const slotsNote = measured ? ` (slot count ${measured.how})` : '';
   const n = orphanTokens(ctx);
   // Baseline: a lone short request's TTFT, so a slow prefill is not taken for a held slot.
   const lone = await chat(
@@ -537,6 +483,7 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
     itlMs: itl,
     expectedRemainingMs: remainingMs,
     orphanMaxTokens: n,
+    serving: measured,
   };
   const evidence = [
     evidenceOf('probe', px),
@@ -548,7 +495,7 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
         requirement:
           'When the client disconnects, the server MUST stop generating for it and free its slot (generation continues after disconnect otherwise).',
         expected: `with all ${k} slots busy and then disconnected, a waiting request gets its first token within ${Math.round(allowed)} ms (${freeWithin} ms + 3 × its lone TTFT ${Math.round(baseTtft)} ms)`,
-        actual: `no first token ${Math.round(2 * allowed)} ms after all ${k} streams were disconnected: the orphaned generations kept the slots (about ${fmt(remainingMs, 0)} ms of generation left)`,
+        actual: `no first token ${Math.round(2 * allowed)} ms after all ${k} streams were disconnected: the orphaned generations kept the slots (about ${fmt(remainingMs, 0)} ms of generation left)${slotsNote}`,
       },
       metrics,
       evidence,
@@ -556,7 +503,7 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
   }
   if (delay > allowed) {
     return borderline(
-      `the probe waited ${Math.round(delay)} ms after all ${k} streams were disconnected (allowed ${Math.round(allowed)} ms): slow to free slots, or a slow first token`,
+      `the probe waited ${Math.round(delay)} ms after all ${k} streams were disconnected (allowed ${Math.round(allowed)} ms): slow to free slots, or a slow first token${slotsNote}`,
       metrics,
       evidence,
     );
@@ -569,7 +516,7 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
     );
   }
   return pass(
-    `all ${k} slots busy; ${Math.round(delay)} ms after they were disconnected the waiting probe got its first token (allowed ${Math.round(allowed)} ms)`,
+    `all ${k} slots busy${slotsNote}; ${Math.round(delay)} ms after they were disconnected the waiting probe got its first token (allowed ${Math.round(allowed)} ms)`,
     metrics,
     evidence,
   );
@@ -922,7 +869,8 @@ export const checks: CheckDef[] = [
         why: '1: read /slots or /metrics when the server has them; 0: judge by the all-slots-busy delay only (counters that lag or lie)',
       },
     },
-    timeoutMs: 90_000,
+    // The serving-concurrency measurement (slots unknown) takes up to a minute on a loaded machine.
+    timeoutMs: 150_000,
     async run(ctx) {
       if (ctx.threshold('useServerCounters') !== 0) {
         const reader = await findBusyReader(ctx);
@@ -936,6 +884,9 @@ export const checks: CheckDef[] = [
     },
   },
 ];
+
+/** 4 ms decode steps halve the measured-concurrency proofs' time (the ladder's streams run to their end). */
+const FAST_DECODE = ['--decode-step-ms', '4'];
 
 export const proofs: Proof[] = [
   passProof('stream.ttft-before-end', { messageIncludes: ['median TTFT', 'vs median end-to-end'] }),
@@ -964,5 +915,31 @@ export const proofs: Proof[] = [
   faultProof('stream.cancel-frees-slot', 'stream-continue-after-disconnect', ['kept the slots'], {
     profile: { thresholds: { 'stream.cancel-frees-slot': { useServerCounters: 0 } } },
     note: 'timing-only evidence (all slots busy)',
+  }),
+  // Slots neither declared nor reported (/slots and /metrics hidden): the serving concurrency is measured.
+  faultProof(
+    'stream.cancel-frees-slot',
+    ['discovery-hide-slots', 'stream-continue-after-disconnect'],
+    ['kept the slots', 'measured (not reported)', "a second stream's first token waited for the first stream's end"],
+    {
+      // 8 ms steps (not FAST_DECODE): the orphan must outlast the probe's wait after the disconnect (2 × ~1 s allowed).
+      serverArgs: ['--slots', '1'],
+      profile: { slots: undefined },
+      note: 'one slot, its count hidden, nothing declared',
+    },
+  ),
+  passProof('stream.cancel-frees-slot', {
+    faults: ['discovery-hide-slots'],
+    serverArgs: ['--slots', '1', ...FAST_DECODE],
+    profile: { slots: undefined },
+    messageIncludes: ['all 1 slots busy', 'measured (not reported): the server serves one at a time'],
+    note: 'one slot, its count hidden, nothing declared',
+  }),
+  passProof('stream.cancel-frees-slot', {
+    faults: ['discovery-hide-slots'],
+    serverArgs: FAST_DECODE,
+    profile: { slots: undefined },
+    messageIncludes: ['all 4 slots busy', 'measured (not reported): the server serves 4 at once'],
+    note: 'four slots, their count hidden, nothing declared',
   }),
 ];

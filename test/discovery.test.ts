@@ -6,7 +6,15 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, expect, test } from 'vitest';
 import type { DiscoveryAdapter, Profile } from '../lib/check/types.ts';
-import { discoverContext, discoverIdentity, discoverServer, effectiveProfile } from '../lib/server/discovery.ts';
+import {
+  describeDiscovery,
+  describeWindowDisagreement,
+  discoverContext,
+  discoverIdentity,
+  discoverServer,
+  effectiveProfile,
+  windowDisagreement,
+} from '../lib/server/discovery.ts';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -16,12 +24,12 @@ afterEach(async () => {
 });
 
 /** Serve fixed JSON per "METHOD path" (what each real server documents). */
-async function serve(routes: Record<string, unknown>): Promise<string> {
+async function serve(routes: Record<string, unknown>, headers: Record<string, string> = {}): Promise<string> {
   server = createServer((req, res) => {
     const body = routes[`${req.method} ${req.url}`];
     req.resume();
-    if (body === undefined) res.writeHead(404).end();
-    else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (body === undefined) res.writeHead(404, headers).end();
+    else res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
   });
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
   return `http://127.0.0.1:${(server!.address() as AddressInfo).port}`;
@@ -137,7 +145,7 @@ test('identity: the server is named from what it tells (/version, /props build_i
   expect(await discoverIdentity(base, {})).toMatchObject({
     name: 'llama.cpp',
     version: 'b6123-abc',
-    source: 'GET /props',
+    source: 'GET /props build_info',
   });
   server!.closeAllConnections();
   await new Promise((r) => server!.close(r));
@@ -247,4 +255,75 @@ test('model: none or "default" resolves to the one listed model; several listed 
   expect(info.discovery?.notes[0]).toContain('lists 2 models');
   expect(info.slots).toBeUndefined();
   expect(effectiveProfile(undeclared('default'), info).slots).toBeUndefined();
+});
+
+// ---- several answers combined: the story of a llama.cpp fork that answers /version without naming a family, states
+// the total over its 4 slots as max_model_len and what one slot holds in /slots.
+
+const slot = (id: number) => ({ id, n_ctx: 16384, is_processing: false });
+
+test('a fork: /version answers, owned_by "llamacpp" identifies it; the window is the per-slot n_ctx, the total is recorded beside it', async () => {
+  const base = await serve({
+    'GET /version': { version: '2026.1-fork' },
+    'GET /v1/models': { data: [{ id: 'm', owned_by: 'llamacpp', max_model_len: 65536 }] },
+    'GET /slots': [slot(0), slot(1), slot(2), slot(3)],
+  });
+  const info = await discoverServer(undeclared('m'), base, {});
+  expect(info.identity).toMatchObject({ name: 'llamacpp', version: '2026.1-fork', source: 'GET /v1/models owned_by' });
+  expect(info.identity.signals?.map((s) => s.source)).toEqual(['GET /version', 'GET /v1/models owned_by']);
+  expect(info.discovery?.adapter).toBe('llama.cpp, then generic');
+  expect(info.discovery?.why).toContain('GET /v1/models owned_by "llamacpp"');
+  expect(info.contextWindow).toEqual({ value: 16384, source: 'GET /slots [0].n_ctx (per slot)' });
+  expect(info.slots).toEqual({ value: 4, source: 'GET /slots (one entry per slot)' });
+  expect(info.discovery?.reported.windows).toEqual([
+    { value: 16384, source: 'GET /slots [0].n_ctx (per slot)' },
+    { value: 65536, source: 'GET /v1/models max_model_len' },
+  ]);
+  expect(info.discovery?.conflicts).toEqual([
+    expect.stringMatching(/65536 \(GET \/v1\/models max_model_len\) and 16384 .*using 16384, the smallest/),
+  ]);
+  expect(info.discovery?.disagreements).toEqual([]);
+  const d = windowDisagreement(info);
+  expect(d && describeWindowDisagreement(d)).toBe(
+    'advertised 65536 (GET /v1/models max_model_len), each slot holds 16384 (GET /slots [0].n_ctx (per slot))',
+  );
+  expect(describeDiscovery(info)).toContain('the server also states 65536 (GET /v1/models max_model_len)');
+});
+
+test('the Server header identifies llama.cpp when nothing else names it; a declared window still wins over every figure', async () => {
+  const base = await serve(
+    {
+      'GET /props': { default_generation_settings: { n_ctx: 4096 }, total_slots: 2 },
+      'GET /v1/models': { data: [{ id: 'm', max_model_len: 8192 }] },
+    },
+    { server: 'llama.cpp' },
+  );
+  const info = await discoverServer(undeclared('m'), base, {});
+  expect(info.identity).toMatchObject({ name: 'llama.cpp', source: 'Server header' });
+  expect(info.discovery?.adapter).toBe('llama.cpp, then generic');
+  expect(info.contextWindow?.value).toBe(4096);
+  const declared = await discoverServer(
+    { ...undeclared('m'), context: { discovery: 'auto', declared: 6000 } },
+    base,
+    {},
+  );
+  expect(declared.contextWindow).toEqual({ value: 6000, source: 'declared in profile (context.declared)' });
+  expect(windowDisagreement(declared)).toBeUndefined();
+  expect(declared.discovery?.disagreements[0]).toContain(
+    'declared 6000 (context.declared) but the server reports 4096',
+  );
+});
+
+test('a server that states one window has no conflict, however many places state it', async () => {
+  const base = await serve({
+    'GET /props': { build_info: 'b1', default_generation_settings: { n_ctx: 2048 }, total_slots: 4 },
+    'GET /slots': [{ id: 0, id_task: -1, n_ctx: 2048, params: {} }],
+    'GET /v1/models': { data: [{ id: 'm', owned_by: 'llamacpp', meta: { n_ctx_train: 131072 } }] },
+  });
+  const info = await discoverServer(undeclared('m'), base, {});
+  expect(info.identity.signals?.map((s) => s.name)).toEqual(['llama.cpp', 'llamacpp', 'llama.cpp']);
+  expect(info.contextWindow?.value).toBe(2048);
+  expect(info.discovery?.reported.windows?.map((w) => w.value)).toEqual([2048, 2048]);
+  expect(info.discovery?.conflicts).toEqual([]);
+  expect(windowDisagreement(info)).toBeUndefined();
 });

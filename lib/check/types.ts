@@ -162,7 +162,14 @@ export interface Evidence {
 export interface ServerInfo {
   /** The base URL actually used (with {port} filled in), credentials removed. */
   baseUrl: string;
-  identity: { name?: string; version?: string; source?: string; raw?: Record<string, unknown> };
+  identity: {
+    name?: string;
+    version?: string;
+    source?: string;
+    raw?: Record<string, unknown>;
+    /** Everything that answered about the server (/version, /props, owned_by, /slots, the Server header), in order. */
+    signals?: IdentitySignal[];
+  };
   contextWindow?: { value: number; source: string };
   trainedContext?: { value: number; source: string };
   /** Requests served at once: declared, or what the server reports (llama.cpp total_slots); absent = unknown. */
@@ -178,6 +185,13 @@ export interface ServerInfo {
   restarts?: Array<{ after: string; request: string; process: string; ok: boolean; detail: string }>;
 }
 
+/** One answer that says what the server is: where, and the name or version it gives. */
+export interface IdentitySignal {
+  source: string;
+  name?: string;
+  version?: string;
+}
+
 export interface DiscoveryRecord {
   /** Adapter used (`llama.cpp`, `generic`, …) and how it was chosen (declared, or the identified server). */
   adapter: string;
@@ -188,9 +202,13 @@ export interface DiscoveryRecord {
     trained?: { value: number; source: string };
     slots?: { value: number; source: string };
     models?: string[];
+    /** Every served-window figure the server states (a total beside a per-slot one): `window` is the smallest. */
+    windows?: Array<{ value: number; source: string }>;
   };
   /** Declared values that disagree with reported ones (the declared value is used), and other notes. */
   disagreements: string[];
+  /** Where the server's own answers disagree (two windows, two identities), and which one is used. */
+  conflicts?: string[];
   notes: string[];
 }
 

@@ -86,6 +86,7 @@ export default async function setup(project: TestProject) {
       `[${profile.id}] ready at ${redact(baseUrl)}: ${identity.name ?? 'unknown server'} ${identity.version ?? ''} (${identity.source}); ${describeDiscovery(info)}`,
     );
     for (const d of info.discovery?.disagreements ?? []) console.warn(`[${profile.id}] WARNING: ${d}`);
+    for (const c of info.discovery?.conflicts ?? []) console.warn(`[${profile.id}] NOTE: ${c}`);
   } catch (e) {
     const msg = e instanceof SetupError ? e.message : `setup failed: ${(e as Error).stack ?? e}`;
     project.provide('setupError', redact(msg));

@@ -203,6 +203,19 @@ export function describeLlamaConfig(cfg: LlamaConfig, bundle: LlamaBundle): void
       expect(info!.discovery?.disagreements).toEqual([]);
     });
 
+    test('discovery told nothing (auto): identified from /props, owned_by and the Server header together; the window is what one slot holds (-c / -np)', async () => {
+      expect(profile && running, 'llama-server did not start').toBeTruthy();
+      const told = { ...profile!, slots: undefined, context: { discovery: 'auto' as const } };
+      const auto = await discoverServer(told, running!.baseUrl, {});
+      expect(auto.discovery?.adapter).toBe('llama.cpp, then generic');
+      expect(auto.identity.signals?.map((s) => s.source)).toEqual(
+        expect.arrayContaining(['GET /props build_info', 'GET /v1/models owned_by', 'Server header']),
+      );
+      expect(auto.contextWindow).toEqual({ value: cfg.server.ctxPerSlot, source: expect.stringMatching(/per slot/) });
+      expect(auto.slots?.value).toBe(cfg.server.slots);
+      expect(auto.discovery?.conflicts).toEqual([]);
+    });
+
     for (const check of orderedChecks().filter((c) => !cfg.families || cfg.families.includes(c.id.split('.')[0]!))) {
       let exp = expectationFor(check.id, cfg.name);
       test(check.id === 'parallel.speedup-2' && cfg.server.slots > 1
