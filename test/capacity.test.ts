@@ -1,10 +1,12 @@
 // The capacity run (issue 23): its pure parts (SLO, arrivals, datasets, saturation, verdicts) and, against the
 // reference server, that the sweep finds the configured saturation point, goodput under a given SLO, and that a
 // burst-delivering server gets every rate figure flagged.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
+import { parseCommand, UsageError } from '../cli/args.ts';
+import { runEnvironment } from '../cli/run.ts';
 import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
 import { arrivalOffsets } from '../lib/capacity/arrivals.ts';
 import { batchedBoundTps } from '../lib/capacity/certify.ts';
@@ -14,9 +16,12 @@ import { DatasetError, loadDataset, parseDataset } from '../lib/capacity/dataset
 import { saturationOf, stoppedRising } from '../lib/capacity/saturation.ts';
 import type { CapacityLevel, CapacityTable } from '../lib/capacity/types.ts';
 import { judgeCollapse, judgeErrorsBelowSlots, judgeStarvation } from '../lib/capacity/verdicts.ts';
-import { runCheck } from '../lib/check/check.ts';
+import { runCheck, skipReason } from '../lib/check/check.ts';
 import type { Profile } from '../lib/check/types.ts';
+import { compileSchema } from '../lib/config/schemas.ts';
 import { capacityLines } from '../reporters/capacity-table.ts';
+import { withCapacity } from '../reporters/results.ts';
+import type { ResultsFile } from '../reporters/results-types.ts';
 import { checks, PROOF_CAPACITY } from '../suites/capacity.ts';
 
 describe('capacity: configuration', () => {
@@ -29,6 +34,35 @@ describe('capacity: configuration', () => {
     const p = { capacity: { maxConcurrency: 8, slo: { ttftP99Ms: 9 } } } as unknown as Profile;
     const c = capacityConfig(p, { CONFORMANCE_SLO: 'itl-p99=20', CONFORMANCE_DATASET: '/x.jsonl' });
     expect(c).toMatchObject({ maxConcurrency: 8, slo: { itlP99Ms: 20 }, dataset: '/x.jsonl', rounds: 3 });
+  });
+});
+
+describe('capacity: the command line', () => {
+  const run = (...a: string[]) => parseCommand(['--base-url', 'http://127.0.0.1:1', ...a]);
+  test('--capacity, --slo and --dataset reach the checks through the environment', () => {
+    const c = run('--capacity', '--slo', 'ttft-p99=500', '--dataset', 'package.json');
+    expect(c.kind).toBe('run');
+    const { env } = runEnvironment((c as { options: Parameters<typeof runEnvironment>[0] }).options, process.cwd());
+    expect(env).toMatchObject({ CONFORMANCE_CAPACITY: '1', CONFORMANCE_SLO: 'ttft-p99=500' });
+    expect(env.CONFORMANCE_DATASET).toMatch(/package\.json$/);
+    expect((run('--only', 'capacity') as { options: { capacity?: boolean } }).options.capacity).toBe(true);
+  });
+  test('usage errors name the problem', () => {
+    expect(() => run('--slo', 'ttft-p99=5')).toThrow(/give --capacity too/);
+    expect(() => run('--capacity', '--slo', 'ttft=5')).toThrow(UsageError);
+    expect(() => run('--capacity', '--dataset', '/no/such.jsonl')).toThrow(/no such file/);
+  });
+  test('without --capacity or a profile field the family skips, saying how to ask for it', () => {
+    const check = checks[0]!;
+    const profile = {
+      id: 'p',
+      baseUrl: 'http://127.0.0.1:1',
+      model: 'm',
+      apis: ['openai-chat'],
+      context: { discovery: 'none' },
+    } as unknown as Profile;
+    expect(skipReason(check, profile, { baseUrl: '', identity: {} }, 'quick')).toMatch(/--capacity/);
+    expect(skipReason(check, { ...profile, capacity: {} }, { baseUrl: '', identity: {} }, 'quick')).toBeUndefined();
   });
 });
 
@@ -101,7 +135,9 @@ describe('capacity: datasets', () => {
       /s\.json entry 0: turn 0 has no string "value"/,
     );
     expect(() => parseDataset('[{"x":1}]', 's.json')).toThrow(DatasetError);
-    expect(() => parseDataset('[{"conversations":\n[', 's.json')).toThrow(/s\.json: starts with "\[" \(ShareGPT JSON\) but is not JSON/);
+    expect(() => parseDataset('[{"conversations":\n[', 's.json')).toThrow(
+      /s\.json: starts with "\[" \(ShareGPT JSON\) but is not JSON/,
+    );
     expect(() => parseDataset('  ', 'e.jsonl')).toThrow(/empty/);
   });
 });
@@ -240,6 +276,16 @@ describe('capacity: against the reference server', { concurrent: false }, () => 
     expect(Math.abs(agg(8) / agg(4) - 1), text).toBeLessThan(0.15);
     // Goodput: under the generous SLO (TTFT ≤ 1 s) every request of a run at half the saturation rate meets it, so
     // goodput is the served rate; within the noise of a 12-request run (the window is the runs' own first start to last end).
+    // results.json carries it at the top level (moved out of the check's metrics), valid under the strict schema.
+    const base = JSON.parse(readFileSync('fixtures/results/reference.json', 'utf8')) as ResultsFile;
+    const file = withCapacity({
+      ...base,
+      checks: [...base.checks, { ...base.checks[0]!, id: 'capacity.sweep', metrics: { capacity: t, levels: 1 } }],
+    });
+    expect(file.capacity).toBe(t);
+    expect(file.checks.at(-1)!.metrics).toEqual({ levels: 1 });
+    const validate = compileSchema('results.schema.json');
+    expect(validate(file), JSON.stringify(validate.errors)).toBe(true);
     const rates = t.levels.filter((l) => l.mode === 'rate');
     expect(rates.map((l) => l.arrival).sort(), text).toEqual(['constant', 'poisson']);
     for (const l of rates) {
@@ -262,6 +308,21 @@ describe('capacity: against the reference server', { concurrent: false }, () => 
     const sent = t.levels.reduce((a, l) => a + l.sent, 0);
     const good = t.levels.reduce((a, l) => a + l.goodput!.fraction * l.sent, 0);
     expect(Math.abs(good / sent - 0.75), text).toBeLessThanOrEqual(1.5 / sent + 0.05);
+  });
+
+  test('prompts from a dataset file (ShareGPT) are sent in turn', { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'capacity-ds-'));
+    const f = join(dir, 'sg.json');
+    const conv = (q: string) => ({
+      conversations: [
+        { from: 'human', value: q },
+        { from: 'gpt', value: 'a' },
+      ],
+    });
+    writeFileSync(f, JSON.stringify([conv('Tell me about rivers.'), conv('Tell me about hills.')]));
+    const t = await sweepOn([], { ...PROOF_CAPACITY, dataset: f, maxConcurrency: 2, rateFractions: [] });
+    expect(t.workload).toEqual({ kind: 'dataset', file: 'sg.json', format: 'sharegpt', prompts: 2 });
+    expect(t.levels.every((l) => l.completed === l.sent && l.completed > 0)).toBe(true);
   });
 
   test('a burst-delivering server gets every rate figure of every level flagged', { timeout: 90_000 }, async () => {
