@@ -11,7 +11,7 @@ import { served } from '../measure/served.ts';
 import type { CapacityLevel, FlaggedFigure } from './types.ts';
 
 /** Thresholds of the certification, each with its reason (docs/capacity.md "Certification"). */
-export const CERTIFY = {
+const CERTIFY = {
   serverTimingsFactor: {
     value: 2,
     why: "a stream's own decode rate and the one the server reports for it differ by timer placement and batching by tens of %, never 2x: beyond that one of them is not the decode rate",
@@ -111,7 +111,7 @@ export function batchedBoundTps(
   return (streams * hw.memoryBandwidthGBs) / (hw.activeBytesPerTokenGB + streams * kvBytesPerStreamGB);
 }
 
-export function physicalFlags(aggregateTps: number, boundTps: number | undefined, streams: number): FlaggedFigure[] {
+function physicalFlags(aggregateTps: number, boundTps: number | undefined, streams: number): FlaggedFigure[] {
   const margin = PHYSICAL_THRESHOLDS.margin.value;
   if (boundTps === undefined || !(aggregateTps > boundTps * margin)) return [];
   return [

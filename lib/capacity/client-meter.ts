@@ -6,7 +6,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 /** Sampling interval (ms), subtracted from every sample as lib/measure/client-lag.ts does: the figure is the lateness itself. */
 const RESOLUTION_MS = 1;
 
-export interface ClientMeter {
+interface ClientMeter {
   stop(events: number): {
     cpuUsPerEvent: number | null;
     cpuShare: number;
@@ -46,7 +46,7 @@ export function startClientMeter(): ClientMeter {
  * so the ITL figures would be our own. (The p90, not the p99: one GC pause or a neighbour's burst in a short level
  * is the p99 of its few hundred samples, not a client that cannot keep up; the p99 is still shown.)
  */
-export const CLIENT_BOUNDS = {
+const CLIENT_BOUNDS = {
   maxCpuShare: {
     value: 0.8,
     why: 'one event loop at 80 % of a core queues reads behind its own work: arrival stamps turn into our processing time',

@@ -14,12 +14,12 @@ export interface LevelRequest {
 
 const TIMEOUTS = new Set(['headers-timeout', 'token-idle', 'total-timeout']);
 
-export function timedOut(x: Exchange): boolean {
+function timedOut(x: Exchange): boolean {
   return x.rec.failure !== undefined && TIMEOUTS.has(x.rec.failure.kind);
 }
 
 /** p50/p90/p99 of a sample (null where empty). */
-export function percentiles(xs: readonly number[]): Percentiles {
+function percentiles(xs: readonly number[]): Percentiles {
   const v = finite(xs);
   const q = (p: number) => (v.length ? (quantile(v, p) ?? null) : null);
   return { p50: q(0.5), p90: q(0.9), p99: q(0.99) };
@@ -29,12 +29,12 @@ const startOf = (x: Exchange) => x.rec.t0Abs;
 const endOf = (x: Exchange) => x.rec.t0Abs + x.rec.tEnd;
 
 /** Output tokens of a completed request: usage where sent, else the token-bearing events (metrics' own count). */
-export function outputOf(x: Exchange): number {
+function outputOf(x: Exchange): number {
   return x.events?.usage?.completion_tokens ?? x.metrics?.completionTokens ?? x.events?.tokens.length ?? 0;
 }
 
 /** Tokens of the requests over the window from the first start to the last end (tok/s); 0 for an empty window. */
-export function windowTps(xs: readonly Exchange[]): number {
+function windowTps(xs: readonly Exchange[]): number {
   const done = xs.filter(served);
   if (!done.length) return 0;
   const first = Math.min(...xs.map(startOf));
@@ -44,7 +44,7 @@ export function windowTps(xs: readonly Exchange[]): number {
 }
 
 /** Whether one request met the SLO: its TTFT, its own p99 gap and its end-to-end time each within the bound. */
-export function meetsSlo(x: Exchange, slo: Slo): boolean {
+function meetsSlo(x: Exchange, slo: Slo): boolean {
   if (!served(x)) return false;
   const m = x.metrics;
   if (slo.ttftP99Ms !== undefined && !(m?.ttftMs !== undefined && m.ttftMs <= slo.ttftP99Ms)) return false;
