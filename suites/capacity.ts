@@ -193,6 +193,12 @@ const withCapacity = { profile: { capacity: PROOF_CAPACITY } };
 
 export const proofs: Proof[] = [
   passProof('capacity.sweep', { ...withCapacity, messageIncludes: ['saturation at 4 streams'] }),
+  // The variant: a server with 2 slots saturates at 2 streams (the saturation point follows the server, not the sweep).
+  passProof('capacity.sweep', {
+    serverArgs: ['--slots', '2'],
+    profile: { slots: 2, capacity: { ...PROOF_CAPACITY, rateFractions: [] } },
+    messageIncludes: ['saturation at 2 streams'],
+  }),
   passProof('capacity.figures-certified', { ...withCapacity, messageIncludes: ['certified on its own streams'] }),
   passProof('capacity.no-collapse', { ...withCapacity, messageIncludes: ['no collapse under overload'] }),
   passProof('capacity.no-errors-below-slots', { ...withCapacity, messageIncludes: ['every request served'] }),
