@@ -207,6 +207,14 @@ export const proofs: Proof[] = [
     profile: { capacity: { ...PROOF_CAPACITY, rateFractions: [] } },
     expect: 'warn',
   }),
+  faultProof('capacity.figures-certified', 'capacity-usage-undercount', ['usage does not count what was streamed'], {
+    profile: { capacity: { ...PROOF_CAPACITY, maxConcurrency: 4, rateFractions: [] } },
+    expect: 'warn',
+  }),
+  faultProof('capacity.figures-certified', 'metrics-timings-lie', ["disagrees with the server's own timings"], {
+    profile: { capacity: { ...PROOF_CAPACITY, maxConcurrency: 4, rateFractions: [] } },
+    expect: 'warn',
+  }),
   faultProof('capacity.no-collapse', 'capacity-collapse', ['throughput collapses under overload', 'interval'], {
     ...withCapacity,
     expect: 'warn',

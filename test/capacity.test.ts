@@ -248,12 +248,16 @@ afterAll(async () => {
   await Promise.all(servers.map((s) => s.stop()));
 });
 
-async function sweepOn(args: string[], capacity = PROOF_CAPACITY): Promise<CapacityTable> {
+async function sweepOn(
+  args: string[],
+  capacity = PROOF_CAPACITY,
+  extra: Partial<Profile> = {},
+): Promise<CapacityTable> {
   const ref = await startReference(args);
   servers.push(ref);
   const check = checks.find((c) => c.id === 'capacity.sweep')!;
   const { verdict } = await runCheck(check, {
-    profile: { ...ref.profile, capacity },
+    profile: { ...ref.profile, ...extra, capacity },
     server: ref.info,
     log: () => undefined,
   });
@@ -323,6 +327,18 @@ describe('capacity: against the reference server', { concurrent: false }, () => 
     const t = await sweepOn([], { ...PROOF_CAPACITY, dataset: f, maxConcurrency: 2, rateFractions: [] });
     expect(t.workload).toEqual({ kind: 'dataset', file: 'sg.json', format: 'sharegpt', prompts: 2 });
     expect(t.levels.every((l) => l.completed === l.sent && l.completed > 0)).toBe(true);
+  });
+
+  test('an aggregate above the batched-decode bound of the declared hardware is flagged beyond the hardware', {
+    timeout: 60_000,
+  }, async () => {
+    // 0.1 GB/s over 4 MB per step: at most 25 tok/s per stream, N × 25 for N streams; the server decodes ~110 tok/s.
+    const hardware = { memoryBandwidthGBs: 0.1, activeBytesPerTokenGB: 0.004 };
+    const t = await sweepOn([], { ...PROOF_CAPACITY, maxConcurrency: 2, rateFractions: [] }, { hardware });
+    for (const l of t.levels) {
+      expect(l.physicalBoundTps).toBeCloseTo(25 * l.concurrency!, 5);
+      expect(l.flags.find((f) => f.figure === 'aggregateTps')?.reason).toMatch(/beyond the hardware/);
+    }
   });
 
   test('a burst-delivering server gets every rate figure of every level flagged', { timeout: 90_000 }, async () => {
