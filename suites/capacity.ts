@@ -183,6 +183,7 @@ export const checks: CheckDef[] = [
 export const PROOF_CAPACITY: CapacityProfile = {
   maxConcurrency: 16,
   rounds: 3,
+  minLevelMs: 400,
   inputTokens: 16,
   outputTokens: 16,
   rateFractions: [0.5],

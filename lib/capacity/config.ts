@@ -10,6 +10,8 @@ export interface CapacityProfile {
   maxConcurrency?: number;
   /** Requests each stream sends in turn at a level of the sweep (rounds; default 3, at least 2 for a noise band). */
   rounds?: number;
+  /** Shortest level (ms, default 1000): on a fast server streams keep sending past `rounds` until it has lasted this long. */
+  minLevelMs?: number;
   /** Synthetic prompts: prompt and output lengths in tokens (defaults 64 and 64). */
   inputTokens?: number;
   outputTokens?: number;
@@ -31,6 +33,7 @@ export interface CapacityProfile {
 export interface CapacityConfig {
   maxConcurrency: number;
   rounds: number;
+  minLevelMs: number;
   inputTokens: number;
   outputTokens: number;
   dataset?: string;
@@ -78,6 +81,7 @@ export function capacityConfig(profile: Profile, env: NodeJS.ProcessEnv = proces
   return {
     maxConcurrency: Math.max(1, Math.floor(p.maxConcurrency ?? 64)),
     rounds: Math.max(2, Math.floor(p.rounds ?? 3)),
+    minLevelMs: Math.max(0, p.minLevelMs ?? 1000),
     inputTokens: Math.max(1, Math.floor(p.inputTokens ?? 64)),
     outputTokens: Math.max(2, Math.floor(p.outputTokens ?? 64)),
     ...(dataset ? { dataset } : {}),

@@ -86,7 +86,11 @@ export function levelFigures(reqs: readonly LevelRequest[], slo?: Slo): LevelFig
   const sum = (v: Array<number | undefined>) =>
     v.length && v.every((n) => typeof n === 'number') ? v.reduce((a: number, b) => a + (b as number), 0) : null;
   const timeOut = xs.filter(timedOut).length;
-  const rounds = [...new Set(reqs.map((r) => r.round).filter((r): r is number => r !== undefined))].sort();
+  // Rounds every stream took part in (past `rounds`, streams stop at different times: a partial round is fewer streams).
+  const perRound = new Map<number, number>();
+  for (const r of reqs) if (r.round !== undefined) perRound.set(r.round, (perRound.get(r.round) ?? 0) + 1);
+  const full = Math.max(0, ...perRound.values());
+  const rounds = [...perRound.keys()].filter((r) => perRound.get(r) === full).sort((a, b) => a - b);
   const roundTps = rounds.map((r) => windowTps(reqs.filter((q) => q.round === r).map((q) => q.x)));
   const good = slo ? xs.filter((x) => meetsSlo(x, slo)).length : 0;
   const toEpoch = (abs: number) => Math.round(performance.timeOrigin + abs);

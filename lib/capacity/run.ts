@@ -47,17 +47,26 @@ function bodies(ctx: CheckContext, cfg: CapacityConfig, dataset: Dataset | undef
   };
 }
 
-/** `c` streams, each sending `rounds` requests one after another. */
+/** Most requests one stream sends at a level, however fast the server (bounds a level on a very fast server). */
+const MAX_ROUNDS = 100;
+
+/**
+ * `c` streams, each sending requests one after another: `rounds` of them, and more while the level is shorter than
+ * `minLevelMs` (a level of a few ms on a fast server is one timer tick and one scheduling hiccup: no measurement).
+ */
 async function closedLoop(
   ctx: CheckContext,
   c: number,
-  rounds: number,
+  cfg: Pick<CapacityConfig, 'rounds' | 'minLevelMs'>,
   next: () => Promise<unknown>,
 ): Promise<LevelRequest[]> {
   const out: LevelRequest[] = [];
+  const t0 = performance.now();
+  const more = (round: number) =>
+    round < MAX_ROUNDS && (round < cfg.rounds || performance.now() - t0 < cfg.minLevelMs) && !ctx.signal.aborted;
   await Promise.all(
     Array.from({ length: c }, async () => {
-      for (let round = 0; round < rounds && !ctx.signal.aborted; round++) {
+      for (let round = 0; more(round); round++) {
         const x = await chat(ctx, await next());
         out.push({ x, round });
       }
@@ -155,7 +164,7 @@ export async function runCapacity(ctx: CheckContext, cfg: CapacityConfig, budget
       ctx,
       cfg,
       { mode: 'concurrency', concurrency: c },
-      () => closedLoop(ctx, c, cfg.rounds, next),
+      () => closedLoop(ctx, c, cfg, next),
       machine,
     );
     lastMs = performance.now() - s;
