@@ -60,8 +60,9 @@ export function capacityLines(t: CapacityTable): string[] {
   out.push(
     t.saturation
       ? `* saturation at ${t.saturation.concurrency} streams, ${n(t.saturation.aggregateTps)} tok/s: ${t.saturation.why}`
-      : 'no saturation point found (the aggregate kept rising to the last level measured)',
+      : 'no saturation point found (the aggregate still rose at the last level measured)',
   );
+  for (const note of t.notes ?? []) out.push(`note: ${note}`);
   for (const l of t.levels) for (const f of l.flags) out.push(`! ${levelName(l)}: ${f.reason}`);
   return out;
 }

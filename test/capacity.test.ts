@@ -273,11 +273,12 @@ describe('capacity: against the reference server', { concurrent: false }, () => 
     const t = await sweepOn([]);
     const text = capacityLines(t).join('\n');
     expect(t.saturation?.concurrency, text).toBe(4);
-    // 1 → 2 → 4 streams each nearly double the aggregate (batching costs 5 % a sequence); 8 queues behind 4 slots.
+    // 1 → 2 → 4 streams each nearly double the aggregate (batching costs 5 % a sequence); 8 queue behind 4 slots
+    // (a few % more than 4: no slot idles while a stream turns its next request around).
     const agg = (c: number) => t.levels.find((l) => l.concurrency === c)!.aggregateTps;
     expect(agg(2) / agg(1), text).toBeGreaterThan(1.6);
     expect(agg(4) / agg(2), text).toBeGreaterThan(1.5);
-    expect(Math.abs(agg(8) / agg(4) - 1), text).toBeLessThan(0.15);
+    expect(agg(8) / agg(4), text).toBeGreaterThan(0.85);
     // Goodput: under the generous SLO (TTFT ≤ 1 s) every request of a run at half the saturation rate meets it, so
     // goodput is the served rate; within the noise of a 12-request run (the window is the runs' own first start to last end).
     // results.json carries it at the top level (moved out of the check's metrics), valid under the strict schema.

@@ -234,5 +234,6 @@ export async function runCapacity(ctx: CheckContext, cfg: CapacityConfig, budget
         recordings.push(...xs.map((x) => x.rec));
         ctx.log(describeLevel(level));
       }
+  if (notes.length) table.notes = notes;
   return { table, recordings, notes };
 }

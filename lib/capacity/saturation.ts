@@ -12,8 +12,8 @@ export interface SweepPoint {
 }
 
 export const BAND_FLOOR = {
-  value: 0.05,
-  why: 'a level re-measured on a shared machine moves by a few %; doubling the streams for under 5 % more output is not a rise worth reporting',
+  value: 0.1,
+  why: 'a level re-measured on a shared machine moves by several %, and a closed loop at exactly the slot count leaves slots idle while each stream turns its next request around; doubling the streams for under 10 % more output is not a rise worth reporting',
 };
 
 /** Whether the sweep should stop rising: the newest level failed or gained no more than its noise band over the previous. */

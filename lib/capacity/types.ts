@@ -85,6 +85,8 @@ export interface CapacityTable {
   levels: CapacityLevel[];
   /** The sweep's saturation point: the level after which aggregate tok/s stopped rising beyond its noise band. */
   saturation?: { concurrency: number; aggregateTps: number; noiseBand: number; why: string };
+  /** Why the sweep or the rate runs stopped where they did, and what was left out (e.g. for time). */
+  notes?: string[];
   /** Machines whose levels are merged here (one entry when a single generator measured it). */
   machines?: string[];
 }
