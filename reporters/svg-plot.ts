@@ -177,7 +177,7 @@ export function plotSvg(spec: PlotSpec): string {
   const anyFlagged = all.some((p) => p.flagged);
   // Keys after the series: what a hollow marker and a ring mean, present only when the plot has them.
   const keys = [
-    ...(anyFlagged ? ['flagged figure (hollow; hover for the reason)'] : []),
+    ...(anyFlagged ? ['flagged figure (hollow; hover: why)'] : []),
     ...(marks.length ? [spec.markLegend ?? 'marked point'] : []),
   ];
   const legend = layoutLegend([...series.map((s) => s.name), ...keys], 64, W - 20);

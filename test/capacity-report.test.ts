@@ -59,7 +59,7 @@ describe('capacity in the HTML report', () => {
     const mark = svg.match(/<g class="mark"[^>]*>/)![0];
     expect([attr(mark, 'data-x'), attr(mark, 'data-y'), attr(mark, 'data-series')]).toEqual(['8', '1000', label]);
     // Hollow markers and the ring have legend keys; the hostile reason is text, never markup.
-    expect(svg).toContain('data-key="flagged figure (hollow; hover for the reason)"');
+    expect(svg).toContain('data-key="flagged figure (hollow; hover: why)"');
     expect(svg).toContain('data-key="saturation point"');
     expect(svg).toMatch(/<circle class="pt"[^>]*fill="#fff"[^>]*data-flagged=/);
   });
