@@ -32,6 +32,12 @@ export interface RunOptions {
   baseline?: string;
   failOnRegression?: boolean;
   machine?: string;
+  /** Run the capacity family (docs/capacity.md): a concurrency sweep and request-rate runs. */
+  capacity?: boolean;
+  /** Goodput's SLO, `ttft-p99=500,itl-p99=50` (ms). */
+  slo?: string;
+  /** Capacity prompts from a file: JSONL of OpenAI messages arrays, or ShareGPT JSON. */
+  dataset?: string;
   /** Progress on the console: a live line on a TTY, plain lines otherwise, or none. */
   progress?: 'tty' | 'lines' | 'none';
 }

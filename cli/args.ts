@@ -1,6 +1,8 @@
 // The command line: subcommands and options, parsed into plain values. A usage error is a message naming the problem,
 // never an exception from deep inside a run.
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { parseSlo } from '../lib/capacity/config.ts';
 import { CHECKS_OF, FAMILY_ORDER } from '../lib/check/family-order.ts';
 import type { RunOptions } from './run.ts';
 
@@ -68,6 +70,10 @@ Run:
   --baseline FILE       a results.json to compare with (e.g. from the base branch): regressions are listed
   --fail-on-regression  … and fail the gate
   --machine LABEL       machine label recorded in the results (default: the host name)
+  --capacity            also run the capacity family: a concurrency sweep to saturation and request-rate runs,
+                        every figure certified (minutes; never part of the quick gate): docs/capacity.md
+  --slo ttft-p99=MS,itl-p99=MS,e2e-p99=MS   goodput counts the requests that meet it (with --capacity)
+  --dataset FILE        capacity prompts from a file: JSONL of OpenAI messages arrays, or ShareGPT JSON
   --quiet               no progress lines (the final table and gate line still print)
 
 Families: ${SELECTABLE_FAMILIES.join(', ')} (--only setup: reachability alone)
@@ -80,6 +86,7 @@ Examples:
   npx llm-server-conformance --base-url http://127.0.0.1:{port} --start "python -m my_server --port {port}" --wait 900
   npx llm-server-conformance --servers servers.json --server my-server --only sse,stream --deadline 600
   npx llm-server-conformance --base-url http://127.0.0.1:8000 --baseline base/results.json --fail-on-regression
+  npx llm-server-conformance --base-url http://127.0.0.1:8000 --capacity --only capacity --slo ttft-p99=500,itl-p99=50
   npx llm-server-conformance explain stream.ttft-before-end`;
 
 function families(raw: string | undefined, flag: '--only' | '--skip'): string[] | undefined {
@@ -153,6 +160,9 @@ export function parseCommand(argv: readonly string[]): Command {
         'fail-on-regression': { type: 'boolean' },
         machine: { type: 'string' },
         quiet: { type: 'boolean' },
+        capacity: { type: 'boolean' },
+        slo: { type: 'string' },
+        dataset: { type: 'string' },
       },
     });
   } catch (e) {
@@ -178,6 +188,15 @@ export function parseCommand(argv: readonly string[]): Command {
   if (v.tier && v.tier !== 'quick' && v.tier !== 'full')
     throw new UsageError(`--tier must be quick or full, not "${v.tier}"`);
   if (v['fail-on-regression'] && !v.baseline) throw new UsageError('--fail-on-regression needs --baseline FILE');
+  if ((v.slo || v.dataset) && !v.capacity && !v.only?.split(',').includes('capacity'))
+    throw new UsageError('--slo and --dataset shape a capacity run: give --capacity too');
+  if (v.slo)
+    try {
+      parseSlo(v.slo);
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+  if (v.dataset && !existsSync(v.dataset)) throw new UsageError(`--dataset: no such file ${v.dataset}`);
   const only = families(v.only, '--only');
   const skip = families(v.skip, '--skip');
   if (only && skip) throw new UsageError('--only and --skip together: give one');
@@ -202,6 +221,10 @@ export function parseCommand(argv: readonly string[]): Command {
       failOnRegression: !!v['fail-on-regression'],
       machine: v.machine,
       progress: v.quiet ? 'none' : undefined,
+      // Asking for the capacity family by name is asking for the run.
+      ...(v.capacity || only?.includes('capacity') ? { capacity: true } : {}),
+      ...(v.slo ? { slo: v.slo } : {}),
+      ...(v.dataset ? { dataset: v.dataset } : {}),
     },
   };
 }

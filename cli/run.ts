@@ -41,6 +41,11 @@ export interface RunOptions {
   baseline?: string;
   failOnRegression?: boolean;
   machine?: string;
+  /** Run the capacity family (docs/capacity.md), with an SLO for goodput and a dataset of prompts. */
+  capacity?: boolean;
+  /** `ttft-p99=500,itl-p99=50` (ms). */
+  slo?: string;
+  dataset?: string;
   /** Progress on the console: a live line on a TTY, plain lines otherwise, or none. */
   progress?: 'tty' | 'lines' | 'none';
 }
@@ -99,6 +104,9 @@ export function runEnvironment(o: RunOptions, cwd: string): { env: Record<string
   if (o.strict) env.CONFORMANCE_STRICT = '1';
   if (o.deadlineSeconds !== undefined) env.CONFORMANCE_DEADLINE_S = String(o.deadlineSeconds);
   if (o.machine) env.CONFORMANCE_MACHINE = o.machine;
+  if (o.capacity) env.CONFORMANCE_CAPACITY = '1';
+  if (o.slo) env.CONFORMANCE_SLO = o.slo;
+  if (o.dataset) env.CONFORMANCE_DATASET = resolve(cwd, o.dataset);
   return { env, project };
 }
 

@@ -1,8 +1,9 @@
 // Vitest reporter: after the run, a table per project — each check's outcome and message, then per workload
 // wall_tps_p50, ttft_p50, gen_tps_p50 (marked PHANTOM with the cause where flagged), speedup, tokens usage vs
-// counted — and a prominent line for every known issue that now passes. Rendered by reporters/render.ts from
+// counted — and a prominent line for every known issue that now passes; then the capacity table when there is one. Rendered by reporters/render.ts from
 // exactly what results.json holds.
 
+import { capacityLines } from './capacity-table.ts';
 import { renderConsole, toColumns } from './render.ts';
 import type { ResultsFile } from './results-types.ts';
 import { RunEndReporter } from './run-end.ts';
@@ -14,5 +15,7 @@ export default class ConsoleTableReporter extends RunEndReporter {
     const log = (s: string) => (this.vitest ? this.vitest.logger.log(s) : process.stdout.write(`${s}\n`));
     log('');
     log(renderConsole(toColumns([file]), { color }));
+    // The capacity table, when the run had one (docs/capacity.md): one row per level, flagged figures marked `!`.
+    if (file.capacity) log(['', ...capacityLines(file.capacity)].join('\n'));
   }
 }

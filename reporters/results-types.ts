@@ -1,5 +1,6 @@
 // The results file (reports/<project>/results.json): what every report, badge and comparison is built from.
 // Its JSON Schema is fixtures/schemas/results.schema.json; keep the two in step.
+import type { CapacityTable } from '../lib/capacity/types.ts';
 import type { CheckRecord } from '../lib/check/types.ts';
 import type { FidelityPreflight } from '../lib/run/fidelity.ts';
 
@@ -48,4 +49,6 @@ export interface ResultsFile {
   finished?: { date: string; reason: string };
   /** Problems outside the checks (load errors, unhandled errors, reporter errors). */
   errors?: RunError[];
+  /** The capacity table, when the run had the capacity family (lifted from capacity.sweep; docs/capacity.md). */
+  capacity?: CapacityTable;
 }

@@ -369,7 +369,7 @@ export default class ResultsReporter implements Reporter {
     } catch (e) {
       this.addError(pr, 'results header', e);
     }
-    writeJsonAtomic(this.resultsPath(pr.project.name), redactResults(pr.file, pr.secrets));
+    writeJsonAtomic(this.resultsPath(pr.project.name), redactResults(withCapacity(pr.file), pr.secrets));
   }
 
   private addError(pr: ProjectResults, where: string, e: unknown): void {
@@ -452,10 +452,24 @@ export function runResults(
     for (const e of unhandledErrors)
       pr.file.errors = [...(pr.file.errors ?? []), { where: 'unhandled error', message: e.message ?? String(e) }];
     pr.file.finished = { date: new Date().toISOString(), reason };
-    out.push(redactResults(pr.file, pr.secrets));
+    out.push(redactResults(withCapacity(pr.file), pr.secrets));
   }
   return out;
 }
+
+/**
+ * The capacity table moved from the capacity.sweep check's metrics to the file's top-level `capacity` (once, not in
+ * both places): what the console table, the HTML plots and the merge of several machines read.
+ */
+export function withCapacity(file: ResultsFile): ResultsFile {
+  const i = file.checks.findIndex((c) => c.id === CAPACITY_CHECK && c.metrics?.capacity !== undefined);
+  if (i < 0) return file;
+  const { capacity, ...metrics } = file.checks[i]!.metrics!;
+  const checks = [...file.checks];
+  checks[i] = { ...checks[i]!, metrics };
+  return { ...file, checks, capacity: capacity as ResultsFile['capacity'] };
+}
+const CAPACITY_CHECK = 'capacity.sweep';
 
 /** Output directory of a results file's project (and shard) under a reports root. */
 export function dirOfResults(root: string, file: ResultsFile): string {

@@ -50,9 +50,22 @@ export interface CapacityLevel {
   /** Requests that met the SLO, per second of the level, and as a fraction of those sent. */
   goodput?: { ratePerS: number; fraction: number };
   /** Our own headroom during the level: client CPU per received event, event-loop lag; `clientBound` when exceeded. */
-  client: { cpuUsPerEvent: number | null; loopLagP99Ms: number | null; clientBound: boolean; reason?: string };
+  client: {
+    cpuUsPerEvent: number | null;
+    loopLagP99Ms: number | null;
+    clientBound: boolean;
+    reason?: string;
+    /** Share of one core our process used over the level (0.35 = 35 %). */
+    cpuShare?: number;
+  };
   /** The physical bound of batched decode where the profile gives bandwidth and active bytes (tok/s). */
   physicalBoundTps?: number;
+  /** Sweep: each round's aggregate tok/s (a stream's n-th request is in round n): the level's interval. */
+  roundTps?: number[];
+  /** Relative noise band of aggregateTps (half the rounds' range over their median, floored; lib/capacity/level.ts). */
+  noiseBand?: number;
+  /** Most requests in flight at once during the level. */
+  inFlight?: number;
   /** Figures that failed a certifying check on this level's streams; empty when every figure is certified. */
   flags: FlaggedFigure[];
 }

@@ -3,6 +3,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { capacityRequested } from '../capacity/config.ts';
 import { requestAuth } from '../config/request-auth.ts';
 import { redact, stripUrlCredentials } from '../config/secrets.ts';
 import { DEFAULT_DEADLINES } from '../http/recorder.ts';
@@ -147,6 +148,7 @@ export function skipReason(check: CheckDef, profile: Profile, server: ServerInfo
       // Unknown slots do not skip: the check runs on the batching parallel.speedup-2 measured (lib/measure/batching.ts).
       (cap === 'multi-slot' && slots !== undefined && slots < 2) ||
       (cap === 'hardware' && !profile.hardware) ||
+      (cap === 'capacity' && !capacityRequested(profile)) ||
       (cap === 'context-window' && !server.contextWindow) ||
       ((cap === 'openai-chat' ||
         cap === 'openai-completions' ||
@@ -170,6 +172,8 @@ function hint(cap: Capability): string {
       return ' (set "hardware": memory bandwidth and active bytes per token)';
     case 'context-window':
       return ' (no window discovered: set context.declared)';
+    case 'capacity':
+      return ' (a capacity run is asked for with --capacity, or "capacity" in the profile: docs/capacity.md)';
     default:
       return ` (add it to "apis")`;
   }

@@ -21,6 +21,7 @@ export const FAMILY_ORDER: readonly string[] = [
   'stream',
   'metrics',
   'parallel',
+  'capacity',
   'cycles',
   'context',
   'errors',
@@ -31,7 +32,7 @@ export const FAMILY_ORDER: readonly string[] = [
 export const CHECKS_OF: Readonly<Record<string, string>> = { 'api-last': 'api' };
 
 /** Families whose checks time the server (`timing: true`). */
-export const TIMING_FAMILIES: readonly string[] = ['stream', 'metrics', 'parallel', 'cycles'];
+export const TIMING_FAMILIES: readonly string[] = ['stream', 'metrics', 'parallel', 'capacity', 'cycles'];
 
 /** Loaded or long-prompt workloads (`headline: false`): never a column's single-stream headline figure. */
-export const NOT_HEADLINE: readonly string[] = ['parallel', 'cycles', 'context'];
+export const NOT_HEADLINE: readonly string[] = ['parallel', 'capacity', 'cycles', 'context'];

@@ -1,5 +1,6 @@
 // Types at the boundaries of the harness. Everything in lib/ is plain functions over these;
 // nothing here knows about Vitest or its reporters.
+import type { CapacityProfile } from '../capacity/config.ts';
 
 export type ApiFlavour = 'openai-chat' | 'openai-completions' | 'anthropic-messages' | 'ollama-native';
 
@@ -80,6 +81,8 @@ export interface Profile {
   capabilities?: Partial<Record<'tools' | 'structured-output', boolean>>;
   /** What in this profile is an assumption rather than a documented fact. */
   assumptions?: string[];
+  /** Opt into the capacity family (concurrency sweep, request-rate runs): docs/capacity.md. */
+  capacity?: CapacityProfile;
 }
 
 export type Level = 'MUST' | 'SHOULD' | 'INFO';
@@ -101,7 +104,8 @@ export type Capability =
   | 'hardware' // memory bandwidth + active bytes per token declared
   | 'context-window' // a per-request window is known (declared or discovered)
   | 'tools' // tool calls: skipped only when declared false, else discovered by the family's probe
-  | 'structured-output'; // response_format: likewise
+  | 'structured-output' // response_format: likewise
+  | 'capacity'; // a capacity run was asked for (--capacity, or the profile's "capacity")
 
 export interface Verdict {
   outcome: RawOutcome;

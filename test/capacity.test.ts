@@ -1,0 +1,339 @@
+// The capacity run (issue 23): its pure parts (SLO, arrivals, datasets, saturation, verdicts) and, against the
+// reference server, that the sweep finds the configured saturation point, goodput under a given SLO, and that a
+// burst-delivering server gets every rate figure flagged.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { parseCommand, UsageError } from '../cli/args.ts';
+import { runEnvironment } from '../cli/run.ts';
+import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
+import { arrivalOffsets } from '../lib/capacity/arrivals.ts';
+import { batchedBoundTps } from '../lib/capacity/certify.ts';
+import { clientBoundReason } from '../lib/capacity/client-meter.ts';
+import { capacityConfig, parseSlo, SloError } from '../lib/capacity/config.ts';
+import { DatasetError, loadDataset, parseDataset } from '../lib/capacity/dataset.ts';
+import { saturationOf, stoppedRising } from '../lib/capacity/saturation.ts';
+import type { CapacityLevel, CapacityTable } from '../lib/capacity/types.ts';
+import { judgeCollapse, judgeErrorsBelowSlots, judgeStarvation } from '../lib/capacity/verdicts.ts';
+import { runCheck, skipReason } from '../lib/check/check.ts';
+import type { Profile } from '../lib/check/types.ts';
+import { compileSchema } from '../lib/config/schemas.ts';
+import { capacityLines } from '../reporters/capacity-table.ts';
+import { withCapacity } from '../reporters/results.ts';
+import type { ResultsFile } from '../reporters/results-types.ts';
+import { checks, PROOF_CAPACITY } from '../suites/capacity.ts';
+
+describe('capacity: configuration', () => {
+  test('--slo parses ms and s, and names a bad part', () => {
+    expect(parseSlo('ttft-p99=500,itl-p99=50ms,e2e-p99=2s')).toEqual({ ttftP99Ms: 500, itlP99Ms: 50, e2eP99Ms: 2000 });
+    expect(() => parseSlo('ttft-p50=3')).toThrow(SloError);
+    expect(() => parseSlo('ttft-p99=abc')).toThrow(/"ttft-p99=abc"/);
+  });
+  test('the command line overrides the profile; defaults apply', () => {
+    const p = { capacity: { maxConcurrency: 8, slo: { ttftP99Ms: 9 } } } as unknown as Profile;
+    const c = capacityConfig(p, { CONFORMANCE_SLO: 'itl-p99=20', CONFORMANCE_DATASET: '/x.jsonl' });
+    expect(c).toMatchObject({ maxConcurrency: 8, slo: { itlP99Ms: 20 }, dataset: '/x.jsonl', rounds: 3 });
+  });
+});
+
+describe('capacity: the command line', () => {
+  const run = (...a: string[]) => parseCommand(['--base-url', 'http://127.0.0.1:1', ...a]);
+  test('--capacity, --slo and --dataset reach the checks through the environment', () => {
+    const c = run('--capacity', '--slo', 'ttft-p99=500', '--dataset', 'package.json');
+    expect(c.kind).toBe('run');
+    const { env } = runEnvironment((c as { options: Parameters<typeof runEnvironment>[0] }).options, process.cwd());
+    expect(env).toMatchObject({ CONFORMANCE_CAPACITY: '1', CONFORMANCE_SLO: 'ttft-p99=500' });
+    expect(env.CONFORMANCE_DATASET).toMatch(/package\.json$/);
+    expect((run('--only', 'capacity') as { options: { capacity?: boolean } }).options.capacity).toBe(true);
+  });
+  test('usage errors name the problem', () => {
+    expect(() => run('--slo', 'ttft-p99=5')).toThrow(/give --capacity too/);
+    expect(() => run('--capacity', '--slo', 'ttft=5')).toThrow(UsageError);
+    expect(() => run('--capacity', '--dataset', '/no/such.jsonl')).toThrow(/no such file/);
+  });
+  test('without --capacity or a profile field the family skips, saying how to ask for it', () => {
+    const check = checks[0]!;
+    const profile = {
+      id: 'p',
+      baseUrl: 'http://127.0.0.1:1',
+      model: 'm',
+      apis: ['openai-chat'],
+      context: { discovery: 'none' },
+    } as unknown as Profile;
+    expect(skipReason(check, profile, { baseUrl: '', identity: {} }, 'quick')).toMatch(/--capacity/);
+    expect(skipReason(check, { ...profile, capacity: {} }, { baseUrl: '', identity: {} }, 'quick')).toBeUndefined();
+  });
+});
+
+describe('capacity: arrivals', () => {
+  test('constant spacing, and seeded Poisson arrivals that repeat and average the rate', () => {
+    expect(arrivalOffsets(3, 10, 'constant')).toEqual([0, 100, 200]);
+    const a = arrivalOffsets(2000, 20, 'poisson', 7);
+    expect(arrivalOffsets(2000, 20, 'poisson', 7)).toEqual(a);
+    expect(arrivalOffsets(5, 20, 'poisson', 8)).not.toEqual(a.slice(0, 5));
+    const meanGap = a.at(-1)! / (a.length - 1);
+    expect(meanGap).toBeGreaterThan(45);
+    expect(meanGap).toBeLessThan(55);
+  });
+});
+
+describe('capacity: datasets', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'capacity-'));
+  test('JSONL of messages arrays (or objects holding one), cut at the last user turn', () => {
+    const f = join(dir, 'chat.jsonl');
+    const lines = [
+      JSON.stringify([{ role: 'user', content: 'hi' }]),
+      '',
+      JSON.stringify({
+        messages: [
+          { role: 'system', content: 's' },
+          { role: 'user', content: 'q' },
+          { role: 'assistant', content: 'a' },
+        ],
+      }),
+    ];
+    writeFileSync(f, lines.join('\n'));
+    const d = loadDataset(f);
+    expect(d).toMatchObject({ file: 'chat.jsonl', format: 'jsonl-messages' });
+    expect(d.prompts).toEqual([
+      [{ role: 'user', content: 'hi' }],
+      [
+        { role: 'system', content: 's' },
+        { role: 'user', content: 'q' },
+      ],
+    ]);
+  });
+  test("ShareGPT's JSON array of conversations; conversations without a human turn are left out", () => {
+    const f = join(dir, 'sharegpt.json');
+    writeFileSync(
+      f,
+      JSON.stringify([
+        {
+          id: 'a',
+          conversations: [
+            { from: 'human', value: 'q1' },
+            { from: 'gpt', value: 'a1' },
+          ],
+        },
+        { id: 'b', conversations: [{ from: 'gpt', value: 'only' }] },
+      ]),
+    );
+    const d = loadDataset(f);
+    expect(d.format).toBe('sharegpt');
+    expect(d.prompts).toEqual([[{ role: 'user', content: 'q1' }]]);
+  });
+  test('a malformed file is one error naming the line or entry', () => {
+    expect(() => parseDataset('[{"role":"user","content":"x"}]\n{oops\n', 'd.jsonl')).toThrow(
+      /d\.jsonl line 2: not JSON/,
+    );
+    expect(() => parseDataset('[{"role":"robot","content":"x"}]', 'd.jsonl')).toThrow(
+      /line 1: message 0 has role "robot"/,
+    );
+    expect(() => parseDataset('[{"role":"assistant","content":"x"}]', 'd.jsonl')).toThrow(/line 1: no user message/);
+    expect(() => parseDataset('[{"conversations":[{"from":"human"}]}]', 's.json')).toThrow(
+      /s\.json entry 0: turn 0 has no string "value"/,
+    );
+    expect(() => parseDataset('[{"x":1}]', 's.json')).toThrow(DatasetError);
+    expect(() => parseDataset('[{"conversations":\n[', 's.json')).toThrow(
+      /s\.json: starts with "\[" \(ShareGPT JSON\) but is not JSON/,
+    );
+    expect(() => parseDataset('  ', 'e.jsonl')).toThrow(/empty/);
+  });
+});
+
+const pt = (concurrency: number, aggregateTps: number, band = 0.05, errored = 0) => ({
+  concurrency,
+  aggregateTps,
+  band,
+  errored,
+  timedOut: 0,
+});
+
+describe('capacity: saturation', () => {
+  test('the smallest level within the noise band of the best, once something past it was measured', () => {
+    const pts = [pt(1, 100), pt(2, 190), pt(4, 350), pt(8, 360)];
+    expect(stoppedRising(pts)).toBe(true);
+    expect(saturationOf(pts)).toMatchObject({ concurrency: 4, index: 2 });
+    expect(saturationOf(pts.slice(0, 3))).toBeUndefined(); // still rising at the bound
+    expect(stoppedRising(pts.slice(0, 3))).toBe(false);
+  });
+  test('errors end the rise: the last clean level is the saturation point', () => {
+    const pts = [pt(1, 100), pt(2, 190), pt(4, 100, 0.05, 3)];
+    expect(stoppedRising(pts)).toBe(true);
+    expect(saturationOf(pts)).toMatchObject({ concurrency: 2 });
+    expect(saturationOf(pts)!.why).toMatch(/errors or timeouts appeared at 4 streams/);
+  });
+  test('a wider band keeps a noisy small rise from moving the point', () => {
+    expect(saturationOf([pt(1, 100), pt(2, 200, 0.12), pt(4, 220, 0.12), pt(8, 215)])).toMatchObject({
+      concurrency: 2,
+    });
+  });
+});
+
+function level(c: number, agg: number, o: Partial<CapacityLevel> = {}): CapacityLevel {
+  const p = (v: number) => ({ p50: v, p90: v, p99: v });
+  return {
+    mode: 'concurrency',
+    concurrency: c,
+    startedAt: 0,
+    endedAt: 1000,
+    sent: 8,
+    completed: 8,
+    errored: 0,
+    timedOut: 0,
+    ttftMs: p(10),
+    itlMs: p(8),
+    e2eMs: p(150),
+    tpsPerStream: p(120),
+    aggregateTps: agg,
+    inputTokens: 100,
+    outputTokens: 128,
+    streamedTokens: 128,
+    client: { cpuUsPerEvent: 50, loopLagP99Ms: 1, clientBound: false },
+    flags: [],
+    roundTps: [agg * 0.97, agg, agg * 1.03],
+    ...o,
+  };
+}
+const table = (levels: CapacityLevel[], sat = 4): CapacityTable => ({
+  workload: { kind: 'synthetic', inputTokens: 16, outputTokens: 16 },
+  levels,
+  saturation: { concurrency: sat, aggregateTps: 400, noiseBand: 0.05, why: 'test' },
+});
+
+describe('capacity: verdicts', () => {
+  test('collapse: fail when the whole interval is below 0.7x, borderline when only the point is', () => {
+    expect(judgeCollapse(table([level(4, 400), level(8, 390)])).outcome).toBe('pass');
+    const c = judgeCollapse(table([level(4, 400), level(8, 130)]));
+    expect(c.outcome).toBe('fail');
+    expect(c.message).toMatch(/interval 0\.3\d-0\.3\dx/);
+    const wide = level(8, 260, { roundTps: [150, 260, 320] });
+    expect(judgeCollapse(table([level(4, 400), wide])).outcome).toBe('borderline');
+    expect(judgeCollapse(table([level(4, 400)])).outcome).toBe('inconclusive');
+  });
+  test('errors at or below the slots fail; above them they do not', () => {
+    const t = table([level(2, 200), level(4, 400, { errored: 2, completed: 6 }), level(8, 400, { errored: 4 })]);
+    expect(judgeErrorsBelowSlots(t, 4, 'declared').outcome).toBe('fail');
+    expect(judgeErrorsBelowSlots(t, 4, 'declared').message).toMatch(/4 streams: 2 errored/);
+    expect(judgeErrorsBelowSlots(t, 2, 'declared').outcome).toBe('pass');
+  });
+  test('starvation: a p99 TTFT many times the median service time fails; a queue of one service time does not', () => {
+    const fair = level(4, 400, { ttftMs: { p50: 150, p90: 160, p99: 170 }, e2eMs: { p50: 300, p90: 310, p99: 320 } });
+    expect(judgeStarvation(table([fair])).outcome).toBe('pass');
+    const starved = level(4, 400, { ttftMs: { p50: 5, p90: 6, p99: 1500 } });
+    const j = judgeStarvation(table([starved]));
+    expect(j.outcome).toBe('fail');
+    expect(j.message).toMatch(/TTFT p99 1500 ms/);
+  });
+  test('the batched-decode bound: weights once per step, KV per stream; the seed table beyond it', () => {
+    // 32 streams of 37B active at 4 bit (18.5 GB) on 273 GB/s: at most 32 × 273 / 18.5 ≈ 472 tok/s (weights only).
+    const b = batchedBoundTps({ memoryBandwidthGBs: 273, activeBytesPerTokenGB: 18.5 }, 32)!;
+    expect(b).toBeCloseTo(472.2, 0);
+    expect(batchedBoundTps({ memoryBandwidthGBs: 273, activeBytesPerTokenGB: 18.5 }, 32, 0.1)!).toBeLessThan(b);
+    expect(1150).toBeGreaterThan(b * 1.5);
+  });
+  test('client-bound: our CPU past 80 % of a core, or a p90 lag beyond the token gap', () => {
+    expect(clientBoundReason({ cpuShare: 0.9, loopLagP90Ms: 0 }, 8)).toMatch(/90 % of a core/);
+    expect(clientBoundReason({ cpuShare: 0.2, loopLagP90Ms: 30 }, 8)).toMatch(/p90 lateness 30\.0 ms/);
+    expect(clientBoundReason({ cpuShare: 0.2, loopLagP90Ms: 3 }, 8)).toBeUndefined();
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Against the reference server (4 slots, 8 ms decode steps, 5 % extra per batched sequence).
+
+const servers: ReferenceHandle[] = [];
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.stop()));
+});
+
+async function sweepOn(args: string[], capacity = PROOF_CAPACITY): Promise<CapacityTable> {
+  const ref = await startReference(args);
+  servers.push(ref);
+  const check = checks.find((c) => c.id === 'capacity.sweep')!;
+  const { verdict } = await runCheck(check, {
+    profile: { ...ref.profile, capacity },
+    server: ref.info,
+    log: () => undefined,
+  });
+  const t = (verdict.metrics as { capacity?: CapacityTable } | undefined)?.capacity;
+  expect(t, verdict.message).toBeDefined();
+  return t!;
+}
+
+describe('capacity: against the reference server', { concurrent: false }, () => {
+  test('the sweep finds the configured saturation point (4 slots), and goodput under a given SLO', {
+    timeout: 90_000,
+  }, async () => {
+    const t = await sweepOn([]);
+    const text = capacityLines(t).join('\n');
+    expect(t.saturation?.concurrency, text).toBe(4);
+    // 1 → 2 → 4 streams each nearly double the aggregate (batching costs 5 % a sequence); 8 queues behind 4 slots.
+    const agg = (c: number) => t.levels.find((l) => l.concurrency === c)!.aggregateTps;
+    expect(agg(2) / agg(1), text).toBeGreaterThan(1.6);
+    expect(agg(4) / agg(2), text).toBeGreaterThan(1.5);
+    expect(Math.abs(agg(8) / agg(4) - 1), text).toBeLessThan(0.15);
+    // Goodput: under the generous SLO (TTFT ≤ 1 s) every request of a run at half the saturation rate meets it, so
+    // goodput is the served rate; within the noise of a 12-request run (the window is the runs' own first start to last end).
+    // results.json carries it at the top level (moved out of the check's metrics), valid under the strict schema.
+    const base = JSON.parse(readFileSync('fixtures/results/reference.json', 'utf8')) as ResultsFile;
+    const file = withCapacity({
+      ...base,
+      checks: [...base.checks, { ...base.checks[0]!, id: 'capacity.sweep', metrics: { capacity: t, levels: 1 } }],
+    });
+    expect(file.capacity).toBe(t);
+    expect(file.checks.at(-1)!.metrics).toEqual({ levels: 1 });
+    const validate = compileSchema('results.schema.json');
+    expect(validate(file), JSON.stringify(validate.errors)).toBe(true);
+    const rates = t.levels.filter((l) => l.mode === 'rate');
+    expect(rates.map((l) => l.arrival).sort(), text).toEqual(['constant', 'poisson']);
+    for (const l of rates) {
+      expect(l.goodput!.fraction, text).toBe(1);
+      const served = l.completed / ((l.endedAt - l.startedAt) / 1000);
+      expect(Math.abs(l.goodput!.ratePerS / served - 1), text).toBeLessThan(0.02);
+      expect(l.goodput!.ratePerS / l.ratePerS!, text).toBeGreaterThan(0.6);
+      expect(l.goodput!.ratePerS / l.ratePerS!, text).toBeLessThan(1.1);
+    }
+  });
+
+  test('an SLO that starved requests miss: goodput is the share served in time', { timeout: 90_000 }, async () => {
+    // Every 4th generation waits 1.5 s in the queue: under TTFT ≤ 1 s a quarter of each level misses its SLO.
+    const t = await sweepOn(['--fault', 'capacity-starvation'], {
+      ...PROOF_CAPACITY,
+      rateFractions: [],
+      maxConcurrency: 4,
+    });
+    const text = capacityLines(t).join('\n');
+    const sent = t.levels.reduce((a, l) => a + l.sent, 0);
+    const good = t.levels.reduce((a, l) => a + l.goodput!.fraction * l.sent, 0);
+    expect(Math.abs(good / sent - 0.75), text).toBeLessThanOrEqual(1.5 / sent + 0.05);
+  });
+
+  test('prompts from a dataset file (ShareGPT) are sent in turn', { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'capacity-ds-'));
+    const f = join(dir, 'sg.json');
+    const conv = (q: string) => ({
+      conversations: [
+        { from: 'human', value: q },
+        { from: 'gpt', value: 'a' },
+      ],
+    });
+    writeFileSync(f, JSON.stringify([conv('Tell me about rivers.'), conv('Tell me about hills.')]));
+    const t = await sweepOn([], { ...PROOF_CAPACITY, dataset: f, maxConcurrency: 2, rateFractions: [] });
+    expect(t.workload).toEqual({ kind: 'dataset', file: 'sg.json', format: 'sharegpt', prompts: 2 });
+    expect(t.levels.every((l) => l.completed === l.sent && l.completed > 0)).toBe(true);
+  });
+
+  test('a burst-delivering server gets every rate figure of every level flagged', { timeout: 90_000 }, async () => {
+    const t = await sweepOn(['--fault', 'stream-burst-at-end'], { ...PROOF_CAPACITY, maxConcurrency: 4 });
+    const text = capacityLines(t).join('\n');
+    for (const l of t.levels.filter((x) => x.completed > 0)) {
+      const figs = new Set(l.flags.map((f) => f.figure));
+      for (const f of ['itl', 'tpsPerStream', 'ttft', 'aggregateTps']) expect(figs.has(f), `${f}\n${text}`).toBe(true);
+      expect(l.flags.find((f) => f.figure === 'itl')!.reason).toMatch(
+        /ITL p50 .* ms: burst delivery, not a decode rate/,
+      );
+    }
+  });
+});
