@@ -14,6 +14,7 @@ import { mergeCapacity, serverLevels } from '../lib/capacity/merge.ts';
 import { readCapacity } from '../lib/capacity/read.ts';
 import type { CapacityLevel, CapacityTable } from '../lib/capacity/types.ts';
 import { ROOT } from '../lib/config/profile.ts';
+import { compileSchema, schemaErrors } from '../lib/config/schemas.ts';
 import { BURST_REASON, capacityTable, level } from './support/capacity-samples.ts';
 
 const table = (machine: string, levels: CapacityLevel[]): CapacityTable => ({
@@ -173,6 +174,13 @@ describe('two load machines against one reference server', () => {
     expect(m.code, m.err).toBe(0);
     expect(m.out).toMatch(/merge: box-a, box-b → 2 merged levels, wrote/);
     const merged = JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>;
+    // The merged file is a results file as the (strict) schema defines it, as each machine's own is.
+    const validate = compileSchema('results.schema.json');
+    for (const [name, data] of [
+      ['merged', merged],
+      ['box-a', JSON.parse(readFileSync(join(dir, 'box-a.json'), 'utf8'))],
+    ] as const)
+      expect(validate(data) ? [] : schemaErrors(validate), name).toEqual([]);
     expect((merged.header as { machine: { label: string } }).machine.label).toBe('box-a+box-b');
     const t = readCapacity(merged.capacity)!;
     expect(t.machines).toEqual(['box-a', 'box-b']);
