@@ -159,12 +159,28 @@ export function capacitySection(columns: readonly Column[]): string {
       title: 'Capacity: goodput vs request rate',
       xLabel: 'offered request rate (req/s)',
       yLabel: 'goodput (req/s within the SLO)',
-      series: cols.map((c) => ({
-        name: c.label,
-        points: rates(c.capacity).flatMap((l) =>
-          point(l, l.ratePerS!, l.goodput!.ratePerS, DEPENDS.goodput, `${fmtNum(l.goodput!.fraction * 100)} % of sent`),
-        ),
-      })),
+      // One series per arrival process: constant and Poisson runs at the same rate are two experiments.
+      series: cols.flatMap((c) =>
+        (['constant', 'poisson'] as const).flatMap((arrival) => {
+          const ls = rates(c.capacity).filter((l) => (l.arrival ?? 'constant') === arrival);
+          return ls.length
+            ? [
+                {
+                  name: `${c.label} ${arrival}`,
+                  points: ls.flatMap((l) =>
+                    point(
+                      l,
+                      l.ratePerS!,
+                      l.goodput!.ratePerS,
+                      DEPENDS.goodput,
+                      `${fmtNum(l.goodput!.fraction * 100)} % of sent`,
+                    ),
+                  ),
+                },
+              ]
+            : [];
+        }),
+      ),
     }),
     'Requests per second that met the SLO the user gave, at each offered rate (constant or seeded Poisson arrivals).',
   );

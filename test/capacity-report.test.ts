@@ -75,8 +75,9 @@ describe('capacity in the HTML report', () => {
     for (const p of at32) expect(p.flagged).toBe(BURST_REASON);
   });
 
-  test('goodput vs request rate', () => {
+  test('goodput vs request rate, one series per arrival process', () => {
     const { points } = plot(html, 'capacity-goodput');
+    expect(new Set(points.map((p) => p.series))).toEqual(new Set([`${label} poisson`]));
     expect(points.map((p) => [p.x, p.y])).toEqual([
       [2, 2],
       [4, 4],
