@@ -63,7 +63,7 @@ describe('merge rule', () => {
     expect(merged!.goodput!.fraction).toBeCloseTo(0.75);
     expect(merged!.flags).toEqual([{ figure: 'itl', reason: `[b] ${BURST_REASON}` }]);
     expect(merged!.ttftMs).toEqual(a.levels[0]!.ttftMs); // equal inputs: the bound is the value
-    expect(m.saturation?.concurrency).toBe(4);
+    expect(m.saturation).toBeUndefined(); // one level: a rise that stops at the sweep's bound is no saturation
   });
 
   test('a level one machine did not run, and windows that did not overlap as scheduled, are flagged', () => {

@@ -113,6 +113,11 @@ describe('capacity in the HTML report', () => {
     const pts = plot(out, 'capacity-throughput').points;
     expect(pts.map((p) => p.x)).toEqual([2, 4, 8, 16, 32, 64]);
     expect(pts.map((p) => p.y)).toEqual([250, 500, 1000, 2000, 2000, 1800]);
+    // The runner's saturation rule over the merged sweep: 16 streams (8 per machine), ringed.
+    expect(merged.saturation).toMatchObject({ concurrency: 16, aggregateTps: 2000 });
+    expect(merged.saturation!.why).toMatch(/^merged over a, b: .*each machine's own: a 8 streams, b 8 streams/);
+    const mark = plot(out, 'capacity-throughput').svg.match(/<g class="mark"[^>]*>/)![0];
+    expect(attr(mark, 'data-x')).toBe('16');
     expect(out.match(/<tr data-level="[^"]*" data-machine="a"/g)).toHaveLength(9);
     expect(out.match(/<tr data-level="[^"]*" data-machine="a\+b"/g)).toHaveLength(9);
   });

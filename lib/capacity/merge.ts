@@ -12,9 +12,12 @@
 //   machines' (what the server saw at once);
 //   percentiles cannot be merged from percentiles: the combined p-th percentile lies between the machines' lowest
 //   and highest, so latencies show the highest (the bound a user plans with) and per-stream tok/s the lowest;
-//   flags are kept, each prefixed by its machine; a level some machine did not run, or whose windows differ by more
-//   than a quarter (the levels did not overlap as scheduled), is flagged as a whole.
+//   flags are kept, each prefixed by its machine; a level some machine did not run is flagged as a whole, one whose
+//   windows differ by more than a quarter (the levels did not overlap as scheduled) on its aggregate;
+//   saturation follows the runner's rule (lib/capacity/saturation.ts) over the merged sweep, with the widest of the
+//   machines' noise bands.
 
+import { BAND_FLOOR, saturationOf } from './saturation.ts';
 import type { CapacityLevel, CapacityTable, FlaggedFigure, Percentiles } from './types.ts';
 
 interface MachineTable {
@@ -172,24 +175,32 @@ export function mergeCapacity(inputs: readonly MachineTable[]): CapacityTable {
     byKey.get(k)!.push(l);
   }
   const merged = order.map((k) => mergeLevel(byKey.get(k)!, machines, label));
+  // The runner's own saturation rule over the merged sweep (levels flagged as a whole left out), with the widest of
+  // the machines' noise bands: a merged level is as noisy as its noisiest part.
   const sweep = merged.filter((l) => l.mode === 'concurrency' && l.flags.every((f) => f.figure !== 'level'));
-  const peak = sweep.reduce<CapacityLevel | undefined>(
-    (b, l) => (!b || l.aggregateTps > b.aggregateTps ? l : b),
-    undefined,
-  );
   const sats = inputs.flatMap((i) => (i.table.saturation ? [{ machine: i.machine, ...i.table.saturation }] : []));
+  const band = Math.max(BAND_FLOOR.value, ...sats.map((s) => s.noiseBand));
+  const sat = saturationOf(
+    sweep.map((l) => ({
+      concurrency: l.concurrency ?? 0,
+      aggregateTps: l.aggregateTps,
+      band,
+      errored: l.errored,
+      timedOut: l.timedOut,
+    })),
+  );
   const slo = inputs[0]!.table.slo;
   return {
     workload: inputs[0]!.table.workload,
     ...(slo ? { slo } : {}),
     levels: [...own, ...merged],
-    ...(peak && peak.concurrency !== undefined
+    ...(sat
       ? {
           saturation: {
-            concurrency: peak.concurrency,
-            aggregateTps: peak.aggregateTps,
-            noiseBand: Math.max(0, ...sats.map((s) => s.noiseBand)),
-            why: `merged over ${machines.join(', ')}: the scheduled level with the highest summed aggregate tok/s (per-machine saturation at ${sats.length ? sats.map((s) => `${s.machine} ${s.concurrency}`).join(', ') : 'n/a'})`,
+            concurrency: sat.concurrency,
+            aggregateTps: sat.aggregateTps,
+            noiseBand: sat.noiseBand,
+            why: `merged over ${machines.join(', ')}: ${sat.why} (each machine's own: ${sats.length ? sats.map((s) => `${s.machine} ${s.concurrency} streams`).join(', ') : 'none'})`,
           },
         }
       : {}),
