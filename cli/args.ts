@@ -27,6 +27,7 @@ type Command =
   | { kind: 'explain'; id: string }
   | { kind: 'report'; argv: string[] }
   | { kind: 'compare'; argv: string[] }
+  | { kind: 'merge'; argv: string[] }
   | { kind: 'help' }
   | { kind: 'version' };
 
@@ -45,6 +46,7 @@ Usage:
   llm-server-conformance explain ID               what a check checks, how it is graded, how to reproduce it
   llm-server-conformance report [results.json …] [--out DIR]   console, summary, badges, JUnit and HTML from results files
   llm-server-conformance compare OLD.json NEW.json             checks and figures that changed beyond noise
+  llm-server-conformance merge A.json B.json … [--out FILE]    capacity tables of several load machines, one table
 
 Server:
   --base-url URL        the server's root (/v1 optional); may hold {port} with --start (a free port is filled in)
@@ -128,6 +130,7 @@ export function parseCommand(argv: readonly string[]): Command {
   }
   if (first === 'report') return { kind: 'report', argv: rest };
   if (first === 'compare') return { kind: 'compare', argv: rest };
+  if (first === 'merge') return { kind: 'merge', argv: rest };
   if (first === 'help') return { kind: 'help' };
   const args = first === 'run' ? rest : argv;
   let parsed;

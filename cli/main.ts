@@ -56,6 +56,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         const { main: compare } = await import('../scripts/compare.ts');
         return compare(cmd.argv);
       }
+      case 'merge': {
+        const { main: merge } = await import('../scripts/merge.ts');
+        return merge(cmd.argv);
+      }
       case 'run': {
         // Vitest and the catalogue load only for the commands that need them: --help answers at once.
         const { runConformance } = await import('./run.ts');

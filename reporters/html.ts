@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { isJsonObject } from '../lib/json.ts';
 import { describePreflight } from '../lib/run/fidelity.ts';
 import { clientMatrixHtml } from './clients-matrix.ts';
+import { capacitySection } from './html-capacity.ts';
 import { esc, fmtNum } from './html-escape.ts';
 import {
   type Column,
@@ -84,6 +85,7 @@ svg.plot{max-width:100%;height:auto}
 #tools{margin:6px 0}#tools button{margin-right:6px}#tools label{margin-right:12px}
 #legend{display:flex;flex-wrap:wrap;gap:4px 14px;margin:6px 0;font-size:12px;padding:0;list-style:none}#legend li{max-width:46ch}
 .interrupted{color:var(--error);font-weight:600}
+ul.flags{margin:0;padding-left:16px;font-size:12px;max-width:60ch}details.capacity-levels{margin:8px 0}
 `;
 
 // ---------------------------------------------------------------------------------------------------------
@@ -103,6 +105,7 @@ export function renderHtml(files: readonly (ResultsFile | unknown)[], opts: Html
     sideBySideSection(columns),
     workloadSection(columns, rows),
     plotsSection(columns),
+    capacitySection(columns),
     clientMatrixHtml(
       columns.map((c) => ({ label: c.label, checks: c.checks.values() })),
       outcomeBadge,

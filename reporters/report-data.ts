@@ -9,6 +9,8 @@ import type { CheckResult, ResultsFile, ResultsHeader } from './results-types.ts
 
 export { FAMILY_ORDER } from '../lib/check/family-order.ts';
 
+import { readCapacity } from '../lib/capacity/read.ts';
+import type { CapacityTable } from '../lib/capacity/types.ts';
 import { FAMILY_ORDER, NOT_HEADLINE } from '../lib/check/family-order.ts';
 import { isJsonObject } from '../lib/json.ts';
 
@@ -50,8 +52,11 @@ function normaliseFidelity(f: Record<string, unknown>): FidelityPreflight {
   };
 }
 
+/** A results file as far as it can be read, with its capacity table when it carries one. */
+type ReadResults = ResultsFile & { capacity?: CapacityTable };
+
 /** A results file as far as it can be read; `source` names it in notes. Never throws. */
-export function normaliseResults(input: unknown): ResultsFile {
+export function normaliseResults(input: unknown): ReadResults {
   const r = isJsonObject(input) ? input : {};
   const h = isJsonObject(r.header) ? r.header : {};
   const machine = isJsonObject(h.machine) ? h.machine : {};
@@ -109,7 +114,14 @@ export function normaliseResults(input: unknown): ResultsFile {
   const errors = Array.isArray(r.errors)
     ? r.errors.filter(isJsonObject).map((e) => ({ where: str(e.where, '?'), message: str(e.message) }))
     : [];
-  return { header, checks, ...(fin ? { finished: fin } : {}), ...(errors.length ? { errors } : {}) };
+  const capacity = readCapacity(r.capacity);
+  return {
+    header,
+    checks,
+    ...(fin ? { finished: fin } : {}),
+    ...(errors.length ? { errors } : {}),
+    ...(capacity ? { capacity } : {}),
+  };
 }
 
 /** One column of a report: a project as run on one machine (shards of that run merged). */
@@ -125,6 +137,8 @@ export interface Column {
   shards: string[];
   /** Problems outside the checks (load errors, unhandled errors), from every merged file. */
   errors: Array<{ where: string; message: string }>;
+  /** The run's capacity table (results.json `capacity`), when it ran one; of several shards, the last that had one. */
+  capacity?: CapacityTable;
 }
 
 /**
@@ -132,7 +146,7 @@ export interface Column {
  * into one column (a later file wins for a check id present twice); separate unsharded runs of the same project on
  * the same machine stay apart, their labels carrying the run's date.
  */
-export function columnsOf(files: readonly ResultsFile[]): Column[] {
+export function columnsOf(files: readonly ReadResults[]): Column[] {
   const byKey = new Map<string, Column>();
   for (const raw of files) {
     const file = normaliseResults(raw);
@@ -158,6 +172,7 @@ export function columnsOf(files: readonly ResultsFile[]): Column[] {
     if (!file.finished) col.finished = false;
     if (file.header.shard) col.shards.push(file.header.shard);
     col.errors.push(...(file.errors ?? []));
+    if (file.capacity) col.capacity = file.capacity;
   }
   const columns = [...byKey.values()];
   // Same project on the same machine more than once: name each run by its date (then by position).

@@ -3,6 +3,9 @@
 // phantom gen_tps, long context, slowdown over cycles) and a conformance score whose definition travels with it.
 // Pure: results in, rows / Markdown / HTML out (no clock, no disk, no environment), like the other reporters.
 
+import { serverLevels } from '../lib/capacity/merge.ts';
+import { flagReason } from '../lib/capacity/read.ts';
+import type { CapacityTable } from '../lib/capacity/types.ts';
 import { isJsonObject } from '../lib/json.ts';
 import { esc, fmtNum } from './html-escape.ts';
 import {
@@ -24,6 +27,8 @@ interface Cell {
   from?: string;
   /** The figure behind the text, when there is one. */
   value?: number;
+  /** Why the figure is not certified (a capacity figure a check flagged on its level). */
+  flagged?: string;
 }
 
 interface Score {
@@ -60,6 +65,8 @@ export interface MatrixRow {
   servedWindow: Cell;
   overWindow: Cell;
   cyclesSlope: Cell;
+  /** Saturation concurrency and tok/s of the run's capacity sweep, when it ran one. */
+  capacity?: Cell;
   score: Score;
 }
 
@@ -86,6 +93,42 @@ const MATRIX_COLUMNS: ReadonlyArray<{ name: CellName; head: string; check: strin
   { name: 'overWindow', head: 'over the window', check: 'context.over-window-400' },
   { name: 'cyclesSlope', head: 'cycles slope', check: 'cycles.no-slowdown' },
 ];
+
+/** Shown only when some row ran a capacity sweep (results.json `capacity`), so tables without one keep their shape. */
+const CAPACITY_COLUMN = { name: 'capacity', head: 'capacity (saturation)', check: 'results.json capacity' } as const;
+
+function columnsFor(
+  rows: readonly MatrixRow[],
+): ReadonlyArray<{ name: CellName | 'capacity'; head: string; check: string }> {
+  return rows.some((r) => r.capacity) ? [...MATRIX_COLUMNS, CAPACITY_COLUMN] : MATRIX_COLUMNS;
+}
+
+const NO_CAPACITY: Cell = { text: 'n/a', outcome: 'n/a' };
+
+/** The sweep's saturation point (streams, aggregate tok/s), or its peak when it never saturated; flagged figures say why. */
+function capacityCell(t: CapacityTable): Cell {
+  const sweep = serverLevels(t).filter((l) => l.mode === 'concurrency' && l.concurrency !== undefined);
+  const merged = t.machines && t.machines.length > 1 ? ` (${t.machines.length} machines)` : '';
+  const s = t.saturation;
+  const at = s ? sweep.find((l) => l.concurrency === s.concurrency) : undefined;
+  const peak = sweep.reduce<(typeof sweep)[number] | undefined>(
+    (b, l) => (!b || l.aggregateTps > b.aggregateTps ? l : b),
+    undefined,
+  );
+  const level = s ? at : peak;
+  if (!s && !peak) return { text: 'no sweep level', outcome: 'n/a', from: CAPACITY_COLUMN.check };
+  const text = s
+    ? `${fmtNum(s.aggregateTps)} tok/s @ ${fmtNum(s.concurrency)} streams${merged}`
+    : `${fmtNum(peak!.aggregateTps)} tok/s @ ${fmtNum(peak!.concurrency)} streams, no saturation in the sweep${merged}`;
+  const flagged = level ? flagReason(level, ['aggregateTps', 'usage']) : undefined;
+  return {
+    text,
+    outcome: 'pass',
+    from: CAPACITY_COLUMN.check,
+    value: s ? s.aggregateTps : peak!.aggregateTps,
+    ...(flagged ? { flagged } : {}),
+  };
+}
 
 export const SCORE_DEFINITION =
   'conformance score = (pass + known-passing) / (pass + known-passing + fail + warn + known). ' +
@@ -303,6 +346,7 @@ function rowOf(col: Column): MatrixRow {
     servedWindow: servedWindowCell(col),
     overWindow: overWindowCell(col),
     cyclesSlope: cyclesCell(col),
+    ...(col.capacity ? { capacity: capacityCell(col.capacity) } : {}),
     score: scoreOf(col.checks.values()),
   };
 }
@@ -389,16 +433,23 @@ export function matrixMarkdown(rows: readonly MatrixRow[], o: MatrixMarkdownOpti
     out.push('No results to show (n/a).');
     return out.join('\n');
   }
-  const head = ['server @ machine', ...MATRIX_COLUMNS.map((c) => c.head), 'conformance score'];
+  const shown = columnsFor(rows);
+  const head = ['server @ machine', ...shown.map((c) => c.head), 'conformance score'];
   out.push(`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`);
   for (const r of rows) {
     const name = `${r.label}${r.shards.length ? ` (shards ${r.shards.join(', ')})` : ''}${r.finished ? '' : ' (interrupted)'}`;
-    const cells = MATRIX_COLUMNS.map(({ name: n }) => `${r[n].text}${mark(r[n])}`);
+    const cells = shown.map(({ name: n }) => {
+      const c = r[n] ?? NO_CAPACITY;
+      return `${c.text}${mark(c)}${c.flagged ? ` **FLAGGED** (${c.flagged})` : ''}`;
+    });
     out.push(`| ${[name, ...cells, scoreText(r.score)].map(mdCell).join(' | ')} |`);
   }
   out.push('');
   out.push(
-    `Each cell is read from one check (${MATRIX_COLUMNS.map((c) => `${c.head}: \`${c.check}\``).join('; ')}); **FAIL**, (warn), (known) and (inconclusive) give that check's outcome where it is not a pass (the two measured figures carry none).`,
+    `Each cell is read from one check (${shown.map((c) => `${c.head}: \`${c.check}\``).join('; ')}); **FAIL**, (warn), (known) and (inconclusive) give that check's outcome where it is not a pass (the two measured figures carry none).` +
+      (shown.length > MATRIX_COLUMNS.length
+        ? " Capacity: the sweep's saturation point (aggregate output tok/s @ concurrent streams), or its peak when it never saturated; **FLAGGED** with the reason when a certifying check failed on that level."
+        : ''),
   );
   out.push('');
   out.push(`Score: ${SCORE_DEFINITION}`);
@@ -425,20 +476,29 @@ const OUTCOME_CLASS: Record<string, string> = {
 /** The matrix as an HTML section for the report (reporters/html.ts): the same rows, coloured by outcome. */
 export function matrixHtml(rows: readonly MatrixRow[]): string {
   if (!rows.length) return '';
-  const head = ['server @ machine', ...MATRIX_COLUMNS.map((c) => c.head), 'conformance score']
+  const shown = columnsFor(rows);
+  const head = ['server @ machine', ...shown.map((c) => c.head), 'conformance score']
     .map((h) => `<th>${esc(h)}</th>`)
     .join('');
   const body = rows
     .map((r) => {
-      const cells = MATRIX_COLUMNS.map(({ name }) => {
-        const c = r[name];
-        const cls = OUTCOME_CLASS[c.outcome];
-        const badge =
-          c.outcome !== 'pass' && c.outcome !== 'n/a' && cls
-            ? ` <span class="badge b-${esc(cls)}">${esc(c.outcome)}</span>`
+      const cells = shown
+        .map(({ name }) => {
+          const c = r[name] ?? NO_CAPACITY;
+          const cls = OUTCOME_CLASS[c.outcome];
+          const badge =
+            c.outcome !== 'pass' && c.outcome !== 'n/a' && cls
+              ? ` <span class="badge b-${esc(cls)}">${esc(c.outcome)}</span>`
+              : '';
+          const flag = c.flagged
+            ? ` <span class="badge b-warn" title="${esc(c.flagged)}">flagged</span><div class="small muted">${esc(c.flagged)}</div>`
             : '';
-        return `<td data-cell="${esc(name)}" data-o="${esc(c.outcome)}"${c.from ? ` title="${esc(`from ${c.from}`)}"` : ''}>${esc(c.text)}${badge}</td>`;
-      }).join('');
+          const tip = [c.from ? `from ${c.from}` : '', c.flagged ? `flagged: ${c.flagged}` : '']
+            .filter(Boolean)
+            .join('\n');
+          return `<td data-cell="${esc(name)}" data-o="${esc(c.outcome)}"${c.flagged ? ' data-flagged="true"' : ''}${tip ? ` title="${esc(tip)}"` : ''}>${esc(c.text)}${badge}${flag}</td>`;
+        })
+        .join('');
       return (
         `<tr data-column="${esc(r.label)}"><th>${esc(r.label)}<div class="muted small">${esc(r.server)} · ${esc(machineText(r))}${r.shards.length ? ` · shards ${esc(r.shards.join(', '))}` : ''}</div></th>${cells}` +
         `<td class="num" data-cell="score" data-value="${r.score.ratio ?? ''}">${esc(scoreText(r.score))}</td></tr>`

@@ -8,6 +8,17 @@ interface PlotPoint {
   y: number;
   /** Extra text for the point's tooltip (e.g. "p99 ttft 310 ms"). */
   note?: string;
+  /** Why the figure cannot be trusted as the server's: drawn hollow, the reason in its tooltip and data-flagged. */
+  flagged?: string;
+}
+
+/** A marked point (e.g. a sweep's saturation point): a ring and a dashed drop line, with its label as tooltip. */
+interface PlotMark {
+  x: number;
+  y: number;
+  label: string;
+  /** The series it belongs to (its colour). */
+  series?: string;
 }
 
 export interface PlotSeries {
@@ -30,6 +41,9 @@ interface PlotSpec {
   yFromZero?: boolean;
   width?: number;
   height?: number;
+  marks?: PlotMark[];
+  /** Legend text of the mark (default "marked point"). */
+  markLegend?: string;
 }
 
 /** Okabe–Ito: distinguishable with the common colour-vision deficiencies. */
@@ -159,11 +173,14 @@ export function plotSvg(spec: PlotSpec): string {
   const all = series.flatMap((s) => s.points);
 
   // Legend below the plot: items laid out left to right by estimated text width, wrapping.
-  const legend = layoutLegend(
-    series.map((s) => s.name),
-    64,
-    W - 20,
-  );
+  const marks = (Array.isArray(spec.marks) ? spec.marks : []).filter((m) => drawable(m, xs, ys));
+  const anyFlagged = all.some((p) => p.flagged);
+  // Keys after the series: what a hollow marker and a ring mean, present only when the plot has them.
+  const keys = [
+    ...(anyFlagged ? ['flagged figure (hollow; hover: why)'] : []),
+    ...(marks.length ? [spec.markLegend ?? 'marked point'] : []),
+  ];
+  const legend = layoutLegend([...series.map((s) => s.name), ...keys], 64, W - 20);
   const legendRows = legend.rows;
   const plotH = spec.height ?? 300;
   const m = { l: 64, r: 20, t: 34, b: 46 };
@@ -232,14 +249,28 @@ export function plotSvg(spec: PlotSpec): string {
         );
       }
       for (const p of s.points) {
-        const tip = `${s.name}: ${spec.xLabel} = ${fmtNum(p.x)}, ${spec.yLabel} = ${fmtNum(p.y)}${p.note ? ` (${p.note})` : ''}`;
+        const tip = `${s.name}: ${spec.xLabel} = ${fmtNum(p.x)}, ${spec.yLabel} = ${fmtNum(p.y)}${p.note ? ` (${p.note})` : ''}${p.flagged ? ` FLAGGED: ${p.flagged}` : ''}`;
+        // A flagged figure is hollow (white fill, coloured ring): seen as different without colour, reason on hover.
+        const paint = p.flagged
+          ? `r="4.5" fill="#fff" stroke="${colour}" stroke-width="2" data-flagged="${esc(p.flagged)}"`
+          : `r="3.5" fill="${colour}"`;
         out.push(
-          `<circle class="pt" cx="${f(ax.map(p.x))}" cy="${f(ay.map(p.y))}" r="3.5" fill="${colour}" ` +
+          `<circle class="pt" cx="${f(ax.map(p.x))}" cy="${f(ay.map(p.y))}" ${paint} ` +
             `data-series="${esc(s.name)}" data-x="${numAttr(p.x)}" data-y="${numAttr(p.y)}"><title>${esc(tip)}</title></circle>`,
         );
       }
       out.push(`</g>`);
     });
+    for (const mk of marks) {
+      const i = series.findIndex((s) => s.name === mk.series);
+      const colour = i >= 0 ? PALETTE[i % PALETTE.length]! : '#000';
+      const [mx, my] = [f(ax.map(mk.x)), f(ay.map(mk.y))];
+      out.push(
+        `<g class="mark" data-series="${esc(mk.series ?? '')}" data-x="${numAttr(mk.x)}" data-y="${numAttr(mk.y)}" data-mark="${esc(mk.label)}">` +
+          `<line x1="${mx}" y1="${my}" x2="${mx}" y2="${y0}" stroke="${colour}" stroke-dasharray="3 3"/>` +
+          `<circle cx="${mx}" cy="${my}" r="8" fill="none" stroke="${colour}" stroke-width="2"/><title>${esc(mk.label)}</title></g>`,
+      );
+    }
   }
   // Axis labels.
   out.push(
@@ -257,6 +288,17 @@ export function plotSvg(spec: PlotSpec): string {
     out.push(
       `<g class="legend" data-series="${esc(s.name)}"><line x1="${lx}" y1="${ly}" x2="${lx + 18}" y2="${ly}" stroke="${colour}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ''}/>` +
         `<circle cx="${lx + 9}" cy="${ly}" r="3" fill="${colour}"/><text x="${lx + 24}" y="${ly + 4}">${esc(label)}${s.points.length ? '' : ' (no data)'}<title>${esc(s.name)}</title></text></g>`,
+    );
+  });
+  keys.forEach((k, j) => {
+    const { x: lx, row, text: label } = legend.items[series.length + j]!;
+    const ly = y0 + m.b + row * 18 + 4;
+    const glyph =
+      j === 0 && anyFlagged
+        ? `<circle cx="${lx + 9}" cy="${ly}" r="4.5" fill="#fff" stroke="#333" stroke-width="2"/>`
+        : `<circle cx="${lx + 9}" cy="${ly}" r="7" fill="none" stroke="#333" stroke-width="2"/>`;
+    out.push(
+      `<g class="legend-key" data-key="${esc(k)}">${glyph}<text x="${lx + 24}" y="${ly + 4}">${esc(label)}</text></g>`,
     );
   });
   out.push('</svg>');

@@ -13,6 +13,7 @@ import { compileSchema, schemaErrors } from '../lib/config/schemas.ts';
 import { renderHtml } from '../reporters/html.ts';
 import { columnsOf, normaliseResults } from '../reporters/report-data.ts';
 import { niceTicks, plotSvg } from '../reporters/svg-plot.ts';
+import { capacityResults } from './support/capacity-samples.ts';
 import { FIXTURE_DIR, realResultsFiles } from './support/real-results.ts';
 import { HOSTILE, sampleResults } from './support/results-samples.ts';
 
@@ -455,7 +456,11 @@ describe('html report in a browser', () => {
       );
     }
     const { chromium } = await import('playwright-core');
-    const files = [...realResultsFiles({ includeReports: false }).map((r) => r.data), ...sampleResults()];
+    const files = [
+      ...realResultsFiles({ includeReports: false }).map((r) => r.data),
+      ...sampleResults(),
+      capacityResults('box-a'),
+    ];
     const dir = mkdtempSync(join(tmpdir(), 'html-browser-'));
     const page = join(dir, 'index.html');
     writeFileSync(
@@ -499,7 +504,7 @@ describe('html report in a browser', () => {
 
       expect(await tab.evaluate('window.__pwned')).toBeUndefined();
       expect(await tab.locator('img').count()).toBe(0);
-      expect(await tab.locator('svg.plot').count()).toBe(3);
+      expect(await tab.locator('svg.plot').count()).toBe(7); // 3 + the capacity section's 4
       // Cells open without JavaScript (details/summary) …
       const firstFail = tab.locator('#matrix td[data-o="fail"] details').first();
       await firstFail.locator('summary').click();
@@ -522,6 +527,24 @@ describe('html report in a browser', () => {
       // The headline table in the page matches the plots' data for one run.
       const circles = await tab.locator('svg[data-plot="throughput-vs-concurrency"] circle.pt').count();
       expect(circles).toBeGreaterThan(0);
+      // The capacity plots render: points laid out inside the frame, the flagged one hollow, the saturation ring drawn.
+      for (const id of ['capacity-throughput', 'capacity-ttft', 'capacity-itl', 'capacity-goodput']) {
+        const svg = tab.locator(`svg[data-plot="${id}"]`);
+        expect(await svg.isVisible(), id).toBe(true);
+        const box = (await svg.boundingBox())!;
+        expect(box.width, id).toBeGreaterThan(200);
+        const pts = svg.locator('circle.pt');
+        expect(await pts.count(), id).toBeGreaterThan(2);
+        const p = (await pts.first().boundingBox())!;
+        expect(p.x >= box.x && p.x <= box.x + box.width && p.y >= box.y && p.y <= box.y + box.height, id).toBe(true);
+      }
+      const hollow = tab.locator('svg[data-plot="capacity-throughput"] circle.pt[data-flagged]');
+      expect(await hollow.count()).toBe(1);
+      expect(await hollow.getAttribute('fill')).toBe('#fff');
+      expect(await hollow.locator('title').textContent()).toContain('FLAGGED: client-bound');
+      expect(await tab.locator('svg[data-plot="capacity-throughput"] g.mark').isVisible()).toBe(true);
+      await tab.locator('details.capacity-levels summary').first().click();
+      expect(await tab.locator('details.capacity-levels tr[data-flagged]').first().isVisible()).toBe(true);
 
       mkdirSync(join(ROOT, 'reports'), { recursive: true });
       await tab.screenshot({ path: join(ROOT, 'reports', 'html-screenshot.png'), fullPage: true });
