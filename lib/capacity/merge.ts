@@ -187,6 +187,7 @@ export function mergeCapacity(inputs: readonly MachineTable[]): CapacityTable {
       band,
       errored: l.errored,
       timedOut: l.timedOut,
+      ttftP50Ms: l.ttftMs.p50,
     })),
   );
   const slo = inputs[0]!.table.slo;

@@ -177,6 +177,7 @@ export async function runCapacity(ctx: CheckContext, cfg: CapacityConfig, budget
       band: level.noiseBand ?? BAND_FLOOR.value,
       errored: level.errored,
       timedOut: level.timedOut,
+      ttftP50Ms: level.ttftMs.p50,
     });
     if (ctx.signal.aborted) break;
     if (level.errored + level.timedOut > 0) {
