@@ -138,12 +138,12 @@ export function attentionExcess(width: number, windowTokens: number, shortTokens
   return (1 + share(windowTokens)) / (1 + share(shortTokens));
 }
 
-export interface CurveSample {
+interface CurveSample {
   tokens: number;
   ttftMs: readonly number[];
 }
 
-export interface ExtrapolatedCurve {
+interface ExtrapolatedCurve {
   fit: PrefillFit;
   /** The window's prefill without the fixed cost (ms), point estimate and 95 % bootstrap interval. */
   windowMs: number;
