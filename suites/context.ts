@@ -1125,7 +1125,7 @@ export const proofs: Proof[] = [
   faultProof(
     'context.prefill-scaling',
     'prefill-quadratic',
-    ['4096-wide model', 'faster than attention explains', 'quadratically beyond'],
+    ['4096-wide model', 'faster than attention explains', 'grows quadratically'],
     { serverArgs: ['--context-window', '32768', '--fault-arg', 'embd=4096'] },
   ),
   // The fault on a server that serves a long window (1M tokens, as long-context models advertise), the model's width

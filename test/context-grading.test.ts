@@ -599,8 +599,8 @@ describe(`simulation: ${TRIALS} seeded trials with heavy-tailed jitter`, () => {
   test('prefill-scaling: no false failure on a linear server or on real attention; quadratic prefill detected', {
     timeout: 120_000,
   }, () => {
-    const N = 100;
-    const D = 50;
+    const N = 60;
+    const D = 30;
     const quick = { top: 3686, upperPoints: 6, reps: 3 };
     const q4096 = { top: 4096, upperPoints: 6, reps: 3 };
     const run = (n: number, seed: number, f: (n: number) => number, o: Parameters<typeof simulateScaling>[2]) =>

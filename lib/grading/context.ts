@@ -566,7 +566,7 @@ export function gradePrefillScaling(points: readonly ScalingPoint[], t: ScalingT
       return {
         ...out,
         outcome: 'fail',
-        reason: `${text}; ${physics}: prefill grows ${r(x / explained, 1)}x faster than attention explains (lower bound ${r(xLow, 1)}x ≥ ${factor} × ${r(explained, 1)}x), quadratically beyond the model's physics`,
+        reason: `${text}; ${physics}: prefill grows quadratically, ${r(x / explained, 1)}x faster than attention explains (lower bound ${r(xLow, 1)}x ≥ ${factor} × ${r(explained, 1)}x), beyond the model's physics`,
         figures,
       };
     if (x >= bar)
