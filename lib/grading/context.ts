@@ -6,6 +6,7 @@
 // Timing verdicts use medians over repetitions and ratios measured in the same run; they fail only when a
 // confidence bound is past the threshold; borderline evidence is `warn`; too little evidence is `inconclusive`.
 
+import { attentionExcess, extrapolatePrefill, type PrefillFit, prefillMs } from './prefill-fit.ts';
 import { logLogSlope, median } from './stats.ts';
 
 type TimingOutcome = 'pass' | 'warn' | 'fail' | 'inconclusive';
@@ -377,38 +378,52 @@ export interface ScalingPoint {
 }
 
 export interface ScalingThresholds {
-  /** Fail when the slope's lower confidence bound reaches this (2 = quadratic). */
-  failLowBound: number;
-  /** Warn when the slope's estimate reaches this. */
-  warnSlope: number;
-  /** The upper range: this many of the longest measured lengths are fitted. */
+  /** The upper range: this many of the longest measured lengths give the log-log slope the message reports. */
   fitPoints: number;
-  /** Distinct lengths needed in the fit. */
+  /** Distinct lengths needed for the fit. */
   minPoints: number;
-  /** The median TTFT must grow by at least this much over the fitted range, or prefill is not visible (ms). */
+  /** The median TTFT must grow by at least this much over the upper range, or prefill is not visible (ms). */
   minSpreadMs: number;
-  /**
-   * The window whose prefill is judged (tokens): the served window, else an assumed one. Real attention cost is not a
-   * defect: superlinear growth fails only when it makes this window's prefill both longer than windowPrefillMaxS and
-   * excessFactor times what the server's own short-prompt rate predicts.
-   */
+  /** The window whose prefill is judged (tokens): the served window, else an assumed one. */
   windowTokens?: number;
   windowSource?: string;
-  /** A full window that takes longer than this to prefill (extrapolated, s) is not usable. */
-  windowPrefillMaxS?: number;
-  /** Extrapolated window prefill over the short-prompt rate's linear estimate, past which growth is a defect. */
-  excessFactor?: number;
+  /**
+   * Nothing known of the model: a window whose prefill is this many times what the short-prompt rate predicts is a
+   * warn, never a pass (attention cannot be told from a defect without the model's width).
+   */
+  excessFactor: number;
+  /** How much dearer a FLOP of attention may be than one of the matrix products (κ in attentionExcess). */
+  attentionCostFactor: number;
+  /** Growth past this many times what attention explains is a defect (fail along the bound, warn by the estimate). */
+  unexplainedFactor: number;
+  /** Nothing known of the model: the narrowest model assumed, for the fail bar only (a wider one explains less). */
+  narrowestWidth: number;
+  /** The model's embedding width (n_embd), reported by the server or declared, with where it came from. */
+  width?: ModelWidth;
+}
+
+export interface ModelWidth {
+  value: number;
+  source: string;
+  /** n_params as reported: with ~12·d² weights per layer it gives the layer count the message shows. */
+  params?: number;
+  /** n_vocab: the embedding matrix's share of n_params. */
+  vocab?: number;
 }
 
 interface ScalingGrade extends TimingGrade {
+  /** Log-log Theil–Sen slope of TTFT with the fixed cost removed, over the upper range, and its 95 % interval. */
   slope?: number;
   low?: number;
   high?: number;
-  /** The window's prefill extrapolated along the fitted curve (point estimate and along the lower slope bound, s). */
+  /** The fitted curve TTFT = fixedMs + perTokenMs·n + perTokenSqMs·n². */
+  fit?: PrefillFit;
+  /** The window's prefill without the fixed cost, extrapolated along the fit (s), and its bootstrap lower bound. */
   windowPrefillS?: number;
   windowPrefillLowS?: number;
-  /** windowPrefillS over the linear estimate at the short-prompt rate. */
+  /** windowPrefillS over the linear estimate at the short-prompt rate, and its bootstrap lower bound. */
   excess?: number;
+  excessLow?: number;
   /** Lengths of the fit with their median TTFT. */
   fitted: { tokens: number; ttftMsP50: number; n: number }[];
   /** Every length with its median, for the curve in the results. */
@@ -418,20 +433,27 @@ interface ScalingGrade extends TimingGrade {
 const finitePositive = (xs: ReadonlyArray<number | undefined>) =>
   xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x) && x > 0);
 
+/** "x layers" from n_params with ~12·d² weights per layer, after the (tied) embedding matrix; undefined when implausible. */
+function layersOf(w: ModelWidth): number | undefined {
+  if (!w.params) return undefined;
+  const layers = (w.params - (w.vocab ?? 0) * w.value) / (12 * w.value * w.value);
+  return layers >= 0.5 ? layers : undefined;
+}
+
 /**
- * Log-log Theil–Sen slope of TTFT against prompt length over the upper range (the `fitPoints` longest lengths).
- * Linear prefill gives about 1 (less while fixed costs still weigh), attention's quadratic term lifts it towards 2.
- * The fit takes every repetition as a point: Theil–Sen is itself a median (of pairwise slopes, tolerating 29 % bad
- * points), and Sen's interval over all repetitions is far steadier under heavy-tailed jitter than one over
- * per-length medians (simulated in test/context-grading.test.ts). The curve reports per-length medians.
+ * Prefill growth judged by its size at the window, with the fixed cost removed and by the model's own physics
+ * (docs/grading.md "Prefill scaling"). The per-length medians are fitted with TTFT = c + a·n + b·n² (lib/grading/
+ * prefill-fit.ts), the window's prefill extrapolated along a + b·n without c, and compared with what the server's own
+ * short-prompt rate (the shortest length) predicts for it: excess = (a + b·W) / (a + b·n_s), bounded by resampling
+ * the repetitions.
  *
- * Real attention cost is not a defect (a tiny model on a CPU: TTFT 274 ms at 1k tokens, 20 s at 12k, slope 1.7): the
- * slope alone cannot tell it from the seed's pathology (52k tokens in 31 min instead of 2–3). What can is its size at
- * the window the server serves: the fitted curve is extrapolated to `windowTokens` and compared with the linear
- * estimate from the server's own short-prompt rate (the shortest length measured). Fail when the slope's 95 % lower
- * bound is ≥ failLowBound AND, along that lower bound, the window's prefill exceeds windowPrefillMaxS AND excessFactor
- * times the linear estimate; warn when the lower bound is above 1 and the point estimates are past both window bounds;
- * otherwise pass and say how big the superlinear share is (warnSlope names it superlinear).
+ * - The model's width d known (reported or declared): attention at up to κ (attentionCostFactor) times its FLOP cost
+ *   explains (1 + κ·W/(12·d)) / (1 + κ·n_s/(12·d)); fail when the excess's lower bound is ≥ unexplainedFactor times
+ *   that, warn when its estimate is.
+ * - Nothing known: warn when the excess is ≥ excessFactor (attention cannot be told from a defect, so never a pass);
+ *   fail when its lower bound is ≥ unexplainedFactor times what attention explains in the narrowest model assumed.
+ *
+ * Ratios measured in one run, never an absolute time: a slow machine and a fast one get the same verdict.
  */
 export function gradePrefillScaling(points: readonly ScalingPoint[], t: ScalingThresholds): ScalingGrade {
   const sortedPoints = [...points].sort((a, b) => a.tokens - b.tokens);
@@ -441,12 +463,13 @@ export function gradePrefillScaling(points: readonly ScalingPoint[], t: ScalingT
     n: finitePositive(p.ttftMs).length,
     censored: p.censored ?? 0,
   }));
-  const measured = sortedPoints.filter((p) => p.tokens > 0 && finitePositive(p.ttftMs).length > 0).slice(-t.fitPoints);
+  const measured = sortedPoints.filter((p) => p.tokens > 0 && finitePositive(p.ttftMs).length > 0);
   const fitted = measured.map((p) => ({
     tokens: p.tokens,
     ttftMsP50: median(finitePositive(p.ttftMs))!,
     n: finitePositive(p.ttftMs).length,
   }));
+  const upper = fitted.slice(-t.fitPoints);
   const top = fitted.length ? fitted[fitted.length - 1].tokens : 0;
   const base = { fitted, curve };
   const figures: Record<string, number | undefined> = { points: fitted.length, topTokens: top };
@@ -454,85 +477,138 @@ export function gradePrefillScaling(points: readonly ScalingPoint[], t: ScalingT
     return {
       ...base,
       outcome: 'inconclusive',
-      reason: `only ${fitted.length} prompt length(s) measured in the upper range (need ${t.minPoints})`,
+      reason: `only ${fitted.length} prompt length(s) measured (need ${t.minPoints})`,
       figures,
     };
-  const spread = fitted[fitted.length - 1].ttftMsP50 - fitted[0].ttftMsP50;
+  const spread = upper[upper.length - 1].ttftMsP50 - upper[0].ttftMsP50;
   figures.spreadMs = spread;
   if (spread < t.minSpreadMs)
     return {
       ...base,
       outcome: 'inconclusive',
-      reason: `TTFT grew by only ${r(spread)} ms from ${fitted[0].tokens} to ${top} tokens (need ${t.minSpreadMs} ms): prefill is hidden by fixed costs and noise`,
+      reason: `TTFT grew by only ${r(spread)} ms from ${upper[0].tokens} to ${top} tokens (need ${t.minSpreadMs} ms): prefill is hidden by fixed costs and noise`,
       figures,
     };
+  const window = Math.max(t.windowTokens ?? top, top);
+  const short = fitted[0].tokens;
+  const ex = extrapolatePrefill(
+    measured.map((p) => ({ tokens: p.tokens, ttftMs: finitePositive(p.ttftMs) })),
+    window,
+    short,
+  );
+  if (!ex || ex.excess === undefined)
+    return {
+      ...base,
+      outcome: 'inconclusive',
+      reason: `no curve TTFT = c + a·n + b·n² with non-negative costs fits the medians of ${fitted.length} lengths`,
+      figures,
+    };
+  const { fit } = ex;
+  // The slope the message reports: the upper range's samples with the fixed cost taken off.
   const xs: number[] = [];
   const ys: number[] = [];
-  for (const p of measured)
-    for (const y of finitePositive(p.ttftMs)) {
-      xs.push(p.tokens);
-      ys.push(y);
-    }
-  const fit = logLogSlope(xs, ys, { alpha: 0.05 });
-  Object.assign(figures, { slope: fit.slope, slopeLow: fit.low, slopeHigh: fit.high, samples: xs.length });
-  const out = { ...base, slope: fit.slope, low: fit.low, high: fit.high };
-  if (fit.slope === undefined || fit.low === undefined)
-    return {
-      ...out,
-      outcome: 'inconclusive',
-      reason: `no confidence interval for the slope from ${xs.length} samples at ${fitted.length} lengths`,
-      figures,
-    };
-  const text = `log-log slope of TTFT against prompt length ${r(fit.slope)} (95 % CI ${r(fit.low)}–${r(fit.high)}; ${xs.length} samples) over ${fitted[0].tokens}–${top} tokens; median TTFT ${r(fitted[0].ttftMsP50)} → ${r(fitted[fitted.length - 1].ttftMsP50)} ms`;
-
-  // The window's prefill: extrapolated from the top length along the fitted slope (never below the top itself).
-  const shortest = curve.find((c) => c.ttftMsP50 !== undefined && c.tokens > 0);
-  const window = Math.max(t.windowTokens ?? top, top);
-  const topMs = fitted[fitted.length - 1].ttftMsP50;
-  const along = (slope: number) => (topMs * (window / top) ** Math.max(1, slope)) / 1000;
-  const windowS = along(fit.slope);
-  const windowLowS = along(fit.low);
-  const shortRate = shortest ? shortest.tokens / (shortest.ttftMsP50! / 1000) : undefined;
-  const linearS = shortRate ? window / shortRate : undefined;
-  const excess = linearS ? windowS / linearS : undefined;
-  const excessLow = linearS ? windowLowS / linearS : undefined;
-  const maxS = t.windowPrefillMaxS ?? Infinity;
-  const factor = t.excessFactor ?? 0;
+  for (const p of measured.slice(-t.fitPoints))
+    for (const y of finitePositive(p.ttftMs))
+      if (y - fit.fixedMs > 0) {
+        xs.push(p.tokens);
+        ys.push(y - fit.fixedMs);
+      }
+  const slope = logLogSlope(xs, ys, { alpha: 0.05 });
+  const shortRate = short / (prefillMs(fit, short) / 1000);
+  const linearS = window / shortRate;
   Object.assign(figures, {
+    fixedMs: fit.fixedMs,
+    perTokenMs: fit.perTokenMs,
+    perTokenSqMs: fit.perTokenSqMs,
+    slope: slope.slope,
+    slopeLow: slope.low,
+    slopeHigh: slope.high,
+    samples: xs.length,
     windowTokens: window,
-    windowPrefillS: windowS,
-    windowPrefillLowS: windowLowS,
+    windowPrefillS: ex.windowMs / 1000,
+    windowPrefillLowS: ex.windowMsLow === undefined ? undefined : ex.windowMsLow / 1000,
+    windowPrefillHighS: ex.windowMsHigh === undefined ? undefined : ex.windowMsHigh / 1000,
     shortPromptTps: shortRate,
     linearWindowS: linearS,
-    excess,
+    excess: ex.excess,
+    excessLow: ex.excessLow,
+    excessHigh: ex.excessHigh,
   });
-  const withWindow = { ...out, windowPrefillS: windowS, windowPrefillLowS: windowLowS, excess };
-  const windowText = `the ${window}-token window${t.windowSource ? ` (${t.windowSource})` : ''} extrapolates to ${r(windowS, 1)} s of prefill (${r(windowLowS, 1)} s along the lower slope bound), ${r(excess, 1)}x the ${r(linearS, 1)} s its short-prompt rate of ${r(shortRate, 0)} tok/s (at ${shortest?.tokens} tokens) predicts`;
-  const big = (s: number, x: number | undefined) => s > maxS && x !== undefined && x >= factor;
-  if (fit.low >= t.failLowBound && big(windowLowS, excessLow))
+  const out = {
+    ...base,
+    slope: slope.slope,
+    low: slope.low,
+    high: slope.high,
+    fit,
+    windowPrefillS: ex.windowMs / 1000,
+    windowPrefillLowS: ex.windowMsLow === undefined ? undefined : ex.windowMsLow / 1000,
+    excess: ex.excess,
+    excessLow: ex.excessLow,
+  };
+  const x = ex.excess;
+  const xLow = ex.excessLow ?? 0; // no interval (too few usable replicates): nothing is clear
+  const ci = (lo: number | undefined, hi: number | undefined, d = 1) =>
+    lo === undefined || hi === undefined ? 'no interval' : `95 % CI ${r(lo, d)}–${r(hi, d)}`;
+  const text =
+    `TTFT = ${r(fit.fixedMs, 1)} ms + ${fit.perTokenMs.toPrecision(3)} ms·n + ${fit.perTokenSqMs.toPrecision(3)} ms·n² over ${fitted[0].tokens}–${top} tokens (medians ${r(fitted[0].ttftMsP50)} → ${r(fitted[fitted.length - 1].ttftMsP50)} ms; log-log slope without the ${r(fit.fixedMs, 1)} ms fixed cost ${r(slope.slope)}, ${ci(slope.low, slope.high, 2)}): ` +
+    `the ${window}-token window${t.windowSource ? ` (${t.windowSource})` : ''} extrapolates to ${r(ex.windowMs / 1000, 1)} s of prefill (${ci(figures.windowPrefillLowS, figures.windowPrefillHighS)}), ` +
+    `${r(x, 1)}x (${ci(ex.excessLow, ex.excessHigh)}) the ${r(linearS, 1)} s its short-prompt rate of ${r(shortRate, 0)} tok/s (at ${short} tokens) predicts`;
+  const kappa = t.attentionCostFactor;
+  const factor = t.unexplainedFactor;
+  if (t.width) {
+    const d = t.width.value;
+    const explained = attentionExcess(d, window, short, kappa);
+    const bar = factor * explained;
+    const layers = layersOf(t.width);
+    Object.assign(figures, { modelWidth: d, explainedExcess: explained, unexplained: x / explained });
+    const physics = `attention in a ${d}-wide model (${t.width.source}${layers ? `; ~${r(layers, 0)} layers of ~12·d² weights in its ${r(t.width.params! / 1e6, 1)} M parameters` : ''}) costs a share of about n/(6·${d}) per token and, at up to ${kappa}x its FLOP cost, explains ${r(explained, 1)}x`;
+    if (xLow >= bar)
+      return {
+        ...out,
+        outcome: 'fail',
+        reason: `${text}; ${physics}: prefill grows quadratically, ${r(x / explained, 1)}x faster than attention explains (lower bound ${r(xLow, 1)}x ≥ ${factor} × ${r(explained, 1)}x), beyond the model's physics`,
+        figures,
+      };
+    if (x >= bar)
+      return {
+        ...out,
+        outcome: 'warn',
+        reason: `${text}; ${physics}: ${r(x / explained, 1)}x that by the estimate, past ${factor}x, but the lower bound ${r(xLow, 1)}x is not`,
+        figures,
+        borderline: true,
+      };
     return {
-      ...withWindow,
-      outcome: 'fail',
-      reason: `${text}: prefill time grows quadratically with the prompt (lower bound ≥ ${t.failLowBound}), and ${windowText}: over ${r(maxS)} s and ${factor}x, the window is not usable`,
-      figures,
-    };
-  // Clear when the window is past both along the lower slope bound too; past them by the estimate alone is borderline.
-  if (fit.low > 1 && big(windowS, excess))
-    return {
-      ...withWindow,
-      outcome: 'warn',
-      reason: `${text}: prefill grows faster than linearly (lower bound above 1), and ${windowText}: over ${r(maxS)} s and ${factor}x by the estimate, not clearly (the fail needs the lower bound ≥ ${t.failLowBound} and the window past both along it)`,
-      figures,
-      borderline: !big(windowLowS, excessLow),
-    };
-  if (fit.slope >= t.warnSlope)
-    return {
-      ...withWindow,
+      ...out,
       outcome: 'pass',
-      reason: `${text}: superlinear, but ${windowText}: within ${r(maxS)} s or ${factor}x, the cost of real attention rather than a defect`,
+      reason: `${text}; ${physics}: ${x < 2 ? 'close to linear' : 'superlinear, within what real attention explains'} (a defect needs ${factor}x that, ${r(bar, 1)}x)`,
       figures,
     };
-  return { ...withWindow, outcome: 'pass', reason: `${text}: close to linear; ${windowText}`, figures };
+  }
+  const widest = attentionExcess(t.narrowestWidth, window, short, kappa);
+  const failBar = factor * widest;
+  Object.assign(figures, { explainedExcessNarrowest: widest });
+  const unknown = `the server reports no model width (no n_embd) and none is declared, so attention's share is unknown`;
+  if (xLow >= failBar)
+    return {
+      ...out,
+      outcome: 'fail',
+      reason: `${text}; ${unknown}, but even a ${t.narrowestWidth}-wide model's attention at ${kappa}x its FLOP cost explains only ${r(widest, 1)}x: prefill grows quadratically beyond any model's physics (lower bound ${r(xLow, 1)}x ≥ ${factor} × ${r(widest, 1)}x)`,
+      figures,
+    };
+  if (x >= t.excessFactor)
+    return {
+      ...out,
+      outcome: 'warn',
+      reason: `${text}; ${unknown}: ${r(x, 1)}x is at least ${t.excessFactor}x, growth a wide model's attention does not explain (declare modelWidth to judge it; a fail needs ${r(failBar, 1)}x, what no model ${t.narrowestWidth} or more wide explains)`,
+      figures,
+      borderline: true,
+    };
+  return {
+    ...out,
+    outcome: 'pass',
+    reason: `${text}; ${unknown}: ${x < 2 ? 'close to linear' : 'superlinear'}, under ${t.excessFactor}x`,
+    figures,
+  };
 }
 
 /**

@@ -100,14 +100,23 @@ interface PrefillModel {
   prefillQuadraticMs?: number;
   stepMs?: number;
   window?: number;
+  /** The model's width the server reports (n_embd), if any. */
+  width?: number;
   fault?: string;
   faultArgs?: Record<string, string>;
 }
-const TINY_LLAMA: PrefillModel = { prefillMsPerToken: 0.063, prefillQuadraticMs: 1.33e-4, stepMs: 1.5, window: 16_384 };
+const TINY_LLAMA: PrefillModel = {
+  prefillMsPerToken: 0.063,
+  prefillQuadraticMs: 1.33e-4,
+  stepMs: 1.5,
+  window: 16_384,
+  width: 256,
+};
 const QUADRATIC_PROOF: PrefillModel = {
   prefillMsPerToken: 0.005,
   stepMs: 0.5,
   window: 1_048_576,
+  width: 2048,
   fault: 'context-quadratic-prefill',
   faultArgs: { factor: '15' },
 };
@@ -359,8 +368,8 @@ export function scenarios(f: Fit): Record<string, Scenario[]> {
       fault('context-quadratic-prefill as its proof runs it (x15, 1048576-token window)', (r) =>
         simPrefill(r, 1, QUADRATIC_PROOF),
       ),
-      fault('context-quadratic-prefill default (x250) on a 65536-token window', (r) =>
-        simPrefill(r, 1, { fault: 'context-quadratic-prefill', window: 65_536 }),
+      fault('context-quadratic-prefill default (x250) on a 65536-token window, model 2048 wide', (r) =>
+        simPrefill(r, 1, { fault: 'context-quadratic-prefill', window: 65_536, width: 2048 }),
       ),
     ],
   };
@@ -385,14 +394,15 @@ export function scenarios(f: Fit): Record<string, Scenario[]> {
     }));
     return gradeVerdict(
       gradePrefillScaling(points, {
-        failLowBound: th(prefillCheck, 'failLowBound'),
-        warnSlope: th(prefillCheck, 'warnSlope'),
         fitPoints: upper.length,
         minPoints: th(prefillCheck, 'minPoints'),
         minSpreadMs: th(prefillCheck, 'minSpreadMs'),
         windowTokens: window,
-        windowPrefillMaxS: th(prefillCheck, 'windowPrefillMaxS'),
         excessFactor: th(prefillCheck, 'excessFactor'),
+        attentionCostFactor: th(prefillCheck, 'attentionCostFactor'),
+        unexplainedFactor: th(prefillCheck, 'unexplainedFactor'),
+        narrowestWidth: th(prefillCheck, 'narrowestWidth'),
+        width: o.width ? { value: o.width, source: 'simulated' } : undefined,
       }),
     );
   }
