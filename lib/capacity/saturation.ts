@@ -15,7 +15,7 @@ export interface SweepPoint {
   ttftP50Ms?: number | null;
 }
 
-export const QUEUEING = {
+const QUEUEING = {
   factor: 3,
   minMs: 50,
   keep: 0.75,
