@@ -37,6 +37,8 @@ export interface Deadlines {
   tokenIdleMs: number;
   /** Whole request. */
   totalMs: number;
+  /** Set when this run's evidence lowered a floor (lib/measure/deadline-evidence.ts): named in the cut's message. */
+  sizedBy?: string;
 }
 
 export interface KnownIssue {

@@ -1,11 +1,13 @@
 // Registers declared checks as Vitest tests: one describe per profile id (so JUnit/JSON output tell
 // servers apart), one test per check whose name starts with the check id.
 
+import { join } from 'node:path';
 import { format } from 'node:util';
 import { describe, inject, test } from 'vitest';
 import { type CheckDef, grade, RunDeadlineReached, runCheck, skipReason, type Tier } from '../../lib/check/check.ts';
 import { requestAuth } from '../../lib/config/request-auth.ts';
 import { redact, redactDeep } from '../../lib/config/secrets.ts';
+import { evidenceCheck, shareEvidence } from '../../lib/measure/deadline-evidence.ts';
 import { probeBudgetMs } from '../../lib/server/health.ts';
 import { afterCheck, deadlineHit, firstTime, type GuardContext, markDeadlineHit, readBreaker } from './guard.ts';
 import type { ConformanceMeta } from './provided.d.ts';
@@ -72,6 +74,8 @@ function fileDeadline(fileFamily: string, importMs: number): number {
 
 export function registerChecks(family: string, checks: CheckDef[], fileFamily = family): void {
   const importMs = Date.now() - moduleLoadedAt;
+  // Evidence that requests of a kind get no end is the run's, whichever worker saw it (lib/measure/deadline-evidence.ts).
+  shareEvidence(join(inject('stateDir'), 'deadline-evidence.json'));
   const profile = inject('profile');
   const server = inject('server');
   const setupError = inject('setupError');
@@ -136,6 +140,7 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
         }
         let result;
         const since = Date.now();
+        evidenceCheck(check.id);
         try {
           result = await runCheck(check, {
             profile,
