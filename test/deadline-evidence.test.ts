@@ -56,6 +56,15 @@ describe('sizing from evidence', () => {
     );
   });
 
+  test('past the 16 MiB read cap once: later answers of the kind are cut where no answer of their size reaches', () => {
+    const e = { kind: 'oversized' as const, request: 'POST /v1/chat/completions (stream)', check: 'api.x', ms: 900 };
+    const d = requestDeadlines(BASE, undefined, { maxTokens: 24 }, {}, e);
+    expect(d.readCapBytes).toBe((4 * 24 + 64) * 4096);
+    expect([d.headersMs, d.totalMs]).toEqual([15_000, 30_000]);
+    expect(d.sizedBy).toMatch(/in api\.x went on past 16 MiB without ending$/);
+    expect(requestDeadlines(BASE, undefined, { maxTokens: 24 }).readCapBytes).toBeUndefined();
+  });
+
   test('what the pace says a request needs is never cut: a 3 tok/s server keeps its deadlines', () => {
     const slow = paceOf([{ at: 0, tokens: 32, tokenSource: 'usage', e2eMs: 10_800, ttftMs: 100, promptTokens: 20 }]);
     const plain = requestDeadlines(BASE, slow, { maxTokens: 32, promptChars: 300 });

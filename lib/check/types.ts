@@ -39,6 +39,8 @@ export interface Deadlines {
   totalMs: number;
   /** Set when this run's evidence lowered a floor (lib/measure/deadline-evidence.ts): named in the cut's message. */
   sizedBy?: string;
+  /** Bytes read before the response is cut (default: the transport's read cap), lowered only by such evidence. */
+  readCapBytes?: number;
 }
 
 export interface KnownIssue {

@@ -363,9 +363,12 @@ async function readBody(a: Attempt, body: Readable): Promise<void> {
 function accept(a: Attempt, t: number, bytes: Uint8Array, decoded: Uint8Array = bytes): boolean {
   a.wire += bytes.length;
   keep(a, t, decoded);
-  if (!a.ac.signal.aborted && a.wire > CAPS.readBytesPerStream)
+  const cap = a.d.readCapBytes ?? CAPS.readBytesPerStream;
+  if (!a.ac.signal.aborted && a.wire > cap)
     a.control.overflow(
-      `the response went on past ${CAPS.readBytesPerStream / 2 ** 20} MiB without ending (read cap per stream)`,
+      cap === CAPS.readBytesPerStream
+        ? `the response went on past ${cap / 2 ** 20} MiB without ending (read cap per stream)`
+        : `the response went on past ${Math.round(cap / 1024)} KiB without ending (read cap per stream, ${a.d.sizedBy ?? "sized from this run's evidence"})`,
     );
   return !a.ac.signal.aborted;
 }

@@ -12,16 +12,22 @@
 // (suites/support/register.ts calls shareEvidence); without one (self-tests, proofs) nothing is recorded.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Recording } from '../check/types.ts';
+import { CAPS } from '../http/transport.ts';
 
 export interface DeadlineEvidence {
-  /** no-headers: no status line within the floor; silent: headers, then no body byte; endless: past max_tokens. */
-  kind: 'no-headers' | 'silent' | 'endless';
+  /**
+   * no-headers: no status line within the floor; silent: headers, then no body byte; endless: past max_tokens;
+   * oversized: past the transport's read cap (16 MiB for an answer of a few tokens).
+   */
+  kind: 'no-headers' | 'silent' | 'endless' | 'oversized';
   /** The request, e.g. "POST /v1/chat/completions (stream)". */
   request: string;
   /** The check that sent it (when known). */
   check?: string;
   /** How long the server was silent (no-headers, silent), or how long the stream had run when it was cut (endless). */
   ms: number;
+  /** silent: body bytes that had trickled in (a whole answer that never ended). */
+  bytes?: number;
   /** endless: the mean gap between its token events (ms), and the time to its first one. */
   gapMs?: number;
   ttftMs?: number;
@@ -115,22 +121,29 @@ export function evidenceOf(
   rec: Pick<Recording, 'failure' | 'status' | 'tHeaders' | 'tEnd' | 'wireBytes' | 'reads'>,
   floors: { headersMs: number; totalMs: number },
   maxTokens: number | undefined,
+  whole = false,
 ): Omit<DeadlineEvidence, 'request' | 'check'> | undefined {
   const f = rec.failure;
-  if (!f || maxTokens === undefined) return undefined;
+  if (!f) return undefined;
+  // More bytes than any answer carries: the read cap cut it (lib/http/transport.ts CAPS), whatever was asked.
+  if (f.kind === 'overflow' && (rec.wireBytes ?? 0) > CAPS.readBytesPerStream)
+    return { kind: 'oversized', ms: Math.round(rec.tEnd) };
+  if (maxTokens === undefined) return undefined;
   const beyondSlow = (ms: number) => ms >= SLOW_MARGIN * 2 * SLOWEST_TOKEN_MS * maxTokens;
   if (f.kind === 'headers-timeout' && rec.status === undefined && rec.tEnd >= floors.headersMs && beyondSlow(rec.tEnd))
     return { kind: 'no-headers', ms: Math.round(rec.tEnd) };
-  // Headers, then not one byte until our total deadline: the body was never coming.
+  // Headers, then no end until our total deadline: not one byte (the body was never coming), or, for a whole
+  // (non-streamed) answer, a trickle (a correct server sends a whole answer at once when it is done).
   const silence = rec.tEnd - (rec.tHeaders ?? 0);
+  const bytes = rec.wireBytes ?? 0;
   if (
     (f.kind === 'total-timeout' || f.kind === 'token-idle') &&
     rec.status !== undefined &&
-    (rec.wireBytes ?? 0) === 0 &&
+    (bytes === 0 || (whole && f.kind === 'total-timeout')) &&
     silence >= Math.min(floors.totalMs, floors.headersMs) &&
     beyondSlow(silence)
   )
-    return { kind: 'silent', ms: Math.round(silence) };
+    return { kind: 'silent', ms: Math.round(silence), ...(bytes ? { bytes } : {}) };
   return undefined;
 }
 
@@ -147,7 +160,7 @@ export function noteEnding(
   const request = kind.slice(kind.indexOf(' POST ') + 1);
   const found: Omit<DeadlineEvidence, 'request' | 'check'> | undefined = endless
     ? { kind: 'endless', ms: Math.round(rec.tEnd), ...endless }
-    : evidenceOf(rec, floors, maxTokens);
+    : evidenceOf(rec, floors, maxTokens, kind.endsWith('(whole)'));
   if (found) {
     // The first evidence stands: a later cut by a deadline it sized is no new evidence (no shrinking in a spiral).
     if (m.has(kind)) return;
@@ -166,10 +179,22 @@ export function describeEvidence(e: DeadlineEvidence): string {
     case 'no-headers':
       return `${e.request}${by} got no response headers in ${e.ms} ms`;
     case 'silent':
-      return `${e.request}${by} got headers and then not one byte in ${e.ms} ms`;
+      return e.bytes
+        ? `${e.request}${by} got headers and then ${e.bytes} bytes in ${e.ms} ms, no end`
+        : `${e.request}${by} got headers and then not one byte in ${e.ms} ms`;
     case 'endless':
       return `${e.request}${by} streamed past its max_tokens without end${e.gapMs !== undefined ? ` (a token event every ${Math.round(e.gapMs * 10) / 10} ms)` : ''}`;
+    case 'oversized':
+      return `${e.request}${by} went on past ${CAPS.readBytesPerStream / 2 ** 20} MiB without ending`;
   }
+}
+
+/**
+ * Bytes an answer of `maxTokens` may take: every token event a stream may carry before it counts as runaway
+ * (4 × max_tokens + 64, lib/http/stream-guards.ts), each up to 4 KiB — far more than any correct event.
+ */
+export function answerBytesCap(maxTokens: number | undefined): number {
+  return (4 * (maxTokens ?? 256) + 64) * 4096;
 }
 
 /** Forget everything (tests). */

@@ -10,7 +10,7 @@
 //
 // Request deadlines are sized from the pace (lib/measure/pace.ts): the profile's values are floors, never lowered.
 import type { Deadlines, Recording } from '../check/types.ts';
-import { type DeadlineEvidence, describeEvidence } from './deadline-evidence.ts';
+import { answerBytesCap, type DeadlineEvidence, describeEvidence } from './deadline-evidence.ts';
 import { describePace, type Pace } from './pace.ts';
 
 /** Silence of this many token gaps is a stall: a real server's gaps vary by a few x, never by fifty. */
@@ -66,9 +66,11 @@ export function requestDeadlines(
     tokenIdleMs: firstToken,
     totalMs: Math.max(floors.totalMs, BUDGET_FACTOR * duration, firstToken + BUDGET_FACTOR * duration),
   };
+  // Past the read cap once: later answers of the kind are cut where no correct answer of their size reaches.
+  if (evidence?.kind === 'oversized') d.readCapBytes = answerBytesCap(shape.maxTokens);
   if (evidence) {
     const unsized = requestDeadlines(base, pace, shape);
-    if (d.headersMs < unsized.headersMs || d.totalMs < unsized.totalMs)
+    if (d.headersMs < unsized.headersMs || d.totalMs < unsized.totalMs || d.readCapBytes !== undefined)
       d.sizedBy = `sized from this run's evidence: ${describeEvidence(evidence)}`;
   }
   return { ...d, ...explicit };
@@ -88,6 +90,7 @@ function evidenceFloors(
   const stall = base.tokenIdleMs;
   switch (e?.kind) {
     case undefined:
+    case 'oversized':
       return base;
     case 'no-headers':
       return { headersMs: Math.min(base.headersMs, stall), totalMs: base.totalMs };
