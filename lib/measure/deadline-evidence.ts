@@ -112,12 +112,12 @@ export function maxTokensOf(body: unknown): number | undefined {
  * needs at 3 tok/s, the slowest pace the suite supports (a 1-token request silent for 15 s): a correct server that is
  * merely slow never shows it, whatever it was asked.
  */
-export const SLOW_MARGIN = 4;
+const SLOW_MARGIN = 4;
 /** The slowest decode the suite supports (3 tok/s), and twice a whole answer at it as what a request may need. */
 const SLOWEST_TOKEN_MS = 1000 / 3;
 
 /** The evidence a recording gives, if any (`floors`: the profile's; `maxTokens`: what the request asked for). */
-export function evidenceOf(
+function evidenceOf(
   rec: Pick<Recording, 'failure' | 'status' | 'tHeaders' | 'tEnd' | 'wireBytes' | 'reads'>,
   floors: { headersMs: number; totalMs: number },
   maxTokens: number | undefined,
