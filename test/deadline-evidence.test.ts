@@ -22,7 +22,7 @@ import { BUDGET_FACTOR, requestDeadlines } from '../lib/measure/deadlines.ts';
 import { paceOf } from '../lib/measure/pace.ts';
 
 const BASE: Deadlines = { connectMs: 2_000, headersMs: 15_000, tokenIdleMs: 5_000, totalMs: 30_000 };
-const KIND = 'http://127.0.0.1:1 POST /v1/chat/completions (whole)';
+const KIND = 'POST /v1/chat/completions (whole)';
 
 describe('sizing from evidence', () => {
   test('no headers: the headers floor becomes the stall floor; the message names the request and the check', () => {
@@ -79,12 +79,12 @@ describe('sizing from evidence', () => {
     expect(evidenceFor(KIND)).toBeUndefined();
   });
 
-  test('the kind of a request: origin, path, stream or not (Ollama streams unless told not to)', () => {
+  test('the kind of a request: path, stream or not (Ollama streams unless told not to)', () => {
     expect(requestKind('POST', 'http://h:1/v1/chat/completions', { stream: true })).toBe(
-      'http://h:1 POST /v1/chat/completions (stream)',
+      'POST /v1/chat/completions (stream)',
     );
-    expect(requestKind('POST', 'http://h:1/api/chat', '{"model":"m"}')).toBe('http://h:1 POST /api/chat (stream)');
-    expect(requestKind('POST', 'http://h:1/api/chat', { stream: false })).toBe('http://h:1 POST /api/chat (whole)');
+    expect(requestKind('POST', 'http://h:1/api/chat', '{"model":"m"}')).toBe('POST /api/chat (stream)');
+    expect(requestKind('POST', 'http://h:1/api/chat', { stream: false })).toBe('POST /api/chat (whole)');
     expect(requestKind('GET', 'http://h:1/v1/models', undefined)).toBeUndefined();
   });
 });

@@ -75,7 +75,7 @@ function parsed(body: unknown): object | undefined {
   return typeof b === 'object' && b !== null ? b : undefined;
 }
 
-/** A generation request's kind: origin, method, path, and whether it streams (the same server treats them apart). */
+/** A generation request's kind: method, path, and whether it streams (the same server treats them apart). */
 export function requestKind(method: string, url: string, body: unknown): string | undefined {
   if (method !== 'POST') return undefined;
   let u: URL;
@@ -89,7 +89,8 @@ export function requestKind(method: string, url: string, body: unknown): string 
   const s = (b as { stream?: unknown }).stream;
   // Ollama's native API streams unless told not to.
   const stream = s === true || (s === undefined && u.pathname.startsWith('/api/'));
-  return `${u.origin} POST ${u.pathname} (${stream ? 'stream' : 'whole'})`;
+  // Not the origin: a server the suite restarts may come back on another port, and a run has one server.
+  return `POST ${u.pathname} (${stream ? 'stream' : 'whole'})`;
 }
 
 /** The evidence for a kind of request, if this run has any (and recording is on). */
@@ -157,7 +158,7 @@ export function noteEnding(
 ): void {
   if (!file || kind === undefined) return;
   const m = load();
-  const request = kind.slice(kind.indexOf(' POST ') + 1);
+  const request = kind;
   const found: Omit<DeadlineEvidence, 'request' | 'check'> | undefined = endless
     ? { kind: 'endless', ms: Math.round(rec.tEnd), ...endless }
     : evidenceOf(rec, floors, maxTokens, kind.endsWith('(whole)'));
