@@ -57,7 +57,13 @@ describe('sizing from evidence', () => {
   });
 
   test('past the 16 MiB read cap once: later answers of the kind are cut where no answer of their size reaches', () => {
-    const e = { kind: 'oversized' as const, request: 'POST /v1/chat/completions (stream)', check: 'api.x', ms: 900 };
+    const e = {
+      kind: 'oversized' as const,
+      request: 'POST /v1/chat/completions (stream)',
+      check: 'api.x',
+      ms: 900,
+      bytes: 16 * 2 ** 20 + 65536,
+    };
     const d = requestDeadlines(BASE, undefined, { maxTokens: 24 }, {}, e);
     expect(d.readCapBytes).toBe((4 * 24 + 64) * 4096);
     expect([d.headersMs, d.totalMs]).toEqual([15_000, 30_000]);

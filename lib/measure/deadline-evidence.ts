@@ -26,7 +26,7 @@ export interface DeadlineEvidence {
   check?: string;
   /** How long the server was silent (no-headers, silent), or how long the stream had run when it was cut (endless). */
   ms: number;
-  /** silent: body bytes that had trickled in (a whole answer that never ended). */
+  /** silent: body bytes that had trickled in (a whole answer that never ended); oversized: bytes read before the cut. */
   bytes?: number;
   /** endless: the mean gap between its token events (ms), and the time to its first one. */
   gapMs?: number;
@@ -126,9 +126,10 @@ function evidenceOf(
 ): Omit<DeadlineEvidence, 'request' | 'check'> | undefined {
   const f = rec.failure;
   if (!f) return undefined;
-  // More bytes than any answer carries: the read cap cut it (lib/http/transport.ts CAPS), whatever was asked.
-  if (f.kind === 'overflow' && (rec.wireBytes ?? 0) > CAPS.readBytesPerStream)
-    return { kind: 'oversized', ms: Math.round(rec.tEnd) };
+  // More bytes than any answer carries: a cap cut it (lib/http/transport.ts CAPS: the read cap, or one line past
+  // 1 MiB), whatever was asked. (A stream past max_tokens is `endless`, noted by its sender.)
+  if (f.kind === 'overflow' && (rec.wireBytes ?? 0) > CAPS.lineBytes)
+    return { kind: 'oversized', ms: Math.round(rec.tEnd), bytes: rec.wireBytes };
   if (maxTokens === undefined) return undefined;
   const beyondSlow = (ms: number) => ms >= SLOW_MARGIN * 2 * SLOWEST_TOKEN_MS * maxTokens;
   if (f.kind === 'headers-timeout' && rec.status === undefined && rec.tEnd >= floors.headersMs && beyondSlow(rec.tEnd))
@@ -186,7 +187,7 @@ export function describeEvidence(e: DeadlineEvidence): string {
     case 'endless':
       return `${e.request}${by} streamed past its max_tokens without end${e.gapMs !== undefined ? ` (a token event every ${Math.round(e.gapMs * 10) / 10} ms)` : ''}`;
     case 'oversized':
-      return `${e.request}${by} went on past ${CAPS.readBytesPerStream / 2 ** 20} MiB without ending`;
+      return `${e.request}${by} went on past ${Math.floor((e.bytes ?? CAPS.lineBytes) / 2 ** 20)} MiB without ending`;
   }
 }
 
