@@ -131,7 +131,7 @@ describe('over real HTTP', () => {
     resetEvidence();
     const h = await startHostile('never-answers', otherLog);
     stops.push(() => h.server.stop());
-    // 3 s of silence for a 1-token answer (0.7 s at 3 tok/s, SLOW_MARGIN times): evidence.
+    // 3 s of silence for a 1-token answer (0.33 s at 3 tok/s; evidence from twice that): evidence.
     const ctx = ctxFor(h.url, { connectMs: 2_000, headersMs: 3_000, tokenIdleMs: 500, totalMs: 4_000 });
     evidenceCheck('x.first');
     const first = await chat(ctx, body(ctx, false));

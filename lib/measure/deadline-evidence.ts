@@ -110,11 +110,11 @@ export function maxTokensOf(body: unknown): number | undefined {
 
 /**
  * A silence is evidence only when it lasted both the profile's floor and SLOW_MARGIN times what the whole answer
- * needs at 3 tok/s, the slowest pace the suite supports (a 1-token request silent for 15 s): a correct server that is
+ * needs at 3 tok/s, the slowest pace the suite supports (a 16-token answer silent for 15 s): a correct server that is
  * merely slow never shows it, whatever it was asked.
  */
-const SLOW_MARGIN = 4;
-/** The slowest decode the suite supports (3 tok/s), and twice a whole answer at it as what a request may need. */
+const SLOW_MARGIN = 2;
+/** The slowest decode the suite supports (3 tok/s). */
 const SLOWEST_TOKEN_MS = 1000 / 3;
 
 /** The evidence a recording gives, if any (`floors`: the profile's; `maxTokens`: what the request asked for). */
@@ -131,7 +131,7 @@ function evidenceOf(
   if (f.kind === 'overflow' && (rec.wireBytes ?? 0) > CAPS.lineBytes)
     return { kind: 'oversized', ms: Math.round(rec.tEnd), bytes: rec.wireBytes };
   if (maxTokens === undefined) return undefined;
-  const beyondSlow = (ms: number) => ms >= SLOW_MARGIN * 2 * SLOWEST_TOKEN_MS * maxTokens;
+  const beyondSlow = (ms: number) => ms >= SLOW_MARGIN * SLOWEST_TOKEN_MS * maxTokens;
   if (f.kind === 'headers-timeout' && rec.status === undefined && rec.tEnd >= floors.headersMs && beyondSlow(rec.tEnd))
     return { kind: 'no-headers', ms: Math.round(rec.tEnd) };
   // Headers, then no end until our total deadline: not one byte (the body was never coming), or, for a whole
