@@ -193,10 +193,12 @@ export function describeEvidence(e: DeadlineEvidence): string {
 
 /**
  * Bytes an answer of `maxTokens` may take: every token event a stream may carry before it counts as runaway
- * (4 × max_tokens + 64, lib/http/stream-guards.ts), each up to 4 KiB — far more than any correct event.
+ * (4 × max_tokens + 64, lib/http/stream-guards.ts), each up to 4 KiB — far more than any correct event — and at
+ * least 2 MiB.
  */
 export function answerBytesCap(maxTokens: number | undefined): number {
-  return (4 * (maxTokens ?? 256) + 64) * 4096;
+  // Never below twice the line cap: a stream's one endless line is still named as such (its cap comes first).
+  return Math.max(2 * CAPS.lineBytes, (4 * (maxTokens ?? 256) + 64) * 4096);
 }
 
 /** Forget everything (tests). */
