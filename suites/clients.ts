@@ -11,7 +11,7 @@
 import type { CheckContext, CheckDef } from '../lib/check/check.ts';
 import type { FamilySpec } from '../lib/check/family-spec.ts';
 import { fail, inconclusive, pass, skip } from '../lib/check/messages.ts';
-import type { Evidence, Recording, Verdict } from '../lib/check/types.ts';
+import type { Deadlines, Evidence, Recording, Verdict } from '../lib/check/types.ts';
 import { compareFacts, type Incremental, judgeIncremental, triggerOf } from '../lib/clients/compare.ts';
 import {
   type ClientCase,
@@ -35,8 +35,10 @@ import {
   wireShape,
 } from '../lib/clients/wire.ts';
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
-import { uniquePrompt } from '../lib/http/exchange.ts';
+import { GENERATION_PATH, paceFor, uniquePrompt } from '../lib/http/exchange.ts';
 import { bodyJson } from '../lib/http/recorder.ts';
+import { evidenceFor, requestKind } from '../lib/measure/deadline-evidence.ts';
+import { requestDeadlines } from '../lib/measure/deadlines.ts';
 import { ECHO_TEXT } from './sse.ts';
 import { judgeWire, type WireRules } from './support/client-wire-rules.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
@@ -76,20 +78,22 @@ interface CaseResult {
 async function callBounded(
   d: ClientDriver,
   mode: Mode,
-  ctx: CheckContext,
+  deadlines: Deadlines,
   c: ClientCase,
   obs: Observation,
   stop: AbortController,
 ): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   // 24 tokens need seconds even at 3 tok/s: two minutes is plenty, and keeps both calls inside the check's bound.
-  const limit = Math.min(ctx.deadlines.totalMs, CLIENT_CALL_MAX_MS) + CLIENT_GRACE_MS;
+  const limit = Math.min(deadlines.totalMs, CLIENT_CALL_MAX_MS) + CLIENT_GRACE_MS;
   try {
     await Promise.race([
       d.run(mode, c, obs),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
-          const e = new Error(`the ${mode} call did not return within ${limit} ms`);
+          const e = new Error(
+            `the ${mode} call did not return within ${limit} ms${deadlines.sizedBy ? ` (${deadlines.sizedBy})` : ''}`,
+          );
           // A call we gave up on: end its recording too (settle() would otherwise wait for the server's own end).
           stop.abort(e);
           reject(e);
@@ -106,10 +110,22 @@ async function callBounded(
 /** One case: one client call, one request, everything it reported and everything the wire carried. */
 async function runCase(ctx: CheckContext, d: ClientDriver, mode: Mode): Promise<CaseResult> {
   const stop = new AbortController();
+  const prompt = uniquePrompt(ctx, PROMPT);
+  // Sized like every request of the suite: the profile's floors, the pace on top, lowered only by this run's evidence
+  // that requests of this kind get no end (a client library's own timeouts are minutes; ours bound its call).
+  const kind = requestKind('POST', `${ctx.baseUrl}${GENERATION_PATH[d.flavour]}`, { stream: mode === 'stream' });
+  const deadlines = requestDeadlines(
+    ctx.deadlines,
+    paceFor(ctx),
+    { maxTokens: MAX_TOKENS, promptChars: prompt.length },
+    {},
+    evidenceFor(kind),
+  );
   const tee = teeFetch({
     baseUrl: ctx.baseUrl,
     authHeaders: ctx.headers,
-    deadlines: ctx.deadlines,
+    deadlines,
+    evidenceFloors: ctx.deadlines,
     signal: AbortSignal.any([ctx.signal, stop.signal]),
     secrets: ctx.secrets,
     maxRequests: 1,
@@ -119,12 +135,12 @@ async function runCase(ctx: CheckContext, d: ClientDriver, mode: Mode): Promise<
   await callBounded(
     d,
     mode,
-    ctx,
+    deadlines,
     {
       root: ctx.baseUrl,
       model: ctx.profile.model,
       fetch: tee.fetch,
-      prompt: uniquePrompt(ctx, PROMPT),
+      prompt,
       maxTokens: MAX_TOKENS,
       extraBody: d.flavour === 'openai-chat' ? ctx.profile.extraBody : undefined,
     },

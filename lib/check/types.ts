@@ -38,6 +38,10 @@ export interface Deadlines {
   tokenIdleMs: number;
   /** Whole request. */
   totalMs: number;
+  /** Set when this run's evidence lowered a floor (lib/measure/deadline-evidence.ts): named in the cut's message. */
+  sizedBy?: string;
+  /** Bytes read before the response is cut (default: the transport's read cap), lowered only by such evidence. */
+  readCapBytes?: number;
 }
 
 export interface KnownIssue {

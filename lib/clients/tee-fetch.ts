@@ -28,6 +28,8 @@ interface TeeOptions {
   /** The profile's auth headers (Authorization), added to requests for that origin only. */
   authHeaders: Record<string, string>;
   deadlines: Deadlines;
+  /** The profile's floors: generation requests cut after waiting them out are this run's evidence (lib/measure/deadline-evidence.ts). */
+  evidenceFloors?: { headersMs: number; totalMs: number };
   /** The check's abort signal. */
   signal: AbortSignal;
   secrets: readonly string[];
@@ -182,6 +184,7 @@ export function teeFetch(o: TeeOptions): Tee {
       headers,
       body,
       deadlines: o.deadlines,
+      evidenceFloors: o.evidenceFloors,
       signal: AbortSignal.any([o.signal, ac.signal]),
       secrets: [...o.secrets],
       onHeaders(status, hs) {

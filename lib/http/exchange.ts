@@ -13,6 +13,7 @@ import {
   type StreamEvents,
 } from '../decode/stream-events.ts';
 import { median } from '../grading/stats.ts';
+import { evidenceFor, noteEnding, requestKind } from '../measure/deadline-evidence.ts';
 import { requestDeadlines, STALL_FACTOR, stallLimitMs } from '../measure/deadlines.ts';
 import { observations, observe, type Pace, paceKey, paceOf } from '../measure/pace.ts';
 import { type RequestMetrics, requestMetrics } from '../measure/request-metrics.ts';
@@ -236,8 +237,11 @@ export async function send(
   const signal = opts.signal ? AbortSignal.any([opts.signal, ctx.signal]) : ctx.signal;
   const key = paceKey(ctx.baseUrl, ctx.profile.model);
   const pace = paceOf(observations(key));
-  // Deadlines sized from the pace (the profile's are floors); a caller's explicit deadlines are kept as given.
-  const deadlines = requestDeadlines(ctx.deadlines, pace, shapeOf(flavour, body), opts.deadlines);
+  // Deadlines sized from the pace (the profile's are floors, lowered only by this run's evidence that requests of
+  // this kind get no end: lib/measure/deadline-evidence.ts); a caller's explicit deadlines are kept as given.
+  const url = `${ctx.baseUrl}${GENERATION_PATH[flavour]}`;
+  const kind = requestKind('POST', url, { ...(body as object), stream });
+  const deadlines = requestDeadlines(ctx.deadlines, pace, shapeOf(flavour, body), opts.deadlines, evidenceFor(kind));
   const decode = stream ? new StreamDecode(flavour, MAX_RECORDED_BYTES) : undefined;
   // Cut a stream that runs away (far past max_tokens) or sends one endless line: the server's failure, bounded.
   const guards = streamGuards(body);
@@ -250,7 +254,7 @@ export async function send(
   };
   const stallFloorMs = opts.deadlines?.tokenIdleMs === undefined ? ctx.deadlines.tokenIdleMs : undefined;
   const rec = await record({
-    url: `${ctx.baseUrl}${GENERATION_PATH[flavour]}`,
+    url,
     method: 'POST',
     headers,
     body,
@@ -260,11 +264,18 @@ export async function send(
     onRead: decode ? guards.wrap(decode.reader(detectorOpts, stallFloorMs)) : undefined,
     secrets: ctx.secrets,
     maxBytes: MAX_RECORDED_BYTES,
+    evidenceFloors: ctx.deadlines,
   });
   const x = decode
     ? decode.finish(rec, stream, pace?.charsPerToken)
     : decodeExchange(flavour, rec, stream, pace?.charsPerToken);
   observeExchange(key, x);
+  if (guards.ranAway) {
+    // Past max_tokens with no end in sight: later streams of this kind get a total sized from this one's own pace.
+    const times = x.events?.tokens.map((t) => t.t) ?? [];
+    const gapMs = times.length > 1 ? (times.at(-1)! - times[0]!) / (times.length - 1) : undefined;
+    noteEnding(kind, rec, ctx.deadlines, undefined, { gapMs, ttftMs: times[0] });
+  }
   return x;
 }
 

@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import { Agent, errors as undiciErrors, request as undiciRequest } from 'undici';
 import type { Deadlines, Recording, RequestFailure } from '../check/types.ts';
 import { redact } from '../config/secrets.ts';
+import { maxTokensOf, noteEnding, requestKind } from '../measure/deadline-evidence.ts';
 import {
   CAPS,
   chargeRun,
@@ -69,6 +70,11 @@ interface RequestOptions {
   /** Secrets to scrub from the recorded request body. */
   secrets?: string[];
   maxBytes?: number;
+  /**
+   * The profile's floors: when set, a generation request cut after waiting them out is noted as this run's evidence
+   * (lib/measure/deadline-evidence.ts), and one that completes withdraws it.
+   */
+  evidenceFloors?: { headersMs: number; totalMs: number };
 }
 
 export interface StreamControl {
@@ -119,6 +125,18 @@ function isReusedSocketReset(rec: Recording): boolean {
  * All deadlines are enforced, so no call can hang.
  */
 export async function record(opts: RequestOptions): Promise<Recording> {
+  const rec = await recordRetrying(opts);
+  if (opts.evidenceFloors)
+    noteEnding(
+      requestKind(opts.method ?? (opts.body === undefined ? 'GET' : 'POST'), opts.url, opts.body),
+      rec,
+      opts.evidenceFloors,
+      maxTokensOf(opts.body),
+    );
+  return rec;
+}
+
+async function recordRetrying(opts: RequestOptions): Promise<Recording> {
   const first = await recordOnce(opts);
   if (!isReusedSocketReset(first)) return first;
   // A dispatcher of its own guarantees a fresh connection without closing sockets other requests are using.
@@ -236,15 +254,19 @@ function startAttempt(opts: RequestOptions, out: Outgoing): Attempt {
     headersTimer: undefined,
     t0: 0,
   };
+  const sized = d.sizedBy ? ` (${d.sizedBy})` : '';
   a.timers.push(
-    setTimeout(() => cut(a, 'total-timeout', `no end of response within ${d.totalMs} ms (total deadline)`), d.totalMs),
+    setTimeout(
+      () => cut(a, 'total-timeout', `no end of response within ${Math.round(d.totalMs)} ms (total deadline)${sized}`),
+      d.totalMs,
+    ),
   );
   if (opts.signal?.aborted) a.onCallerAbort();
   opts.signal?.addEventListener('abort', a.onCallerAbort, { once: true });
   a.t0 = performance.now();
   a.rec.t0Abs = a.t0;
   a.headersTimer = setTimeout(
-    () => cut(a, 'headers-timeout', `no response headers within ${d.headersMs} ms`),
+    () => cut(a, 'headers-timeout', `no response headers within ${Math.round(d.headersMs)} ms${sized}`),
     d.headersMs,
   );
   a.timers.push(a.headersTimer);
@@ -341,9 +363,12 @@ async function readBody(a: Attempt, body: Readable): Promise<void> {
 function accept(a: Attempt, t: number, bytes: Uint8Array, decoded: Uint8Array = bytes): boolean {
   a.wire += bytes.length;
   keep(a, t, decoded);
-  if (!a.ac.signal.aborted && a.wire > CAPS.readBytesPerStream)
+  const cap = a.d.readCapBytes ?? CAPS.readBytesPerStream;
+  if (!a.ac.signal.aborted && a.wire > cap)
     a.control.overflow(
-      `the response went on past ${CAPS.readBytesPerStream / 2 ** 20} MiB without ending (read cap per stream)`,
+      cap === CAPS.readBytesPerStream
+        ? `the response went on past ${cap / 2 ** 20} MiB without ending (read cap per stream)`
+        : `the response went on past ${Math.round(cap / 1024)} KiB without ending (read cap per stream, ${a.d.sizedBy ?? "sized from this run's evidence"})`,
     );
   return !a.ac.signal.aborted;
 }

@@ -20,11 +20,20 @@ function requestedMaxTokens(body: unknown): number | undefined {
  */
 export const runawayLimit = (maxTokens: number) => 4 * maxTokens + 64;
 
-export function streamGuards(body: unknown): { wrap(inner: OnRead): OnRead; onToken(count: number): void } {
+export function streamGuards(body: unknown): {
+  wrap(inner: OnRead): OnRead;
+  onToken(count: number): void;
+  /** The stream was cut for running past max_tokens (evidence that it would not end: lib/measure/deadline-evidence.ts). */
+  readonly ranAway: boolean;
+} {
   const maxTokens = requestedMaxTokens(body);
   let control: StreamControl | undefined;
   let lineBytes = 0;
+  let ranAway = false;
   return {
+    get ranAway() {
+      return ranAway;
+    },
     wrap: (inner) => (t, bytes, c) => {
       control = c;
       // Bytes since the last line end (LF or CR): the parser would buffer them all.
@@ -37,10 +46,12 @@ export function streamGuards(body: unknown): { wrap(inner: OnRead): OnRead; onTo
       inner(t, bytes, c);
     },
     onToken(count) {
-      if (maxTokens !== undefined && count > runawayLimit(maxTokens))
+      if (maxTokens !== undefined && count > runawayLimit(maxTokens)) {
+        ranAway = true;
         control?.overflow(
           `the server kept streaming past max_tokens: ${count} token events for max_tokens ${maxTokens} and no end of stream (cut at ${runawayLimit(maxTokens)})`,
         );
+      }
     },
   };
 }

@@ -10,6 +10,7 @@
 //
 // Request deadlines are sized from the pace (lib/measure/pace.ts): the profile's values are floors, never lowered.
 import type { Deadlines, Recording } from '../check/types.ts';
+import { answerBytesCap, type DeadlineEvidence, describeEvidence } from './deadline-evidence.ts';
 import { describePace, type Pace } from './pace.ts';
 
 /** Silence of this many token gaps is a stall: a real server's gaps vary by a few x, never by fifty. */
@@ -50,20 +51,60 @@ export function requestDeadlines(
   pace: Pace | undefined,
   shape: RequestShape,
   explicit: Partial<Deadlines> = {},
+  evidence?: DeadlineEvidence,
 ): Deadlines {
   const ttft = expectedTtftMs(pace, shape.promptChars);
   const duration = ttft + (shape.maxTokens ?? 0) * (pace?.perTokenMs ?? 0);
+  const floors = evidenceFloors(base, evidence, shape.maxTokens);
   // A server that holds its tokens until the end is silent for the whole generation: that is a burst (the stream
   // and metrics families judge it), not a stall, so the first-token bound also covers twice the expected duration.
   const firstToken = Math.max(base.tokenIdleMs, PREFILL_FACTOR * ttft, 2 * duration);
   const d: Deadlines = {
     connectMs: base.connectMs,
     // Headers too may wait for the whole answer (a server that holds everything until the end: a burst, judged as one).
-    headersMs: Math.max(base.headersMs, PREFILL_FACTOR * ttft, 2 * duration),
+    headersMs: Math.max(floors.headersMs, PREFILL_FACTOR * ttft, 2 * duration),
     tokenIdleMs: firstToken,
-    totalMs: Math.max(base.totalMs, BUDGET_FACTOR * duration, firstToken + BUDGET_FACTOR * duration),
+    totalMs: Math.max(floors.totalMs, BUDGET_FACTOR * duration, firstToken + BUDGET_FACTOR * duration),
   };
+  // Past the read cap once: later answers of the kind are cut where no correct answer of their size reaches.
+  if (evidence?.kind === 'oversized') d.readCapBytes = answerBytesCap(shape.maxTokens);
+  if (evidence) {
+    const unsized = requestDeadlines(base, pace, shape);
+    if (d.headersMs < unsized.headersMs || d.totalMs < unsized.totalMs || d.readCapBytes !== undefined)
+      d.sizedBy = `sized from this run's evidence: ${describeEvidence(evidence)}`;
+  }
   return { ...d, ...explicit };
+}
+
+/**
+ * The profile's floors, lowered by this run's evidence that requests of this kind get no end: to the silence the
+ * profile itself counts as a stall (tokenIdleMs), or for a stream that ran past max_tokens, to BUDGET_FACTOR times
+ * what a complete answer would take at the pace that very stream showed. Only floors: whatever the measured pace
+ * says a request needs is added on top, never cut (a slow server shows no such evidence, and keeps its deadlines).
+ */
+function evidenceFloors(
+  base: Deadlines,
+  e: DeadlineEvidence | undefined,
+  maxTokens: number | undefined,
+): { headersMs: number; totalMs: number } {
+  const stall = base.tokenIdleMs;
+  switch (e?.kind) {
+    case undefined:
+    case 'oversized':
+      return base;
+    case 'no-headers':
+      return { headersMs: Math.min(base.headersMs, stall), totalMs: base.totalMs };
+    case 'silent':
+      return { headersMs: Math.min(base.headersMs, stall), totalMs: Math.min(base.totalMs, stall) };
+    case 'endless': {
+      // The stream showed its own pace: a whole answer at it, BUDGET_FACTOR times, at least the stall floor.
+      const answer = (e.ttftMs ?? 0) + (maxTokens ?? 0) * (e.gapMs ?? 0);
+      return {
+        headersMs: base.headersMs,
+        totalMs: Math.min(base.totalMs, Math.max(base.tokenIdleMs, BUDGET_FACTOR * answer)),
+      };
+    }
+  }
 }
 
 /** How a recorded exchange ended, and whose doing that was. */

@@ -4,8 +4,9 @@
 // deadlines. Plain functions, no Vitest.
 import type { ApiFlavour, Profile } from '../check/types.ts';
 import { GENERATION_PATH } from '../http/exchange.ts';
-import { record } from '../http/recorder.ts';
+import { DEFAULT_DEADLINES, record } from '../http/recorder.ts';
 import { describeRequest, type JournalEntry, recentRequests } from '../http/transport.ts';
+import { describeEvidence, evidenceFor, requestKind } from '../measure/deadline-evidence.ts';
 
 interface Health {
   answering: boolean;
@@ -64,10 +65,18 @@ export async function probeHealth(
       detail: `nothing answers at ${baseUrl} (GET /v1/models: ${models.failure.message})`,
     };
   const flavour = profile.apis[0] ?? 'openai-chat';
+  const url = `${baseUrl}${GENERATION_PATH[flavour]}`;
+  const body = probeBody(flavour, profile.model, flavour === 'openai-chat' ? profile.extraBody : undefined);
+  // This run has seen requests of this very kind get no answer for the profile's whole floor: the probe waits the
+  // silence the profile counts as a stall, not its full budget again (lib/measure/deadline-evidence.ts).
+  const seen = evidenceFor(requestKind('POST', url, body));
+  const stall = Math.max(5_000, profile.deadlines?.tokenIdleMs ?? DEFAULT_DEADLINES.tokenIdleMs);
+  const sized = seen && seen.kind !== 'endless' && stall < budgetMs;
+  if (sized) budgetMs = stall;
   const gen = await record({
-    url: `${baseUrl}${GENERATION_PATH[flavour]}`,
+    url,
     headers: { ...headers, ...(flavour === 'anthropic-messages' ? { 'anthropic-version': '2023-06-01' } : {}) },
-    body: probeBody(flavour, profile.model, flavour === 'openai-chat' ? profile.extraBody : undefined),
+    body,
     secrets,
     deadlines: { connectMs: 2_000, headersMs: budgetMs, tokenIdleMs: budgetMs, totalMs: budgetMs },
   });
@@ -83,7 +92,9 @@ export async function probeHealth(
     answering: false,
     listsModels,
     detail:
-      `a 1-token generation (POST ${GENERATION_PATH[flavour]}) got no complete answer within ${budgetMs} ms (${what})` +
+      `a 1-token generation (POST ${GENERATION_PATH[flavour]}) got no complete answer within ${budgetMs} ms` +
+      (sized ? ` (sized from this run's evidence: ${describeEvidence(seen)})` : '') +
+      ` (${what})` +
       (listsModels
         ? '; GET /v1/models still answers (the process is alive but does not generate)'
         : models.failure

@@ -1,6 +1,7 @@
 // Registers declared checks as Vitest tests: one describe per profile id (so JUnit/JSON output tell
 // servers apart), one test per check whose name starts with the check id.
 
+import { join } from 'node:path';
 import { format } from 'node:util';
 import { describe, inject, test } from 'vitest';
 import { fileStore } from '../../lib/check/blocked.ts';
@@ -8,6 +9,7 @@ import { type CheckDef, grade, RunDeadlineReached, runCheck, skipReason, type Ti
 import { TIMING_FAMILIES } from '../../lib/check/family-order.ts';
 import { requestAuth } from '../../lib/config/request-auth.ts';
 import { redact, redactDeep } from '../../lib/config/secrets.ts';
+import { evidenceCheck, shareEvidence } from '../../lib/measure/deadline-evidence.ts';
 import { describeRequest, probeBudgetMs, requestsSince } from '../../lib/server/health.ts';
 import {
   disturbing,
@@ -100,6 +102,8 @@ function fileDeadline(fileFamily: string, importMs: number): number {
 
 export function registerChecks(family: string, checks: CheckDef[], fileFamily = family): void {
   const importMs = Date.now() - moduleLoadedAt;
+  // Evidence that requests of a kind get no end is the run's, whichever worker saw it (lib/measure/deadline-evidence.ts).
+  shareEvidence(join(inject('stateDir'), 'deadline-evidence.json'));
   const profile = inject('profile');
   const server = inject('server');
   const setupError = inject('setupError');
@@ -175,6 +179,7 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
         }
         let result;
         const since = Date.now();
+        evidenceCheck(check.id);
         try {
           result = await runCheck(check, {
             profile,
