@@ -7,6 +7,7 @@
 
 import { createParser } from 'eventsource-parser';
 import type { BodyRead } from '../check/types.ts';
+import { lazyFields } from '../lazy.ts';
 
 export interface SseEvent {
   t: number;
@@ -104,6 +105,13 @@ interface StreamDecoderOptions {
    * byte cap: a long stream is still decoded to its end, its raw material kept only as far as its bytes are).
    */
   retainBytes?: number;
+  /**
+   * Keep only the raw reads (the same byte arrays the recorder keeps, and their times) while the stream is live, and
+   * build text, events, comments and errors from them when they are first read. Live callbacks (`onEvent`, `onLine`)
+   * see every event as before. Why: what a live stream retains is what each minor GC copies, and per-event objects
+   * kept for the whole stream were the largest part of our client's cost per event (BENCHMARKS.md, issue 23).
+   */
+  lazy?: boolean;
 }
 
 /**
@@ -117,12 +125,33 @@ abstract class TextStreamDecoder {
   protected retain = true;
   protected text = '';
   protected readonly facts = new Utf8Facts();
+  /** Lazy mode: nothing decoded is kept live; the retained reads are replayed on first read of what they make. */
+  protected readonly lazy: boolean;
+  /** Lazy mode: the reads within retainBytes (their times and bytes, as pushed). */
+  protected readonly rawT: number[] = [];
+  protected readonly rawBytes: Uint8Array[] = [];
   private pushed = 0;
   private readonly decoder = new TextDecoder('utf-8', { fatal: false });
   private readonly retainBytes: number;
 
   constructor(o: StreamDecoderOptions = {}) {
     this.retainBytes = o.retainBytes ?? Infinity;
+    this.lazy = o.lazy === true;
+  }
+
+  /**
+   * Lazy mode: an eager decoder fed exactly the retained reads holds what an eager decoder of the whole stream would
+   * have kept (retention stops at a read and never resumes). The caller ends it only when every read was retained:
+   * an eager decoder keeps what its end adds only while still retaining.
+   */
+  protected replay<D extends TextStreamDecoder>(d: D): D {
+    for (let i = 0; i < this.rawT.length; i++) d.push(this.rawT[i]!, this.rawBytes[i]!);
+    return d;
+  }
+
+  /** Kept: what an eager decoder would retain (the live one keeps only the raw reads). */
+  protected get keeping(): boolean {
+    return this.retain && !this.lazy;
   }
 
   /** True while reads are still within retainBytes (what has been decoded is all kept). */
@@ -134,6 +163,10 @@ abstract class TextStreamDecoder {
     this.t = t;
     this.retain = this.pushed < this.retainBytes;
     this.pushed += bytes.length;
+    if (this.lazy && this.retain) {
+      this.rawT.push(t);
+      this.rawBytes.push(bytes);
+    }
     this.facts.bytes(bytes);
     this.take(this.decoder.decode(bytes, { stream: true }));
   }
@@ -148,7 +181,7 @@ abstract class TextStreamDecoder {
   private take(s: string): void {
     if (s === '') return;
     this.facts.text(s);
-    if (this.retain) this.text += s;
+    if (this.keeping) this.text += s;
     this.parse(s);
   }
 }
@@ -176,14 +209,14 @@ export class SseStreamDecoder extends TextStreamDecoder {
       const ev: SseEvent = { t: this.t, data: e.data };
       if (e.event !== undefined) ev.event = e.event;
       if (e.id !== undefined) ev.id = e.id;
-      if (this.retain) this.events.push(ev);
+      if (this.keeping) this.events.push(ev);
       this.onEvent?.(ev);
     },
     onComment: (c) => {
-      if (this.retain) this.comments.push({ t: this.t, text: c });
+      if (this.keeping) this.comments.push({ t: this.t, text: c });
     },
     onError: (err) => {
-      if (!this.retain) return;
+      if (!this.keeping) return;
       const pe: SseParseError = { t: this.t, type: err.type, message: err.message };
       if (err.field !== undefined) pe.field = err.field;
       if (err.line !== undefined) pe.line = err.line;
@@ -193,6 +226,14 @@ export class SseStreamDecoder extends TextStreamDecoder {
 
   end(): SseDecoded {
     this.flush();
+    if (this.lazy) {
+      const facts = { invalidUtf8: this.facts.invalid, bom: this.facts.bom };
+      return lazyFields({ ...facts } as SseDecoded, ['events', 'comments', 'parseErrors', 'text'], () => {
+        const d = this.replay(new SseStreamDecoder());
+        if (this.retain) d.end();
+        return { events: d.events, comments: d.comments, parseErrors: d.parseErrors, text: d.text };
+      });
+    }
     return {
       events: this.events,
       comments: this.comments,
@@ -250,6 +291,14 @@ export class NdjsonStreamDecoder extends TextStreamDecoder {
     this.flush();
     if (this.buf !== '') this.line(this.buf, false);
     this.buf = '';
+    if (this.lazy) {
+      const blankLines = this.blankLines;
+      return lazyFields({ invalidUtf8: this.facts.invalid, blankLines } as NdjsonDecoded, ['lines', 'text'], () => {
+        const d = this.replay(new NdjsonStreamDecoder());
+        if (this.retain) d.end();
+        return { lines: d.lines, text: d.text };
+      });
+    }
     return { lines: this.lines, text: this.text, invalidUtf8: this.facts.invalid, blankLines: this.blankLines };
   }
 
@@ -275,7 +324,7 @@ export class NdjsonStreamDecoder extends TextStreamDecoder {
     } catch (e) {
       entry.jsonError = e instanceof Error ? e.message : String(e);
     }
-    if (this.retain) this.lines.push(entry);
+    if (this.keeping) this.lines.push(entry);
     this.onLine?.(entry);
   }
 }

@@ -2,8 +2,9 @@
 // undici's request() over one keep-alive Agent per process (idle ≤ 4 s: uvicorn closes at 5 s).
 import type { Readable } from 'node:stream';
 import { Agent, errors as undiciErrors, request as undiciRequest } from 'undici';
-import type { Deadlines, Recording, RequestFailure } from '../check/types.ts';
+import type { BodyRead, Deadlines, Recording, RequestFailure } from '../check/types.ts';
 import { redact } from '../config/secrets.ts';
+import { lazyFields } from '../lazy.ts';
 import {
   CAPS,
   chargeRun,
@@ -152,6 +153,12 @@ interface Attempt {
   readonly control: StreamControl;
   /** Body bytes kept (up to caps.bytes) and their count; bytes read off the wire (before any decoding). */
   readonly parts: Uint8Array[];
+  /**
+   * The recording's reads as two parallel arrays (a time and a byte array per read, not an object per read: what a
+   * live stream keeps is what every minor GC copies); `rec.reads` is built from them when first read.
+   */
+  readonly readT: number[];
+  readonly readBytes: Uint8Array[];
   kept: number;
   wire: number;
   idleTimer: NodeJS.Timeout | undefined;
@@ -228,6 +235,8 @@ function startAttempt(opts: RequestOptions, out: Outgoing): Attempt {
       overflow: (reason) => cut(a, 'overflow', reason),
     },
     parts: [],
+    readT: [],
+    readBytes: [],
     kept: 0,
     wire: 0,
     idleTimer: undefined,
@@ -348,11 +357,15 @@ function accept(a: Attempt, t: number, bytes: Uint8Array, decoded: Uint8Array = 
   return !a.ac.signal.aborted;
 }
 
+const EMPTY = new Uint8Array(0);
+
 /** Records a read within the caps (past them, the recording is marked truncated) and hands it to the caller. */
 function keep(a: Attempt, t: number, bytes: Uint8Array): void {
   const { rec, caps } = a;
-  if (rec.reads.length < caps.reads) rec.reads.push({ t, bytes: a.kept < caps.bytes ? bytes : new Uint8Array(0) });
-  else rec.truncated = true;
+  if (a.readT.length < caps.reads) {
+    a.readT.push(t);
+    a.readBytes.push(a.kept < caps.bytes ? bytes : EMPTY);
+  } else rec.truncated = true;
   if (a.kept < caps.bytes) {
     const room = caps.bytes - a.kept;
     a.parts.push(bytes.length <= room ? bytes : bytes.subarray(0, room));
@@ -380,12 +393,13 @@ function stopAttempt(a: Attempt): void {
 
 /** Says how far a cut response had got, assembles the kept body, charges the run's caps and closes the journal entry. */
 function finishRecording(a: Attempt): Recording {
-  const { rec, wire } = a;
+  const { rec, wire, readT, readBytes } = a;
   rec.wireBytes = wire;
+  lazyFields(rec, ['reads'], () => ({ reads: readT.map((t, i): BodyRead => ({ t, bytes: readBytes[i]! })) }));
   // A deadline that cut a response mid-body says how much came (one byte a second reads differently from nothing).
   if (rec.failure && rec.status !== undefined && /timeout|token-idle/.test(rec.failure.kind)) {
-    const last = rec.reads.at(-1)?.t;
-    rec.failure.message += ` (${wire} bytes in ${rec.reads.length} reads had arrived${last !== undefined ? `, the last ${Math.round(rec.tEnd - last)} ms before the cut` : ''})`;
+    const last = readT.at(-1);
+    rec.failure.message += ` (${wire} bytes in ${readT.length} reads had arrived${last !== undefined ? `, the last ${Math.round(rec.tEnd - last)} ms before the cut` : ''})`;
   }
   const declared = Number(rec.headers['content-length']);
   if (
@@ -397,7 +411,7 @@ function finishRecording(a: Attempt): Recording {
   )
     rec.failure.message += ` (the body ended after ${wire} of the ${declared} bytes its Content-Length announced)`;
   rec.body = concat(a.parts, a.kept);
-  chargeRun(a.kept, rec.reads.length);
+  chargeRun(a.kept, readT.length);
   a.entry.tEnd = Date.now();
   a.entry.status = rec.status;
   if (rec.failure) a.entry.failure = `${rec.failure.kind}: ${rec.failure.message}`;
