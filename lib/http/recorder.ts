@@ -162,6 +162,8 @@ interface Attempt {
   kept: number;
   wire: number;
   idleTimer: NodeJS.Timeout | undefined;
+  /** performance.now() of the last token progress (the token-inactivity bound runs from it). */
+  progressAt: number;
   idleMs: number;
   idleWhy: string;
   headersTimer: NodeJS.Timeout | undefined;
@@ -240,6 +242,7 @@ function startAttempt(opts: RequestOptions, out: Outgoing): Attempt {
     kept: 0,
     wire: 0,
     idleTimer: undefined,
+    progressAt: 0,
     idleMs: d.tokenIdleMs,
     idleWhy: 'token-inactivity deadline',
     headersTimer: undefined,
@@ -267,11 +270,14 @@ function cut(a: Attempt, kind: RequestFailure, message: string): void {
 
 /**
  * The caller may re-size the bound as the stream shows its own pace (lib/measure/deadlines.ts: a stall is silence far
- * longer than the stream's own token gap). The timer is re-armed in place on every token event (this runs thousands
- * of times a second on a fast server); it is re-created only when the bound changes by more than a tenth.
+ * longer than the stream's own token gap). This runs on every token event (thousands of times a second on a fast
+ * server), so progress only notes the time; the timer, when it fires, re-arms itself for what is left of the bound
+ * since the last progress (the same deadline as re-arming it on every event, without touching the timer list per
+ * event). It is re-created only when the bound changes by more than a tenth.
  */
 function armIdle(a: Attempt, nextMs?: number, why?: string): void {
   if (!a.opts.tokenProgress) return;
+  a.progressAt = performance.now();
   if (nextMs !== undefined && nextMs > 0 && Math.abs(nextMs - a.idleMs) > 0.1 * a.idleMs) {
     a.idleMs = nextMs;
     a.idleWhy = why ?? a.idleWhy;
@@ -280,19 +286,20 @@ function armIdle(a: Attempt, nextMs?: number, why?: string): void {
       a.idleTimer = undefined;
     }
   }
-  if (a.idleTimer) {
-    a.idleTimer.refresh();
-    return;
-  }
-  a.idleTimer = setTimeout(
-    () =>
-      cut(
-        a,
-        'token-idle',
-        `no token-bearing event for ${Math.round(a.idleMs)} ms (${a.idleWhy}; pings and comments do not count)`,
-      ),
-    a.idleMs,
-  );
+  if (!a.idleTimer) idleTimer(a, a.idleMs);
+}
+
+function idleTimer(a: Attempt, ms: number): void {
+  a.idleTimer = setTimeout(() => {
+    const left = a.progressAt + a.idleMs - performance.now();
+    // Timers run on whole milliseconds: within one of the bound is the bound.
+    if (left > 1) return idleTimer(a, left);
+    cut(
+      a,
+      'token-idle',
+      `no token-bearing event for ${Math.round(a.idleMs)} ms (${a.idleWhy}; pings and comments do not count)`,
+    );
+  }, ms);
 }
 
 /** Sends the request and reads the response; a deadline or abort is left in the signal, other failures throw. */
