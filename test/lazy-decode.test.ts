@@ -94,3 +94,30 @@ describe('lazy live decode equals the eager decode', () => {
     expect(x.events!.chunks.length).toBeGreaterThan(2);
   });
 });
+
+describe('the ASCII fast path decodes as the streaming TextDecoder does', () => {
+  // Bytes mixing ASCII runs, multibyte characters, a BOM, literal U+FFFD and invalid sequences, cut anywhere.
+  const piece = fc.oneof(
+    fc.constantFrom('data: a\n\n', 'x', '\r\n', 'é', '🙂', '\uFEFF', '\uFFFD', 'data: {"k":"v"}\n\n'),
+    fc.constantFrom([0xff], [0xc3], [0xe2, 0x82], [0xef, 0xbf], [0xbd], [0xef, 0xbb, 0xbf]),
+  );
+  test('text, events and UTF-8 facts equal a whole-body TextDecoder decode', () => {
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 20 }), fc.array(fc.nat(200), { maxLength: 10 }), (pieces, cuts) => {
+        const body = new Uint8Array(pieces.flatMap((p) => (typeof p === 'string' ? [...enc.encode(p)] : p)));
+        const reads = cut(body, cuts);
+        const x = decode('openai-chat', reads, Infinity, false);
+        expect(x.sse!.text).toBe(new TextDecoder().decode(body));
+        expect(x.sse!.bom).toBe(body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf);
+        let invalid = false;
+        try {
+          new TextDecoder('utf-8', { fatal: true }).decode(body);
+        } catch {
+          invalid = true;
+        }
+        expect(x.sse!.invalidUtf8).toBe(invalid);
+      }),
+      { numRuns: 400 },
+    );
+  });
+});

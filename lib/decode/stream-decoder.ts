@@ -5,6 +5,7 @@
 // what it does not tell (invalid UTF-8, a BOM, line-terminator style, framing as sent) is computed here
 // from the raw text, because framing checks need exactly that.
 
+import { isAscii } from 'node:buffer';
 import { createParser } from 'eventsource-parser';
 import type { BodyRead } from '../check/types.ts';
 import { lazyFields } from '../lazy.ts';
@@ -87,6 +88,11 @@ class Utf8Facts {
     this.carry = b[n - 1] === 0xef ? 1 : n >= 2 && b[n - 2] === 0xef && b[n - 1] === 0xbf ? 2 : 0;
   }
 
+  /** An ASCII read (after the first read): no literal U+FFFD in it, and one split across reads ends here. */
+  ascii(): void {
+    this.carry = 0;
+  }
+
   text(s: string): void {
     for (let i = s.indexOf('\uFFFD'); i !== -1; i = s.indexOf('\uFFFD', i + 1)) this.replacements++;
   }
@@ -97,6 +103,13 @@ class Utf8Facts {
   get invalid(): boolean {
     return this.replacements > this.literals;
   }
+}
+
+/** Bytes as Latin-1 text (for ASCII bytes: their UTF-8 decoding). */
+function latin1(bytes: Uint8Array): string {
+  return (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString(
+    'latin1',
+  );
 }
 
 interface StreamDecoderOptions {
@@ -131,6 +144,12 @@ abstract class TextStreamDecoder {
   protected readonly rawT: number[] = [];
   protected readonly rawBytes: Uint8Array[] = [];
   private pushed = 0;
+  /**
+   * The streaming decoder may hold an incomplete sequence: false once it has seen a read, the last of which was ASCII
+   * (an ASCII byte ends any pending sequence and leaves none). Until its first read it must see every read (it strips
+   * a leading BOM only at its start).
+   */
+  private mayHold = true;
   private readonly decoder = new TextDecoder('utf-8', { fatal: false });
   private readonly retainBytes: number;
 
@@ -167,8 +186,15 @@ abstract class TextStreamDecoder {
       this.rawT.push(t);
       this.rawBytes.push(bytes);
     }
+    // An ASCII read with nothing pending decodes to its bytes as they are: the TextDecoder call is skipped.
+    if (!this.mayHold && isAscii(bytes)) {
+      this.facts.ascii();
+      this.take(latin1(bytes), true);
+      return;
+    }
     this.facts.bytes(bytes);
     this.take(this.decoder.decode(bytes, { stream: true }));
+    if (bytes.length > 0) this.mayHold = bytes[bytes.length - 1]! >= 0x80;
   }
 
   /** At EOF: an incomplete multibyte sequence becomes U+FFFD (and invalidUtf8 says so). */
@@ -178,9 +204,9 @@ abstract class TextStreamDecoder {
 
   protected abstract parse(s: string): void;
 
-  private take(s: string): void {
+  private take(s: string, ascii = false): void {
     if (s === '') return;
-    this.facts.text(s);
+    if (!ascii) this.facts.text(s);
     if (this.keeping) this.text += s;
     this.parse(s);
   }
