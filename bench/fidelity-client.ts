@@ -32,6 +32,12 @@ export interface ClientResult {
   /** Events/s sent while every stream was live (steady state), from the stamps. */
   steadyRate?: number;
   clockUncertaintyMs: number;
+  /**
+   * Harness: CPU per event of building the decoded events, text and chunks when first read, after the round (a live
+   * stream keeps only its raw reads; lib/decode/stream-decoder.ts `lazy`). Not in cpuUsPerEvent: it is not spent
+   * while streams are live, so it cannot delay an arrival, but a check that reads everything pays it.
+   */
+  deferredUsPerEvent?: number;
   error?: string;
 }
 
@@ -131,6 +137,7 @@ async function harnessRound(): Promise<ClientResult> {
     coreShare: share(m0, run.wallMs, run.cpuUs),
     wallMs: run.wallMs,
     clockUncertaintyMs: run.offset.uncertaintyMs,
+    deferredUsPerEvent: run.deferredUs / run.events,
   };
   if ('error' in r) return { ...base, error: r.error };
   return { ...base, lag: r.lag, steadyRate: rate(r.steady) };

@@ -287,7 +287,13 @@ function levelTable(levels: Level[]): string {
 /** The CPU target: harness ≤ 2x the floor per event, judged pair by pair (same server, same minute). */
 function ratioTable(levels: Level[]): string {
   return table(
-    ['streams', 'harness / floor CPU per event (median of pairs)', 'pairs within 2x', 'per-pair ratios'],
+    [
+      'streams',
+      'harness / floor CPU per event (median of pairs)',
+      'pairs within 2x',
+      'per-pair ratios',
+      'deferred decode on first read (µs/event, median)',
+    ],
     levels.map((l) => {
       const ratios = l.harness.map((h, i) => h.cpuUsPerEvent / l.floor[i]!.cpuUsPerEvent);
       return [
@@ -295,6 +301,7 @@ function ratioTable(levels: Level[]): string {
         `**${f2(med(ratios))}**`,
         `${ratios.filter((r) => r <= 2).length} of ${ratios.length}`,
         ratios.map((r) => r.toFixed(2)).join(', '),
+        f1(med(l.harness.map((h) => h.deferredUsPerEvent))),
       ];
     }),
   );

@@ -5,8 +5,10 @@
 // what it does not tell (invalid UTF-8, a BOM, line-terminator style, framing as sent) is computed here
 // from the raw text, because framing checks need exactly that.
 
+import { isAscii } from 'node:buffer';
 import { createParser } from 'eventsource-parser';
 import type { BodyRead } from '../check/types.ts';
+import { lazyFields } from '../lazy.ts';
 
 export interface SseEvent {
   t: number;
@@ -86,6 +88,11 @@ class Utf8Facts {
     this.carry = b[n - 1] === 0xef ? 1 : n >= 2 && b[n - 2] === 0xef && b[n - 1] === 0xbf ? 2 : 0;
   }
 
+  /** An ASCII read (after the first read): no literal U+FFFD in it, and one split across reads ends here. */
+  ascii(): void {
+    this.carry = 0;
+  }
+
   text(s: string): void {
     for (let i = s.indexOf('\uFFFD'); i !== -1; i = s.indexOf('\uFFFD', i + 1)) this.replacements++;
   }
@@ -98,12 +105,26 @@ class Utf8Facts {
   }
 }
 
+/** Bytes as Latin-1 text (for ASCII bytes: their UTF-8 decoding). */
+function latin1(bytes: Uint8Array): string {
+  return (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString(
+    'latin1',
+  );
+}
+
 interface StreamDecoderOptions {
   /**
    * Keep text, events, comments and errors only for reads that start within this many body bytes (the recorder's
    * byte cap: a long stream is still decoded to its end, its raw material kept only as far as its bytes are).
    */
   retainBytes?: number;
+  /**
+   * Keep only the raw reads (the same byte arrays the recorder keeps, and their times) while the stream is live, and
+   * build text, events, comments and errors from them when they are first read. Live callbacks (`onEvent`, `onLine`)
+   * see every event as before. Why: what a live stream retains is what each minor GC copies, and per-event objects
+   * kept for the whole stream were the largest part of our client's cost per event (BENCHMARKS.md, issue 23).
+   */
+  lazy?: boolean;
 }
 
 /**
@@ -117,12 +138,39 @@ abstract class TextStreamDecoder {
   protected retain = true;
   protected text = '';
   protected readonly facts = new Utf8Facts();
+  /** Lazy mode: nothing decoded is kept live; the retained reads are replayed on first read of what they make. */
+  protected readonly lazy: boolean;
+  /** Lazy mode: the reads within retainBytes (their times and bytes, as pushed). */
+  protected readonly rawT: number[] = [];
+  protected readonly rawBytes: Uint8Array[] = [];
   private pushed = 0;
+  /**
+   * The streaming decoder may hold an incomplete sequence: false once it has seen a read, the last of which was ASCII
+   * (an ASCII byte ends any pending sequence and leaves none). Until its first read it must see every read (it strips
+   * a leading BOM only at its start).
+   */
+  private mayHold = true;
   private readonly decoder = new TextDecoder('utf-8', { fatal: false });
   private readonly retainBytes: number;
 
   constructor(o: StreamDecoderOptions = {}) {
     this.retainBytes = o.retainBytes ?? Infinity;
+    this.lazy = o.lazy === true;
+  }
+
+  /**
+   * Lazy mode: an eager decoder fed exactly the retained reads holds what an eager decoder of the whole stream would
+   * have kept (retention stops at a read and never resumes). The caller ends it only when every read was retained:
+   * an eager decoder keeps what its end adds only while still retaining.
+   */
+  protected replay<D extends TextStreamDecoder>(d: D): D {
+    for (let i = 0; i < this.rawT.length; i++) d.push(this.rawT[i]!, this.rawBytes[i]!);
+    return d;
+  }
+
+  /** Kept: what an eager decoder would retain (the live one keeps only the raw reads). */
+  protected get keeping(): boolean {
+    return this.retain && !this.lazy;
   }
 
   /** True while reads are still within retainBytes (what has been decoded is all kept). */
@@ -134,8 +182,19 @@ abstract class TextStreamDecoder {
     this.t = t;
     this.retain = this.pushed < this.retainBytes;
     this.pushed += bytes.length;
+    if (this.lazy && this.retain) {
+      this.rawT.push(t);
+      this.rawBytes.push(bytes);
+    }
+    // An ASCII read with nothing pending decodes to its bytes as they are: the TextDecoder call is skipped.
+    if (!this.mayHold && isAscii(bytes)) {
+      this.facts.ascii();
+      this.take(latin1(bytes), true);
+      return;
+    }
     this.facts.bytes(bytes);
     this.take(this.decoder.decode(bytes, { stream: true }));
+    if (bytes.length > 0) this.mayHold = bytes[bytes.length - 1]! >= 0x80;
   }
 
   /** At EOF: an incomplete multibyte sequence becomes U+FFFD (and invalidUtf8 says so). */
@@ -145,10 +204,10 @@ abstract class TextStreamDecoder {
 
   protected abstract parse(s: string): void;
 
-  private take(s: string): void {
+  private take(s: string, ascii = false): void {
     if (s === '') return;
-    this.facts.text(s);
-    if (this.retain) this.text += s;
+    if (!ascii) this.facts.text(s);
+    if (this.keeping) this.text += s;
     this.parse(s);
   }
 }
@@ -176,14 +235,14 @@ export class SseStreamDecoder extends TextStreamDecoder {
       const ev: SseEvent = { t: this.t, data: e.data };
       if (e.event !== undefined) ev.event = e.event;
       if (e.id !== undefined) ev.id = e.id;
-      if (this.retain) this.events.push(ev);
+      if (this.keeping) this.events.push(ev);
       this.onEvent?.(ev);
     },
     onComment: (c) => {
-      if (this.retain) this.comments.push({ t: this.t, text: c });
+      if (this.keeping) this.comments.push({ t: this.t, text: c });
     },
     onError: (err) => {
-      if (!this.retain) return;
+      if (!this.keeping) return;
       const pe: SseParseError = { t: this.t, type: err.type, message: err.message };
       if (err.field !== undefined) pe.field = err.field;
       if (err.line !== undefined) pe.line = err.line;
@@ -193,6 +252,14 @@ export class SseStreamDecoder extends TextStreamDecoder {
 
   end(): SseDecoded {
     this.flush();
+    if (this.lazy) {
+      const facts = { invalidUtf8: this.facts.invalid, bom: this.facts.bom };
+      return lazyFields({ ...facts } as SseDecoded, ['events', 'comments', 'parseErrors', 'text'], () => {
+        const d = this.replay(new SseStreamDecoder());
+        if (this.retain) d.end();
+        return { events: d.events, comments: d.comments, parseErrors: d.parseErrors, text: d.text };
+      });
+    }
     return {
       events: this.events,
       comments: this.comments,
@@ -250,6 +317,14 @@ export class NdjsonStreamDecoder extends TextStreamDecoder {
     this.flush();
     if (this.buf !== '') this.line(this.buf, false);
     this.buf = '';
+    if (this.lazy) {
+      const blankLines = this.blankLines;
+      return lazyFields({ invalidUtf8: this.facts.invalid, blankLines } as NdjsonDecoded, ['lines', 'text'], () => {
+        const d = this.replay(new NdjsonStreamDecoder());
+        if (this.retain) d.end();
+        return { lines: d.lines, text: d.text };
+      });
+    }
     return { lines: this.lines, text: this.text, invalidUtf8: this.facts.invalid, blankLines: this.blankLines };
   }
 
@@ -275,7 +350,7 @@ export class NdjsonStreamDecoder extends TextStreamDecoder {
     } catch (e) {
       entry.jsonError = e instanceof Error ? e.message : String(e);
     }
-    if (this.retain) this.lines.push(entry);
+    if (this.keeping) this.lines.push(entry);
     this.onLine?.(entry);
   }
 }

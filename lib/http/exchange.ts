@@ -3,7 +3,12 @@
 // text unique to the request and the run, so no prefix cache can make a repeat faster.
 import type { CheckContext } from '../check/check.ts';
 import type { ApiFlavour, Recording } from '../check/types.ts';
-import { NdjsonStreamDecoder, type SseDecoded, SseStreamDecoder } from '../decode/stream-decoder.ts';
+import {
+  type NdjsonDecoded,
+  NdjsonStreamDecoder,
+  type SseDecoded,
+  SseStreamDecoder,
+} from '../decode/stream-decoder.ts';
 import {
   anthropicAdapter,
   ollamaAdapter,
@@ -13,6 +18,7 @@ import {
   type StreamEvents,
 } from '../decode/stream-events.ts';
 import { median } from '../grading/stats.ts';
+import { lazyFields } from '../lazy.ts';
 import { evidenceFor, noteEnding, requestKind } from '../measure/deadline-evidence.ts';
 import { requestDeadlines, STALL_FACTOR, stallLimitMs } from '../measure/deadlines.ts';
 import { observations, observe, type Pace, paceKey, paceOf } from '../measure/pace.ts';
@@ -78,20 +84,26 @@ export class StreamDecode {
   private readonly adapter: { readonly out: StreamEvents };
   private count = 0;
 
+  /**
+   * `lazy`: while the stream is live keep only its raw reads and what the live controls and metrics need (tokens,
+   * usage, finish reasons, errors); the decoded text, events and parsed chunks are built from the reads when a check
+   * first reads them, identical to what an eager decode keeps (lib/decode/stream-decoder.ts, `lazy`).
+   */
   constructor(
     private readonly flavour: ApiFlavour,
     retainBytes: number,
+    private readonly lazy = false,
   ) {
     if (flavour === 'ollama-native') {
-      const nd = new NdjsonStreamDecoder({ retainBytes });
+      const nd = new NdjsonStreamDecoder({ retainBytes, lazy });
       const a = ollamaAdapter();
-      nd.onLine = (l) => a.line(l, nd.retaining);
+      nd.onLine = (l) => a.line(l, nd.retaining && !lazy);
       this.nd = nd;
       this.adapter = a;
     } else {
-      const sse = new SseStreamDecoder({ retainBytes });
+      const sse = new SseStreamDecoder({ retainBytes, lazy });
       const a = sseAdapterFor(flavour);
-      sse.onEvent = (ev) => a.event(ev, sse.retaining);
+      sse.onEvent = (ev) => a.event(ev, sse.retaining && !lazy);
       this.sse = sse;
       this.adapter = a;
     }
@@ -141,8 +153,10 @@ export class StreamDecode {
       return { rec, json, jsonError: error };
     }
     // End of input first: it may complete a last line (NDJSON without a final newline) before the figures are taken.
-    const sse = mode === 'sse' ? this.sse!.end() : (this.nd!.end(), undefined);
+    const nd = mode === 'ndjson' ? this.nd!.end() : undefined;
+    const sse = mode === 'sse' ? this.sse!.end() : undefined;
     const events = this.adapter.out;
+    if (this.lazy) lazyChunks(this.flavour, events, sse, nd);
     const metrics = requestMetrics({
       tEnd: rec.tEnd,
       tokens: events.tokens,
@@ -151,6 +165,20 @@ export class StreamDecode {
     });
     return sse ? { rec, sse, events, metrics } : { rec, events, metrics };
   }
+}
+
+/** The parsed chunks of a lazily decoded stream: the flavour's adapter replayed over the retained events, on first read. */
+function lazyChunks(flavour: ApiFlavour, events: StreamEvents, sse?: SseDecoded, nd?: NdjsonDecoded): void {
+  lazyFields(events, ['chunks'], () => {
+    if (nd) {
+      const a = ollamaAdapter();
+      for (const l of nd.lines) a.line(l);
+      return { chunks: a.out.chunks };
+    }
+    const a = sseAdapterFor(flavour);
+    for (const ev of sse?.events ?? []) a.event(ev);
+    return { chunks: a.out.chunks };
+  });
 }
 
 /** The request body for a generation: model, profile extras, forced length when asked. */
@@ -242,7 +270,7 @@ export async function send(
   const url = `${ctx.baseUrl}${GENERATION_PATH[flavour]}`;
   const kind = requestKind('POST', url, { ...(body as object), stream });
   const deadlines = requestDeadlines(ctx.deadlines, pace, shapeOf(flavour, body), opts.deadlines, evidenceFor(kind));
-  const decode = stream ? new StreamDecode(flavour, MAX_RECORDED_BYTES) : undefined;
+  const decode = stream ? new StreamDecode(flavour, MAX_RECORDED_BYTES, true) : undefined;
   // Cut a stream that runs away (far past max_tokens) or sends one endless line: the server's failure, bounded.
   const guards = streamGuards(body);
   const detectorOpts: SendOptions = {

@@ -2,8 +2,9 @@
 // undici's request() over one keep-alive Agent per process (idle ≤ 4 s: uvicorn closes at 5 s).
 import type { Readable } from 'node:stream';
 import { Agent, errors as undiciErrors, request as undiciRequest } from 'undici';
-import type { Deadlines, Recording, RequestFailure } from '../check/types.ts';
+import type { BodyRead, Deadlines, Recording, RequestFailure } from '../check/types.ts';
 import { redact } from '../config/secrets.ts';
+import { lazyFields } from '../lazy.ts';
 import { maxTokensOf, noteEnding, requestKind } from '../measure/deadline-evidence.ts';
 import {
   CAPS,
@@ -170,9 +171,17 @@ interface Attempt {
   readonly control: StreamControl;
   /** Body bytes kept (up to caps.bytes) and their count; bytes read off the wire (before any decoding). */
   readonly parts: Uint8Array[];
+  /**
+   * The recording's reads as two parallel arrays (a time and a byte array per read, not an object per read: what a
+   * live stream keeps is what every minor GC copies); `rec.reads` is built from them when first read.
+   */
+  readonly readT: number[];
+  readonly readBytes: Uint8Array[];
   kept: number;
   wire: number;
   idleTimer: NodeJS.Timeout | undefined;
+  /** performance.now() of the last token progress (the token-inactivity bound runs from it). */
+  progressAt: number;
   idleMs: number;
   idleWhy: string;
   headersTimer: NodeJS.Timeout | undefined;
@@ -246,9 +255,12 @@ function startAttempt(opts: RequestOptions, out: Outgoing): Attempt {
       overflow: (reason) => cut(a, 'overflow', reason),
     },
     parts: [],
+    readT: [],
+    readBytes: [],
     kept: 0,
     wire: 0,
     idleTimer: undefined,
+    progressAt: 0,
     idleMs: d.tokenIdleMs,
     idleWhy: 'token-inactivity deadline',
     headersTimer: undefined,
@@ -280,11 +292,14 @@ function cut(a: Attempt, kind: RequestFailure, message: string): void {
 
 /**
  * The caller may re-size the bound as the stream shows its own pace (lib/measure/deadlines.ts: a stall is silence far
- * longer than the stream's own token gap). The timer is re-armed in place on every token event (this runs thousands
- * of times a second on a fast server); it is re-created only when the bound changes by more than a tenth.
+ * longer than the stream's own token gap). This runs on every token event (thousands of times a second on a fast
+ * server), so progress only notes the time; the timer, when it fires, re-arms itself for what is left of the bound
+ * since the last progress (the same deadline as re-arming it on every event, without touching the timer list per
+ * event). It is re-created only when the bound changes by more than a tenth.
  */
 function armIdle(a: Attempt, nextMs?: number, why?: string): void {
   if (!a.opts.tokenProgress) return;
+  a.progressAt = performance.now();
   if (nextMs !== undefined && nextMs > 0 && Math.abs(nextMs - a.idleMs) > 0.1 * a.idleMs) {
     a.idleMs = nextMs;
     a.idleWhy = why ?? a.idleWhy;
@@ -293,19 +308,20 @@ function armIdle(a: Attempt, nextMs?: number, why?: string): void {
       a.idleTimer = undefined;
     }
   }
-  if (a.idleTimer) {
-    a.idleTimer.refresh();
-    return;
-  }
-  a.idleTimer = setTimeout(
-    () =>
-      cut(
-        a,
-        'token-idle',
-        `no token-bearing event for ${Math.round(a.idleMs)} ms (${a.idleWhy}; pings and comments do not count)`,
-      ),
-    a.idleMs,
-  );
+  if (!a.idleTimer) idleTimer(a, a.idleMs);
+}
+
+function idleTimer(a: Attempt, ms: number): void {
+  a.idleTimer = setTimeout(() => {
+    const left = a.progressAt + a.idleMs - performance.now();
+    // Timers run on whole milliseconds: within one of the bound is the bound.
+    if (left > 1) return idleTimer(a, left);
+    cut(
+      a,
+      'token-idle',
+      `no token-bearing event for ${Math.round(a.idleMs)} ms (${a.idleWhy}; pings and comments do not count)`,
+    );
+  }, ms);
 }
 
 /** Sends the request and reads the response; a deadline or abort is left in the signal, other failures throw. */
@@ -373,11 +389,15 @@ function accept(a: Attempt, t: number, bytes: Uint8Array, decoded: Uint8Array = 
   return !a.ac.signal.aborted;
 }
 
+const EMPTY = new Uint8Array(0);
+
 /** Records a read within the caps (past them, the recording is marked truncated) and hands it to the caller. */
 function keep(a: Attempt, t: number, bytes: Uint8Array): void {
   const { rec, caps } = a;
-  if (rec.reads.length < caps.reads) rec.reads.push({ t, bytes: a.kept < caps.bytes ? bytes : new Uint8Array(0) });
-  else rec.truncated = true;
+  if (a.readT.length < caps.reads) {
+    a.readT.push(t);
+    a.readBytes.push(a.kept < caps.bytes ? bytes : EMPTY);
+  } else rec.truncated = true;
   if (a.kept < caps.bytes) {
     const room = caps.bytes - a.kept;
     a.parts.push(bytes.length <= room ? bytes : bytes.subarray(0, room));
@@ -405,12 +425,13 @@ function stopAttempt(a: Attempt): void {
 
 /** Says how far a cut response had got, assembles the kept body, charges the run's caps and closes the journal entry. */
 function finishRecording(a: Attempt): Recording {
-  const { rec, wire } = a;
+  const { rec, wire, readT, readBytes } = a;
   rec.wireBytes = wire;
+  lazyFields(rec, ['reads'], () => ({ reads: readT.map((t, i): BodyRead => ({ t, bytes: readBytes[i]! })) }));
   // A deadline that cut a response mid-body says how much came (one byte a second reads differently from nothing).
   if (rec.failure && rec.status !== undefined && /timeout|token-idle/.test(rec.failure.kind)) {
-    const last = rec.reads.at(-1)?.t;
-    rec.failure.message += ` (${wire} bytes in ${rec.reads.length} reads had arrived${last !== undefined ? `, the last ${Math.round(rec.tEnd - last)} ms before the cut` : ''})`;
+    const last = readT.at(-1);
+    rec.failure.message += ` (${wire} bytes in ${readT.length} reads had arrived${last !== undefined ? `, the last ${Math.round(rec.tEnd - last)} ms before the cut` : ''})`;
   }
   const declared = Number(rec.headers['content-length']);
   if (
@@ -422,7 +443,7 @@ function finishRecording(a: Attempt): Recording {
   )
     rec.failure.message += ` (the body ended after ${wire} of the ${declared} bytes its Content-Length announced)`;
   rec.body = concat(a.parts, a.kept);
-  chargeRun(a.kept, rec.reads.length);
+  chargeRun(a.kept, readT.length);
   a.entry.tEnd = Date.now();
   a.entry.status = rec.status;
   if (rec.failure) a.entry.failure = `${rec.failure.kind}: ${rec.failure.message}`;

@@ -128,6 +128,8 @@ interface HarnessRun {
   systemUs: number;
   wallMs: number;
   offset: { offsetMs: number; uncertaintyMs: number };
+  /** CPU of building the streams' decoded events, text and chunks after the round, when first read. */
+  deferredUs: number;
 }
 
 /** One measured round: CPU of this process and wall time around the streams. */
@@ -143,8 +145,23 @@ export async function measuredHarnessRound(
   const exchanges = await harnessStreams(baseUrl, streams, tokens, signal);
   const wallMs = performance.now() - w0;
   const c = process.cpuUsage(c0);
-  const events = exchanges.reduce((n, x) => n + (x.sse?.events.length ?? 0), 0);
-  return { exchanges, events, cpuUs: c.user + c.system, systemUs: c.system, wallMs, offset };
+  // A live stream keeps only its raw reads: events, text and chunks are built here, on first read (deferredUs).
+  const d0 = process.cpuUsage();
+  let events = 0;
+  for (const x of exchanges) {
+    events += x.sse?.events.length ?? 0;
+    void x.events?.chunks;
+  }
+  const d = process.cpuUsage(d0);
+  return {
+    exchanges,
+    events,
+    cpuUs: c.user + c.system,
+    systemUs: c.system,
+    wallMs,
+    offset,
+    deferredUs: d.user + d.system,
+  };
 }
 
 /** Arrival − send of the in-phase steady state of a harness round, or why there is none. */
