@@ -105,7 +105,8 @@ async function catalogue(h: ReferenceHandle): Promise<CheckResult[]> {
     if (!mod) continue;
     await resetConnections(); // as between the files of a real run
     const ordered = [...mod.checks.filter((k) => !k.destructive), ...mod.checks.filter((k) => k.destructive)];
-    for (const check of ordered) {
+    // A check that reads the run's own state (health.sentinel) has none here: its proofs run it in a real sequence.
+    for (const check of ordered.filter((k) => !k.readsRun)) {
       const base = { id: check.id, title: check.title, family: fam, level: check.level } as const;
       const meta = { rationale: check.rationale, reference: check.reference };
       const skipped = skipReason(check, h.profile, h.info, 'quick');
@@ -148,7 +149,7 @@ test('every stream a 500 (fault stream-500): one failure for it, every check it 
   expect(by('error'), table).toEqual([]);
   const blocked = results.filter((r) => r.blockedBy);
   // Every inconclusive check is one the cause blocked, and says so.
-  expect(by('inconclusive')).toEqual(blocked.map((r) => r.id));
+  expect(by('inconclusive'), table).toEqual(blocked.map((r) => r.id));
   for (const r of blocked) {
     expect(r.blockedBy, r.id).toBe('sse.content-type');
     expect(r.message, r.id).toMatch(
