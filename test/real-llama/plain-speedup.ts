@@ -67,7 +67,9 @@ export function speedupExpectation(plain: PlainSpeedup): Expectation {
   const r = plain.ratio;
   const outcomes: Expectation['outcomes'] = ['inconclusive'];
   if (r < 1.0) outcomes.push('fail');
-  if (r >= 0.8 && r < 1.45) outcomes.push('warn');
+  // Two instruments minutes apart on a shared machine differ by up to ~0.1 (CI: plain 0.79x, the check 0.87x with its
+  // interval 0.82-0.91 reaching past 0.90): a warn below 0.8 still agrees that two together are slower.
+  if (r >= 0.7 && r < 1.45) outcomes.push('warn');
   if (r >= 1.15) outcomes.push('pass');
   return {
     outcomes,
