@@ -1,7 +1,7 @@
 // HTTP client that records every body read with a timestamp taken before any parsing.
 // undici's request() over one keep-alive Agent per process (idle ≤ 4 s: uvicorn closes at 5 s).
-import type { Readable } from 'node:stream';
-import { Agent, errors as undiciErrors, request as undiciRequest } from 'undici';
+import { Readable } from 'node:stream';
+import { Agent, errors as undiciErrors } from 'undici';
 import type { BodyRead, Deadlines, Recording, RequestFailure } from '../check/types.ts';
 import { redact } from '../config/secrets.ts';
 import { lazyFields } from '../lazy.ts';
@@ -187,6 +187,8 @@ interface Attempt {
   headersTimer: NodeJS.Timeout | undefined;
   /** performance.now() when the request was sent: every time in the recording is relative to it. */
   t0: number;
+  /** Which kind of socket the request went out on (set when it is dispatched). */
+  socketUse?: { reused?: boolean };
 }
 
 async function recordOnce(opts: RequestOptions, dispatcher?: Agent): Promise<Recording> {
@@ -324,27 +326,79 @@ function idleTimer(a: Attempt, ms: number): void {
   }, ms);
 }
 
-/** Sends the request and reads the response; a deadline or abort is left in the signal, other failures throw. */
-async function exchange(a: Attempt, out: Outgoing, dispatcher?: Agent): Promise<void> {
-  // Redirects are never followed (undici's request() has no redirect handling unless an interceptor adds it):
-  // the Authorization header must not travel to another origin; checks see the 3xx itself.
-  const { result, use } = withSocketUse(() =>
-    undiciRequest(a.opts.url, {
-      method: out.method,
-      headers: out.headers,
-      body: out.payload,
-      dispatcher: dispatcher ?? agent(a.d.connectMs),
-      signal: a.ac.signal,
-    }),
-  );
-  try {
-    const res = await result;
-    readHeaders(a, res.statusCode, res.headers);
-    await readBody(a, res.body);
-    if (a.ac.signal.aborted) a.rec.failure = classify(a.ac.signal.reason, a.ac.signal.reason);
-  } finally {
-    a.rec.socketReused = use.reused;
-  }
+/** undici's handler controller (its new handler API): what the recorder uses of it. */
+interface DispatchController {
+  abort(reason: unknown): void;
+  pause(): void;
+  resume(): void;
+}
+
+/**
+ * Sends the request and reads the response; a deadline or abort is left in the signal, other failures reject.
+ * undici's dispatch() with a handler of ours: each body read comes straight from its HTTP parser, timestamped on
+ * arrival, with no Readable stream between (request()'s body stream cost ~15 % of the client's CPU per event,
+ * BENCHMARKS.md issue 23). A compressed body goes through a Readable of ours, its decoder being asynchronous.
+ */
+function exchange(a: Attempt, out: Outgoing, dispatcher?: Agent): Promise<void> {
+  // Redirects are never followed (a plain dispatch has no redirect handling): the Authorization header must not
+  // travel to another origin; checks see the 3xx itself.
+  const u = new URL(a.opts.url);
+  return new Promise<void>((resolve, reject) => {
+    let controller: DispatchController | undefined;
+    let compressed: { queue: Readable; done: Promise<void> } | undefined;
+    let settled = false;
+    const onAbort = () => controller?.abort(a.ac.signal.reason);
+    const settle = (err?: unknown) => {
+      if (settled) return;
+      settled = true;
+      a.ac.signal.removeEventListener('abort', onAbort);
+      if (err === undefined) resolve();
+      else reject(err);
+    };
+    a.ac.signal.addEventListener('abort', onAbort, { once: true });
+    const handler = {
+      onRequestStart(c: DispatchController) {
+        controller = c;
+        if (a.ac.signal.aborted) c.abort(a.ac.signal.reason);
+      },
+      onResponseStart(c: DispatchController, status: number, headers: Record<string, string | string[] | undefined>) {
+        readHeaders(a, status, headers);
+        armIdle(a);
+        const decoder = chunkDecoder(a.rec.headers['content-encoding']);
+        if (!decoder) return;
+        const queue = new Readable({ read: () => c.resume() });
+        compressed = { queue, done: readCompressed(a, queue, decoder) };
+        compressed.done.then(
+          () => settle(),
+          (err) => settle(err),
+        );
+      },
+      onResponseData(c: DispatchController, chunk: Uint8Array) {
+        if (compressed) {
+          if (!compressed.queue.push(chunk)) c.pause();
+        } else accept(a, performance.now() - a.t0, chunk);
+      },
+      onResponseEnd() {
+        if (compressed) compressed.queue.push(null);
+        else settle();
+      },
+      onResponseError(_c: DispatchController, err: unknown) {
+        // A compressed body's reader ends with the error (it may be awaiting its decoder): it settles the exchange.
+        if (compressed) compressed.queue.destroy(err as Error);
+        else settle(err);
+      },
+    };
+    const { use } = withSocketUse(() =>
+      (dispatcher ?? agent(a.d.connectMs)).dispatch(
+        { origin: u.origin, path: u.pathname + u.search, method: out.method, headers: out.headers, body: out.payload },
+        handler as unknown as Parameters<Agent['dispatch']>[1],
+      ),
+    );
+    a.socketUse = use;
+  }).finally(() => {
+    a.rec.socketReused = a.socketUse?.reused;
+    if (a.ac.signal.aborted && !a.rec.failure) a.rec.failure = classify(a.ac.signal.reason, a.ac.signal.reason);
+  });
 }
 
 function readHeaders(a: Attempt, status: number, headers: Record<string, string | string[] | undefined>): void {
@@ -355,13 +409,12 @@ function readHeaders(a: Attempt, status: number, headers: Record<string, string 
   a.opts.onHeaders?.(status, a.rec.headers);
 }
 
-/** undici's request() hands over the wire bytes: a compressed stream is decoded here, each read keeping its time. */
-async function readBody(a: Attempt, body: Readable): Promise<void> {
-  const decoder = chunkDecoder(a.rec.headers['content-encoding']);
-  armIdle(a);
-  // Each read's timestamp is taken in the 'data' event, before any parsing.
-  if (!decoder) return readFlowing(body, (chunk) => accept(a, performance.now() - a.t0, chunk));
-  // The decoder is asynchronous: reads are taken one at a time.
+/** A compressed body, decoded here read by read (each read's output keeps the wire read's time). */
+async function readCompressed(
+  a: Attempt,
+  body: Readable,
+  decoder: NonNullable<ReturnType<typeof chunkDecoder>>,
+): Promise<void> {
   let t = 0;
   for await (const chunk of body) {
     t = performance.now() - a.t0;
