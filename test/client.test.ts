@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { decodeSse } from '../lib/decode/stream-decoder.ts';
 import { openaiChatEvents } from '../lib/decode/stream-events.ts';
-import { bodyText, readFlowing, record } from '../lib/http/recorder.ts';
+import { bodyText, record } from '../lib/http/recorder.ts';
 
 type Script = (res: ServerResponse) => Promise<void>;
 const scripts = new Map<string, Script>();
@@ -246,31 +246,4 @@ test('a stream cut mid-body (socket destroyed after two events): a reset, with w
   // Two reads unless a loaded machine let both writes arrive before we read.
   expect(rec.reads.length).toBeGreaterThanOrEqual(1);
   expect(bodyText(rec)).toBe(chunk('a') + chunk('b'));
-});
-
-test('readFlowing: stops and destroys the body when told to, rejects a body closed before its end', async () => {
-  const { Readable } = await import('node:stream');
-  const seen: string[] = [];
-  const body = new Readable({ read() {} });
-  const done = readFlowing(body, (c) => {
-    seen.push(Buffer.from(c).toString());
-    return seen.length < 2;
-  });
-  body.push('x');
-  body.push('y');
-  body.push('z');
-  await done;
-  expect(seen).toEqual(['x', 'y']);
-  expect(body.destroyed).toBe(true);
-
-  const cut = new Readable({ read() {} });
-  const p = readFlowing(cut, () => true);
-  cut.push('x');
-  cut.destroy();
-  await expect(p).rejects.toMatchObject({ code: 'ERR_STREAM_PREMATURE_CLOSE' });
-
-  const broken = new Readable({ read() {} });
-  const q = readFlowing(broken, () => true);
-  broken.destroy(new Error('other side closed'));
-  await expect(q).rejects.toThrow('other side closed');
 });

@@ -1,5 +1,5 @@
 // HTTP client that records every body read with a timestamp taken before any parsing.
-// undici's request() over one keep-alive Agent per process (idle ≤ 4 s: uvicorn closes at 5 s).
+// undici's dispatch() with a handler of ours, over one keep-alive Agent per process (idle ≤ 4 s: uvicorn closes at 5 s).
 import { Readable } from 'node:stream';
 import { Agent, errors as undiciErrors } from 'undici';
 import type { BodyRead, Deadlines, Recording, RequestFailure } from '../check/types.ts';
@@ -501,47 +501,6 @@ function finishRecording(a: Attempt): Recording {
   a.entry.status = rec.status;
   if (rec.failure) a.entry.failure = `${rec.failure.kind}: ${rec.failure.message}`;
   return rec;
-}
-
-/**
- * Reads a body by 'data' events until it ends, `onChunk` returns false (the body is then destroyed) or it fails (the
- * promise rejects with the stream's error, as `for await` would throw it). Why not `for await`: an async iterator makes
- * a promise per read and reads the clock a microtask later (10-11 % more client CPU per event at 32 and 128 streams, BENCHMARKS.md).
- */
-export function readFlowing(body: Readable, onChunk: (chunk: Uint8Array) => boolean): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    let settled = false;
-    const settle = (err?: unknown) => {
-      if (settled) return;
-      settled = true;
-      body.off('data', onData);
-      body.off('end', onEnd);
-      body.off('error', onError);
-      body.off('close', onClose);
-      // A late error of a stream we stopped reading must not become an unhandled 'error' event.
-      body.on('error', () => {});
-      if (err === undefined) resolve();
-      else reject(err);
-    };
-    const onData = (chunk: Uint8Array) => {
-      if (settled) return;
-      if (!onChunk(chunk)) {
-        settle();
-        body.destroy();
-      }
-    };
-    const onEnd = () => settle();
-    const onError = (err: unknown) => settle(err);
-    // Closed without 'end' or 'error' (destroyed without a reason): what `for await` reports as a premature close.
-    const onClose = () =>
-      settle(
-        Object.assign(new Error('the response body closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }),
-      );
-    body.on('data', onData);
-    body.once('end', onEnd);
-    body.once('error', onError);
-    body.once('close', onClose);
-  });
 }
 
 function concat(parts: Uint8Array[], n: number): Uint8Array {

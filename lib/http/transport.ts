@@ -1,6 +1,6 @@
-// Transport facts the recorder needs and undici's request() does not give: which socket a request went out on (a
+// Transport facts the recorder needs and undici's dispatch() does not give: which socket a request went out on (a
 // reset on a reused keep-alive socket is retried once; a reset on a fresh connection is the server's failure),
-// decoding of a compressed body as it streams (undici's request() hands over the wire bytes), the caps that keep
+// decoding of a compressed body as it streams (undici hands over the wire bytes), the caps that keep
 // memory bounded against a server that never stops sending, and a short journal of the last requests (so "the
 // server stopped answering after …" can name the request).
 import dc from 'node:diagnostics_channel';
