@@ -61,13 +61,22 @@ function share(start: number | undefined, wallMs: number, fallbackCpuUs: number)
   return start !== undefined && end !== undefined ? (end - start) / wallMs : fallbackCpuUs / 1000 / wallMs;
 }
 
-/**
- * Warm-up before the measured round: connections opened and the hot paths compiled. 8 streams by default;
- * FIDELITY_WARM_STREAMS (bench/fidelity.ts --warm-streams) sets it, for both clients alike.
- */
-const WARM = { streams: Math.min(Number(streamsArg), Number(process.env.FIDELITY_WARM_STREAMS ?? 8)), tokens: 60 };
 const streams = Number(streamsArg);
 const tokens = Number(tokensArg);
+/**
+ * Warm-up before the measured round, for both clients alike: connections opened and the hot paths compiled.
+ * FIDELITY_WARM (bench/fidelity.ts --warm) = 'round' (the default): one unmeasured round the size of the measured
+ * one, so the measured round is the steady state a long run lives in (JIT compilation of the larger client is a
+ * one-time cost, and it fell inside a round after a small warm-up). 'small': 8 streams of 60 tokens, the method of
+ * the figures before 2026-12-03. FIDELITY_WARM_STREAMS (--warm-streams N) sets the streams of the small one.
+ */
+const WARM_MODE = process.env.FIDELITY_WARM ?? 'round';
+const WARM =
+  WARM_MODE === 'round'
+    ? { streams, tokens }
+    : WARM_MODE.startsWith('events:')
+      ? { streams, tokens: Math.max(tokens, Math.ceil(Number(WARM_MODE.slice(7)) / streams)) }
+      : { streams: Math.min(streams, Number(process.env.FIDELITY_WARM_STREAMS ?? 8)), tokens: 60 };
 
 function rate(steady: StampedArrival[]): number | undefined {
   if (steady.length < 2) return undefined;

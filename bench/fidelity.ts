@@ -32,7 +32,12 @@ const argValue = (name: string) => {
 };
 const LEVELS_ARG = argValue('levels')?.split(',').map(Number);
 const FIDELITY_ONLY = LEVELS_ARG !== undefined;
-/** --warm-streams N: warm-up streams of each client process before its measured round (default 8). */
+/**
+ * --warm round|small: each client process's warm-up before its measured round (bench/fidelity-client.ts): 'round'
+ * (default) one unmeasured round of the measured size; 'small' 8 streams of 60 tokens (the figures before 2026-12-03;
+ * --warm-streams N sets its streams).
+ */
+if (argValue('warm')) process.env.FIDELITY_WARM = argValue('warm');
 if (argValue('warm-streams')) process.env.FIDELITY_WARM_STREAMS = argValue('warm-streams');
 const REPS = Number(argValue('reps') ?? (QUICK || SMOKE ? 1 : 3));
 const LEVELS = LEVELS_ARG ?? (SMOKE ? [1, 4] : [1, 32, 128, 256]);
@@ -357,6 +362,11 @@ async function main(): Promise<void> {
         : 'taskset not available: nothing pinned'),
   );
   md.push(`load average at start: ${load.start!.map((x) => x.toFixed(2)).join(' ')}`);
+  md.push(
+    (process.env.FIDELITY_WARM ?? 'round') === 'round'
+      ? 'warm-up: each client process runs one unmeasured round of the measured size first (--warm round)'
+      : `warm-up: ${process.env.FIDELITY_WARM_STREAMS ?? 8} streams of 60 tokens before the measured round (--warm small)`,
+  );
 
   if (FIDELITY_ONLY) {
     process.stderr.write('fidelity: floor and harness against the stamping server…\n');

@@ -39,7 +39,7 @@ function recordOne(): Exchange {
     truncated: false,
   };
   const body = new BodyRecorder(rec, MAX_RECORDED_BYTES);
-  const decode = new StreamDecode('openai-chat', MAX_RECORDED_BYTES);
+  const decode = new StreamDecode('openai-chat', MAX_RECORDED_BYTES, true); // lazy, as send() decodes
   const onRead = decode.reader({});
   let bytes = 0;
   for (let i = 0; i <= tokens; i++) {

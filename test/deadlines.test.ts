@@ -170,6 +170,28 @@ describe('token counts without usage', () => {
         .tokenSource,
     ).toBe('usage');
   });
+
+  test('the count without sorting equals the median rule over any event sizes and any calibration', () => {
+    // The rule as written before the fast path: median of the events' code points, then counted or estimated.
+    const byMedian = (texts: string[], cpt?: number) => {
+      const sizes = texts.map((s) => [...s].length).sort((a, b) => a - b);
+      const n = sizes.length;
+      const med = n ? (n % 2 ? sizes[(n - 1) / 2]! : (sizes[n / 2 - 1]! + sizes[n / 2]!) / 2) : 0;
+      const several = med > 8 || (cpt !== undefined && med > 1.5 * cpt);
+      if (!several) return { tokens: n, source: 'counted' };
+      const chars = sizes.reduce((a, b) => a + b, 0);
+      return { tokens: Math.max(n, Math.round(chars / (cpt && cpt > 0 ? cpt : 4))), source: 'estimated' };
+    };
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ unit: 'grapheme', maxLength: 14 }), { maxLength: 40 }),
+        fc.option(fc.double({ min: 0, max: 12, noNaN: true }), { nil: undefined }),
+        (texts, cpt) => {
+          expect(tokenCountOf(texts.map((text) => ({ text })), cpt)).toEqual(byMedian(texts, cpt));
+        },
+      ),
+    );
+  });
 });
 
 describe("our client's lag", () => {

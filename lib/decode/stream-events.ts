@@ -39,6 +39,13 @@ export interface ServerTimings {
 
 export interface StreamEvents {
   tokens: TokenEvent[];
+  /**
+   * The token events' times and the code points of each one's text, as columns: what metrics read (lib/measure/
+   * request-metrics.ts). Kept live even where `tokens`, `text` and `reasoning` are built on first read (the live
+   * decode's `lazy`): a number per event, where a token object and its text were what each minor GC copied.
+   */
+  tokenTimes: number[];
+  tokenChars: number[];
   /** Concatenated content (what the user sees). */
   text: string;
   /** Concatenated reasoning, kept apart from content. */
@@ -76,6 +83,8 @@ function num(v: unknown): number | undefined {
 function emptyResult(): StreamEvents {
   return {
     tokens: [],
+    tokenTimes: [],
+    tokenChars: [],
     text: '',
     reasoning: '',
     finishReasons: [],
@@ -126,13 +135,44 @@ function parseJson(
   }
 }
 
-/** Record one event's generated text; empty strings and null never make a token (role-only chunks). */
-function addToken(out: StreamEvents, t: number, content: string, reasoning: string, tool: string): void {
-  out.text += content;
-  out.reasoning += reasoning;
+/** Code points of a string (a surrogate pair is one). */
+export function codePoints(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length - 1; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
+/**
+ * Record one event's generated text; empty strings and null never make a token (role-only chunks). `keepText`
+ * false: only the columns (the text, the token objects and their kinds are rebuilt from the retained events).
+ */
+function addToken(
+  out: StreamEvents,
+  t: number,
+  content: string,
+  reasoning: string,
+  tool: string,
+  keepText = true,
+): void {
+  if (keepText) {
+    out.text += content;
+    out.reasoning += reasoning;
+  }
   const all = reasoning + content + tool;
   if (all === '') return;
-  out.tokens.push({ t, text: all, kind: content !== '' ? 'content' : reasoning !== '' ? 'reasoning' : 'tool' });
+  out.tokenTimes.push(t);
+  out.tokenChars.push(codePoints(all));
+  if (keepText)
+    out.tokens.push({ t, text: all, kind: content !== '' ? 'content' : reasoning !== '' ? 'reasoning' : 'tool' });
 }
 
 /** OpenAI-style usage, accepting mlx-vlm's pre-#1216 `input_tokens` / `output_tokens`. */
@@ -175,7 +215,7 @@ function openaiCommon(out: StreamEvents, t: number, json: Obj): void {
 
 type PerChoice = (choice: Obj) => { content: string; reasoning: string; tool: string };
 
-function openaiStep(out: StreamEvents, ev: SseEvent, retain: boolean, perChoice: PerChoice): void {
+function openaiStep(out: StreamEvents, ev: SseEvent, retain: boolean, perChoice: PerChoice, keepText: boolean): void {
   if (out.done) {
     out.eventsAfterDone++;
     return;
@@ -204,27 +244,29 @@ function openaiStep(out: StreamEvents, ev: SseEvent, retain: boolean, perChoice:
     if (typeof ch.finish_reason === 'string' && ch.finish_reason !== '')
       out.finishReasons.push({ t: ev.t, value: ch.finish_reason });
   }
-  addToken(out, ev.t, content, reasoning, tool);
+  addToken(out, ev.t, content, reasoning, tool, keepText);
 }
 
 /**
  * Builds StreamEvents one decoded event at a time: live, as reads arrive (lib/http/exchange.ts), or over a decoded body (the
  * *Events functions below). `retain` false (past the recorder's byte cap) keeps the event's facts — tokens, usage,
- * finish reasons, errors — but not its parsed JSON in `chunks`, so a long stream's memory stays bounded.
+ * finish reasons, errors — but not its parsed JSON in `chunks`, so a long stream's memory stays bounded. `keepText`
+ * false keeps of its text only the token columns (tokenTimes, tokenChars): the live decode's `lazy`, which rebuilds
+ * tokens, text and reasoning from the retained events when first read.
  */
 export interface SseAdapter {
   readonly out: StreamEvents;
-  event(ev: SseEvent, retain?: boolean): void;
+  event(ev: SseEvent, retain?: boolean, keepText?: boolean): void;
 }
 
 interface NdjsonAdapter {
   readonly out: StreamEvents;
-  line(line: NdjsonLine, retain?: boolean): void;
+  line(line: NdjsonLine, retain?: boolean, keepText?: boolean): void;
 }
 
 function openaiAdapter(perChoice: PerChoice): SseAdapter {
   const out = emptyResult();
-  return { out, event: (ev, retain = true) => openaiStep(out, ev, retain, perChoice) };
+  return { out, event: (ev, retain = true, keepText = true) => openaiStep(out, ev, retain, perChoice, keepText) };
 }
 
 function replay(adapter: SseAdapter, sse: SseDecoded): StreamEvents {
@@ -284,7 +326,7 @@ export function anthropicAdapter(): SseAdapter {
     out.usages.push(usage);
     out.usage = usage;
   };
-  const event = (ev: SseEvent, retain = true): void => {
+  const event = (ev: SseEvent, retain = true, keepText = true): void => {
     if (out.done) {
       out.eventsAfterDone++;
       return;
@@ -302,12 +344,12 @@ export function anthropicAdapter(): SseAdapter {
       }
       case 'content_block_start': {
         const b = isJsonObject(json.content_block) ? json.content_block : {};
-        addToken(out, ev.t, str(b.text), str(b.thinking), '');
+        addToken(out, ev.t, str(b.text), str(b.thinking), '', keepText);
         break;
       }
       case 'content_block_delta': {
         const d = isJsonObject(json.delta) ? json.delta : {};
-        addToken(out, ev.t, str(d.text), str(d.thinking), str(d.partial_json));
+        addToken(out, ev.t, str(d.text), str(d.thinking), str(d.partial_json), keepText);
         break;
       }
       case 'message_delta': {
@@ -340,7 +382,7 @@ export function anthropicEvents(sse: SseDecoded): StreamEvents {
  */
 export function ollamaAdapter(): NdjsonAdapter {
   const out = emptyResult();
-  const line = (line: NdjsonLine, retain = true): void => {
+  const line = (line: NdjsonLine, retain = true, keepText = true): void => {
     if (out.done) {
       out.eventsAfterDone++;
       return;
@@ -361,6 +403,7 @@ export function ollamaAdapter(): NdjsonAdapter {
       str(msg.content) || str(json.response),
       str(msg.thinking) || str(json.thinking),
       toolText(msg),
+      keepText,
     );
     if (json.done === true) {
       out.done = true;

@@ -97,13 +97,14 @@ export class StreamDecode {
     if (flavour === 'ollama-native') {
       const nd = new NdjsonStreamDecoder({ retainBytes, lazy });
       const a = ollamaAdapter();
-      nd.onLine = (l) => a.line(l, nd.retaining && !lazy);
+      // Lazy: a retained line keeps only its token columns (the rest is rebuilt from it); past the cap, its text.
+      nd.onLine = (l) => a.line(l, nd.retaining && !lazy, !(lazy && nd.retaining));
       this.nd = nd;
       this.adapter = a;
     } else {
       const sse = new SseStreamDecoder({ retainBytes, lazy });
       const a = sseAdapterFor(flavour);
-      sse.onEvent = (ev) => a.event(ev, sse.retaining && !lazy);
+      sse.onEvent = (ev) => a.event(ev, sse.retaining && !lazy, !(lazy && sse.retaining));
       this.sse = sse;
       this.adapter = a;
     }
@@ -111,10 +112,10 @@ export class StreamDecode {
 
   /** One body read; returns the number of token-bearing events it completed. */
   push(t: number, bytes: Uint8Array): number {
-    const before = this.adapter.out.tokens.length;
+    const before = this.adapter.out.tokenTimes.length;
     if (this.sse) this.sse.push(t, bytes);
     else this.nd!.push(t, bytes);
-    return this.adapter.out.tokens.length - before;
+    return this.adapter.out.tokenTimes.length - before;
   }
 
   /**
@@ -156,10 +157,10 @@ export class StreamDecode {
     const nd = mode === 'ndjson' ? this.nd!.end() : undefined;
     const sse = mode === 'sse' ? this.sse!.end() : undefined;
     const events = this.adapter.out;
-    if (this.lazy) lazyChunks(this.flavour, events, sse, nd);
+    if (this.lazy) lazyText(this.flavour, events, sse, nd);
     const metrics = requestMetrics({
       tEnd: rec.tEnd,
-      tokens: events.tokens,
+      columns: { times: events.tokenTimes, chars: events.tokenChars },
       usageCompletionTokens: events.usage?.completion_tokens,
       charsPerToken,
     });
@@ -167,17 +168,29 @@ export class StreamDecode {
   }
 }
 
-/** The parsed chunks of a lazily decoded stream: the flavour's adapter replayed over the retained events, on first read. */
-function lazyChunks(flavour: ApiFlavour, events: StreamEvents, sse?: SseDecoded, nd?: NdjsonDecoded): void {
-  lazyFields(events, ['chunks'], () => {
+/**
+ * The parsed chunks, tokens, text and reasoning of a lazily decoded stream, on first read: the flavour's adapter
+ * replayed over the retained events, followed by what the live adapter kept of the events past the byte cap.
+ */
+function lazyText(flavour: ApiFlavour, events: StreamEvents, sse?: SseDecoded, nd?: NdjsonDecoded): void {
+  const tail = { tokens: events.tokens, text: events.text, reasoning: events.reasoning };
+  lazyFields(events, ['chunks', 'tokens', 'text', 'reasoning'], () => {
+    let out: StreamEvents;
     if (nd) {
       const a = ollamaAdapter();
       for (const l of nd.lines) a.line(l);
-      return { chunks: a.out.chunks };
+      out = a.out;
+    } else {
+      const a = sseAdapterFor(flavour);
+      for (const ev of sse?.events ?? []) a.event(ev);
+      out = a.out;
     }
-    const a = sseAdapterFor(flavour);
-    for (const ev of sse?.events ?? []) a.event(ev);
-    return { chunks: a.out.chunks };
+    return {
+      chunks: out.chunks,
+      tokens: tail.tokens.length ? [...out.tokens, ...tail.tokens] : out.tokens,
+      text: out.text + tail.text,
+      reasoning: out.reasoning + tail.reasoning,
+    };
   });
 }
 
@@ -300,7 +313,7 @@ export async function send(
   observeExchange(key, x);
   if (guards.ranAway) {
     // Past max_tokens with no end in sight: later streams of this kind get a total sized from this one's own pace.
-    const times = x.events?.tokens.map((t) => t.t) ?? [];
+    const times = x.events?.tokenTimes ?? [];
     const gapMs = times.length > 1 ? (times.at(-1)! - times[0]!) / (times.length - 1) : undefined;
     noteEnding(kind, rec, ctx.deadlines, undefined, { gapMs, ttftMs: times[0] });
   }
@@ -329,7 +342,13 @@ function observeExchange(key: string, x: Exchange): void {
   )
     return;
   const usage = x.events.usage;
-  const chars = [...x.events.tokens.map((t) => t.text).join('')].length;
+  const { tokenTimes, tokenChars } = x.events;
+  let chars = 0;
+  let tokenReads = 0;
+  for (let i = 0; i < tokenTimes.length; i++) {
+    chars += tokenChars[i]!;
+    if (i === 0 || tokenTimes[i] !== tokenTimes[i - 1]) tokenReads++; // times never decrease: a new time, a new read
+  }
   observe(key, {
     at: performance.now(),
     tokens: m.completionTokens,
@@ -338,8 +357,8 @@ function observeExchange(key: string, x: Exchange): void {
     ttftMs: m.ttftMs,
     promptTokens: usage?.prompt_tokens,
     gapMs: median(m.itlMs),
-    tokenEvents: x.events.tokens.length,
-    tokenReads: new Set(x.events.tokens.map((t) => t.t)).size,
+    tokenEvents: tokenTimes.length,
+    tokenReads,
     charsPerToken: usage?.completion_tokens && chars > 0 ? chars / usage.completion_tokens : undefined,
   });
 }

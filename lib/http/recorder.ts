@@ -495,7 +495,9 @@ function finishRecording(a: Attempt): Recording {
     !rec.headers['content-encoding']
   )
     rec.failure.message += ` (the body ended after ${wire} of the ${declared} bytes its Content-Length announced)`;
-  rec.body = concat(a.parts, a.kept);
+  // Assembled when first read: most streams are read through their decoded events, never as one body.
+  const { parts, kept } = a;
+  lazyFields(rec, ['body'], () => ({ body: concat(parts, kept) }));
   chargeRun(a.kept, readT.length);
   a.entry.tEnd = Date.now();
   a.entry.status = rec.status;

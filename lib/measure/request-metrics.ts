@@ -17,15 +17,31 @@
 // | tpotMs            | ttft -> e2e, per (completionTokens - 1)  | completionTokens                           |
 // | aggregateWallTps  | earliest start -> latest end (absolute)  | sum of completionTokens                    |
 
-interface RequestMetricsInput {
+import { codePoints } from '../decode/stream-events.ts';
+
+/** Token-bearing events as columns: their times (ms since t0, in arrival order) and the code points of each one's text. */
+interface TokenColumns {
+  times: ArrayLike<number>;
+  chars: ArrayLike<number>;
+}
+
+type RequestMetricsInput = {
   /** ms since t0 when the body ended. */
   tEnd: number;
-  /** Token-bearing events (see stream-events.ts), ms since t0, in arrival order. */
-  tokens: ReadonlyArray<{ t: number; text?: string }>;
   /** usage.completion_tokens when the server reported it. */
   usageCompletionTokens?: number;
   /** Code points per token on this server, learned from streams that carried usage (lib/measure/pace.ts); else assumed. */
   charsPerToken?: number;
+} & (
+  | {
+      /** Token-bearing events (see stream-events.ts), ms since t0, in arrival order. */
+      tokens: ReadonlyArray<{ t: number; text?: string }>;
+    }
+  | { columns: TokenColumns }
+);
+
+function columnsOf(tokens: ReadonlyArray<{ t: number; text?: string }>): TokenColumns {
+  return { times: tokens.map((e) => e.t), chars: tokens.map((e) => codePoints(e.text ?? '')) };
 }
 
 export interface RequestMetrics {
@@ -49,12 +65,13 @@ function isCount(v: number | undefined): v is number {
 }
 
 export function requestMetrics(input: RequestMetricsInput): RequestMetrics {
-  const { tEnd, tokens } = input;
+  const { tEnd } = input;
+  const { times, chars } = 'columns' in input ? input.columns : columnsOf(input.tokens);
   const reasons: string[] = [];
-  const n = tokens.length;
+  const n = times.length;
   const m: RequestMetrics = { e2eMs: tEnd, countedTokenEvents: n, itlMs: [], reasons };
 
-  if (n > 0) m.ttftMs = tokens[0].t;
+  if (n > 0) m.ttftMs = times[0];
   else reasons.push('ttft: no token-bearing event (role-only, empty and comment events do not count)');
 
   // Usage wins: events are not tokens (several tokens may share one event).
@@ -62,7 +79,7 @@ export function requestMetrics(input: RequestMetricsInput): RequestMetrics {
     m.completionTokens = input.usageCompletionTokens;
     m.tokenSource = 'usage';
   } else if (n > 0) {
-    const c = tokenCountOf(tokens, input.charsPerToken);
+    const c = tokenCountOfChars(chars, input.charsPerToken);
     m.completionTokens = c.tokens;
     m.tokenSource = c.source;
   } else {
@@ -70,7 +87,7 @@ export function requestMetrics(input: RequestMetricsInput): RequestMetrics {
   }
   const tokensN = m.completionTokens;
 
-  for (let i = 1; i < n; i++) m.itlMs.push(tokens[i].t - tokens[i - 1].t);
+  for (let i = 1; i < n; i++) m.itlMs.push(times[i]! - times[i - 1]!);
 
   // wall_tps = tokens / e2e.
   if (tokensN !== undefined) {
@@ -86,7 +103,7 @@ export function requestMetrics(input: RequestMetricsInput): RequestMetrics {
   } else if (n === 0) {
     reasons.push('gen_tps: no token-bearing events to time');
   } else {
-    const window = tokens[n - 1].t - tokens[0].t;
+    const window = times[n - 1]! - times[0]!;
     if (window > 0) m.genTps = (tokensN - 1) / (window / 1000);
     else reasons.push(`gen_tps: zero-length window (${n} token event(s) arrived in ${window} ms)`);
   }
@@ -107,12 +124,6 @@ const ASSUMED_CHARS_PER_TOKEN = 4;
 /** An event whose text is longer than this (code points) carries more than one token of any vocabulary we know. */
 const MAX_SINGLE_TOKEN_CHARS = 8;
 
-function codePoints(s: string | undefined): number {
-  let n = 0;
-  for (const _ of s ?? '') n++;
-  return n;
-}
-
 /**
  * Completion tokens of a stream without usage. Events are not tokens: a server may put several tokens in one event
  * (vLLM --stream-interval, batched writers). When the median event carries a single token's worth of text, one token
@@ -123,14 +134,32 @@ export function tokenCountOf(
   events: ReadonlyArray<{ text?: string }>,
   charsPerToken?: number,
 ): { tokens: number; source: 'counted' | 'estimated' } {
-  const n = events.length;
-  const sizes = events.map((e) => codePoints(e.text)).sort((a, b) => a - b);
-  const chars = sizes.reduce((a, b) => a + b, 0);
-  const medianChars = n ? (n % 2 ? sizes[(n - 1) / 2]! : (sizes[n / 2 - 1]! + sizes[n / 2]!) / 2) : 0;
+  return tokenCountOfChars(
+    events.map((e) => codePoints(e.text ?? '')),
+    charsPerToken,
+  );
+}
+
+/** tokenCountOf over each event's code points. */
+function tokenCountOfChars(
+  sizes: ArrayLike<number>,
+  charsPerToken?: number,
+): { tokens: number; source: 'counted' | 'estimated' } {
+  const n = sizes.length;
+  // The median is above the single-token size only if some event is: most streams are settled without sorting.
+  const single =
+    charsPerToken !== undefined ? Math.min(MAX_SINGLE_TOKEN_CHARS, 1.5 * charsPerToken) : MAX_SINGLE_TOKEN_CHARS;
+  let chars = 0;
+  let larger = 0;
+  for (let i = 0; i < n; i++) {
+    chars += sizes[i]!;
+    if (sizes[i]! > single) larger++;
+  }
+  if (larger === 0) return { tokens: n, source: 'counted' };
+  const s = Array.from(sizes).sort((a, b) => a - b);
+  const medianChars = n % 2 ? s[(n - 1) / 2]! : (s[n / 2 - 1]! + s[n / 2]!) / 2;
+  if (!(medianChars > single)) return { tokens: n, source: 'counted' };
   const cpt = charsPerToken && charsPerToken > 0 ? charsPerToken : ASSUMED_CHARS_PER_TOKEN;
-  const several =
-    medianChars > MAX_SINGLE_TOKEN_CHARS || (charsPerToken !== undefined && medianChars > 1.5 * charsPerToken);
-  if (!several) return { tokens: n, source: 'counted' };
   return { tokens: Math.max(n, Math.round(chars / cpt)), source: 'estimated' };
 }
 
