@@ -187,7 +187,12 @@ describe('token counts without usage', () => {
         fc.array(fc.string({ unit: 'grapheme', maxLength: 14 }), { maxLength: 40 }),
         fc.option(fc.double({ min: 0, max: 12, noNaN: true }), { nil: undefined }),
         (texts, cpt) => {
-          expect(tokenCountOf(texts.map((text) => ({ text })), cpt)).toEqual(byMedian(texts, cpt));
+          expect(
+            tokenCountOf(
+              texts.map((text) => ({ text })),
+              cpt,
+            ),
+          ).toEqual(byMedian(texts, cpt));
         },
       ),
     );
