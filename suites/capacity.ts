@@ -3,6 +3,7 @@
 // and read by every check here; the table goes to results.json (top-level `capacity`) and the console. It runs only
 // when asked (--capacity, or "capacity" in the profile): never in the quick PR gate by default. docs/capacity.md.
 
+import { isServerFlag, NOT_JUDGED } from '../lib/capacity/certify.ts';
 import type { CapacityProfile } from '../lib/capacity/config.ts';
 import { capacityConfig } from '../lib/capacity/config.ts';
 import { type CapacityRun, runCapacity } from '../lib/capacity/run.ts';
@@ -102,11 +103,19 @@ export const checks: CheckDef[] = [
       const levels = run.table.levels;
       const name = (l: (typeof levels)[number]) =>
         l.mode === 'concurrency' ? `${l.concurrency} streams` : `${l.ratePerS?.toFixed(1)} req/s ${l.arrival}`;
-      const server = levels.flatMap((l) =>
-        l.flags.filter((f) => !f.reason.startsWith('client-bound')).map((f) => `${name(l)}: ${f.reason}`),
-      );
+      const server = levels.flatMap((l) => l.flags.filter(isServerFlag).map((f) => `${name(l)}: ${f.reason}`));
       const ours = levels.filter((l) => l.client.clientBound).map((l) => `${name(l)}: ${l.client.reason}`);
-      const metrics = { levels: levels.length, flagged: server.length, clientBound: ours.length };
+      // One entry per level: a level's unjudged delivery flags its four rate and latency figures with one reason.
+      const unjudged = levels.flatMap((l) => {
+        const f = l.flags.find((x) => x.reason.startsWith(NOT_JUDGED));
+        return f ? [`${name(l)}: ${f.reason}`] : [];
+      });
+      const metrics = {
+        levels: levels.length,
+        flagged: server.length,
+        clientBound: ours.length,
+        notJudged: unjudged.length,
+      };
       if (server.length)
         return fail(
           {
@@ -120,6 +129,11 @@ export const checks: CheckDef[] = [
         );
       if (ours.length)
         return inconclusive(`our client was the bottleneck at ${ours.length} level(s): ${ours.join('; ')}`, metrics);
+      if (unjudged.length)
+        return inconclusive(
+          `delivery could not be judged at ${unjudged.length} of ${levels.length} level(s), so their rate and latency figures are not certified (longer answers, or fewer streams, let a burst be told from a stream): ${unjudged.join('; ')}`,
+          metrics,
+        );
       return pass(`every figure of ${levels.length} level(s) certified on its own streams`, metrics);
     },
   },
@@ -213,6 +227,13 @@ export const proofs: Proof[] = [
   faultProof('capacity.figures-certified', 'stream-burst-at-end', ['burst delivery, not a decode rate', 'ITL p50'], {
     profile: { capacity: { ...FAST, rateFractions: [] } },
     expect: 'warn',
+  }),
+  // Answers too short to tell a burst from a stream (4 tokens, under the phantom rules' minimum): nothing certified,
+  // nothing accused — inconclusive, naming what could not be judged.
+  passProof('capacity.figures-certified', {
+    profile: { capacity: { ...FAST, outputTokens: 4, maxConcurrency: 2, rateFractions: [] } },
+    expect: 'inconclusive',
+    messageIncludes: ['delivery could not be judged', 'too short to tell'],
   }),
   faultProof('capacity.figures-certified', 'capacity-usage-undercount', ['usage does not count what was streamed'], {
     profile: { capacity: { ...FAST, maxConcurrency: 4, rateFractions: [] } },

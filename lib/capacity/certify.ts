@@ -4,7 +4,7 @@
 // decode where the profile gives the hardware. Our own headroom (client-bound) is judged by lib/capacity/client-meter.ts.
 import { fmt } from '../check/messages.ts';
 import { serverDecode } from '../decode/server-timings.ts';
-import { assessStream, describeCauses, PHYSICAL_THRESHOLDS } from '../grading/phantom.ts';
+import { assessStream, describeCauses, PHANTOM_THRESHOLDS, PHYSICAL_THRESHOLDS } from '../grading/phantom.ts';
 import { median } from '../grading/stats.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { served } from '../measure/served.ts';
@@ -20,11 +20,24 @@ const CERTIFY = {
 
 const tokenTps = (x: Exchange) => x.events?.usage?.completion_tokens ?? x.metrics?.completionTokens;
 
-/** Delivery: a majority of the level's judged streams held and flushed (the phantom rules of lib/grading/phantom.ts). */
+/** The reasons of figures left uncertified by what we could not judge (not by a fault of the server) begin so. */
+export const NOT_JUDGED = 'not judged';
+
+/** A flag that says something of the server (not our client being the bottleneck, not a figure we could not judge). */
+export const isServerFlag = (f: FlaggedFigure) =>
+  !f.reason.startsWith('client-bound') && !f.reason.startsWith(NOT_JUDGED);
+
+/**
+ * Delivery: a majority of the level's judged streams held and flushed (the phantom rules of lib/grading/phantom.ts).
+ * A level none of whose streams could be judged (each too short, or within our own client's lag) has its rate and
+ * latency figures uncertified: a burst is then indistinguishable from a stream, so they are flagged as not judged.
+ */
 function deliveryFlags(done: readonly Exchange[], stallMs: number, lv: Pick<CapacityLevel, 'itlMs'>): FlaggedFigure[] {
   let judged = 0;
   let phantom = 0;
+  let tooShort = 0;
   let first: string | undefined;
+  let unjudged: string | undefined;
   for (const x of done) {
     const tokens = x.events?.tokens ?? [];
     const st = x.events?.serverTimings;
@@ -37,14 +50,28 @@ function deliveryFlags(done: readonly Exchange[], stallMs: number, lv: Pick<Capa
       clientStallMs: stallMs,
       ...(ref?.tps ? { referenceTps: ref.tps, referenceSource: `the server's ${ref.tpsField}` } : {}),
     });
-    if (a.tooShort || a.inconclusive) continue;
+    if (a.tooShort) tooShort++;
+    if (a.tooShort || a.inconclusive) {
+      unjudged ??= a.inconclusive;
+      continue;
+    }
     judged++;
     if (a.phantom) {
       phantom++;
       first ??= describeCauses(a);
     }
   }
-  if (judged === 0 || phantom * 2 < judged) return [];
+  if (judged === 0) {
+    const causes = [
+      tooShort
+        ? `${tooShort} too short to tell (fewer than ${PHANTOM_THRESHOLDS.minTokenEvents.value} token events)`
+        : '',
+      unjudged ? `${done.length - tooShort} within our client's lag (${unjudged})` : '',
+    ].filter(Boolean);
+    const why = `${NOT_JUDGED}: no stream of ${done.length} could be judged streamed or burst (${causes.join('; ')})`;
+    return (['itl', 'tpsPerStream', 'ttft', 'aggregateTps'] as const).map((figure) => ({ figure, reason: why }));
+  }
+  if (phantom * 2 < judged) return [];
   const why = `burst delivery, not a decode rate (${phantom}/${judged} streams: ${first})`;
   return [
     { figure: 'itl', reason: `ITL p50 ${fmt(lv.itlMs.p50 ?? undefined)} ms: ${why}` },
