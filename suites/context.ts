@@ -21,6 +21,7 @@ import {
   gradeServedWindow,
   gradeSlowdown,
   guardStarvation,
+  neighbourExplains,
   type OverWindowFinding,
   type ProbeAnswer,
   type ScalingPoint,
@@ -42,6 +43,7 @@ import {
 import { calibrate, promptOfTokens } from '../lib/http/prompts.ts';
 import { bodyText } from '../lib/http/recorder.ts';
 import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
+import { cpuSnapshot, cpuUse } from '../lib/measure/machine-load.ts';
 import { sizedFrom, tokensAt } from '../lib/measure/pace.ts';
 import { served } from '../lib/measure/served.ts';
 import { describeWindowDisagreement, windowDisagreement } from '../lib/server/discovery.ts';
@@ -981,8 +983,18 @@ export const checks: CheckDef[] = [
         `estimate: ~${fmt((2 * reps * warm.rec.tEnd) / 1000, 1)} s for ${2 * reps} normal requests of ${maxTokens} tokens (${sizing}; one took ${fmt(warm.rec.tEnd)} ms), ` +
           `plus one ~${longTokens}-token prompt${window ? ' and two over-long prompts' : ' (no window known: no over-long prompt)'}`,
       );
-      const before: Exchange[] = [];
-      for (let i = 0; i < reps; i++) before.push(await normal(`before ${i + 1}`));
+      // Who used the CPUs during each timed set (where the suite started the server): a neighbour that arrives
+      // between the sets slows a CPU-bound server exactly like a degradation would (lib/grading/cycles.ts contention).
+      const pid = ctx.server.startedPid;
+      const timedSet = async (label: string) => {
+        const a = cpuSnapshot(pid);
+        const xs: Exchange[] = [];
+        for (let i = 0; i < reps; i++) xs.push(await normal(`${label} ${i + 1}`));
+        const b = cpuSnapshot(pid);
+        return { xs, cpu: a && b ? cpuUse(a, b) : undefined };
+      };
+      const beforeSet = await timedSet('before');
+      const before = beforeSet.xs;
       // The long requests: a 90 % prompt that runs, and an over-long one in each mode.
       const long = await timedPrefill(ctx, longTokens, longDeadlines(ctx), 7);
       ev.push(evidence(`long prompt ~${long.sent} tokens`, long.x));
@@ -995,8 +1007,8 @@ export const checks: CheckDef[] = [
         : [];
       overs.forEach((o) => ev.push(evidence(`over-long prompt ~${o.sent} tokens: ${o.finding.kind}`, o.x)));
       ctx.log('long requests done; timing normal requests again');
-      const after: Exchange[] = [];
-      for (let i = 0; i < reps; i++) after.push(await normal(`after ${i + 1}`));
+      let lastSet = await timedSet('after');
+      const after = lastSet.xs;
       const ours = [...before, ...after].find((x) => endedByUs(x.rec));
       if (ours)
         return inconclusive(
@@ -1072,8 +1084,8 @@ export const checks: CheckDef[] = [
         ctx.log(
           `after the long requests: ${g.outcome} (${fmt(g.figures.slowdown)}x); confirming with ${reps} more normal requests`,
         );
-        const again: Exchange[] = [];
-        for (let i = 0; i < reps; i++) again.push(await normal(`confirmation ${i + 1}`));
+        lastSet = await timedSet('confirmation');
+        const again = lastSet.xs;
         const g2 = gradeAfter(again);
         metrics.firstAfter = { ...g.figures, outcome: g.outcome };
         metrics.confirmationWallTps = tps(again);
@@ -1088,6 +1100,14 @@ export const checks: CheckDef[] = [
                 ...g2,
                 reason: `${g2.reason}; confirmed: the first set after the long requests gave ${fmt(g.figures.slowdown)}x`,
               };
+      }
+      const neighbour =
+        g.outcome === 'fail' || g.outcome === 'warn'
+          ? neighbourExplains(beforeSet.cpu, lastSet.cpu, g.figures.slowdown)
+          : undefined;
+      if (neighbour) {
+        metrics.cpu = { before: beforeSet.cpu, after: lastSet.cpu };
+        return inconclusive(`${g.reason}, but ${neighbour} (${sizing})`, metrics, ev);
       }
       if (g.outcome === 'fail') {
         return fail(

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
+import { neighbourExplains } from '../lib/grading/context.ts';
 import {
   type CycleSample,
   contention,
@@ -184,6 +185,20 @@ describe('contention over generated neighbours (the sequential rule, default thr
       }),
       { numRuns: 2000, seed: 9 },
     );
+  });
+});
+
+describe('context.healthy-after: a neighbour between the sets explains a slowdown only when the figures say so', () => {
+  test('other load up 0.9 cores, the CPU-bound server down from 0.95 to 0.6 cores, speed down 1.5x: explained, with the figures', () => {
+    expect(neighbourExplains(use(0.05, 0.95), use(0.95, 0.6), 1.5)).toMatch(
+      /^the machine got busier between the normal requests before the long ones and after them: other processes used 0\.05 cores before and 0\.95 after/,
+    );
+  });
+  test('a quiet machine, a server that kept its CPU, or a drop far beyond the lost CPU: not explained (graded as the server)', () => {
+    expect(neighbourExplains(use(0.05, 0.95), use(0.05, 0.6), 1.5)).toBeUndefined();
+    expect(neighbourExplains(use(0.05, 0.95), use(0.95, 0.95), 1.5)).toBeUndefined();
+    expect(neighbourExplains(use(0.05, 0.95), use(0.95, 0.85), 3)).toBeUndefined();
+    expect(neighbourExplains(undefined, use(0.95, 0.6), 1.5)).toBeUndefined();
   });
 });
 

@@ -6,6 +6,8 @@
 // Timing verdicts use medians over repetitions and ratios measured in the same run; they fail only when a
 // confidence bound is past the threshold; borderline evidence is `warn`; too little evidence is `inconclusive`.
 
+import type { CpuUse } from '../measure/machine-load.ts';
+import { contention } from './cycles.ts';
 import { attentionExcess, extrapolatePrefill, type PrefillFit, prefillMs } from './prefill-fit.ts';
 import { logLogSlope, median } from './stats.ts';
 
@@ -778,4 +780,23 @@ export async function bisectLargestAccepted(
     else hi = mid;
   }
   return { largestAccepted: lo, smallestRejected: hi, probes, stop: 'resolution' };
+}
+
+/**
+ * A slowdown between the normal requests before and after the long ones that a neighbour explains: the rule of the
+ * cycles family (lib/grading/cycles.ts contention) on the two sets, other load up by ≥ 0.25 cores, the server
+ * CPU-bound, and its own CPU fallen about as much as its speed. Undefined when it does not, or no CPU was measured.
+ */
+export function neighbourExplains(
+  before: CpuUse | undefined,
+  after: CpuUse | undefined,
+  slowdown: number | undefined,
+): string | undefined {
+  if (!before || !after || slowdown === undefined || !(slowdown > 0)) return undefined;
+  const point = (cycle: number, u: CpuUse) => ({ cycle, otherCores: u.otherCores, serverCores: u.serverCores });
+  return contention([point(1, before), point(2, after)], 1, slowdown, {
+    during: 'between the normal requests before the long ones and after them',
+    first: 'before',
+    last: 'after',
+  });
 }

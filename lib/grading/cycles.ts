@@ -75,7 +75,12 @@ export function cycleCurve(cycles: readonly CycleSample[]): CyclePoint[] {
  */
 const CONTENTION = { riseCores: 0.25, cpuBoundCores: 0.5, slack: 1.25 };
 
-export function contention(points: readonly CyclePoint[], m: number, observedFactor: number): string | undefined {
+export function contention(
+  points: readonly CyclePoint[],
+  m: number,
+  observedFactor: number,
+  words = { during: 'while the cycles ran', first: `in the first ${m} cycles`, last: `in the last ${m}` },
+): string | undefined {
   if (points.length < 2 * m || points.some((p) => p.otherCores === undefined || p.serverCores === undefined))
     return undefined;
   const head = points.slice(0, m);
@@ -90,7 +95,7 @@ export function contention(points: readonly CyclePoint[], m: number, observedFac
     return undefined;
   const supply = serverFirst / serverLast;
   if (observedFactor > CONTENTION.slack * supply) return undefined;
-  return `the machine got busier while the cycles ran: other processes used ${fmt(otherFirst, 2)} cores in the first ${m} cycles and ${fmt(otherLast, 2)} in the last ${m}, and the CPU-bound server's own CPU fell from ${fmt(serverFirst, 2)} to ${fmt(serverLast, 2)} cores (×${fmt(supply, 2)}), which explains the ×${fmt(observedFactor, 2)} change: a neighbour's load cannot be told from a slowdown of the server`;
+  return `the machine got busier ${words.during}: other processes used ${fmt(otherFirst, 2)} cores ${words.first} and ${fmt(otherLast, 2)} ${words.last}, and the CPU-bound server's own CPU fell from ${fmt(serverFirst, 2)} to ${fmt(serverLast, 2)} cores (×${fmt(supply, 2)}), which explains the ×${fmt(observedFactor, 2)} change: a neighbour's load cannot be told from a slowdown of the server`;
 }
 
 export interface TrendThresholds {
