@@ -1,12 +1,13 @@
 // Memory per recorded stream (run with --expose-gc): 32 streams of 50,000 token events each, every read through the
-// recorder's bookkeeping (BodyRecorder) and the live decode (StreamDecode), exactly as send() does, each read a fresh
+// recorder's bookkeeping (KeptReads) and the live decode (StreamDecode), exactly as send() does, each read a fresh
 // Buffer as a socket gives it; the Exchanges are kept, as a check keeps its recordings until it has graded them.
 //   node --expose-gc --import tsx bench/memory.ts [streams] [tokens]
 
 import type { Recording } from '../lib/check/types.ts';
 import { type Exchange, StreamDecode } from '../lib/http/exchange.ts';
-import { MAX_RECORDED_BYTES } from '../lib/http/recorder.ts';
-import { BodyRecorder, chunkBytes } from './throughput.ts';
+import { KeptReads, MAX_RECORDED_BYTES } from '../lib/http/recorder.ts';
+import { recordingCaps } from '../lib/http/transport.ts';
+import { chunkBytes } from './throughput.ts';
 
 const streams = Number(process.argv[2] ?? 32);
 const tokens = Number(process.argv[3] ?? 50_000);
@@ -38,7 +39,7 @@ function recordOne(): Exchange {
     body: new Uint8Array(0),
     truncated: false,
   };
-  const body = new BodyRecorder(rec, MAX_RECORDED_BYTES);
+  const kept = new KeptReads(recordingCaps(MAX_RECORDED_BYTES)); // the recorder's own bookkeeping
   const decode = new StreamDecode('openai-chat', MAX_RECORDED_BYTES, true); // lazy, as send() decodes
   const onRead = decode.reader({});
   let bytes = 0;
@@ -46,11 +47,11 @@ function recordOne(): Exchange {
     const b = Buffer.from(i < tokens ? chunkBytes(i) : tail); // a fresh buffer per read, as from a socket
     bytes += b.length;
     const t = 50 + i * 10;
-    body.push(t, b);
-    onRead(t, b, control);
+    onRead(t, b, control, kept.keep(t, b));
   }
   rec.tEnd = 50 + tokens * 10;
-  body.finish();
+  rec.truncated = kept.truncated;
+  kept.finish(rec);
   const x = decode.finish(rec, true);
   if (x.metrics?.countedTokenEvents !== tokens || x.events?.usage?.completion_tokens !== tokens)
     throw new Error(`stream decoded wrong: ${x.metrics?.countedTokenEvents} token events`);

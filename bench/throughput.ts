@@ -5,8 +5,8 @@
 import { Bench } from 'tinybench';
 import type { BodyRead, Recording } from '../lib/check/types.ts';
 import { StreamDecode } from '../lib/http/exchange.ts';
-import { MAX_RECORDED_BYTES } from '../lib/http/recorder.ts';
-import { lazyFields } from '../lib/lazy.ts';
+import { KeptReads, MAX_RECORDED_BYTES } from '../lib/http/recorder.ts';
+import { recordingCaps } from '../lib/http/transport.ts';
 
 export const TARGET_EVENTS_PER_S = 500_000;
 
@@ -44,33 +44,6 @@ export function streamReads(events: number, perRead = 1): BodyRead[] {
 
 const control = { progress() {}, abort() {}, overflow() {} };
 
-/**
- * The recorder's bookkeeping per read as lib/http/recorder.ts keeps it (the read's time, its bytes while within the byte
- * cap, the body at the end), for the benchmarks that run the recording path without a socket.
- */
-export class BodyRecorder {
-  private readonly parts: Uint8Array[] = [];
-  private kept = 0;
-  constructor(
-    private readonly rec: Recording,
-    private readonly maxBytes: number,
-  ) {}
-  push(t: number, bytes: Uint8Array): void {
-    this.rec.reads.push({ t, bytes: this.kept < this.maxBytes ? bytes : new Uint8Array(0) });
-    if (this.kept < this.maxBytes) {
-      const room = this.maxBytes - this.kept;
-      this.parts.push(bytes.length <= room ? bytes : bytes.subarray(0, room));
-      this.kept += Math.min(bytes.length, room);
-      if (bytes.length > room) this.rec.truncated = true;
-    } else this.rec.truncated = true;
-  }
-  /** The body is assembled when first read, as lib/http/recorder.ts does. */
-  finish(): void {
-    const { parts, kept } = this;
-    lazyFields(this.rec, ['body'], () => ({ body: Buffer.concat(parts, kept) }));
-  }
-}
-
 /** What the harness does with one stream's reads, minus the socket: the recorder's bookkeeping, the live decode. */
 export function processStream(reads: readonly BodyRead[]): number {
   const rec: Recording = {
@@ -84,15 +57,13 @@ export function processStream(reads: readonly BodyRead[]): number {
     body: new Uint8Array(0),
     truncated: false,
   };
-  const body = new BodyRecorder(rec, MAX_RECORDED_BYTES);
+  const kept = new KeptReads(recordingCaps(MAX_RECORDED_BYTES)); // the recorder's own bookkeeping
   const decode = new StreamDecode('openai-chat', MAX_RECORDED_BYTES, true); // lazy, as send() decodes
   const onRead = decode.reader({});
-  for (const r of reads) {
-    body.push(r.t, r.bytes);
-    onRead(r.t, r.bytes, control);
-  }
+  for (const r of reads) onRead(r.t, r.bytes, control, kept.keep(r.t, r.bytes));
   rec.tEnd = reads[reads.length - 1]!.t;
-  body.finish();
+  rec.truncated = kept.truncated;
+  kept.finish(rec);
   const x = decode.finish(rec, true);
   void x.events?.chunks; // the decode the checks read, built on first read
   return x.metrics?.countedTokenEvents ?? 0;

@@ -5,11 +5,11 @@
 import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { rawStream } from '../bench/floor-client.ts';
-import { BodyRecorder } from '../bench/throughput.ts';
 import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
 import { grade, runCheck } from '../lib/check/check.ts';
 import type { BodyRead, Recording } from '../lib/check/types.ts';
 import { StreamDecode } from '../lib/http/exchange.ts';
+import { KeptReads } from '../lib/http/recorder.ts';
 import {
   clientLag,
   describePreflight,
@@ -27,6 +27,18 @@ import { harnessStreams, runPreflight, type StampServer, startStampServer } from
 import { checks as streamChecks } from '../suites/stream.ts';
 
 const enc = new TextEncoder();
+/** A 200 recording with nothing read yet (the test feeds its reads). */
+const sseRecording = (tEnd: number): Recording => ({
+  method: 'POST',
+  url: 'x',
+  t0Abs: 0,
+  status: 200,
+  headers: {},
+  reads: [],
+  tEnd,
+  body: new Uint8Array(0),
+  truncated: false,
+});
 
 describe('clock and stamps', () => {
   test('performance.now() + offset is process.hrtime in ms, within the measured bracket', () => {
@@ -135,53 +147,49 @@ describe('client lag allowance', () => {
 });
 
 describe('a stream longer than the recorder keeps is still decoded to its end', () => {
-  test('tokens, usage and metrics are complete; raw events, text and chunks stop at the byte cap', () => {
-    const chunk = (i: number) =>
-      enc.encode(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: ` w${i}` } }] })}\n\n`);
-    const rec: Recording = {
-      method: 'POST',
-      url: 'x',
-      t0Abs: 0,
-      status: 200,
-      headers: {},
-      reads: [],
-      tEnd: 0,
-      body: new Uint8Array(0),
-      truncated: false,
-    };
-    const cap = 2_000;
-    const body = new BodyRecorder(rec, cap);
-    const decode = new StreamDecode('openai-chat', cap);
-    const read = decode.reader({});
-    const control = { progress() {}, abort() {}, overflow() {} };
-    const n = 500;
-    for (let i = 0; i <= n; i++) {
-      const b =
-        i < n
-          ? chunk(i)
-          : enc.encode(`data: ${JSON.stringify({ choices: [], usage: { completion_tokens: n } })}\n\ndata: [DONE]\n\n`);
-      body.push(i, b);
-      read(i, b, control);
-    }
-    rec.tEnd = n + 1;
-    body.finish();
-    const x = decode.finish(rec, true);
-    expect(rec.truncated).toBe(true);
-    expect(rec.body.length).toBe(cap);
-    expect(x.events!.tokens).toHaveLength(n);
-    expect(x.events!.tokens.at(-1)).toEqual({ t: n - 1, text: ` w${n - 1}`, kind: 'content' });
-    expect(x.events!.usage?.completion_tokens).toBe(n);
-    expect(x.events!.done).toBe(true);
-    expect(x.metrics).toMatchObject({ completionTokens: n, tokenSource: 'usage', countedTokenEvents: n });
-    const kept = x.sse!.events.length;
-    expect(kept).toBeGreaterThan(10);
-    expect(kept).toBeLessThan(60);
-    expect(x.events!.chunks).toHaveLength(kept);
-    expect(x.sse!.text.length).toBeLessThan(cap + 100);
-    expect((x.events!.chunks[3]!.json as { choices: { delta: { content: string } }[] }).choices[0]!.delta.content).toBe(
-      ' w3',
-    );
-  });
+  // Eager, and lazy as send() decodes (the reads the recording keeps are replayed from it, not kept by the decoder).
+  test.each([false, true])(
+    'tokens, usage and metrics are complete; raw events, text and chunks stop at the byte cap (lazy %s)',
+    (lazy) => {
+      const chunk = (i: number) =>
+        enc.encode(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: ` w${i}` } }] })}\n\n`);
+      const rec = sseRecording(0);
+      const cap = 2_000;
+      const recorded = new KeptReads({ bytes: cap, reads: 20_000 });
+      const decode = new StreamDecode('openai-chat', cap, lazy);
+      const read = decode.reader({});
+      const control = { progress() {}, abort() {}, overflow() {} };
+      const n = 500;
+      for (let i = 0; i <= n; i++) {
+        const b =
+          i < n
+            ? chunk(i)
+            : enc.encode(
+                `data: ${JSON.stringify({ choices: [], usage: { completion_tokens: n } })}\n\ndata: [DONE]\n\n`,
+              );
+        read(i, b, control, recorded.keep(i, b));
+      }
+      rec.tEnd = n + 1;
+      rec.truncated = recorded.truncated;
+      recorded.finish(rec);
+      const x = decode.finish(rec, true);
+      expect(rec.truncated).toBe(true);
+      expect(rec.body.length).toBe(cap);
+      expect(x.events!.tokens).toHaveLength(n);
+      expect(x.events!.tokens.at(-1)).toEqual({ t: n - 1, text: ` w${n - 1}`, kind: 'content' });
+      expect(x.events!.usage?.completion_tokens).toBe(n);
+      expect(x.events!.done).toBe(true);
+      expect(x.metrics).toMatchObject({ completionTokens: n, tokenSource: 'usage', countedTokenEvents: n });
+      const kept = x.sse!.events.length;
+      expect(kept).toBeGreaterThan(10);
+      expect(kept).toBeLessThan(60);
+      expect(x.events!.chunks).toHaveLength(kept);
+      expect(x.sse!.text.length).toBeLessThan(cap + 100);
+      expect(
+        (x.events!.chunks[3]!.json as { choices: { delta: { content: string } }[] }).choices[0]!.delta.content,
+      ).toBe(' w3');
+    },
+  );
 });
 
 describe('reference server --stamp-send, through real HTTP', () => {
@@ -323,17 +331,7 @@ describe('a measured client lag that could explain a timing verdict makes it inc
 
 describe('decoding at the end of the stream', () => {
   test('an NDJSON stream whose last line has no newline still counts that line (usage, done) in the figures', () => {
-    const rec: Recording = {
-      method: 'POST',
-      url: 'x',
-      t0Abs: 0,
-      status: 200,
-      headers: {},
-      reads: [],
-      tEnd: 30,
-      body: new Uint8Array(0),
-      truncated: false,
-    };
+    const rec = sseRecording(30);
     const d = new StreamDecode('ollama-native', Infinity);
     d.push(10, enc.encode('{"message":{"content":"a"},"done":false}\n'));
     d.push(20, enc.encode('{"message":{"content":""},"done":true,"eval_count":7,"prompt_eval_count":3}'));

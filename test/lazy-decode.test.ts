@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import type { ApiFlavour, BodyRead, Recording } from '../lib/check/types.ts';
 import { type Exchange, StreamDecode } from '../lib/http/exchange.ts';
+import { KeptReads } from '../lib/http/recorder.ts';
 
 const enc = new TextEncoder();
 const j = (o: unknown) => JSON.stringify(o);
@@ -60,6 +61,24 @@ function decode(flavour: ApiFlavour, reads: BodyRead[], retainBytes: number, laz
   return d.finish(rec, true);
 }
 
+/**
+ * Lazy, fed as send() feeds it: through the recorder's own bookkeeping (any caps), each read flagged when the
+ * recording keeps it whole, those replayed from rec.reads instead of kept by the decoder.
+ */
+function decodeRecorded(
+  flavour: ApiFlavour,
+  reads: BodyRead[],
+  retainBytes: number,
+  caps: { bytes: number; reads: number },
+): Exchange {
+  const d = new StreamDecode(flavour, retainBytes, true);
+  const kept = new KeptReads(caps);
+  for (const r of reads) d.push(r.t, r.bytes, kept.keep(r.t, r.bytes));
+  const rec = { status: 200, tEnd: reads.length + 1, headers: {} } as unknown as Recording;
+  kept.finish(rec);
+  return d.finish(rec, true);
+}
+
 /** Everything a check can read of a decoded exchange, as plain data. */
 function seen(x: Exchange) {
   const { chunks, ...events } = x.events!;
@@ -69,6 +88,36 @@ function seen(x: Exchange) {
     metrics: x.metrics,
   };
 }
+
+describe("the recorder's kept reads (lib/http/recorder.ts KeptReads)", () => {
+  test('give back every read within the caps whole, with its time; the body is the first bytes up to the cap', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.uint8Array({ maxLength: 3000 }), { maxLength: 30 }),
+        fc.record({ bytes: fc.nat(40_000), reads: fc.nat(32) }),
+        (chunks, caps) => {
+          const kept = new KeptReads(caps);
+          const flags = chunks.map((c, i) => kept.keep(i, c));
+          const rec = {} as Recording;
+          kept.finish(rec);
+          const all = Buffer.concat(chunks);
+          expect(Buffer.from(rec.body)).toEqual(all.subarray(0, Math.min(all.length, caps.bytes)));
+          let before = 0;
+          const expected = chunks.slice(0, caps.reads).map((c, i) => {
+            const within = before < caps.bytes;
+            before += c.length;
+            expect(flags[i]).toBe(within);
+            return { t: i, bytes: Buffer.from(within ? c : new Uint8Array(0)) };
+          });
+          expect(rec.reads.map((r) => ({ t: r.t, bytes: Buffer.from(r.bytes) }))).toEqual(expected);
+          expect(flags.slice(caps.reads).every((f) => !f)).toBe(true);
+          expect(kept.truncated).toBe(all.length > caps.bytes || chunks.length > caps.reads);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
 
 describe('lazy live decode equals the eager decode', () => {
   for (const [name, { flavour, body }] of Object.entries(BODIES))
@@ -80,6 +129,23 @@ describe('lazy live decode equals the eager decode', () => {
           (cuts, retain) => {
             const reads = cut(body, cuts);
             expect(seen(decode(flavour, reads, retain, true))).toEqual(seen(decode(flavour, reads, retain, false)));
+          },
+        ),
+        { numRuns: 150 },
+      );
+    });
+  for (const [name, { flavour, body }] of Object.entries(BODIES))
+    test(`${name}: replayed from the recording's reads, any recorder caps`, () => {
+      fc.assert(
+        fc.property(
+          fc.array(fc.nat(body.length), { maxLength: 12 }),
+          fc.oneof(fc.constant(Infinity), fc.nat(body.length + 4)),
+          fc.record({ bytes: fc.nat(body.length + 4), reads: fc.nat(14) }),
+          (cuts, retain, caps) => {
+            const reads = cut(body, cuts);
+            expect(seen(decodeRecorded(flavour, reads, retain, caps))).toEqual(
+              seen(decode(flavour, reads, retain, false)),
+            );
           },
         ),
         { numRuns: 150 },

@@ -140,9 +140,16 @@ abstract class TextStreamDecoder {
   protected readonly facts = new Utf8Facts();
   /** Lazy mode: nothing decoded is kept live; the retained reads are replayed on first read of what they make. */
   protected readonly lazy: boolean;
-  /** Lazy mode: the reads within retainBytes (their times and bytes, as pushed). */
+  /**
+   * Lazy mode: the retained reads (within retainBytes) that the recording keeps are counted, not kept (`recorded`
+   * gives them back at replay); the ones it does not keep are kept here, times and bytes. Both are runs of reads from
+   * the start (recording and retention each stop at a read and never resume), so the kept ones follow the counted.
+   */
+  private recordedReads = 0;
   protected readonly rawT: number[] = [];
   protected readonly rawBytes: Uint8Array[] = [];
+  /** The recording's reads, for replaying the counted ones (set by whoever fed the decoder from a recording). */
+  recorded?: () => readonly BodyRead[];
   private pushed = 0;
   /**
    * The streaming decoder may hold an incomplete sequence: false once it has seen a read, the last of which was ASCII
@@ -164,6 +171,14 @@ abstract class TextStreamDecoder {
    * an eager decoder keeps what its end adds only while still retaining.
    */
   protected replay<D extends TextStreamDecoder>(d: D): D {
+    if (this.recordedReads) {
+      const reads = this.recorded?.();
+      if (!reads || reads.length < this.recordedReads)
+        throw new Error(
+          `replay needs the ${this.recordedReads} recorded reads the decoder was told the recording keeps; it has ${reads?.length ?? 'none'}`,
+        );
+      for (let i = 0; i < this.recordedReads; i++) d.push(reads[i]!.t, reads[i]!.bytes);
+    }
     for (let i = 0; i < this.rawT.length; i++) d.push(this.rawT[i]!, this.rawBytes[i]!);
     return d;
   }
@@ -178,13 +193,17 @@ abstract class TextStreamDecoder {
     return this.retain;
   }
 
-  push(t: number, bytes: Uint8Array): void {
+  /** One read; `recorded`: the recording it comes from keeps it whole (lib/http/recorder.ts onRead), so lazy mode need not. */
+  push(t: number, bytes: Uint8Array, recorded = false): void {
     this.t = t;
     this.retain = this.pushed < this.retainBytes;
     this.pushed += bytes.length;
     if (this.lazy && this.retain) {
-      this.rawT.push(t);
-      this.rawBytes.push(bytes);
+      if (recorded && this.rawT.length === 0) this.recordedReads++;
+      else {
+        this.rawT.push(t);
+        this.rawBytes.push(bytes);
+      }
     }
     // An ASCII read with nothing pending decodes to its bytes as they are: the TextDecoder call is skipped.
     if (!this.mayHold && isAscii(bytes)) {

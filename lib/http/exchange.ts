@@ -110,11 +110,11 @@ export class StreamDecode {
     }
   }
 
-  /** One body read; returns the number of token-bearing events it completed. */
-  push(t: number, bytes: Uint8Array): number {
+  /** One body read (`recorded`: the recording keeps it whole); returns the number of token-bearing events it completed. */
+  push(t: number, bytes: Uint8Array, recorded = false): number {
     const before = this.adapter.out.tokenTimes.length;
-    if (this.sse) this.sse.push(t, bytes);
-    else this.nd!.push(t, bytes);
+    if (this.sse) this.sse.push(t, bytes, recorded);
+    else this.nd!.push(t, bytes, recorded);
     return this.adapter.out.tokenTimes.length - before;
   }
 
@@ -130,8 +130,9 @@ export class StreamDecode {
       t: number,
       bytes: Uint8Array,
       control: { progress(nextIdleMs?: number, why?: string): void; abort(r?: string): void },
+      recorded = false,
     ) => {
-      const n = this.push(t, bytes);
+      const n = this.push(t, bytes, recorded);
       for (let i = 0; i < n; i++) {
         const count = ++this.count;
         firstT ??= t;
@@ -153,6 +154,9 @@ export class StreamDecode {
       const { json, error } = bodyJson(rec);
       return { rec, json, jsonError: error };
     }
+    // The reads the recording keeps are replayed from it (the decoder counted them instead of keeping them).
+    const decoder = this.sse ?? this.nd!;
+    decoder.recorded = () => rec.reads;
     // End of input first: it may complete a last line (NDJSON without a final newline) before the figures are taken.
     const nd = mode === 'ndjson' ? this.nd!.end() : undefined;
     const sse = mode === 'sse' ? this.sse!.end() : undefined;

@@ -61,8 +61,11 @@ interface RequestOptions {
   signal?: AbortSignal;
   /** Called once when the status and headers have arrived, before the body (e.g. to hand a Response to a client). */
   onHeaders?: (status: number, headers: Record<string, string>) => void;
-  /** Called synchronously for every body read (after its timestamp is taken). */
-  onRead?: (t: number, bytes: Uint8Array, control: StreamControl) => void;
+  /**
+   * Called synchronously for every body read (after its timestamp is taken). `recorded`: the recording keeps this
+   * read whole, with its time (rec.reads gives it back), so a caller replaying the reads later need not keep it.
+   */
+  onRead?: (t: number, bytes: Uint8Array, control: StreamControl, recorded: boolean) => void;
   /**
    * When set, the token-inactivity deadline applies and is reset only by control.progress():
    * the caller decides what a token-bearing event is (pings and comments are not progress).
@@ -169,15 +172,8 @@ interface Attempt {
   readonly rec: Recording;
   readonly entry: JournalEntry;
   readonly control: StreamControl;
-  /** Body bytes kept (up to caps.bytes) and their count; bytes read off the wire (before any decoding). */
-  readonly parts: Uint8Array[];
-  /**
-   * The recording's reads as two parallel arrays (a time and a byte array per read, not an object per read: what a
-   * live stream keeps is what every minor GC copies); `rec.reads` is built from them when first read.
-   */
-  readonly readT: number[];
-  readonly readBytes: Uint8Array[];
-  kept: number;
+  /** The body's reads as kept (within the caps). */
+  readonly kept: KeptReads;
   wire: number;
   idleTimer: NodeJS.Timeout | undefined;
   /** performance.now() of the last token progress (the token-inactivity bound runs from it). */
@@ -228,11 +224,12 @@ function startAttempt(opts: RequestOptions, out: Outgoing): Attempt {
           opts.secrets,
         ).slice(0, 64 * 1024);
   const url = redact(opts.url, opts.secrets);
+  const caps = recordingCaps(opts.maxBytes);
   const a: Attempt = {
     opts,
     d,
     ac,
-    caps: recordingCaps(opts.maxBytes),
+    caps,
     timers: [],
     onCallerAbort: () => {
       if (!ac.signal.aborted) ac.abort(opts.signal?.reason ?? new Error('aborted by caller'));
@@ -256,10 +253,7 @@ function startAttempt(opts: RequestOptions, out: Outgoing): Attempt {
       },
       overflow: (reason) => cut(a, 'overflow', reason),
     },
-    parts: [],
-    readT: [],
-    readBytes: [],
-    kept: 0,
+    kept: new KeptReads(caps),
     wire: 0,
     idleTimer: undefined,
     progressAt: 0,
@@ -446,18 +440,102 @@ const EMPTY = new Uint8Array(0);
 
 /** Records a read within the caps (past them, the recording is marked truncated) and hands it to the caller. */
 function keep(a: Attempt, t: number, bytes: Uint8Array): void {
-  const { rec, caps } = a;
-  if (a.readT.length < caps.reads) {
-    a.readT.push(t);
-    a.readBytes.push(a.kept < caps.bytes ? bytes : EMPTY);
-  } else rec.truncated = true;
-  if (a.kept < caps.bytes) {
-    const room = caps.bytes - a.kept;
-    a.parts.push(bytes.length <= room ? bytes : bytes.subarray(0, room));
-    a.kept += Math.min(bytes.length, room);
-    if (bytes.length > room) rec.truncated = true;
-  } else rec.truncated = true;
-  a.opts.onRead?.(t, bytes, a.control);
+  const recorded = a.kept.keep(t, bytes);
+  if (a.kept.truncated) a.rec.truncated = true;
+  a.opts.onRead?.(t, bytes, a.control, recorded);
+}
+
+/**
+ * A body's reads as a recording keeps them: the bytes (up to caps.bytes) copied into blocks of our own as they are
+ * read, and each read's time and length as two columns of numbers (up to caps.reads); `rec.body` and `rec.reads`
+ * (views on the body) are built from them when first read. Why copies: a read as undici hands it over is a view on
+ * the socket's own read buffer, and keeping it for the whole stream kept a view, an ArrayBuffer and its backing store
+ * per read alive, which every minor GC copied and swept (BENCHMARKS.md, issue 23); a copy lets the read die young.
+ */
+export class KeptReads {
+  private readonly arena = new ByteArena();
+  private readonly times: number[] = [];
+  private readonly lengths: number[] = [];
+  /** The read that crossed the byte cap, whole (rec.reads gives reads whole, the body only what was kept). */
+  private crossing?: { i: number; bytes: Uint8Array };
+  /** Body bytes kept. */
+  bytes = 0;
+  truncated = false;
+  constructor(private readonly caps: { bytes: number; reads: number }) {}
+  /** Reads timed. */
+  get count(): number {
+    return this.times.length;
+  }
+  get lastT(): number | undefined {
+    return this.times.at(-1);
+  }
+  /** Keeps what fits; true when rec.reads will give this read back whole, with its time. */
+  keep(t: number, bytes: Uint8Array): boolean {
+    const within = this.bytes < this.caps.bytes;
+    const n = within ? Math.min(bytes.length, this.caps.bytes - this.bytes) : 0;
+    const timed = this.times.length < this.caps.reads;
+    if (timed) {
+      if (n < bytes.length && within) this.crossing = { i: this.times.length, bytes };
+      this.times.push(t);
+      this.lengths.push(n);
+    }
+    if (n > 0) {
+      this.arena.append(n === bytes.length ? bytes : bytes.subarray(0, n));
+      this.bytes += n;
+    }
+    if (!timed || n < bytes.length) this.truncated = true;
+    return timed && within;
+  }
+  /** Defines rec.body and rec.reads, each built on first read (the reads as views on the blocks: no copy). */
+  finish(rec: Recording): void {
+    const { arena, times, lengths, crossing } = this;
+    lazyFields(rec, ['body'], () => ({ body: arena.bytes() }));
+    lazyFields(rec, ['reads'], () => {
+      // A read lies whole in one block (append starts a new block for a read that does not fit the current one).
+      const blocks = arena.parts();
+      let b = 0;
+      let o = 0;
+      const reads = times.map((t, i): BodyRead => {
+        const n = lengths[i]!;
+        if (!n) return { t, bytes: EMPTY };
+        if (o + n > blocks[b]!.length) {
+          b++;
+          o = 0;
+        }
+        o += n;
+        return { t, bytes: crossing?.i === i ? crossing.bytes : blocks[b]!.subarray(o - n, o) };
+      });
+      return { reads };
+    });
+  }
+}
+
+/**
+ * Bytes appended into blocks that double in size (1 KiB to 256 KiB): a short answer costs one small block, a long
+ * stream a few large ones, and appending is a copy, never a reallocation.
+ */
+class ByteArena {
+  private readonly blocks: Uint8Array[] = [];
+  private block: Uint8Array = EMPTY;
+  private used = 0;
+  append(bytes: Uint8Array): void {
+    if (this.used + bytes.length > this.block.length) {
+      if (this.used) this.blocks.push(this.block.subarray(0, this.used));
+      const next = Math.min(256 << 10, Math.max(1 << 10, this.block.length * 2));
+      this.block = new Uint8Array(Math.max(next, bytes.length));
+      this.used = 0;
+    }
+    this.block.set(bytes, this.used);
+    this.used += bytes.length;
+  }
+  /** The blocks' filled parts, in order. */
+  parts(): Uint8Array[] {
+    return [...this.blocks, this.block.subarray(0, this.used)];
+  }
+  /** Everything appended, as one array (the last block itself when it is the only one). */
+  bytes(): Uint8Array {
+    return this.blocks.length ? concat(this.parts()) : this.block.subarray(0, this.used);
+  }
 }
 
 /** A failure thrown by the request or the body (a deadline's abort shows up here as the signal's reason). */
@@ -478,13 +556,14 @@ function stopAttempt(a: Attempt): void {
 
 /** Says how far a cut response had got, assembles the kept body, charges the run's caps and closes the journal entry. */
 function finishRecording(a: Attempt): Recording {
-  const { rec, wire, readT, readBytes } = a;
+  const { rec, wire, kept } = a;
   rec.wireBytes = wire;
-  lazyFields(rec, ['reads'], () => ({ reads: readT.map((t, i): BodyRead => ({ t, bytes: readBytes[i]! })) }));
+  // Assembled when first read: most streams are read through their decoded events, never as one body or reads.
+  kept.finish(rec);
   // A deadline that cut a response mid-body says how much came (one byte a second reads differently from nothing).
   if (rec.failure && rec.status !== undefined && /timeout|token-idle/.test(rec.failure.kind)) {
-    const last = readT.at(-1);
-    rec.failure.message += ` (${wire} bytes in ${readT.length} reads had arrived${last !== undefined ? `, the last ${Math.round(rec.tEnd - last)} ms before the cut` : ''})`;
+    const last = kept.lastT;
+    rec.failure.message += ` (${wire} bytes in ${kept.count} reads had arrived${last !== undefined ? `, the last ${Math.round(rec.tEnd - last)} ms before the cut` : ''})`;
   }
   const declared = Number(rec.headers['content-length']);
   if (
@@ -495,18 +574,15 @@ function finishRecording(a: Attempt): Recording {
     !rec.headers['content-encoding']
   )
     rec.failure.message += ` (the body ended after ${wire} of the ${declared} bytes its Content-Length announced)`;
-  // Assembled when first read: most streams are read through their decoded events, never as one body.
-  const { parts, kept } = a;
-  lazyFields(rec, ['body'], () => ({ body: concat(parts, kept) }));
-  chargeRun(a.kept, readT.length);
+  chargeRun(kept.bytes, kept.count);
   a.entry.tEnd = Date.now();
   a.entry.status = rec.status;
   if (rec.failure) a.entry.failure = `${rec.failure.kind}: ${rec.failure.message}`;
   return rec;
 }
 
-function concat(parts: Uint8Array[], n: number): Uint8Array {
-  const out = new Uint8Array(n);
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let o = 0;
   for (const p of parts) {
     out.set(p, o);

@@ -3,7 +3,7 @@
 import type { StreamControl } from './recorder.ts';
 import { CAPS } from './transport.ts';
 
-type OnRead = (t: number, bytes: Uint8Array, control: StreamControl) => void;
+type OnRead = (t: number, bytes: Uint8Array, control: StreamControl, recorded?: boolean) => void;
 
 /** The token limit a generation body asks for (max_tokens, max_completion_tokens, options.num_predict). */
 function requestedMaxTokens(body: unknown): number | undefined {
@@ -34,7 +34,7 @@ export function streamGuards(body: unknown): {
     get ranAway() {
       return ranAway;
     },
-    wrap: (inner) => (t, bytes, c) => {
+    wrap: (inner) => (t, bytes, c, recorded) => {
       control = c;
       // Bytes since the last line end (LF or CR): the parser would buffer them all.
       const nl = Math.max(bytes.lastIndexOf(0x0a), bytes.lastIndexOf(0x0d));
@@ -43,7 +43,7 @@ export function streamGuards(body: unknown): {
         c.overflow(`one line of the stream went on past ${CAPS.lineBytes / 2 ** 20} MiB without a newline (line cap)`);
         return;
       }
-      inner(t, bytes, c);
+      inner(t, bytes, c, recorded);
     },
     onToken(count) {
       if (maxTokens !== undefined && count > runawayLimit(maxTokens)) {
