@@ -152,12 +152,16 @@ abstract class TextStreamDecoder {
   recorded?: () => readonly BodyRead[];
   private pushed = 0;
   /**
-   * The streaming decoder may hold an incomplete sequence: false once it has seen a read, the last of which was ASCII
-   * (an ASCII byte ends any pending sequence and leaves none). Until its first read it must see every read (it strips
-   * a leading BOM only at its start).
+   * The streaming decoder may hold an incomplete sequence: true after a read whose last byte was not ASCII (an ASCII
+   * byte ends any pending sequence and leaves none), until a read goes through the decoder and ends in ASCII.
    */
-  private mayHold = true;
-  private readonly decoder = new TextDecoder('utf-8', { fatal: false });
+  private mayHold = false;
+  /**
+   * Created at the first read that is not ASCII (a stream of ASCII never needs one). Created at the body's first
+   * bytes it strips a leading BOM, as a decoder of the whole body does; created later it must not (a U+FEFF there is
+   * text), and nothing is pending then (every earlier read was ASCII).
+   */
+  private decoder?: InstanceType<typeof TextDecoder>;
   private readonly retainBytes: number;
 
   constructor(o: StreamDecoderOptions = {}) {
@@ -196,6 +200,7 @@ abstract class TextStreamDecoder {
   /** One read; `recorded`: the recording it comes from keeps it whole (lib/http/recorder.ts onRead), so lazy mode need not. */
   push(t: number, bytes: Uint8Array, recorded = false): void {
     this.t = t;
+    const first = this.pushed === 0;
     this.retain = this.pushed < this.retainBytes;
     this.pushed += bytes.length;
     if (this.lazy && this.retain) {
@@ -207,18 +212,21 @@ abstract class TextStreamDecoder {
     }
     // An ASCII read with nothing pending decodes to its bytes as they are: the TextDecoder call is skipped.
     if (!this.mayHold && isAscii(bytes)) {
-      this.facts.ascii();
+      // The body's first bytes: the facts note its head (no BOM is ASCII).
+      if (first) this.facts.bytes(bytes);
+      else this.facts.ascii();
       this.take(latin1(bytes), true);
       return;
     }
     this.facts.bytes(bytes);
+    this.decoder ??= new TextDecoder('utf-8', { fatal: false, ignoreBOM: !first });
     this.take(this.decoder.decode(bytes, { stream: true }));
     if (bytes.length > 0) this.mayHold = bytes[bytes.length - 1]! >= 0x80;
   }
 
   /** At EOF: an incomplete multibyte sequence becomes U+FFFD (and invalidUtf8 says so). */
   protected flush(): void {
-    this.take(this.decoder.decode());
+    if (this.decoder) this.take(this.decoder.decode());
   }
 
   protected abstract parse(s: string): void;

@@ -12,6 +12,7 @@ import {
   chunkDecoder,
   type JournalEntry,
   journalStart,
+  parseUrl,
   recordingCaps,
   withSocketUse,
 } from './transport.ts';
@@ -336,7 +337,9 @@ interface DispatchController {
 function exchange(a: Attempt, out: Outgoing, dispatcher?: Agent): Promise<void> {
   // Redirects are never followed (a plain dispatch has no redirect handling): the Authorization header must not
   // travel to another origin; checks see the 3xx itself.
-  const u = new URL(a.opts.url);
+  const u = parseUrl(a.opts.url);
+  // As new URL() says it (never with the URL itself: it may carry credentials).
+  if (!u) return Promise.reject(Object.assign(new TypeError('Invalid URL'), { code: 'ERR_INVALID_URL' }));
   return new Promise<void>((resolve, reject) => {
     let controller: DispatchController | undefined;
     let compressed: { queue: Readable; done: Promise<void> } | undefined;
@@ -522,7 +525,8 @@ class ByteArena {
     if (this.used + bytes.length > this.block.length) {
       if (this.used) this.blocks.push(this.block.subarray(0, this.used));
       const next = Math.min(256 << 10, Math.max(1 << 10, this.block.length * 2));
-      this.block = new Uint8Array(Math.max(next, bytes.length));
+      // Not zeroed: nothing past `used` is ever exposed (small blocks come from Node's shared pool).
+      this.block = Buffer.allocUnsafe(Math.max(next, bytes.length));
       this.used = 0;
     }
     this.block.set(bytes, this.used);

@@ -29,6 +29,29 @@ export const CAPS = {
 let runBytes = 0;
 let runReads = 0;
 
+/** What a request needs of its URL (parsed once per distinct URL: a run sends thousands to a handful). */
+export interface UrlParts {
+  origin: string;
+  pathname: string;
+  search: string;
+}
+const urlParts = new Map<string, UrlParts>();
+
+/** The URL's parts, or undefined when it does not parse; remembered for up to 256 distinct URLs. */
+export function parseUrl(url: string): UrlParts | undefined {
+  let p = urlParts.get(url);
+  if (p) return p;
+  try {
+    const u = new URL(url);
+    p = { origin: u.origin, pathname: u.pathname, search: u.search };
+  } catch {
+    return undefined;
+  }
+  if (urlParts.size >= 256) urlParts.clear();
+  urlParts.set(url, p);
+  return p;
+}
+
 /** Per-recording caps, shrunk once the run-wide budget is spent. */
 export function recordingCaps(requested?: number): { bytes: number; reads: number } {
   const bytes = Math.min(

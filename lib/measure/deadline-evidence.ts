@@ -12,7 +12,7 @@
 // (suites/support/register.ts calls shareEvidence); without one (self-tests, proofs) nothing is recorded.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Recording } from '../check/types.ts';
-import { CAPS } from '../http/transport.ts';
+import { CAPS, parseUrl } from '../http/transport.ts';
 
 export interface DeadlineEvidence {
   /**
@@ -78,12 +78,8 @@ function parsed(body: unknown): object | undefined {
 /** A generation request's kind: method, path, and whether it streams (the same server treats them apart). */
 export function requestKind(method: string, url: string, body: unknown): string | undefined {
   if (method !== 'POST') return undefined;
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return undefined;
-  }
+  const u = parseUrl(url);
+  if (!u) return undefined;
   const b = parsed(body);
   if (b === undefined) return undefined;
   const s = (b as { stream?: unknown }).stream;
