@@ -30,7 +30,7 @@ let runBytes = 0;
 let runReads = 0;
 
 /** What a request needs of its URL (parsed once per distinct URL: a run sends thousands to a handful). */
-export interface UrlParts {
+interface UrlParts {
   origin: string;
   pathname: string;
   search: string;
