@@ -119,8 +119,9 @@ interface StreamDecoderOptions {
    */
   retainBytes?: number;
   /**
-   * Keep only the raw reads (the same byte arrays the recorder keeps, and their times) while the stream is live, and
-   * build text, events, comments and errors from them when they are first read. Live callbacks (`onEvent`, `onLine`)
+   * Keep only the raw reads the recording does not keep itself (`push`'s `recorded`) while the stream is live, and
+   * build text, events, comments and errors when they are first read, from those and the recording's own reads
+   * (`recorded`, replayed in order). Live callbacks (`onEvent`, `onLine`)
    * see every event as before. Why: what a live stream retains is what each minor GC copies, and per-event objects
    * kept for the whole stream were the largest part of our client's cost per event (BENCHMARKS.md, issue 23).
    */
