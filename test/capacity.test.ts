@@ -234,6 +234,14 @@ describe('capacity: verdicts', () => {
     expect(judgeCollapse(table([level(4, 400), wide])).outcome).toBe('borderline');
     expect(judgeCollapse(table([level(4, 400)])).outcome).toBe('inconclusive');
   });
+  test('collapse: rounds that read low past saturation (out of step, overlapping windows) do not make a collapse', () => {
+    // A real llama-server, 4 slots, 64-token answers: 8 streams served 0.94x of 4, its rounds' own figures ~0.6x.
+    const sat = level(4, 84.3, { roundTps: [87.2, 82.8, 81.3] });
+    const over = level(8, 78.9, { roundTps: [54.1, 52.2, 39.4] });
+    const j = judgeCollapse({ ...table([sat, over]), saturation: { ...table([]).saturation!, aggregateTps: 84.3 } });
+    expect(j.outcome).toBe('pass');
+    expect(j.message).toMatch(/0\.94x .* \(interval 0\.67-0\.99x/);
+  });
   test('errors at or below the slots fail; above them they do not', () => {
     const t = table([level(2, 200), level(4, 400, { errored: 2, completed: 6 }), level(8, 400, { errored: 4 })]);
     expect(judgeErrorsBelowSlots(t, 4, 'declared').outcome).toBe('fail');

@@ -451,7 +451,7 @@ function keep(a: Attempt, t: number, bytes: Uint8Array): void {
 /**
  * A body's reads as a recording keeps them: the bytes (up to caps.bytes) copied into blocks of our own as they are
  * read, and each read's time and length as two columns of numbers (up to caps.reads); `rec.body` and `rec.reads`
- * (views on the body) are built from them when first read. Why copies: a read as undici hands it over is a view on
+ * (views on the blocks) are built from them when first read. Why copies: a read as undici hands it over is a view on
  * the socket's own read buffer, and keeping it for the whole stream kept a view, an ArrayBuffer and its backing store
  * per read alive, which every minor GC copied and swept (BENCHMARKS.md, issue 23); a copy lets the read die young.
  */
