@@ -114,7 +114,8 @@ async function runCase(c: Case, base: Profile): Promise<CaseResult> {
       },
     };
     // A profile override that removes a declared value (slots: undefined) must remove it from the file too.
-    for (const [k, v] of Object.entries(c.profile)) if (v === undefined) delete (profile as Record<string, unknown>)[k];
+    for (const [k, v] of Object.entries(c.profile))
+      if (v === undefined) delete (profile as unknown as Record<string, unknown>)[k];
     const servers = join(dir, 'servers.json');
     writeFileSync(servers, JSON.stringify({ servers: [profile] }));
     const args = ['--servers', servers, '--server', 'snapshot', '--reports', dir, '--tier', c.tier, '--quiet'];
