@@ -31,6 +31,8 @@ test.each([
   [{ status: 404, body: '{"error":{"code":404,"message":"File Not Found","type":"not_found_error"}}' }, 'absent'],
   [{ status: 404, body: 'Cannot POST /v1/messages' }, 'absent'],
   [{ status: 405, body: '' }, 'absent'],
+  // LM Studio: 200 for a route it does not have, saying so.
+  [{ status: 200, body: '{"error":"Unexpected endpoint or method. (POST /api/chat)"}' }, 'absent'],
   [{ status: 501, body: '{"error":{"code":501,"type":"not_supported_error"}}' }, 'absent'],
   // Nothing that decides: tested.
   [{ status: 401, body: '{"error":"unauthorized"}' }, 'unknown'],

@@ -1,6 +1,6 @@
 // Which APIs the server offers: what the profile (or --apis) names is declared and never probed; each other API gets
-// one 1-token request at setup, all at once, bounded in time. Only a clear "no such route" (404, 405, 501) leaves an
-// API out: a 200 with garbage, a 4xx about the request, a 5xx or no answer at all keep it in, so its checks judge it
+// one 1-token request at setup, all at once, bounded in time. Only a clear "no such route" (404, 405, 501, or a body
+// that says so in words) leaves an API out: a 200 with garbage, a 4xx about the request, a 5xx or no answer at all keep it in, so its checks judge it
 // rather than discovery hiding a broken API. A 404 that names the model is about the model, not the route.
 
 import type { ApiFinding, ApiFlavour, Profile, RequestFailure, ServerInfo } from '../check/types.ts';
@@ -20,6 +20,10 @@ interface ProbeAnswer {
   failure?: { kind: RequestFailure; message: string };
 }
 
+/** A body that says in words that the route does not exist, whatever the status. */
+const NO_ROUTE_WORDS =
+  /unexpected endpoint|unknown (endpoint|route)|no such (route|endpoint)|(route|endpoint) not found/i;
+
 /** The verdict on one API from its probe's answer (pure). */
 export function decideApi(a: ProbeAnswer): Pick<ApiFinding, 'found' | 'why'> {
   const s = a.status;
@@ -27,6 +31,9 @@ export function decideApi(a: ProbeAnswer): Pick<ApiFinding, 'found' | 'why'> {
     const f = a.failure ? `${a.failure.kind}: ${a.failure.message}` : 'no answer';
     return { found: 'unknown', why: `no answer to decide by (${f}); not ruled out, so tested` };
   }
+  // LM Studio answers a route it does not have with 200 {"error":"Unexpected endpoint or method. (POST …)"}.
+  if (NO_ROUTE_WORDS.test(a.body ?? '') && (a.body ?? '').length <= 512)
+    return { found: 'absent', why: `HTTP ${s}, but the body says no such route` };
   if (s === 404 && /model/i.test(a.body ?? ''))
     return { found: 'present', why: "HTTP 404 about the model: the route exists (the model is setup's business)" };
   if (s === 404 || s === 405 || s === 501) return { found: 'absent', why: `HTTP ${s}: no such route` };
