@@ -3,6 +3,7 @@
 
 export type Outcome = 'pass' | 'fail' | 'warn' | 'inconclusive' | 'skip' | 'known' | 'known-passing' | 'error';
 export type Level = 'MUST' | 'SHOULD' | 'INFO';
+export type ApiFlavour = 'openai-chat' | 'openai-completions' | 'anthropic-messages' | 'ollama-native';
 
 export interface RunOptions {
   /** An OpenAI-compatible server's root (project id "env"); may hold {port} when `start` is given. */
@@ -10,11 +11,13 @@ export interface RunOptions {
   model?: string;
   /** NAME of the environment variable holding the API key (default OPENAI_API_KEY). */
   apiKeyEnv?: string;
+  /** APIs the server offers (with baseUrl): named ones are declared, the others probed at setup (default openai-chat). */
+  apis?: ApiFlavour[];
   /** Shell command that starts the server (with baseUrl). */
   start?: string;
   /** Folder `start` runs in (default: the current folder). */
   cwd?: string;
-  /** A servers file and the profile id in it (instead of baseUrl). */
+  /** A profile id (instead of baseUrl), in serversFile or else in the bundled servers.json. */
   serversFile?: string;
   server?: string;
   /** Bound on the wait for readiness (default: the profile's startTimeoutMs). */

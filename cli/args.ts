@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseSlo } from '../lib/capacity/config.ts';
 import { CHECKS_OF, FAMILY_ORDER } from '../lib/check/family-order.ts';
+import { parseApis } from '../lib/config/apis.ts';
 import type { RunOptions } from './run.ts';
 
 export const EXIT = {
@@ -28,6 +29,7 @@ type Command =
   | { kind: 'report'; argv: string[] }
   | { kind: 'compare'; argv: string[] }
   | { kind: 'merge'; argv: string[] }
+  | { kind: 'reference-server'; argv: string[] }
   | { kind: 'help' }
   | { kind: 'version' };
 
@@ -42,6 +44,9 @@ Usage:
   llm-server-conformance --base-url URL [--model M] [--api-key-env NAME] [options]
   llm-server-conformance --base-url URL --start "CMD" [--cwd DIR] [options]
   llm-server-conformance --servers FILE --server ID [options]
+  llm-server-conformance --server ID [options]    a profile of the bundled servers.json (e.g. reference)
+  llm-server-conformance reference-server [--port P] [--fault NAME] [--list-faults]
+                                                  start the bundled reference server (to try the suite on)
   llm-server-conformance list [--json]            every check: id, level, rationale, reference
   llm-server-conformance explain ID               what a check checks, how it is graded, how to reproduce it
   llm-server-conformance report [results.json …] [--out DIR]   console, summary, badges, JUnit and HTML from results files
@@ -55,8 +60,11 @@ Server:
                         into the Authorization header, never into logs or reports
   --start "CMD"         start the server with this shell command (stopped with its children afterwards)
   --cwd DIR             folder to start it in (default: the current folder)
+  --apis LIST           the APIs the server offers (openai-chat, openai-completions, anthropic-messages,
+                        ollama-native): named ones are tested without a probe; the others are probed at setup
+                        (default: openai-chat named, the rest probed)
   --servers FILE        a servers file (profiles; see docs/profiles.md) …
-  --server ID           … and the profile in it to run
+  --server ID           … and the profile in it to run (without --servers: the bundled servers.json)
 
 Run:
   --wait SECONDS        wait this long for the server to pass its readiness probe (default: the profile's
@@ -131,6 +139,7 @@ export function parseCommand(argv: readonly string[]): Command {
   if (first === 'report') return { kind: 'report', argv: rest };
   if (first === 'compare') return { kind: 'compare', argv: rest };
   if (first === 'merge') return { kind: 'merge', argv: rest };
+  if (first === 'reference-server') return { kind: 'reference-server', argv: rest };
   if (first === 'help') return { kind: 'help' };
   const args = first === 'run' ? rest : argv;
   let parsed;
@@ -145,6 +154,7 @@ export function parseCommand(argv: readonly string[]): Command {
         'base-url': { type: 'string' },
         model: { type: 'string' },
         'api-key-env': { type: 'string' },
+        apis: { type: 'string' },
         start: { type: 'string' },
         cwd: { type: 'string' },
         servers: { type: 'string' },
@@ -175,12 +185,18 @@ export function parseCommand(argv: readonly string[]): Command {
     throw new UsageError('say which server: --base-url URL, or --servers FILE --server ID (see --help)');
   if (v['base-url'] && (v.servers || v.server))
     throw new UsageError('--base-url and --servers/--server are two ways to name the server: give one');
-  if (!v['base-url'] && (!v.servers || !v.server)) throw new UsageError('--servers FILE and --server ID go together');
+  if (v.servers && !v.server) throw new UsageError('--servers FILE needs --server ID (the profile in it to run)');
   if ((v.start || v.cwd) && !v['base-url'])
     throw new UsageError('--start and --cwd go with --base-url (a servers file gives its own start command)');
   if (v.cwd && !v.start) throw new UsageError('--cwd is the folder --start runs in: give --start too');
-  if ((v.model || v['api-key-env']) && !v['base-url'])
-    throw new UsageError('--model and --api-key-env go with --base-url (a servers file names its own)');
+  if ((v.model || v['api-key-env'] || v.apis) && !v['base-url'])
+    throw new UsageError('--model, --api-key-env and --apis go with --base-url (a servers file names its own)');
+  let apis: RunOptions['apis'];
+  try {
+    apis = v.apis === undefined ? undefined : parseApis(v.apis);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
   if (v['api-key-env'] && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(v['api-key-env']))
     throw new UsageError(
       `--api-key-env takes the NAME of an environment variable, not "${v['api-key-env']}" (never the key itself)`,
@@ -206,6 +222,7 @@ export function parseCommand(argv: readonly string[]): Command {
       baseUrl: v['base-url'],
       model: v.model,
       apiKeyEnv: v['api-key-env'],
+      ...(apis ? { apis } : {}),
       start: v.start,
       cwd: v.cwd,
       serversFile: v.servers,

@@ -60,6 +60,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         const { main: merge } = await import('../scripts/merge.ts');
         return merge(cmd.argv);
       }
+      case 'reference-server': {
+        const { serveReference } = await import('./reference-server.ts');
+        return serveReference(cmd.argv);
+      }
       case 'run': {
         // Vitest and the catalogue load only for the commands that need them: --help answers at once.
         const { runConformance } = await import('./run.ts');

@@ -4,8 +4,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startVitest } from 'vitest/node';
 import { CHECKS_OF, FAMILY_ORDER } from '../lib/check/family-order.ts';
-import type { Outcome } from '../lib/check/types.ts';
-import { envProfile, loadServers, ProfileError, ROOT } from '../lib/config/profile.ts';
+import type { ApiFlavour, Outcome } from '../lib/check/types.ts';
+import { DEFAULT_SERVERS_FILE, envProfile, loadServers, ProfileError, ROOT } from '../lib/config/profile.ts';
 import { compareResults, formatComparison } from '../reporters/compare.ts';
 import { CONFORMANCE_REPORTERS } from '../reporters/list.ts';
 import { gateFailed, tally, toColumns } from '../reporters/render.ts';
@@ -19,11 +19,13 @@ export interface RunOptions {
   model?: string;
   /** NAME of the environment variable holding the API key (default OPENAI_API_KEY). */
   apiKeyEnv?: string;
+  /** APIs the server offers (with baseUrl): named ones are declared, the others probed at setup (default openai-chat). */
+  apis?: ApiFlavour[];
   /** Shell command that starts the server (with baseUrl). */
   start?: string;
   /** Folder `start` runs in (default: the current folder). */
   cwd?: string;
-  /** A servers file and the profile id in it (instead of baseUrl). */
+  /** A profile id (instead of baseUrl), in serversFile or else in the bundled servers.json. */
   serversFile?: string;
   server?: string;
   /** Bound on the wait for readiness (default: the profile's startTimeoutMs). */
@@ -89,14 +91,16 @@ export function runEnvironment(o: RunOptions, cwd: string): { env: Record<string
     env.OPENAI_BASE_URL = o.baseUrl;
     if (o.model) env.OPENAI_MODEL = o.model;
     if (o.apiKeyEnv) env.CONFORMANCE_API_KEY_ENV = o.apiKeyEnv;
+    if (o.apis) env.CONFORMANCE_APIS = o.apis.join(',');
     if (o.start) {
       env.CONFORMANCE_START = o.start;
       env.CONFORMANCE_START_CWD = resolve(cwd, o.cwd ?? '.');
     }
   } else {
-    if (!o.serversFile || !o.server) throw new UsageError('say which server: baseUrl, or serversFile and server');
+    if (!o.server)
+      throw new UsageError('say which server: baseUrl, or server (with serversFile, or a bundled profile)');
     project = o.server;
-    env.SERVERS_FILE = resolve(cwd, o.serversFile);
+    env.SERVERS_FILE = o.serversFile ? resolve(cwd, o.serversFile) : DEFAULT_SERVERS_FILE;
   }
   env.CONFORMANCE_PROJECTS = project;
   if (o.waitSeconds !== undefined) env.CONFORMANCE_WAIT_S = String(o.waitSeconds);
@@ -118,8 +122,9 @@ function checkProfile(project: string, env: Record<string, string>): void {
       return;
     }
     const ids = loadServers(env.SERVERS_FILE).map((p) => p.id);
+    const file = env.SERVERS_FILE === DEFAULT_SERVERS_FILE ? 'the bundled servers.json' : env.SERVERS_FILE;
     if (!ids.includes(project))
-      throw new UsageError(`no server "${project}" in ${env.SERVERS_FILE}; its servers: ${ids.join(', ')}`);
+      throw new UsageError(`no server "${project}" in ${file}; its servers: ${ids.join(', ')}`);
   } catch (e) {
     if (e instanceof ProfileError) throw new UsageError(e.message);
     throw e;

@@ -20,6 +20,7 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ONLY_FAMILIES } from '../cli/args.ts';
 import { CHECKS_OF } from '../lib/check/family-order.ts';
+import { parseApis } from '../lib/config/apis.ts';
 import { redact, registerSecret } from '../lib/config/secrets.ts';
 import { type Comparison, compareResults, formatComparison } from '../reporters/compare.ts';
 import { gateFailed, mdEscape, OUTCOMES, type Tally, tally, toColumns } from '../reporters/render.ts';
@@ -211,7 +212,16 @@ export function planAction(env: NodeJS.ProcessEnv): Planned {
     if (!/^https?:\/\/[^\s]+$/i.test(baseUrl)) return bad('input "base-url" must be an http:// or https:// URL');
     args.push('--base-url', baseUrl);
     if (model) args.push('--model', model);
+    const apis = input(env, 'APIS');
+    if (apis)
+      try {
+        args.push('--apis', parseApis(apis, 'input "apis"').join(','));
+      } catch (e) {
+        return bad((e as Error).message);
+      }
   } else {
+    if (input(env, 'APIS'))
+      return bad('input "apis" goes with "base-url" (a profile of your servers file names its own)');
     if (model) return bad('input "model" goes with "base-url" (a profile of your servers file names its own model)');
     if (!/^[A-Za-z0-9._-]+$/.test(project))
       return bad(`input "project" must be a profile id (letters, digits, . _ -), not "${project}"`);

@@ -349,6 +349,15 @@ describe('planAction: inputs to CLI arguments', () => {
     expect(JSON.stringify(planAction(env))).not.toContain('k-123456');
   });
 
+  test('apis: with base-url, names checked and passed on as --apis', () => {
+    const env = { GITHUB_WORKSPACE: '/ws', INPUT_BASE_URL: 'http://h:1', INPUT_APIS: ' openai-chat, ollama ' };
+    expect(args(env).slice(0, 4)).toEqual(['--base-url', 'http://h:1', '--apis', 'openai-chat,ollama-native']);
+    expect(error({ ...env, INPUT_APIS: 'openai-chat,soap' })).toMatch(/input "apis": unknown API "soap"; the APIs are/);
+    expect(error({ GITHUB_WORKSPACE: '/ws', INPUT_PROJECT: 'p', INPUT_APIS: 'ollama' })).toMatch(
+      /input "apis" goes with "base-url"/,
+    );
+  });
+
   test('project "env" without base-url reads OPENAI_BASE_URL / OPENAI_MODEL / OPENAI_API_KEY of the step', () => {
     expect(
       args({

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { EXIT, parseCommand, UsageError } from '../cli/args.ts';
 import { explain, loadCatalogue } from '../cli/catalogue.ts';
-import { familyFilters, judgeRun, runEnvironment } from '../cli/run.ts';
+import { familyFilters, judgeRun, runConformance, runEnvironment } from '../cli/run.ts';
 import { DRIVERS, missingClient } from '../lib/clients/drivers.ts';
 import { ROOT } from '../lib/config/profile.ts';
 import type { ResultsFile } from '../reporters/results-types.ts';
@@ -24,7 +24,7 @@ const usage = (argv: string[]) => {
 test('usage errors say what is wrong', () => {
   expect(usage([])).toMatch(/say which server: --base-url URL, or --servers FILE --server ID/);
   expect(usage(['--base-url', 'http://x', '--servers', 's.json'])).toMatch(/give one/);
-  expect(usage(['--servers', 's.json'])).toMatch(/--servers FILE and --server ID go together/);
+  expect(usage(['--servers', 's.json'])).toMatch(/--servers FILE needs --server ID/);
   expect(usage(['--base-url', 'http://x', '--tier', 'fast'])).toMatch(/--tier must be quick or full, not "fast"/);
   expect(usage(['--base-url', 'http://x', '--only', 'sse,nope'])).toMatch(
     /--only: unknown family "nope"; families: setup, api, sse/,
@@ -95,6 +95,28 @@ test('a full command line becomes the run options and the environment the run re
   });
   expect(parseCommand(['-h']).kind).toBe('help');
   expect(parseCommand(['list', '--json'])).toEqual({ kind: 'list', json: true });
+});
+
+test('--apis declares APIs (unknown names listed); --server alone is a bundled profile, a wrong id lists the ids', async () => {
+  const cmd = parseCommand(['--base-url', 'http://x', '--apis', 'openai-chat,ollama']);
+  expect(cmd.kind === 'run' && runEnvironment(cmd.options, '/u').env.CONFORMANCE_APIS).toBe(
+    'openai-chat,ollama-native',
+  );
+  expect(usage(['--base-url', 'http://x', '--apis', 'openai-chat,soap'])).toMatch(
+    /--apis: unknown API "soap"; the APIs are openai-chat, openai-completions, anthropic-messages, ollama-native/,
+  );
+  expect(usage(['--server', 'reference', '--apis', 'openai-chat'])).toMatch(/--apis go with --base-url/);
+  const bundled = parseCommand(['--server', 'reference']);
+  expect(bundled.kind === 'run' && runEnvironment(bundled.options, '/u').env.SERVERS_FILE).toBe(
+    join(ROOT, 'servers.json'),
+  );
+  await expect(runConformance({ server: 'nope' })).rejects.toThrow(
+    /no server "nope" in the bundled servers.json; its servers: reference, mlx-openai-server,/,
+  );
+  expect(parseCommand(['reference-server', '--port', '0'])).toEqual({
+    kind: 'reference-server',
+    argv: ['--port', '0'],
+  });
 });
 
 test('--only and --skip select suite files: setup always, api-last with api', () => {

@@ -19,7 +19,13 @@ async function plain(args: string[] = []): Promise<{ ref: ReferenceHandle; profi
   const ref = await startReference(['--persona', 'plain', ...args]);
   started.push(ref);
   // What envProfile() gives for OPENAI_BASE_URL alone: no model, no slots, discovery auto.
-  const profile: Profile = { ...ref.profile, model: '', slots: undefined, context: { discovery: 'auto' } };
+  const profile: Profile = {
+    ...ref.profile,
+    model: '',
+    slots: undefined,
+    apis: ['openai-chat'],
+    context: { discovery: 'auto' },
+  };
   return { ref, profile };
 }
 
@@ -34,6 +40,19 @@ test('setup discovers the model and the served window from /v1/models alone; slo
   expect(info.contextWindow).toEqual({ value: 4096, source: 'GET /v1/models max_model_len' });
   expect(info.slots).toBeUndefined();
   expect(skipReason(check('parallel.no-starvation'), profile, info, 'quick')).toBeUndefined();
+  // The APIs the env profile does not declare are found by one 1-token request each: no check needing one skips.
+  expect(info.discovery?.apis?.map((f) => `${f.api} ${f.found} ${f.status ?? ''}`.trim())).toEqual([
+    'openai-chat declared',
+    'openai-completions present 200',
+    'anthropic-messages present 200',
+    'ollama-native present 200',
+  ]);
+  const needsApi = Object.values(families).flatMap((f) =>
+    f!.checks.filter((c) => c.requires.some((r) => r !== 'openai-chat' && /^(openai|anthropic|ollama)-/.test(r))),
+  );
+  expect(needsApi.length).toBeGreaterThan(10);
+  for (const c of needsApi)
+    expect(skipReason(c, profile, info, 'quick') ?? '', c.id).not.toMatch(/capability "(openai|anthropic|ollama)-/);
 });
 
 test('measured batching (slots unknown) enables parallel.no-starvation at 2 concurrent', async () => {

@@ -4,16 +4,20 @@
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { capacityRequested } from '../capacity/config.ts';
+import { API_FLAVOURS } from '../config/apis.ts';
 import { requestAuth } from '../config/request-auth.ts';
 import { redact, stripUrlCredentials } from '../config/secrets.ts';
 import { DEFAULT_DEADLINES } from '../http/recorder.ts';
 import { budgetText } from '../measure/deadlines.ts';
 import { observations, paceKey, paceOf } from '../measure/pace.ts';
 import { type ClientLag, clientLag, type FidelityPreflight } from '../run/fidelity.ts';
+import { apiSkipReason } from '../server/api-discovery.ts';
 import { effectiveProfile } from '../server/discovery.ts';
 import { memoryStore, type RootCauseStore, resolveBlocked } from './blocked.ts';
 import { inconclusive } from './messages.ts';
-import type { Capability, Deadlines, Level, Outcome, Profile, ServerInfo, Verdict } from './types.ts';
+import type { ApiFlavour, Capability, Deadlines, Level, Outcome, Profile, ServerInfo, Verdict } from './types.ts';
+
+const isApi = (cap: Capability): cap is ApiFlavour => (API_FLAVOURS as readonly string[]).includes(cap);
 
 export type Tier = 'quick' | 'full';
 
@@ -158,7 +162,8 @@ export function makeContext(
 /** Why a check cannot run on this profile (capability or tier), or undefined. */
 export function skipReason(check: CheckDef, profile: Profile, server: ServerInfo, tier: Tier): string | undefined {
   if (check.tier === 'full' && tier !== 'full') return `full tier only (CONFORMANCE_TIER=full)`;
-  const slots = effectiveProfile(profile, server).slots;
+  const effective = effectiveProfile(profile, server);
+  const slots = effective.slots;
   for (const cap of check.requires) {
     if ((cap === 'tools' || cap === 'structured-output') && profile.capabilities?.[cap] === false)
       return `profile "${profile.id}" declares capability "${cap}" false ("capabilities")`;
@@ -169,12 +174,9 @@ export function skipReason(check: CheckDef, profile: Profile, server: ServerInfo
       (cap === 'multi-slot' && slots !== undefined && slots < 2) ||
       (cap === 'hardware' && !profile.hardware) ||
       (cap === 'capacity' && !capacityRequested(profile)) ||
-      (cap === 'context-window' && !server.contextWindow) ||
-      ((cap === 'openai-chat' ||
-        cap === 'openai-completions' ||
-        cap === 'anthropic-messages' ||
-        cap === 'ollama-native') &&
-        !profile.apis.includes(cap));
+      (cap === 'context-window' && !server.contextWindow);
+    // An API: declared, or not ruled out by setup's probe (lib/server/api-discovery.ts).
+    if (isApi(cap) && !effective.apis.includes(cap)) return apiSkipReason(profile, server, cap);
     if (missing) return `profile "${profile.id}" does not declare capability "${cap}"${hint(cap)}`;
   }
   return undefined;
@@ -195,7 +197,7 @@ function hint(cap: Capability): string {
     case 'capacity':
       return ' (a capacity run is asked for with --capacity, or "capacity" in the profile: docs/capacity.md)';
     default:
-      return ` (add it to "apis")`;
+      return '';
   }
 }
 

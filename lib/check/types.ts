@@ -218,6 +218,28 @@ export interface DiscoveryRecord {
   /** Where the server's own answers disagree (two windows, two identities), and which one is used. */
   conflicts?: string[];
   notes: string[];
+  /** Each API: declared (named in the profile's apis or --apis, not probed) or what one small request found. */
+  apis?: ApiFinding[];
+}
+
+/** What setup knows about one API the server may offer, and how it knows it (lib/server/api-discovery.ts). */
+export interface ApiFinding {
+  api: ApiFlavour;
+  /** `declared`: named by the profile (or --apis) and not probed; `probed`: decided from the server's answer. */
+  source: 'declared' | 'probed';
+  /** present: the route answered; absent: a clear "no such route" (404/405/501); unknown: no answer that decides. */
+  found: 'declared' | 'present' | 'absent' | 'unknown';
+  /** Whether the run tests it: declared, present or unknown (only a clear "no such route" leaves it out). */
+  tested: boolean;
+  /** The probe request, e.g. "POST /v1/completions" (probed only). */
+  endpoint?: string;
+  status?: number;
+  /** How long the probe took (ms). */
+  ms?: number;
+  /** The answer's first bytes, escaped, or the failure (probed only). */
+  evidence?: string;
+  /** One line: why this verdict. */
+  why: string;
 }
 
 /** One body read, timestamped before any parsing. */

@@ -5,6 +5,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ErrorObject } from 'ajv';
 import type { Profile } from '../check/types.ts';
+import { parseApis } from './apis.ts';
 import { compileSchema } from './schemas.ts';
 import { stripUrlCredentials } from './secrets.ts';
 
@@ -144,8 +145,8 @@ export function isPaidHost(url: string): boolean {
 /**
  * The `env` profile: any OpenAI-compatible server from OPENAI_BASE_URL (+ OPENAI_MODEL, and the key from the variable
  * CONFORMANCE_API_KEY_ENV names, OPENAI_API_KEY by default); CONFORMANCE_START (a shell command) and
- * CONFORMANCE_START_CWD let the suite start the server itself. The CLI's --base-url, --model, --api-key-env, --start
- * and --cwd set these. Returns undefined when OPENAI_BASE_URL is unset; throws when it points at a paid API without
+ * CONFORMANCE_START_CWD let the suite start the server itself; CONFORMANCE_APIS declares APIs (openai-chat when unset;
+ * the others are probed at setup). The CLI's --base-url, --model, --api-key-env, --start, --cwd and --apis set these. Returns undefined when OPENAI_BASE_URL is unset; throws when it points at a paid API without
  * the opt-in.
  */
 export function envProfile(env: NodeJS.ProcessEnv = process.env): Profile | undefined {
@@ -162,12 +163,20 @@ export function envProfile(env: NodeJS.ProcessEnv = process.env): Profile | unde
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyVar))
     throw new ProfileError(`CONFORMANCE_API_KEY_ENV must name an environment variable, not "${keyVar}"`);
   const startCommand = env.CONFORMANCE_START?.trim();
+  let apis: Profile['apis'] | undefined;
+  try {
+    apis = env.CONFORMANCE_APIS?.trim() ? parseApis(env.CONFORMANCE_APIS, 'CONFORMANCE_APIS') : undefined;
+  } catch (e) {
+    throw new ProfileError((e as Error).message);
+  }
   return withDefaults({
     id: 'env',
     description: 'Built from OPENAI_BASE_URL / OPENAI_MODEL and the key variable',
     baseUrl: raw,
     model: env.OPENAI_MODEL ?? '',
     apiKeyEnv: keyVar,
+    // Named APIs are declared; every other one is probed at setup (lib/server/api-discovery.ts).
+    ...(apis ? { apis } : {}),
     readiness: { kind: 'http', path: '/v1/models' },
     ...(startCommand
       ? {
@@ -183,7 +192,7 @@ export function envProfile(env: NodeJS.ProcessEnv = process.env): Profile | unde
       declared: env.CONFORMANCE_CONTEXT_WINDOW ? Number(env.CONFORMANCE_CONTEXT_WINDOW) : undefined,
     },
     assumptions: [
-      'model, slots and context window discovered where the server reports them (CONFORMANCE_SLOTS / CONFORMANCE_CONTEXT_WINDOW declare them); determinism unknown',
+      'model, slots and context window discovered where the server reports them (CONFORMANCE_SLOTS / CONFORMANCE_CONTEXT_WINDOW declare them); APIs other than those declared (CONFORMANCE_APIS, openai-chat by default) probed at setup; determinism unknown',
     ],
   });
 }

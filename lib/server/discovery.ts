@@ -8,6 +8,7 @@
 // trained, never as the window.
 import type { DiscoveryAdapter, IdentitySignal, Profile, ServerInfo } from '../check/types.ts';
 import { bodyJson, record } from '../http/recorder.ts';
+import { describeApis, discoverApis, effectiveApis } from './api-discovery.ts';
 
 type Json = Record<string, unknown>;
 type Stated = { value: number; source: string };
@@ -391,7 +392,11 @@ export async function discoverServer(
         `model "${profile.model}" (declared) is not among the ${models.length} model(s) GET /v1/models lists (${models.slice(0, 5).join(', ')})`,
       );
   }
-  const { found, adapter, why } = await reported(profile, io, model.value, identity);
+  // The API probes are generation requests, the window's answers GETs: asked at once.
+  const [{ found, adapter, why }, apis] = await Promise.all([
+    reported(profile, io, model.value, identity),
+    discoverApis(profile, baseUrl, headers, model.value),
+  ]);
   const { figures, disagreements, conflicts } = merge(profile, found);
   const window = smallest(found.windows);
   if (found.trained && !figures.contextWindow)
@@ -410,6 +415,7 @@ export async function discoverServer(
       disagreements,
       conflicts,
       notes,
+      apis,
     },
     startedPid,
   };
@@ -433,12 +439,16 @@ export function describeWindowDisagreement(d: { served: Stated; larger: Stated[]
   return `advertised ${d.larger.map((w) => `${w.value} (${w.source})`).join(', ')}, ${perSlot ? 'each slot holds' : 'but also'} ${d.served.value} (${d.served.source})`;
 }
 
-/** The profile as checks see it: the resolved model id, and slots declared or discovered (undefined = unknown). Declared wins. */
+/**
+ * The profile as checks see it: the resolved model id, slots declared or discovered (undefined = unknown), and the
+ * APIs declared or not ruled out by discovery. Declared wins.
+ */
 export function effectiveProfile(profile: Profile, server: ServerInfo): Profile {
   return {
     ...profile,
     model: wantsServerModel(profile.model) ? (server.model?.value ?? profile.model) : profile.model,
     slots: profile.slots ?? server.slots?.value,
+    apis: effectiveApis(profile, server),
   };
 }
 
@@ -453,6 +463,7 @@ export function describeDiscovery(info: ServerInfo): string {
     `trained context ${f(info.trainedContext, 'unknown')}`,
     `slots ${f(info.slots, 'unknown (not reported; parallel checks judge what holds for any server)')}`,
     info.discovery ? `discovery: ${info.discovery.adapter} (${info.discovery.why})` : '',
+    info.discovery?.apis ? `APIs: ${describeApis(info.discovery.apis)}` : '',
   ]
     .filter(Boolean)
     .join('; ');

@@ -16,12 +16,17 @@ interface Health {
   listsModels: boolean;
 }
 
-function probeBody(
+/**
+ * A 1-token generation in one API (the health probe's, and API discovery's). Ollama reads options.num_predict; the
+ * max_tokens beside it bounds a server whose /api/chat is an alias of its OpenAI chat route (llama-server).
+ */
+export function probeBody(
   flavour: ApiFlavour,
   model: string,
   extra: Record<string, unknown> | undefined,
+  label = 'health probe',
 ): Record<string, unknown> {
-  const prompt = `[health probe ${Date.now().toString(36)}] Say OK.`;
+  const prompt = `[${label} ${Date.now().toString(36)}] Say OK.`;
   switch (flavour) {
     case 'openai-chat':
       return { model, messages: [{ role: 'user', content: prompt }], max_tokens: 1, stream: false, ...(extra ?? {}) };
@@ -30,7 +35,13 @@ function probeBody(
     case 'anthropic-messages':
       return { model, messages: [{ role: 'user', content: prompt }], max_tokens: 1, stream: false };
     case 'ollama-native':
-      return { model, messages: [{ role: 'user', content: prompt }], stream: false, options: { num_predict: 1 } };
+      return {
+        model,
+        messages: [{ role: 'user', content: prompt }],
+        stream: false,
+        options: { num_predict: 1 },
+        max_tokens: 1,
+      };
   }
 }
 
