@@ -80,11 +80,36 @@ const profile: Profile = {
   baseUrl: 'http://x',
   model: 'm',
   apis: ['openai-chat'],
+  discoverApis: true,
   readiness: { kind: 'completion' },
   startTimeoutMs: 1000,
   deterministic: false,
   context: { discovery: 'none' },
 };
+
+test("a 200 in OpenAI's chat shape on /api/chat or /v1/messages is an alias, not that API (llama-server routes /api/chat to its chat handler)", () => {
+  const openAi = '{"id":"c","object":"chat.completion","choices":[{"message":{"role":"assistant","content":"O"}}]}';
+  expect(decideApi({ status: 200, body: openAi }, 'ollama-native')).toMatchObject({ found: 'absent' });
+  expect(decideApi({ status: 200, body: openAi }, 'anthropic-messages').why).toMatch(/alias of the OpenAI route/);
+  // The API's own shape, or the OpenAI routes themselves, are present.
+  expect(decideApi({ status: 200, body: '{"message":{"content":"O"},"done":true}' }, 'ollama-native').found).toBe(
+    'present',
+  );
+  expect(decideApi({ status: 200, body: '{"type":"message","content":[]}' }, 'anthropic-messages').found).toBe(
+    'present',
+  );
+  expect(decideApi({ status: 200, body: openAi }, 'openai-completions').found).toBe('present');
+});
+
+test('a list the user wrote is complete: without "discoverApis" nothing is probed, the others are left out', async () => {
+  const apis = await discoverApis({ ...profile, discoverApis: undefined }, 'http://127.0.0.1:9', {}, 'm', 400);
+  expect(apis.map((f) => [f.api, f.source, f.found, f.tested])).toEqual([
+    ['openai-chat', 'declared', 'declared', true],
+    ['openai-completions', 'declared', 'absent', false],
+    ['anthropic-messages', 'declared', 'absent', false],
+    ['ollama-native', 'declared', 'absent', false],
+  ]);
+});
 
 test('over HTTP: declared APIs are not asked; the others decided from their answers, a hang bounded', async () => {
   const asked: string[] = [];

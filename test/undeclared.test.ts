@@ -24,6 +24,7 @@ async function plain(args: string[] = []): Promise<{ ref: ReferenceHandle; profi
     model: '',
     slots: undefined,
     apis: ['openai-chat'],
+    discoverApis: true,
     context: { discovery: 'auto' },
   };
   return { ref, profile };

@@ -56,6 +56,11 @@ export interface Profile {
   baseUrl: string;
   model: string;
   apis: ApiFlavour[];
+  /**
+   * Probe the APIs `apis` does not name (lib/server/api-discovery.ts): the `env` profile does unless --apis names them;
+   * a servers.json profile's list is complete unless it sets this.
+   */
+  discoverApis?: boolean;
   /** NAME of an environment variable holding the API key; never the key. */
   apiKeyEnv?: string;
   start?: { command: string[]; cwd?: string; env?: Record<string, string> };

@@ -145,8 +145,8 @@ export function isPaidHost(url: string): boolean {
 /**
  * The `env` profile: any OpenAI-compatible server from OPENAI_BASE_URL (+ OPENAI_MODEL, and the key from the variable
  * CONFORMANCE_API_KEY_ENV names, OPENAI_API_KEY by default); CONFORMANCE_START (a shell command) and
- * CONFORMANCE_START_CWD let the suite start the server itself; CONFORMANCE_APIS declares APIs (openai-chat when unset;
- * the others are probed at setup). The CLI's --base-url, --model, --api-key-env, --start, --cwd and --apis set these. Returns undefined when OPENAI_BASE_URL is unset; throws when it points at a paid API without
+ * CONFORMANCE_START_CWD let the suite start the server itself; CONFORMANCE_APIS names the APIs it offers (a complete list;
+ * when unset, openai-chat is declared and the others are probed at setup). The CLI's --base-url, --model, --api-key-env, --start, --cwd and --apis set these. Returns undefined when OPENAI_BASE_URL is unset; throws when it points at a paid API without
  * the opt-in.
  */
 export function envProfile(env: NodeJS.ProcessEnv = process.env): Profile | undefined {
@@ -175,8 +175,8 @@ export function envProfile(env: NodeJS.ProcessEnv = process.env): Profile | unde
     baseUrl: raw,
     model: env.OPENAI_MODEL ?? '',
     apiKeyEnv: keyVar,
-    // Named APIs are declared; every other one is probed at setup (lib/server/api-discovery.ts).
-    ...(apis ? { apis } : {}),
+    // Named APIs are the list; without one, chat is declared and the others are probed (lib/server/api-discovery.ts).
+    ...(apis ? { apis } : { discoverApis: true }),
     readiness: { kind: 'http', path: '/v1/models' },
     ...(startCommand
       ? {

@@ -24,8 +24,23 @@ interface ProbeAnswer {
 const NO_ROUTE_WORDS =
   /unexpected endpoint|unknown (endpoint|route)|no such (route|endpoint)|(route|endpoint) not found/i;
 
+/**
+ * A 200 in OpenAI's chat shape where another API was asked: the route is an alias of the OpenAI handler (llama-server
+ * routes /api/chat to its chat completions), not the API the route is named after.
+ */
+function openAiShapeFor(api: ApiFlavour | undefined, body: string | undefined): boolean {
+  if (api !== 'ollama-native' && api !== 'anthropic-messages') return false;
+  try {
+    const j = JSON.parse(body ?? '') as Record<string, unknown>;
+    const own = api === 'ollama-native' ? 'message' in j || 'done' in j : j.type === 'message' || 'content' in j;
+    return Array.isArray(j.choices) && !own;
+  } catch {
+    return false;
+  }
+}
+
 /** The verdict on one API from its probe's answer (pure). */
-export function decideApi(a: ProbeAnswer): Pick<ApiFinding, 'found' | 'why'> {
+export function decideApi(a: ProbeAnswer, api?: ApiFlavour): Pick<ApiFinding, 'found' | 'why'> {
   const s = a.status;
   if (s === undefined) {
     const f = a.failure ? `${a.failure.kind}: ${a.failure.message}` : 'no answer';
@@ -34,6 +49,11 @@ export function decideApi(a: ProbeAnswer): Pick<ApiFinding, 'found' | 'why'> {
   // LM Studio answers a route it does not have with 200 {"error":"Unexpected endpoint or method. (POST …)"}.
   if (NO_ROUTE_WORDS.test(a.body ?? '') && (a.body ?? '').length <= 512)
     return { found: 'absent', why: `HTTP ${s}, but the body says no such route` };
+  if (s >= 200 && s < 300 && openAiShapeFor(api, a.body))
+    return {
+      found: 'absent',
+      why: `HTTP ${s} in OpenAI's chat shape ("choices"): an alias of the OpenAI route, not ${api === 'ollama-native' ? "Ollama's" : "Anthropic's"} API`,
+    };
   if (s === 404 && /model/i.test(a.body ?? ''))
     return { found: 'present', why: "HTTP 404 about the model: the route exists (the model is setup's business)" };
   if (s === 404 || s === 405 || s === 501) return { found: 'absent', why: `HTTP ${s}: no such route` };
@@ -51,6 +71,8 @@ export function decideApi(a: ProbeAnswer): Pick<ApiFinding, 'found' | 'why'> {
 }
 
 const DECLARED_WHY = 'declared (the profile\'s "apis", or --apis): not probed';
+const UNLISTED_WHY =
+  'not in the profile\'s "apis" (a list the user wrote is complete; "discoverApis": true probes the others)';
 
 async function probe(
   api: ApiFlavour,
@@ -73,7 +95,7 @@ async function probe(
   const finding: ApiFinding = {
     api,
     source: 'probed',
-    ...decideApi(answer),
+    ...decideApi(answer, api),
     tested: true,
     endpoint: `POST ${path}`,
     ...(rec.status !== undefined ? { status: rec.status } : {}),
@@ -84,7 +106,10 @@ async function probe(
   return finding;
 }
 
-/** Every API: declared ones as declared, the others probed at once (bounded by PROBE_BUDGET_MS). */
+/**
+ * Every API: declared ones as declared; the others probed at once (bounded by PROBE_BUDGET_MS) when the profile asks for
+ * discovery (--base-url without --apis, or "discoverApis": true), else left out as the user's list says.
+ */
 export async function discoverApis(
   profile: Profile,
   baseUrl: string,
@@ -96,7 +121,9 @@ export async function discoverApis(
     API_FLAVOURS.map((api) =>
       profile.apis.includes(api)
         ? ({ api, source: 'declared', found: 'declared', tested: true, why: DECLARED_WHY } satisfies ApiFinding)
-        : probe(api, baseUrl, headers, profile, model, budgetMs),
+        : profile.discoverApis
+          ? probe(api, baseUrl, headers, profile, model, budgetMs)
+          : ({ api, source: 'declared', found: 'absent', tested: false, why: UNLISTED_WHY } satisfies ApiFinding),
     ),
   );
 }
@@ -110,7 +137,7 @@ export function effectiveApis(profile: Profile, server: ServerInfo): ApiFlavour[
 /** Why a check that needs `api` is skipped: the probe's clear "no such route", or nothing declared it. */
 export function apiSkipReason(profile: Profile, server: ServerInfo, api: ApiFlavour): string {
   const f = server.discovery?.apis?.find((x) => x.api === api);
-  if (f?.found === 'absent')
+  if (f?.found === 'absent' && f.source === 'probed')
     return `the server does not offer capability "${api}": ${f.endpoint} answered ${f.why} (${f.evidence}); name it in --apis (or the profile's "apis") to test it anyway`;
   return `profile "${profile.id}" does not declare capability "${api}" (add it to "apis")`;
 }
