@@ -61,8 +61,8 @@ Server:
   --start "CMD"         start the server with this shell command (stopped with its children afterwards)
   --cwd DIR             folder to start it in (default: the current folder)
   --apis LIST           the APIs the server offers (openai-chat, openai-completions, anthropic-messages,
-                        ollama-native): named ones are tested without a probe; the others are probed at setup
-                        (default: openai-chat named, the rest probed)
+                        ollama-native), a complete list: nothing is probed (default: openai-chat assumed,
+                        the rest probed at setup)
   --servers FILE        a servers file (profiles; see docs/profiles.md) …
   --server ID           … and the profile in it to run (without --servers: the bundled servers.json)
 
