@@ -429,7 +429,7 @@ describe('html report from real results files', () => {
       );
       expect(bad.status).toBe(1);
       expect(readFileSync(out, 'utf8')).toMatch(
-        /broken\.json:1:11: not valid JSON: expected a value, found the end of the file/,
+        /broken\.json:1:12: not valid JSON: expected a value, found the end of the file/,
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });
