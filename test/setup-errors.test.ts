@@ -6,6 +6,7 @@ import { judgeRun } from '../cli/run.ts';
 import { type ReferenceHandle, referenceProfile, startReference } from '../fixtures/reference-server/spawn.ts';
 import { jsonSyntaxError, parseJsonText } from '../lib/config/json-file.ts';
 import { parseServers } from '../lib/config/profile.ts';
+import { compileSchema, schemaErrors } from '../lib/config/schemas.ts';
 import { SetupError, waitReady } from '../lib/server/lifecycle.ts';
 import { listModelIds, modelNotServed, refusesModel } from '../lib/server/model-served.ts';
 import { describeSetupFailure, type SetupFailure, setupFailureOf } from '../lib/server/setup-failure.ts';
@@ -121,6 +122,13 @@ const MODEL: SetupFailure = {
 };
 
 describe('a run stopped before its checks', () => {
+  test('results.json records it in the header, as its schema says', () => {
+    const validate = compileSchema('results.schema.json');
+    for (const f of [NEVER, MODEL, { ...MODEL, evidence: ['its last lines:', 'loading'] }])
+      expect(validate(stoppedRun(f)), schemaErrors(validate).join('; ')).toBe(true);
+    expect(validate(stoppedRun({ ...NEVER, kind: 'late' } as unknown as SetupFailure))).toBe(false);
+  });
+
   test('its own exit code and gate, and no count charged to the server', () => {
     expect(judgeRun(stoppedRun(NEVER), {})).toMatchObject({
       exitCode: 3,
