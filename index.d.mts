@@ -105,7 +105,8 @@ export declare const EXIT: {
   readonly internal: 4;
 };
 
-export type Gate = 'passed' | 'failed' | 'never-ready' | 'error';
+/** never-ready (exit 3) and config-error (exit 2): the run stopped before its checks; results.json says why. */
+export type Gate = 'passed' | 'failed' | 'never-ready' | 'config-error' | 'error';
 
 export interface RunResult {
   exitCode: 0 | 1 | 2 | 3 | 4;

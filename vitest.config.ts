@@ -12,8 +12,17 @@ import { CONFORMANCE_REPORTERS } from './reporters/list.ts';
 
 export { FAMILY_ORDER };
 
+/** Whether a project's global setup failed (never ready, model not served): it runs suites/setup.test.ts alone. */
+function setupFailed(spec: TestSpecification): boolean {
+  return !!(spec.project.getProvidedContext() as { setupError?: string }).setupError;
+}
+const SETUP_FILE = /suites[\\/]setup\.test\.ts$/;
+
 class FamilySequencer extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+  override async sort(all: TestSpecification[]): Promise<TestSpecification[]> {
+    // Vitest sorts after every global setup has run. A project whose setup failed keeps its setup file alone (the one
+    // result that says why): each other file would cost a worker start and its imports to report nothing.
+    const files = all.filter((f) => SETUP_FILE.test(f.moduleId) || !setupFailed(f));
     const rank = (f: TestSpecification) => {
       const m = /suites[\\/]([a-z-]+)\.test\.ts$/.exec(f.moduleId);
       const i = m ? FAMILY_ORDER.indexOf(m[1]!) : -1;

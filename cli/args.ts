@@ -1,10 +1,10 @@
 // The command line: subcommands and options, parsed into plain values. A usage error is a message naming the problem,
 // never an exception from deep inside a run.
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { parseSlo } from '../lib/capacity/config.ts';
 import { CHECKS_OF, FAMILY_ORDER } from '../lib/check/family-order.ts';
 import { parseApis } from '../lib/config/apis.ts';
+import { closest, type OptionTable, optionHelp, parseOptions, UsageError } from './options.ts';
 import type { RunOptions } from './run.ts';
 
 export const EXIT = {
@@ -20,7 +20,7 @@ export const EXIT = {
   internal: 4,
 } as const;
 
-export class UsageError extends Error {}
+export { UsageError };
 
 type Command =
   | { kind: 'run'; options: RunOptions }
@@ -30,7 +30,7 @@ type Command =
   | { kind: 'compare'; argv: string[] }
   | { kind: 'merge'; argv: string[] }
   | { kind: 'reference-server'; argv: string[] }
-  | { kind: 'help' }
+  | { kind: 'help'; text: string }
   | { kind: 'version' };
 
 /** Families a user may name in --skip (setup always runs; a file such as api-last belongs to its family, CHECKS_OF)… */
@@ -38,7 +38,120 @@ const SELECTABLE_FAMILIES = FAMILY_ORDER.filter((f) => f !== 'setup' && !(f in C
 /** … and in --only, where `setup` alone means "is it reachable and ready". */
 export const ONLY_FAMILIES = ['setup', ...SELECTABLE_FAMILIES];
 
-export const HELP = `llm-server-conformance: check that an OpenAI-compatible LLM server streams, batches, limits and reports correctly.
+/**
+ * Every option of a run, with its help line: the one place a flag is declared (the parser and --help read it).
+ * A flag added here still needs its value carried into RunOptions at the end of parseCommand.
+ */
+export const RUN_OPTIONS: OptionTable = {
+  'base-url': {
+    type: 'string',
+    value: 'URL',
+    group: 'Server',
+    help: "the server's root (/v1 optional); may hold {port} with --start (a free port is filled in)",
+  },
+  model: {
+    type: 'string',
+    value: 'M',
+    group: 'Server',
+    help: 'model id to request (default: the one model GET /v1/models lists); one the server refuses is a\nconfiguration error (exit 2) naming the ids it serves',
+  },
+  'api-key-env': {
+    type: 'string',
+    value: 'NAME',
+    group: 'Server',
+    help: 'environment variable that holds the API key (default OPENAI_API_KEY); the key goes only\ninto the Authorization header, never into logs or reports',
+  },
+  start: {
+    type: 'string',
+    value: '"CMD"',
+    group: 'Server',
+    help: 'start the server with this shell command (stopped with its children afterwards)',
+  },
+  cwd: { type: 'string', value: 'DIR', group: 'Server', help: 'folder to start it in (default: the current folder)' },
+  apis: {
+    type: 'string',
+    value: 'LIST',
+    group: 'Server',
+    help: 'the APIs the server offers (openai-chat, openai-completions, anthropic-messages,\nollama-native), a complete list: nothing is probed (default: openai-chat assumed,\nthe rest probed at setup)',
+  },
+  servers: {
+    type: 'string',
+    value: 'FILE',
+    group: 'Server',
+    help: 'a servers file (profiles; see docs/profiles.md) …',
+  },
+  server: {
+    type: 'string',
+    value: 'ID',
+    group: 'Server',
+    help: '… and the profile in it to run (without --servers: the bundled servers.json)',
+  },
+  wait: {
+    type: 'string',
+    value: 'SECONDS',
+    group: 'Run',
+    help: "wait this long for the server to pass its readiness probe (default: the profile's\nstartTimeoutMs, 600 s unless it says otherwise: a model load takes minutes)",
+  },
+  tier: {
+    type: 'string',
+    value: 'quick|full',
+    group: 'Run',
+    help: 'quick (default, a PR gate) or full (long context, 32-way scaling, long cycles)',
+  },
+  strict: { type: 'boolean', group: 'Run', help: 'SHOULD checks fail instead of warn' },
+  only: { type: 'string', value: 'FAM,FAM', group: 'Run', help: 'run only these check families' },
+  skip: { type: 'string', value: 'FAM,FAM', group: 'Run', help: 'leave these families out' },
+  deadline: {
+    type: 'string',
+    value: 'SECONDS',
+    group: 'Run',
+    help: 'bound on the checks, counted from readiness; every report is still written',
+  },
+  reports: {
+    type: 'string',
+    value: 'DIR',
+    group: 'Run',
+    help: 'where reports go (default ./conformance-reports): DIR/<project>/results.json,\nsummary.md, junit.xml, badges/, index.html',
+  },
+  baseline: {
+    type: 'string',
+    value: 'FILE',
+    group: 'Run',
+    help: 'a results.json to compare with (e.g. from the base branch): regressions are listed',
+  },
+  'fail-on-regression': { type: 'boolean', group: 'Run', help: '… and fail the gate' },
+  machine: {
+    type: 'string',
+    value: 'LABEL',
+    group: 'Run',
+    help: 'machine label recorded in the results (default: the host name)',
+  },
+  capacity: {
+    type: 'boolean',
+    group: 'Run',
+    help: 'also run the capacity family: a concurrency sweep to saturation and request-rate runs,\nevery figure certified (minutes; never part of the quick gate): docs/capacity.md',
+  },
+  slo: {
+    type: 'string',
+    value: 'SPEC',
+    group: 'Run',
+    help: 'ttft-p99=MS,itl-p99=MS,e2e-p99=MS: goodput counts the requests that meet it (with --capacity)',
+  },
+  dataset: {
+    type: 'string',
+    value: 'FILE',
+    group: 'Run',
+    help: 'capacity prompts from a file: JSONL of OpenAI messages arrays, or ShareGPT JSON',
+  },
+  quiet: { type: 'boolean', group: 'Run', help: 'no progress lines (the final table and gate line still print)' },
+  help: { type: 'boolean', short: 'h', group: 'Run', help: 'this help (every command takes --help)' },
+  version: { type: 'boolean', group: 'Run', help: "the package's version" },
+};
+
+const HELP_CMD = 'llm-server-conformance --help';
+
+export function helpText(): string {
+  return `llm-server-conformance: check that an OpenAI-compatible LLM server streams, batches, limits and reports correctly.
 
 Usage:
   llm-server-conformance --base-url URL [--model M] [--api-key-env NAME] [options]
@@ -52,42 +165,15 @@ Usage:
   llm-server-conformance report [results.json …] [--out DIR]   console, summary, badges, JUnit and HTML from results files
   llm-server-conformance compare OLD.json NEW.json             checks and figures that changed beyond noise
   llm-server-conformance merge A.json B.json … [--out FILE]    capacity tables of several load machines, one table
+  llm-server-conformance COMMAND --help           a command's own options
 
-Server:
-  --base-url URL        the server's root (/v1 optional); may hold {port} with --start (a free port is filled in)
-  --model M             model id to request (default: the one model GET /v1/models lists)
-  --api-key-env NAME    environment variable that holds the API key (default OPENAI_API_KEY); the key goes only
-                        into the Authorization header, never into logs or reports
-  --start "CMD"         start the server with this shell command (stopped with its children afterwards)
-  --cwd DIR             folder to start it in (default: the current folder)
-  --apis LIST           the APIs the server offers (openai-chat, openai-completions, anthropic-messages,
-                        ollama-native), a complete list: nothing is probed (default: openai-chat assumed,
-                        the rest probed at setup)
-  --servers FILE        a servers file (profiles; see docs/profiles.md) …
-  --server ID           … and the profile in it to run (without --servers: the bundled servers.json)
-
-Run:
-  --wait SECONDS        wait this long for the server to pass its readiness probe (default: the profile's
-                        startTimeoutMs, 600 s unless it says otherwise: a model load takes minutes)
-  --tier quick|full     quick (default, a PR gate) or full (long context, 32-way scaling, long cycles)
-  --strict              SHOULD checks fail instead of warn
-  --only FAM,FAM        run only these check families     --skip FAM,FAM   leave these out
-  --deadline SECONDS    bound on the checks, counted from readiness; every report is still written
-  --reports DIR         where reports go (default ./conformance-reports): DIR/<project>/results.json,
-                        summary.md, junit.xml, badges/, index.html
-  --baseline FILE       a results.json to compare with (e.g. from the base branch): regressions are listed
-  --fail-on-regression  … and fail the gate
-  --machine LABEL       machine label recorded in the results (default: the host name)
-  --capacity            also run the capacity family: a concurrency sweep to saturation and request-rate runs,
-                        every figure certified (minutes; never part of the quick gate): docs/capacity.md
-  --slo ttft-p99=MS,itl-p99=MS,e2e-p99=MS   goodput counts the requests that meet it (with --capacity)
-  --dataset FILE        capacity prompts from a file: JSONL of OpenAI messages arrays, or ShareGPT JSON
-  --quiet               no progress lines (the final table and gate line still print)
+${optionHelp(RUN_OPTIONS)}
 
 Families: ${SELECTABLE_FAMILIES.join(', ')} (--only setup: reachability alone)
 
-Exit codes: 0 gate passed · 1 gate failed · 2 usage error · 3 server never ready · 4 internal error
-A CI job's timeout must cover the wait and the deadline.
+Exit codes: 0 gate passed · 1 gate failed · 2 usage or configuration error · 3 server never ready · 4 internal error
+A setup mistake (a bad flag or file, a model the server does not serve, no server) is one message before any check,
+never a check failure. A CI job's timeout must cover the wait and the deadline.
 
 Examples:
   npx llm-server-conformance --base-url http://127.0.0.1:8000 --model my-model
@@ -96,6 +182,28 @@ Examples:
   npx llm-server-conformance --base-url http://127.0.0.1:8000 --baseline base/results.json --fail-on-regression
   npx llm-server-conformance --base-url http://127.0.0.1:8000 --capacity --only capacity --slo ttft-p99=500,itl-p99=50
   npx llm-server-conformance explain stream.ttft-before-end`;
+}
+
+const LIST_OPTIONS: OptionTable = {
+  json: { type: 'boolean', help: 'the catalogue as JSON (id, family, level, rationale, reference, thresholds)' },
+  help: { type: 'boolean', short: 'h', help: 'this help' },
+};
+const LIST_HELP = `usage: llm-server-conformance list [--json]
+
+Every check of the catalogue: id, level (MUST/SHOULD), family, title, rationale and reference.
+
+${optionHelp(LIST_OPTIONS)}`;
+
+const EXPLAIN_OPTIONS: OptionTable = { help: { type: 'boolean', short: 'h', help: 'this help' } };
+const EXPLAIN_HELP = `usage: llm-server-conformance explain CHECK-ID
+
+What one check checks, why, how it is graded (thresholds and where they come from) and how to reproduce it by
+hand with curl. \`llm-server-conformance list\` shows every id (e.g. sse.done-terminator).
+
+${optionHelp(EXPLAIN_OPTIONS)}`;
+
+/** Subcommands; `report`, `compare` and `merge` parse their own options (scripts/<name>.ts). */
+const COMMANDS = ['run', 'list', 'explain', 'report', 'compare', 'merge', 'reference-server', 'help'];
 
 function families(raw: string | undefined, flag: '--only' | '--skip'): string[] | undefined {
   if (raw === undefined) return undefined;
@@ -123,63 +231,42 @@ function seconds(raw: string | undefined, flag: string, min: number): number | u
 export function parseCommand(argv: readonly string[]): Command {
   const [first, ...rest] = argv;
   if (first === 'list') {
-    const { values } = parseArgs({
-      args: rest,
-      options: { json: { type: 'boolean' } },
-      strict: true,
-      allowPositionals: false,
-    });
+    const { values } = parseOptions(LIST_OPTIONS, rest, { helpCommand: 'llm-server-conformance list --help' });
+    if (values.help) return { kind: 'help', text: LIST_HELP };
     return { kind: 'list', json: !!values.json };
   }
   if (first === 'explain') {
-    if (rest.length !== 1 || rest[0]!.startsWith('-'))
-      throw new UsageError('explain needs one check id, e.g. explain sse.done-terminator');
-    return { kind: 'explain', id: rest[0]! };
+    const { values, positionals } = parseOptions(EXPLAIN_OPTIONS, rest, {
+      positionals: true,
+      helpCommand: 'llm-server-conformance explain --help',
+    });
+    if (values.help) return { kind: 'help', text: EXPLAIN_HELP };
+    if (positionals.length !== 1)
+      throw new UsageError(
+        'explain needs one check id, e.g. explain sse.done-terminator (llm-server-conformance list shows them all)',
+      );
+    return { kind: 'explain', id: positionals[0]! };
   }
   if (first === 'report') return { kind: 'report', argv: rest };
   if (first === 'compare') return { kind: 'compare', argv: rest };
   if (first === 'merge') return { kind: 'merge', argv: rest };
   if (first === 'reference-server') return { kind: 'reference-server', argv: rest };
-  if (first === 'help') return { kind: 'help' };
-  const args = first === 'run' ? rest : argv;
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...args],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean' },
-        'base-url': { type: 'string' },
-        model: { type: 'string' },
-        'api-key-env': { type: 'string' },
-        apis: { type: 'string' },
-        start: { type: 'string' },
-        cwd: { type: 'string' },
-        servers: { type: 'string' },
-        server: { type: 'string' },
-        wait: { type: 'string' },
-        tier: { type: 'string' },
-        strict: { type: 'boolean' },
-        only: { type: 'string' },
-        skip: { type: 'string' },
-        deadline: { type: 'string' },
-        reports: { type: 'string' },
-        baseline: { type: 'string' },
-        'fail-on-regression': { type: 'boolean' },
-        machine: { type: 'string' },
-        quiet: { type: 'boolean' },
-        capacity: { type: 'boolean' },
-        slo: { type: 'string' },
-        dataset: { type: 'string' },
-      },
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
+  if (first === 'help') {
+    // `help COMMAND` is `COMMAND --help`.
+    if (rest[0] && rest[0] !== 'run' && rest[0] !== 'help' && COMMANDS.includes(rest[0]))
+      return parseCommand([rest[0], '--help']);
+    return { kind: 'help', text: helpText() };
   }
-  const v = parsed.values;
-  if (v.help) return { kind: 'help' };
+  if (first !== undefined && !first.startsWith('-') && first !== 'run') {
+    const near = closest(first, COMMANDS);
+    throw new UsageError(
+      `unknown command "${first}"${near ? `; did you mean ${near}?` : ''} (commands: ${COMMANDS.join(', ')}; a run takes options only: ${HELP_CMD})`,
+    );
+  }
+  const args = first === 'run' ? rest : argv;
+  // Boolean options are only tested for truth: one record type keeps `v.flag` reading alike for both kinds.
+  const v = parseOptions(RUN_OPTIONS, args, { helpCommand: HELP_CMD }).values as Record<string, string | undefined>;
+  if (v.help) return { kind: 'help', text: helpText() };
   if (v.version) return { kind: 'version' };
   if (!v['base-url'] && !v.servers && !v.server)
     throw new UsageError('say which server: --base-url URL, or --servers FILE --server ID (see --help)');

@@ -1,10 +1,16 @@
 // The CLI: parse, dispatch, print, and return the exit code (bin/llm-server-conformance.mjs sets it).
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { ROOT } from '../lib/config/profile.ts';
-import { EXIT, HELP, parseCommand, UsageError } from './args.ts';
+import { EXIT, parseCommand, UsageError } from './args.ts';
 
-const version = () => (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+// Not lib/config/profile.ts's ROOT: that module compiles the profile schema, 0.3 s that --help and --version skip.
+const version = () =>
+  (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+const HEADLINE: Record<string, string> = {
+  'never-ready': 'SERVER NEVER READY',
+  'config-error': 'CONFIGURATION ERROR',
+  error: 'SETUP ERROR',
+};
 
 export async function main(argv: readonly string[]): Promise<number> {
   if (process.platform === 'win32') {
@@ -17,7 +23,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     const cmd = parseCommand(argv);
     switch (cmd.kind) {
       case 'help':
-        console.log(HELP);
+        console.log(cmd.text);
         return EXIT.passed;
       case 'version':
         console.log(version());
@@ -71,14 +77,17 @@ export async function main(argv: readonly string[]): Promise<number> {
         const score = r.score.graded
           ? `${((100 * r.score.passed) / r.score.graded).toFixed(1)} % (${r.score.passed}/${r.score.graded})`
           : 'n/a';
-        if (r.gate === 'never-ready')
-          console.error(`llm-server-conformance: SERVER NEVER READY (exit ${r.exitCode}): ${r.reason.split('\n')[0]}`);
+        const where = `reports: ${r.reportsDir} (results: ${r.resultsPath})`;
+        // Stopped before its checks: global setup printed what stopped it; one line with the exit code and the files.
+        if (r.gate === 'never-ready' || r.gate === 'config-error' || (r.gate === 'error' && r.results))
+          console.error(`llm-server-conformance: ${HEADLINE[r.gate]} (exit ${r.exitCode}); ${where}`);
         else if (r.gate === 'error') console.error(`llm-server-conformance: ${r.reason} (exit ${r.exitCode})`);
-        else
+        else {
           console.log(
             `llm-server-conformance: gate ${r.gate.toUpperCase()} (${r.reason}); score ${score}${r.regressions !== undefined ? `; ${r.regressions} regression(s) against the baseline` : ''}`,
           );
-        console.log(`reports: ${r.reportsDir} (results: ${r.resultsPath})`);
+          console.log(where);
+        }
         return r.exitCode;
       }
     }

@@ -52,6 +52,8 @@ export default class ProgressReporter implements Reporter {
     const id = meta?.id ?? testCase.name.split(' — ')[0]!;
     const outcome = meta?.outcome ?? testCase.result().state;
     const first = (meta?.message ?? '').split('\n')[0]!.slice(0, 160);
+    // What stopped the run before its checks was printed once by global setup, as it happened.
+    if (id === 'setup.server-ready' && outcome === 'error') return;
     if (this.mode === 'lines' || outcome !== 'pass') {
       const said =
         outcome === 'pass' || !first ? '' : first === this.lastMessage ? ' (the same as above)' : `: ${first}`;

@@ -3,9 +3,13 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startVitest } from 'vitest/node';
+import { loadDataset } from '../lib/capacity/dataset.ts';
 import { CHECKS_OF, FAMILY_ORDER } from '../lib/check/family-order.ts';
 import type { ApiFlavour, Outcome } from '../lib/check/types.ts';
+import { readJsonFile } from '../lib/config/json-file.ts';
 import { DEFAULT_SERVERS_FILE, envProfile, loadServers, ProfileError, ROOT } from '../lib/config/profile.ts';
+import { isJsonObject } from '../lib/json.ts';
+import { setupFailureOf } from '../lib/server/setup-failure.ts';
 import { compareResults, formatComparison } from '../reporters/compare.ts';
 import { CONFORMANCE_REPORTERS } from '../reporters/list.ts';
 import { gateFailed, tally, toColumns } from '../reporters/render.ts';
@@ -52,7 +56,8 @@ export interface RunOptions {
   progress?: 'tty' | 'lines' | 'none';
 }
 
-export type Gate = 'passed' | 'failed' | 'never-ready' | 'error';
+/** never-ready and config-error: the run stopped before its checks (nothing is counted against the server). */
+export type Gate = 'passed' | 'failed' | 'never-ready' | 'config-error' | 'error';
 
 export interface RunResult {
   exitCode: (typeof EXIT)[keyof typeof EXIT];
@@ -131,6 +136,21 @@ function checkProfile(project: string, env: Record<string, string>): void {
   }
 }
 
+/** A --baseline file: JSON (a syntax error names line and column) holding a results file's checks. */
+function readBaseline(path: string): unknown {
+  let data: unknown;
+  try {
+    data = readJsonFile(path);
+  } catch (e) {
+    throw new UsageError(`--baseline: ${(e as Error).message}`);
+  }
+  if (!isJsonObject(data) || !Array.isArray(data.checks))
+    throw new UsageError(
+      `--baseline: ${path} is not a results file (a results.json has "header" and "checks"; conformance-reports/<project>/results.json)`,
+    );
+  return data;
+}
+
 function readResults(path: string): ResultsFile | undefined {
   if (!existsSync(path)) return undefined;
   try {
@@ -148,14 +168,18 @@ export function judgeRun(
   const t = tally(results?.checks ?? []);
   const base = { counts: t.counts, score: { passed: t.passed, graded: t.graded } };
   if (!results) return { ...base, exitCode: EXIT.internal, gate: 'error', reason: 'the run wrote no results file' };
-  const readiness = (results.header.server as { readiness?: { ready: boolean; reason?: string } }).readiness;
-  if (readiness && !readiness.ready)
+  // Stopped before its checks: its own exit code, and no count charged to the server (setup.server-ready says why).
+  const stopped = setupFailureOf(results.header.server);
+  if (stopped) {
+    const none = tally([]);
     return {
-      ...base,
-      exitCode: EXIT.neverReady,
-      gate: 'never-ready',
-      reason: readiness.reason ?? 'the server never became ready',
+      counts: none.counts,
+      score: { passed: 0, graded: 0 },
+      exitCode: { 'never-ready': EXIT.neverReady, config: EXIT.usage, error: EXIT.internal }[stopped.kind],
+      gate: { 'never-ready': 'never-ready', config: 'config-error', error: 'error' }[stopped.kind] as Gate,
+      reason: stopped.summary,
     };
+  }
   const c = t.counts;
   const counted = `${c.fail} fail, ${c.error} error; ${c.warn} warn, ${c.inconclusive} inconclusive, ${c.known} known`;
   if (gateFailed(toColumns([results]))) return { ...base, exitCode: EXIT.failed, gate: 'failed', reason: counted };
@@ -180,8 +204,14 @@ export async function runConformance(
   const cwd = io.cwd ?? process.cwd();
   const log = io.log ?? ((l: string) => console.log(l));
   const { env, project } = runEnvironment(options, cwd);
-  if (options.baseline && !existsSync(resolve(cwd, options.baseline)))
-    throw new UsageError(`--baseline: no such file ${options.baseline}`);
+  // Every file the run reads is read now: a mistake in one is one usage error before anything starts.
+  const baseline = options.baseline ? readBaseline(resolve(cwd, options.baseline)) : undefined;
+  if (options.dataset)
+    try {
+      loadDataset(resolve(cwd, options.dataset));
+    } catch (e) {
+      throw new UsageError(`--dataset: ${(e as Error).message}`);
+    }
   checkProfile(project, env);
   const reportsDir = env.CONFORMANCE_REPORTS_DIR!;
   const resultsPath = join(projectDir(reportsDir, project), 'results.json');
@@ -211,8 +241,8 @@ export async function runConformance(
   }
   const results = readResults(resultsPath);
   let regressions: number | undefined;
-  if (options.baseline && results) {
-    const comparison = compareResults(JSON.parse(readFileSync(resolve(cwd, options.baseline), 'utf8')), results);
+  if (options.baseline && results && !setupFailureOf(results.header.server)) {
+    const comparison = compareResults(baseline, results);
     regressions = comparison.regressions;
     const text = formatComparison(comparison, { old: options.baseline, new: resultsPath });
     writeFileSync(join(projectDir(reportsDir, project), 'comparison.md'), `${text}\n`);

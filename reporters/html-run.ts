@@ -2,6 +2,7 @@
 // Playwright writes its report: the projects of this run, one self-contained page (reporters/html.ts, the same page
 // `npm run html` builds from results files). A run of the self-tests alone writes none. Its errors never fail the run.
 import { join } from 'node:path';
+import { setupFailureOf } from '../lib/server/setup-failure.ts';
 import { renderHtml } from './html.ts';
 import { writeTextAtomic } from './results.ts';
 import type { ResultsFile } from './results-types.ts';
@@ -19,6 +20,7 @@ export default class HtmlRunReporter extends RunAllReporter {
       }),
     );
     const log = (s: string) => (this.vitest ? this.vitest.logger.log(s) : process.stdout.write(`${s}\n`));
-    log(`HTML report: ${out}`);
+    // A run stopped before its checks prints only what stopped it (the page says the same).
+    if (files.some((f) => !setupFailureOf(f.header.server))) log(`HTML report: ${out}`);
   }
 }

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { isJsonObject } from '../lib/json.ts';
 import { describePreflight } from '../lib/run/fidelity.ts';
+import { describeSetupFailure, SETUP_HEADLINE, setupFailureOf } from '../lib/server/setup-failure.ts';
 import { clientMatrixHtml } from './clients-matrix.ts';
 import { capacitySection } from './html-capacity.ts';
 import { esc, fmtNum } from './html-escape.ts';
@@ -197,7 +198,12 @@ function runsSection(columns: Column[]): string {
     const tally = OUTCOMES.filter((o) => counts[o] > 0)
       .map((o) => `${outcomeBadge(o, `${counts[o]} ${o}`)}`)
       .join(' ');
-    const status = c.finished ? 'finished' : '<span class="interrupted">interrupted (partial results)</span>';
+    const stopped = setupFailureOf(c.header.server);
+    const status = stopped
+      ? `<span class="interrupted">${esc(SETUP_HEADLINE[stopped.kind])}: no check was run</span><div class="small">${esc(stopped.summary)}</div><details class="small"><summary>requirement, expected, actual</summary><pre>${esc(capped(describeSetupFailure(stopped), CAP.message))}</pre></details>`
+      : c.finished
+        ? 'finished'
+        : '<span class="interrupted">interrupted (partial results)</span>';
     return (
       `<tr data-column="${esc(c.label)}"><th>${esc(c.project)}</th><td>${esc(c.machine)}<div class="muted small">${esc(machineText(c))}</div></td>` +
       `<td>${esc(serverName(c))}</td><td>${esc(windowOf(c))}</td>` +

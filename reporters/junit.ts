@@ -14,6 +14,12 @@
 import { join } from 'node:path';
 import type { Outcome } from '../lib/check/types.ts';
 import { redact } from '../lib/config/secrets.ts';
+import {
+  describeSetupFailure,
+  SETUP_HEADLINE,
+  type SetupFailure,
+  setupFailureOf,
+} from '../lib/server/setup-failure.ts';
 import { OUTCOMES, tally } from './render.ts';
 import { shardOf, writeTextAtomic } from './results.ts';
 import type { CheckResult, ResultsFile } from './results-types.ts';
@@ -69,7 +75,7 @@ function property(name: string, value: unknown): string {
   return `<property name="${attr(name)}" value="${attr(value)}"/>`;
 }
 
-function testcase(project: string, c: CheckResult): string {
+function testcase(project: string, c: CheckResult, stopped?: SetupFailure): string {
   const name = c.title ? `${c.id} — ${c.title}` : c.id;
   const out: string[] = [
     `    <testcase classname="${attr(`${project}.${c.family}`)}" name="${attr(name)}" time="${seconds(c.durationMs)}"${c.file ? ` file="${attr(c.file)}"` : ''}>`,
@@ -81,6 +87,11 @@ function testcase(project: string, c: CheckResult): string {
   if (c.outcome === 'fail')
     out.push(
       `      <failure type="fail" message="${attr(`${head}: ${firstLine(c.message)}`)}">${text(c.message)}${c.reference ? `\n\nReference: ${text(c.reference)}` : ''}</failure>`,
+    );
+  // What stopped the run before its checks (never ready, a configuration error) is said as that, not as our fault.
+  else if (c.outcome === 'error' && stopped && c.id === 'setup.server-ready')
+    out.push(
+      `      <error type="${attr(stopped.kind)}" message="${attr(describeSetupFailure(stopped, { oneLine: true }))}">${text(describeSetupFailure(stopped))}</error>`,
     );
   else if (c.outcome === 'error')
     out.push(
@@ -115,7 +126,9 @@ function testsuite(file: ResultsFile): string {
     ...OUTCOMES.map((o) => property(`conformance.count.${o}`, t.counts[o])),
     property('conformance.finished', file.finished !== undefined),
   ];
-  const cases = file.checks.map((c) => testcase(project, c));
+  const stopped = setupFailureOf(h.server);
+  if (stopped) props.push(property('conformance.setup', `${SETUP_HEADLINE[stopped.kind]}: ${stopped.summary}`));
+  const cases = file.checks.map((c) => testcase(project, c, stopped));
   // Problems outside any check (a test file that failed to load, a reporter error) are errors of the run.
   errors.forEach((e, i) =>
     cases.push(

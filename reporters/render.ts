@@ -6,6 +6,12 @@ import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '
 import { isJsonObject } from '../lib/json.ts';
 import type { WorkloadFigures } from '../lib/measure/workload.ts';
 import { describePreflight } from '../lib/run/fidelity.ts';
+import {
+  describeSetupFailure,
+  SETUP_HEADLINE,
+  type SetupFailure,
+  setupFailureOf,
+} from '../lib/server/setup-failure.ts';
 import { clientMatrixLines } from './clients-matrix.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
 
@@ -103,10 +109,22 @@ export function gateFailed(cols: readonly Column[]): boolean {
  * but are counted: a gate passed with many of them proved less than it seems.
  */
 export function gateLine(cols: readonly Column[]): string {
+  // A run stopped before its checks has no gate to pass or fail: it says what stopped it (the server's checks: none).
+  const stopped = cols.map((x) => setupFailureOfColumn(x)).filter((f) => f !== undefined);
+  if (stopped.length && stopped.length === cols.length)
+    return `GATE: ${[...new Set(stopped.map((f) => SETUP_HEADLINE[f.kind]))].join(', ')} (no check was run: ${firstLine(stopped[0]!.summary, 200)})`;
   const c = tally(cols.flatMap((x) => x.checks)).counts;
   const runErrors = cols.reduce((n, x) => n + x.errors.length, 0);
   const counts = `${c.fail} fail, ${c.error} error${runErrors ? `, ${runErrors} run error${runErrors === 1 ? '' : 's'}` : ''}; ${c.warn} warn, ${c.inconclusive} inconclusive (no verdict either way), ${c.known} known`;
-  return gateFailed(cols) ? `GATE: FAILED (${counts})` : `GATE: passed (${counts})`;
+  const setup = stopped.length
+    ? `; ${stopped.length} run${stopped.length === 1 ? '' : 's'} stopped by a setup error`
+    : '';
+  return gateFailed(cols) ? `GATE: FAILED (${counts}${setup})` : `GATE: passed (${counts})`;
+}
+
+/** What stopped a column's run before its checks (lib/server/setup-failure.ts), if anything did. */
+function setupFailureOfColumn(col: Column): SetupFailure | undefined {
+  return setupFailureOf(col.header.server);
 }
 
 function knownPassing(col: Column): CheckResult[] {
@@ -534,6 +552,8 @@ function orderedIds(cols: readonly Column[]): string[] {
 
 export function renderConsole(cols: readonly Column[], o: ConsoleOptions = {}): string {
   if (cols.length === 0) return 'conformance: no results';
+  const stopped = cols.length === 1 ? setupFailureOfColumn(cols[0]!) : undefined;
+  if (stopped) return [`conformance — ${cols[0]!.label}`, describeSetupFailure(stopped), '', gateLine(cols)].join('\n');
   const body = cols.length === 1 ? consoleOne(cols[0], o) : consoleMatrix(cols, o);
   const clients = clientMatrixLines(cols, textTable, o.messageWidth ?? 90);
   const banner = knownPassingBanner(cols, o.color ?? false);
@@ -560,7 +580,30 @@ export function mdEscape(s: string): string {
     .replace(/\r?\n/g, '<br>');
 }
 
+/** A run stopped before its checks: what stopped it, as requirement / expected / actual; no table, no counts. */
+function mdSetupFailure(col: Column, f: SetupFailure): string {
+  return [
+    `## LLM server conformance: ${mdEscape(col.label)}`,
+    '',
+    `suite ${col.header.suite.version} · ${col.header.date} · tier ${col.header.tier}`,
+    '',
+    `### ${SETUP_HEADLINE[f.kind]}: no check was run`,
+    '',
+    '```text',
+    describeSetupFailure(f).replace(/```/g, "'''"),
+    '```',
+    '',
+    f.kind === 'config'
+      ? 'A configuration error is not counted against the server.'
+      : f.kind === 'never-ready'
+        ? 'The server never answered its readiness probe: nothing could be checked, nothing is counted against it.'
+        : "Setup itself failed (the suite's side): nothing is counted against the server.",
+  ].join('\n');
+}
+
 function mdOne(col: Column): string {
+  const stopped = setupFailureOfColumn(col);
+  if (stopped) return mdSetupFailure(col, stopped);
   const t = tally(col.checks);
   const out: string[] = [];
   out.push(`## LLM server conformance: ${mdEscape(col.label)}`);
@@ -725,6 +768,17 @@ const undecidedOnly = (cs: readonly CheckResult[]) =>
   cs.some((c) => c.outcome === 'inconclusive');
 
 export function badgeSpecs(col: Column): BadgeSpec[] {
+  // A run stopped before its checks measured nothing: one badge that says so, no n/a for every family.
+  const stopped = setupFailureOfColumn(col);
+  if (stopped)
+    return [
+      {
+        name: 'conformance',
+        label: 'conformance',
+        message: { 'never-ready': 'never ready', config: 'config error', error: 'setup error' }[stopped.kind],
+        color: 'lightgrey',
+      },
+    ];
   const t = tally(col.checks);
   const ran = (c: CheckResult) => c.outcome !== 'skip';
   const fam = (f: string) => col.checks.filter((c) => c.family === f && ran(c));

@@ -21,7 +21,9 @@ import { fileURLToPath } from 'node:url';
 import { ONLY_FAMILIES } from '../cli/args.ts';
 import { CHECKS_OF } from '../lib/check/family-order.ts';
 import { parseApis } from '../lib/config/apis.ts';
+import { readJsonFile } from '../lib/config/json-file.ts';
 import { redact, registerSecret } from '../lib/config/secrets.ts';
+import { setupFailureOf } from '../lib/server/setup-failure.ts';
 import { type Comparison, compareResults, formatComparison } from '../reporters/compare.ts';
 import { gateFailed, mdEscape, OUTCOMES, type Tally, tally, toColumns } from '../reporters/render.ts';
 import { normaliseResults } from '../reporters/report-data.ts';
@@ -339,9 +341,9 @@ function readResults(path: string): { file?: ResultsFile; note?: string } {
 export function readBaseline(path: string): { raw: unknown } | { error: string } {
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
+    raw = readJsonFile(path);
   } catch (e) {
-    return { error: `input "baseline": ${path} could not be read as JSON (${(e as Error).message.split('\n')[0]})` };
+    return { error: `input "baseline": ${(e as Error).message.split('\n')[0]}` };
   }
   const checks = (raw as { checks?: unknown } | null)?.checks;
   if (!checks || typeof checks !== 'object')
@@ -369,11 +371,22 @@ export function gateOf(
       exit: 1,
     };
   }
-  if (code === 2) return { gate: 'error', reason: 'the suite refused its arguments (usage error, exit 2)', exit: 2 };
+  // Stopped before its checks (results.json says what stopped it): a gate of its own reason, never counts.
+  const stopped = results ? setupFailureOf(results.header.server) : undefined;
+  if (code === 2)
+    return {
+      gate: 'error',
+      reason: stopped
+        ? `configuration error: ${stopped.summary} (exit 2)`
+        : 'the suite refused its arguments (usage error, exit 2)',
+      exit: 2,
+    };
   if (code === 3)
     return {
       gate: 'error',
-      reason: `the server never became ready${waitSeconds ? ` within ${waitSeconds} s` : ''} (exit 3)`,
+      reason: stopped
+        ? `the server never became ready: ${stopped.summary} (exit 3)`
+        : `the server never became ready${waitSeconds ? ` within ${waitSeconds} s` : ''} (exit 3)`,
       exit: 3,
     };
   if (code === null) return { gate: 'error', reason: 'the suite was killed by a signal', exit: 4 };
@@ -602,7 +615,8 @@ async function runAndReport(
   const { file: results, note } = readResults(plan.resultsPath);
   let { gate, reason, exit } = gateOf(code, results, plan.waitSeconds);
   if (note && gate !== 'passed') reason += ` (${note})`;
-  const t = results ? tallyOf(results) : undefined;
+  // A run stopped before its checks counted nothing against the server: no counts, no score.
+  const t = results && !setupFailureOf(results.header.server) ? tallyOf(results) : undefined;
 
   let comparison: Comparison | undefined;
   if (baseline !== undefined && results) {

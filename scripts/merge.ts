@@ -3,28 +3,27 @@
 // server on the same start schedule) merged into one results file: every machine's levels kept with their machine,
 // and one merged level per scheduled level (lib/capacity/merge.ts states the rule; docs/capacity-machines.md the how).
 // Exit 0 written, 2 bad usage or an input that cannot merge.
-import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { type OptionTable, optionHelp, parseSubcommand } from '../cli/options.ts';
 import { mergeCapacity, mergedLabel, serverLevels } from '../lib/capacity/merge.ts';
 import { readCapacity } from '../lib/capacity/read.ts';
+import { readJsonFile } from '../lib/config/json-file.ts';
 import { isJsonObject } from '../lib/json.ts';
 import { writeTextAtomic } from '../reporters/results.ts';
 
-const USAGE = 'usage: llm-server-conformance merge <results.json> <results.json> [...] [--out merged.json]';
+const MERGE_OPTIONS: OptionTable = {
+  out: { type: 'string', value: 'FILE', help: 'write the merged results file here (default: standard output)' },
+  help: { type: 'boolean', short: 'h', help: 'this help' },
+};
+const USAGE = `usage: llm-server-conformance merge A/results.json B/results.json […] [--out merged.json]
+
+The capacity tables of several load machines (each run with its own --machine against one server on the same
+schedule) merged into one results file: docs/capacity-machines.md.
+
+${optionHelp(MERGE_OPTIONS)}`;
 
 function read(path: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new Error(`cannot read ${path}: ${(e as Error).message}`);
-  }
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (e) {
-    throw new Error(`${path} is not JSON: ${(e as Error).message}`);
-  }
+  const data = readJsonFile(path);
   if (!isJsonObject(data) || !isJsonObject(data.header)) throw new Error(`${path} is not a results file (no header)`);
   return data;
 }
@@ -60,23 +59,21 @@ export function mergeResultsFiles(
 }
 
 export function main(argv: readonly string[] = process.argv.slice(2)): number {
-  const paths: string[] = [];
-  let out: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '-h' || a === '--help') {
-      console.log(USAGE);
-      return 0;
-    }
-    if (a === '--out') out = argv[++i];
-    else if (a.startsWith('--out=')) out = a.slice(6);
-    else if (a.startsWith('-')) {
-      console.error(`merge: unknown option ${a}\n${USAGE}`);
-      return 2;
-    } else paths.push(a);
+  const parsed = parseSubcommand(MERGE_OPTIONS, argv, 'merge');
+  if ('error' in parsed) {
+    console.error(`merge: ${parsed.error}`);
+    return 2;
   }
+  if (parsed.values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const paths = parsed.positionals;
+  const out = parsed.values.out;
   if (paths.length < 2 || out === '') {
-    console.error(`merge: give at least two results files${out === '' ? ' and a path after --out' : ''}\n${USAGE}`);
+    console.error(
+      `merge: give at least two results files${out === '' ? ' and a path after --out' : ''} (llm-server-conformance merge --help)`,
+    );
     return 2;
   }
   try {

@@ -1,5 +1,5 @@
-// npm run report -- [results.json ...] [--out reports] [--only console,summary,badges,html,junit]
-// npm run badges  (= --only badges)
+// llm-server-conformance report [results.json ...] [--out DIR] [--only console,summary,badges,html,junit]
+// (in a checkout: npm run report -- …; npm run badges = --only badges)
 //
 // Rebuilds the console table, the Markdown summary, the badges, <out>/junit.xml and reports/index.html from one or more results files, without
 // rerunning anything. Files of several machines merge: each column is "<project> @ <machine>"; shards of the same
@@ -9,9 +9,11 @@
 // Each summary is also appended to $GITHUB_STEP_SUMMARY when that is set.
 // Exit code: 0, or 1 when a file could not be read or does not match fixtures/schemas/results.schema.json
 // (the readable ones are still reported), 2 on bad usage.
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { type OptionTable, optionHelp, parseSubcommand } from '../cli/options.ts';
+import { readJsonFile } from '../lib/config/json-file.ts';
 import { compileSchema, schemaErrors } from '../lib/config/schemas.ts';
 import { redact } from '../lib/config/secrets.ts';
 import { writeBadges } from '../reporters/badges.ts';
@@ -61,9 +63,10 @@ export function loadResultsFiles(paths: readonly string[]): { loaded: LoadedResu
     const source = relative(process.cwd(), p) || p;
     let data: unknown;
     try {
-      data = JSON.parse(readFileSync(p, 'utf8'));
+      data = readJsonFile(p, source);
     } catch (e) {
-      notes.push(`could not read ${source}: ${(e as Error).message}`);
+      // "<file>:<line>:<column>: not valid JSON: …" or "<file> could not be read (…)".
+      notes.push((e as Error).message.split('\n')[0]!);
       continue;
     }
     const problems = validate(data) ? [] : schemaErrors(validate);
@@ -166,35 +169,38 @@ export function runReport(o: ReportOptions): ReportResult {
   };
 }
 
-const USAGE = 'usage: npm run report -- [results.json ...] [--out reports] [--only console,summary,badges,html,junit]';
+const REPORT_OPTIONS: OptionTable = {
+  out: { type: 'string', value: 'DIR', help: 'reports root (the CLI: ./conformance-reports; a checkout: reports)' },
+  only: { type: 'string', value: 'PARTS', help: `some of ${ALL_PARTS.join(',')} (default: all)` },
+  help: { type: 'boolean', short: 'h', help: 'this help' },
+};
+const USAGE = `usage: llm-server-conformance report [results.json …] [--out DIR] [--only ${ALL_PARTS.join(',')}]
+
+The console table, summary.md, badges, junit.xml and index.html rebuilt from results files, nothing rerun. With no
+file given: every DIR/<project>/results.json.
+
+${optionHelp(REPORT_OPTIONS)}`;
 
 export function parseArgs(
   argv: readonly string[],
 ): { files: string[]; out: string; parts: ReportPart[] } | { error: string } | { help: true } {
-  const files: string[] = [];
-  let out = 'reports';
+  const parsed = parseSubcommand(REPORT_OPTIONS, argv, 'report');
+  if ('error' in parsed) return parsed;
+  const v = parsed.values;
+  if (v.help) return { help: true };
+  if (v.out === '') return { error: '--out needs a directory' };
   let parts: ReportPart[] = [...ALL_PARTS];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const value = (name: string) => (a.startsWith(`${name}=`) ? a.slice(name.length + 1) : argv[++i]);
-    if (a === '-h' || a === '--help') return { help: true };
-    if (a === '--out' || a.startsWith('--out=')) {
-      const v = value('--out');
-      if (!v) return { error: '--out needs a directory' };
-      out = v;
-    } else if (a === '--only' || a.startsWith('--only=')) {
-      const v = (value('--only') ?? '')
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean);
-      const bad = v.filter((p) => !ALL_PARTS.includes(p as ReportPart));
-      if (!v.length || bad.length)
-        return { error: `--only takes ${ALL_PARTS.join(',')}${bad.length ? ` (not ${bad.join(',')})` : ''}` };
-      parts = v as ReportPart[];
-    } else if (a.startsWith('--')) return { error: `unknown option ${a}` };
-    else files.push(a);
+  if (v.only !== undefined) {
+    const list = v.only
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
+    const bad = list.filter((x) => !ALL_PARTS.includes(x as ReportPart));
+    if (!list.length || bad.length)
+      return { error: `--only takes ${ALL_PARTS.join(',')}${bad.length ? ` (not ${bad.join(',')})` : ''}` };
+    parts = list as ReportPart[];
   }
-  return { files, out, parts };
+  return { files: parsed.positionals, out: v.out ?? 'reports', parts };
 }
 
 export function main(argv: readonly string[] = process.argv.slice(2)): number {
@@ -204,12 +210,14 @@ export function main(argv: readonly string[] = process.argv.slice(2)): number {
     return 0;
   }
   if ('error' in args) {
-    console.error(`report: ${args.error}\n${USAGE}`);
+    console.error(`report: ${args.error}`);
     return 2;
   }
   const files = args.files.length ? args.files : defaultResultsFiles(args.out);
   if (!files.length) {
-    console.error(`report: no results files given and none found under ${args.out}/*/results.json\n${USAGE}`);
+    console.error(
+      `report: no results files given and none found under ${args.out}/*/results.json (llm-server-conformance report --help)`,
+    );
     return 2;
   }
   const r = runReport({ files, out: args.out, parts: args.parts });

@@ -222,10 +222,13 @@ export const checks: CheckDef[] = [
         });
       }
       if (!ids.includes(ctx.profile.model)) {
+        // Setup already stopped the run when the server also refuses the model (lib/server/model-served.ts): here it
+        // serves a name it does not list. The first line carries the evidence: it is what the console shows.
+        const listed = JSON.stringify(ids).slice(0, 200);
         return fail({
-          requirement: 'The configured model MUST appear in GET /v1/models data[].id.',
+          requirement: `The configured model MUST appear in GET /v1/models data[].id: ${JSON.stringify(ctx.profile.model)} is not among ${listed}.`,
           expected: `an entry with id ${JSON.stringify(ctx.profile.model)}`,
-          actual: `model missing from the list; ids: ${JSON.stringify(ids).slice(0, 300)}`,
+          actual: `model missing from the list; ids: ${JSON.stringify(ids).slice(0, 300)}${ctx.server.discovery?.notes.find((n) => n.includes('serves a name it does not list')) ? '; a request naming it was answered: the server serves a name it does not list' : ''}`,
         });
       }
       return pass(`${ids.length} model(s) listed, including ${ctx.profile.model}`, { models: ids.length });

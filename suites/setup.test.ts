@@ -16,8 +16,9 @@ describe(inject('profile').id, () => {
       level: SETUP_CHECK.level,
       // A declared value the server contradicts is a warning (docs/grading.md "Declared and discovered capabilities").
       outcome: setupError ? 'error' : disagreements.length ? 'warn' : 'pass',
+      // The setup failure as global setup printed it (SERVER NEVER READY / CONFIGURATION ERROR / SETUP ERROR: …).
       message: setupError
-        ? `setup error: ${setupError}`
+        ? setupError
         : `${server.identity.name ?? 'unknown server'} ${server.identity.version ?? ''} (${server.identity.source}); ${describeDiscovery(server)}` +
           (disagreements.length ? `\nDeclared and reported values disagree: ${disagreements.join('; ')}` : '') +
           (server.discovery?.conflicts?.length
@@ -36,6 +37,6 @@ describe(inject('profile').id, () => {
         discovery: server.discovery,
       },
     };
-    if (setupError) throw new Error(`setup error: ${setupError}`);
+    if (setupError) throw new Error(setupError);
   });
 });

@@ -647,6 +647,27 @@ describe('the run step, simulated for two matrix legs of one job', () => {
     expect(s.calls[0]!.args[s.calls[0]!.args.indexOf('--cwd') + 1]).toBe(s.ws);
   });
 
+  test('a run stopped before its checks (results.json says why): the reason quotes it, no count or score', async () => {
+    const f = fixture('reference.json');
+    const failure = {
+      kind: 'config',
+      summary: 'the model "gpt-4o" is not served at http://127.0.0.1:9; it serves ["reference-model"]',
+      requirement: 'requests name a model the server serves (--model)',
+      expected: '"gpt-4o" among the ids GET /v1/models lists, or a request naming it answered',
+      actual: 'GET /v1/models lists ["reference-model"]; … → HTTP 404: model_not_found',
+    };
+    const stopped: ResultsFile = {
+      ...f,
+      header: { ...f.header, server: { ...f.header.server, setupFailure: failure } },
+      checks: [{ ...f.checks.find((c) => c.id === 'setup.server-ready')!, outcome: 'error', message: failure.summary }],
+    };
+    const s = await simulate(githubEnv(), stopped, 2);
+    expect(s.code).toBe(2);
+    expect(s.outputs).toMatchObject({ gate: 'error', 'exit-code': '2', score: '', 'count-error': '' });
+    expect(s.outputs.reason).toBe(`configuration error: ${failure.summary} (exit 2)`);
+    expect(readFileSync(s.outputs.summary!, 'utf8')).toContain('### CONFIGURATION ERROR: no check was run');
+  });
+
   test("a results file left by an earlier run in the same folder never passes for this run's", async () => {
     const env = githubEnv();
     const dir = join(env.GITHUB_WORKSPACE!, 'conformance-reports', 'reference');

@@ -123,9 +123,9 @@ describe('capacity: datasets', () => {
     expect(d.format).toBe('sharegpt');
     expect(d.prompts).toEqual([[{ role: 'user', content: 'q1' }]]);
   });
-  test('a malformed file is one error naming the line or entry', () => {
+  test('a malformed file is one error naming the line or entry, and what a record looks like', () => {
     expect(() => parseDataset('[{"role":"user","content":"x"}]\n{oops\n', 'd.jsonl')).toThrow(
-      /d\.jsonl line 2: not JSON/,
+      /d\.jsonl:2:2: not JSON: expected a double-quoted property name, found "o" \(each line is one JSON value: \{"messages": \[\{"role": "user"/,
     );
     expect(() => parseDataset('[{"role":"robot","content":"x"}]', 'd.jsonl')).toThrow(
       /line 1: message 0 has role "robot"/,
@@ -136,8 +136,9 @@ describe('capacity: datasets', () => {
     );
     expect(() => parseDataset('[{"x":1}]', 's.json')).toThrow(DatasetError);
     expect(() => parseDataset('[{"conversations":\n[', 's.json')).toThrow(
-      /s\.json: starts with "\[" \(ShareGPT JSON\) but is not JSON/,
+      /s\.json:2:2: not valid JSON: expected a value, found the end of the file[\s\S]*read as ShareGPT JSON/,
     );
+    expect(() => parseDataset('[{"x":1}]', 's.json')).toThrow(/\{"conversations": \[\{"from": "human", "value"/);
     expect(() => parseDataset('  ', 'e.jsonl')).toThrow(/empty/);
   });
 });

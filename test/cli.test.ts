@@ -3,9 +3,11 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect, test } from 'vitest';
-import { EXIT, parseCommand, UsageError } from '../cli/args.ts';
+import { expect, test, vi } from 'vitest';
+import { EXIT, helpText, parseCommand, RUN_OPTIONS, UsageError } from '../cli/args.ts';
 import { explain, loadCatalogue } from '../cli/catalogue.ts';
+import { main } from '../cli/main.ts';
+import { closest } from '../cli/options.ts';
 import { familyFilters, judgeRun, runConformance, runEnvironment } from '../cli/run.ts';
 import { DRIVERS, missingClient } from '../lib/clients/drivers.ts';
 import { ROOT } from '../lib/config/profile.ts';
@@ -38,11 +40,54 @@ test('usage errors say what is wrong', () => {
     /NAME of an environment variable, not "sk-123" \(never the key itself\)/,
   );
   expect(usage(['--base-url', 'http://x', '--fail-on-regression'])).toMatch(/needs --baseline/);
-  expect(usage(['--base-url', 'http://x', '--bogus'])).toMatch(/Unknown option '--bogus'/);
+  expect(usage(['--base-url', 'http://x', '--bogus'])).toBe(
+    'unknown option --bogus (llm-server-conformance --help lists them)',
+  );
   expect(usage(['--servers', 's.json', '--server', 'a', '--start', 'x'])).toMatch(
     /--start and --cwd go with --base-url/,
   );
   expect(usage(['explain'])).toMatch(/explain needs one check id/);
+});
+
+test('an unknown flag or command gets the nearest known one; a flag without its value says what it takes', () => {
+  expect(usage(['--modle', 'x'])).toBe(
+    'unknown option --modle; did you mean --model? (llm-server-conformance --help lists them)',
+  );
+  expect(usage(['--base-url', 'http://x', '--jsn'])).toBe(
+    'unknown option --jsn (llm-server-conformance --help lists them)',
+  );
+  expect(usage(['list', '--jsn'])).toBe(
+    'unknown option --jsn; did you mean --json? (llm-server-conformance list --help lists them)',
+  );
+  expect(usage(['--base-url', 'http://x', '--wiat=5'])).toMatch(/^unknown option --wiat; did you mean --wait\?/);
+  expect(usage(['--base-url', 'http://x', '--capa'])).toMatch(/did you mean --capacity\?/); // a unique prefix
+  expect(usage(['lst'])).toMatch(/^unknown command "lst"; did you mean list\?/);
+  expect(usage(['--base-url', 'http://x', '--model'])).toMatch(/^--model needs a value \(M\): model id to request/);
+  expect(closest('modle', ['model', 'mode'])).toBe('model');
+  expect(closest('xyz', ['model', 'wait'])).toBeUndefined();
+  // Every option of a run is in the help (generated from the one table).
+  for (const name of Object.keys(RUN_OPTIONS)) expect(helpText()).toContain(`--${name}`);
+});
+
+test("every command takes --help (exit 0) in the installed CLI's words, and rejects an unknown flag (exit 2)", async () => {
+  const printed: string[] = [];
+  const log = vi.spyOn(console, 'log').mockImplementation((s: string) => void printed.push(s));
+  const err = vi.spyOn(console, 'error').mockImplementation((s: string) => void printed.push(s));
+  try {
+    for (const cmd of ['list', 'explain', 'report', 'compare', 'merge']) {
+      printed.length = 0;
+      expect(await main([cmd, '--help']), cmd).toBe(EXIT.passed);
+      expect(printed.join('\n'), cmd).toMatch(new RegExp(`^usage: llm-server-conformance ${cmd} `));
+      expect(printed.join('\n'), cmd).not.toMatch(/npm run/);
+      expect(await main(['help', cmd]), cmd).toBe(EXIT.passed);
+      printed.length = 0;
+      expect(await main([cmd, '--jsn']), cmd).toBe(EXIT.usage);
+      expect(printed.join('\n'), cmd).toMatch(/unknown option --jsn/);
+    }
+  } finally {
+    log.mockRestore();
+    err.mockRestore();
+  }
 });
 
 test('a full command line becomes the run options and the environment the run reads', () => {
@@ -93,7 +138,7 @@ test('a full command line becomes the run options and the environment the run re
     SERVERS_FILE: '/home/u/proj/cfg/servers.json',
     CONFORMANCE_REPORTS_DIR: '/home/u/proj/conformance-reports',
   });
-  expect(parseCommand(['-h']).kind).toBe('help');
+  expect(parseCommand(['-h'])).toEqual({ kind: 'help', text: helpText() });
   expect(parseCommand(['list', '--json'])).toEqual({ kind: 'list', json: true });
 });
 

@@ -59,9 +59,13 @@ test('a dead base URL is polled until the wait bound, with progress lines naming
     onProgress: (l) => lines.push(l),
   }).catch((e: unknown) => e);
   expect(err).toBeInstanceOf(NeverReadyError);
-  expect((err as Error).message).toMatch(
-    /server "dead" was not ready within 2\.5 s at http:\/\/127\.0\.0\.1:\d+ .*probe\(s\), the last: connect/,
-  );
+  // Requirement / expected / actual, each its own field (printed as one line: nothing else to show).
+  expect((err as NeverReadyError).failure).toMatchObject({
+    kind: 'never-ready',
+    summary: expect.stringMatching(/^server "dead" was not ready within 2\.5 s at http:\/\/127\.0\.0\.1:\d+$/),
+    expected: 'GET /health → 200 within 2.5 s',
+    actual: expect.stringMatching(/^\d+ probe\(s\), the last: connect/),
+  });
   expect(performance.now() - t0).toBeGreaterThanOrEqual(2_500);
   expect(performance.now() - t0).toBeLessThan(15_000);
   expect(lines.length).toBeGreaterThan(0);

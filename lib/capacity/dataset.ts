@@ -3,6 +3,7 @@
 // error naming the file and the line (or entry) at fault, never a run that silently sends fewer prompts.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import { jsonSyntaxError, parseJsonText } from '../config/json-file.ts';
 
 interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -17,6 +18,12 @@ export interface Dataset {
 }
 
 export class DatasetError extends Error {}
+
+/** What one record looks like, appended to every error about a record's shape. */
+const JSONL_RECORD =
+  'each line is one JSON value: {"messages": [{"role": "user", "content": "Hello"}]} or that array alone';
+const SHAREGPT_RECORD =
+  'ShareGPT JSON is one array of {"conversations": [{"from": "human", "value": "Hello"}, {"from": "gpt", "value": "Hi"}]}';
 
 const ROLES = new Set(['system', 'user', 'assistant']);
 /** ShareGPT speaker names → OpenAI roles. */
@@ -64,9 +71,16 @@ function parseJsonl(text: string, file: string): ChatMessage[][] {
     try {
       v = JSON.parse(line);
     } catch (e) {
-      throw new DatasetError(`${where}: not JSON (${(e as Error).message})`);
+      const at = jsonSyntaxError(line);
+      throw new DatasetError(
+        `${file}:${i + 1}:${(at?.offset ?? 0) + 1}: not JSON: ${at?.what ?? (e as Error).message} (${JSONL_RECORD})`,
+      );
     }
-    out.push(promptOf(messagesOf(v, where), where));
+    try {
+      out.push(promptOf(messagesOf(v, where), where));
+    } catch (e) {
+      throw new DatasetError(`${(e as Error).message} (${JSONL_RECORD})`);
+    }
   });
   return out;
 }
@@ -99,7 +113,7 @@ function parseShareGpt(data: unknown[], file: string): ChatMessage[][] {
 export function parseDataset(text: string, file: string): Dataset {
   const name = basename(file);
   const trimmed = text.trimStart();
-  if (!trimmed) throw new DatasetError(`${name}: the file is empty`);
+  if (!trimmed) throw new DatasetError(`${name}: the file is empty (${JSONL_RECORD})`);
   const firstLine = trimmed.split(/\r?\n/, 1)[0]!;
   const firstLineIsJson = (() => {
     try {
@@ -112,17 +126,24 @@ export function parseDataset(text: string, file: string): Dataset {
   if (!/\.jsonl$/i.test(name) && trimmed.startsWith('[') && !firstLineIsJson) {
     let data: unknown;
     try {
-      data = JSON.parse(text);
+      data = parseJsonText(text, name);
     } catch (e) {
-      throw new DatasetError(`${name}: starts with "[" (ShareGPT JSON) but is not JSON: ${(e as Error).message}`);
+      throw new DatasetError(
+        `${(e as Error).message}\n  (it starts with "[", so it is read as ShareGPT JSON; ${JSONL_RECORD} in a .jsonl file)`,
+      );
     }
-    if (!Array.isArray(data)) throw new DatasetError(`${name}: ShareGPT JSON must be an array of conversations`);
-    const prompts = parseShareGpt(data, name);
-    if (!prompts.length) throw new DatasetError(`${name}: no conversation with a human turn`);
+    if (!Array.isArray(data)) throw new DatasetError(`${name}: ${SHAREGPT_RECORD}`);
+    let prompts: ChatMessage[][];
+    try {
+      prompts = parseShareGpt(data, name);
+    } catch (e) {
+      throw new DatasetError(`${(e as Error).message} (${SHAREGPT_RECORD})`);
+    }
+    if (!prompts.length) throw new DatasetError(`${name}: no conversation with a human turn (${SHAREGPT_RECORD})`);
     return { file: name, format: 'sharegpt', prompts };
   }
   const prompts = parseJsonl(text, name);
-  if (!prompts.length) throw new DatasetError(`${name}: no prompt in the file`);
+  if (!prompts.length) throw new DatasetError(`${name}: no prompt in the file (${JSONL_RECORD})`);
   return { file: name, format: 'jsonl-messages', prompts };
 }
 

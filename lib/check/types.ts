@@ -1,6 +1,7 @@
 // Types at the boundaries of the harness. Everything in lib/ is plain functions over these;
 // nothing here knows about Vitest or its reporters.
 import type { CapacityProfile } from '../capacity/config.ts';
+import type { SetupFailure } from '../server/setup-failure.ts';
 
 export type ApiFlavour = 'openai-chat' | 'openai-completions' | 'anthropic-messages' | 'ollama-native';
 
@@ -194,6 +195,8 @@ export interface ServerInfo {
   startedPid?: number;
   /** How the wait for readiness went: how long, how many probes; when never ready, why and whether the bound passed. */
   readiness?: { ready: boolean; waitedMs: number; probes?: number; reason?: string; boundPassed?: boolean };
+  /** What stopped every check, when something did (lib/server/setup-failure.ts): the reports say it, not a gate. */
+  setupFailure?: SetupFailure;
   /** Restarts of a server the suite started that stopped answering mid-run (lib/server/supervisor.ts). */
   restarts?: Array<{ after: string; request: string; process: string; ok: boolean; detail: string }>;
 }

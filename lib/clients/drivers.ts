@@ -4,8 +4,9 @@
 // when each piece of text surfaced, and every error it raised or reported through a callback.
 //
 // The libraries are imported when a check runs (dynamic import), so a profile without the API pays nothing.
-// Versions are the ones installed. They are optional peer dependencies of the published package (pinned exactly in
-// package.json): a user who has not installed one gets the check skipped with the install command.
+// Versions are the ones installed: optional peer dependencies of the published package, with ranges as wide as this
+// file drives honestly (docs/clients.md); a user who has not installed one gets the check skipped with the install
+// command of the version the suite is tested with (devDependencies).
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ApiFlavour } from '../check/types.ts';
@@ -150,7 +151,13 @@ const openaiDriver: ClientDriver = {
       if (r.usage) obs.usage = { input: r.usage.prompt_tokens, output: r.usage.completion_tokens };
       return;
     }
-    const runner = client.chat.completions.stream({ ...params, stream_options: { include_usage: true } });
+    // openai 4 has the helper under beta only (openai 5 moved it out): the same ChatCompletionStream either way.
+    const completions = client.chat.completions as Partial<typeof client.chat.completions>;
+    const beta = (client as unknown as { beta?: { chat?: { completions?: Partial<typeof client.chat.completions> } } })
+      .beta?.chat?.completions;
+    const helper = completions.stream ? completions : beta;
+    if (!helper?.stream) throw new Error('this openai version has no chat.completions.stream() helper');
+    const runner = helper.stream({ ...params, stream_options: { include_usage: true } });
     // Without a listener the helper turns an error into an unhandled rejection; with one it is reported here.
     runner.on('error', (e) => obs.reported.push(errorText(e)));
     for await (const chunk of runner) {
@@ -420,14 +427,18 @@ export function installedVersion(pkg: string): string | undefined {
   return undefined;
 }
 
-/** The exact version this suite pins for a client package (package.json peerDependencies, else devDependencies). */
+/**
+ * The version the suite is tested with (devDependencies, an exact version; a published package keeps them in its
+ * package.json), else the peer range's newest major: what the install command names.
+ */
 function pinnedVersion(pkg: string): string | undefined {
   try {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<
       string,
       Record<string, string> | undefined
     >;
-    return manifest.peerDependencies?.[pkg] ?? manifest.devDependencies?.[pkg];
+    const range = manifest.peerDependencies?.[pkg];
+    return manifest.devDependencies?.[pkg] ?? range?.split('||').at(-1)?.trim().replace(/^\^/, '');
   } catch {
     return undefined;
   }

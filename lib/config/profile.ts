@@ -5,7 +5,9 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ErrorObject } from 'ajv';
 import type { Profile } from '../check/types.ts';
+import { isJsonObject } from '../json.ts';
 import { parseApis } from './apis.ts';
+import { parseJsonText } from './json-file.ts';
 import { compileSchema } from './schemas.ts';
 import { stripUrlCredentials } from './secrets.ts';
 
@@ -69,14 +71,35 @@ function describeError(e: ErrorObject, servers: unknown[], file: string): string
   return `${where}: field "${field}" ${detail}`;
 }
 
-/** Parse and validate a servers file's text. Throws ProfileError naming the server and field. */
+/** The smallest servers file, for messages about a file of the wrong shape. */
+const SERVERS_EXAMPLE =
+  '{ "servers": [ { "id": "my-server", "baseUrl": "http://127.0.0.1:8000", "model": "my-model" } ] }';
+
+/** A servers file that is JSON but not an object holding a "servers" array: what it is, and what it should be. */
+function shapeProblem(data: unknown, file: string): string | undefined {
+  const what = (v: unknown) =>
+    Array.isArray(v) ? 'an array' : v === null ? 'null' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+  let found: string | undefined;
+  if (!isJsonObject(data))
+    found = `it is ${what(data)}${Array.isArray(data) ? ' (a list of profiles goes under "servers")' : ''}`;
+  else if (!('servers' in data))
+    found = `it has no "servers" (its fields: ${Object.keys(data).join(', ') || 'none'})${'id' in data ? '; one profile goes inside the "servers" array' : ''}`;
+  else if (!Array.isArray(data.servers)) found = `its "servers" is ${what(data.servers)}, not an array of profiles`;
+  else if (!data.servers.length) found = 'its "servers" array is empty';
+  if (!found) return undefined;
+  return `${file}: a servers file is a JSON object whose "servers" array holds the profiles, e.g.\n    ${SERVERS_EXAMPLE}\n  but ${found} (docs/profiles.md lists every field)`;
+}
+
+/** Parse and validate a servers file's text. Throws ProfileError naming the line and column, or the server and field. */
 export function parseServers(text: string, file = 'servers.json'): Profile[] {
   let data: unknown;
   try {
-    data = JSON.parse(text);
+    data = parseJsonText(text, file);
   } catch (e) {
-    throw new ProfileError(`${file}: not valid JSON: ${(e as Error).message}`);
+    throw new ProfileError((e as Error).message);
   }
+  const shape = shapeProblem(data, file);
+  if (shape) throw new ProfileError(shape);
   const servers = (data as { servers?: unknown })?.servers;
   if (!validateServers(data)) {
     const list = Array.isArray(servers) ? servers : [];

@@ -357,7 +357,7 @@ async function listedModels(io: Io): Promise<string[] | undefined> {
 }
 
 /** A profile that names no model (or "default") means the server's one model. */
-function wantsServerModel(model: string): boolean {
+export function wantsServerModel(model: string): boolean {
   return model.trim() === '' || model === 'default';
 }
 

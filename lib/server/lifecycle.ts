@@ -6,8 +6,10 @@ import { pathToFileURL } from 'node:url';
 import type { Profile, Readiness } from '../check/types.ts';
 import { redact } from '../config/secrets.ts';
 import { bodyJson, bodyText, record } from '../http/recorder.ts';
+import { listModelIds, modelNotServed } from './model-served.ts';
+import { SetupError } from './setup-failure.ts';
 
-export class SetupError extends Error {}
+export { SetupError };
 
 /** A free TCP port on loopback (for baseUrls with {port}). */
 export function freePort(): Promise<number> {
@@ -198,6 +200,13 @@ async function probeReady(
 /** Raised when the server never passed its readiness probe within the wait bound (the CLI's own exit code). */
 export class NeverReadyError extends SetupError {}
 
+/** The readiness probe in a few words: "GET /v1/models → 200", "a 1-token completion". */
+export function describeReadiness(readiness: Readiness): string {
+  return readiness.kind === 'completion'
+    ? 'a 1-token chat completion answered 200'
+    : `GET ${readiness.path} → ${readiness.status ?? 200}`;
+}
+
 /**
  * How long to wait for readiness: CONFORMANCE_WAIT_S (the CLI's --wait) wins, else the profile's startTimeoutMs.
  * A model load takes minutes (vLLM's own benchmark waits 600 s for its endpoint), so profiles default to that.
@@ -207,7 +216,13 @@ export function waitBoundMs(profile: Pick<Profile, 'startTimeoutMs'>, env: NodeJ
   if (!raw) return profile.startTimeoutMs;
   const s = Number(raw);
   if (!Number.isFinite(s) || s < 0)
-    throw new SetupError(`CONFORMANCE_WAIT_S must be a number of seconds ≥ 0, not "${raw}"`);
+    throw new SetupError({
+      kind: 'config',
+      summary: `CONFORMANCE_WAIT_S must be a number of seconds ≥ 0, not "${raw}"`,
+      requirement: 'the wait bound is a number of seconds',
+      expected: 'a number ≥ 0 (--wait SECONDS sets it)',
+      actual: JSON.stringify(raw),
+    });
   return s * 1000;
 }
 
@@ -243,15 +258,25 @@ export async function waitReady(
   while (probes < 100_000) {
     const ex = server?.exited();
     if (ex) {
-      throw new SetupError(
-        `server "${profile.id}" exited before it was ready (code ${ex.code}, signal ${ex.signal}). Last lines it printed:\n` +
-          (server!.lastLines().join('\n') || '(nothing)'),
-      );
+      throw new SetupError({
+        kind: 'never-ready',
+        summary: `server "${profile.id}" exited before it was ready (code ${ex.code}, signal ${ex.signal})`,
+        requirement: 'the server we started keeps running and passes its readiness probe within the wait bound',
+        expected: `${describeReadiness(profile.readiness)} at ${redact(baseUrl)} within ${seconds(boundMs)}`,
+        actual: `exited after ${seconds(performance.now() - t0)} (code ${ex.code}, signal ${ex.signal}), ${probes} probe(s), the last: ${last}`,
+        evidence: lastLinesOf(server!),
+      });
     }
     probes++;
     last = (await probeReady(baseUrl, profile.readiness, profile.model, headers)) ?? '';
     const now = performance.now();
     if (!last) return { waitedMs: now - t0, probes };
+    // A completion probe refused for its model (Ollama's "not found, try pulling it first") is a configuration error
+    // now, not a wait of the whole bound: when the server lists other models and refuses this one.
+    if (profile.readiness.kind === 'completion' && /answered HTTP (400|404|422)$/.test(last)) {
+      const refused = await modelNotServed(profile, baseUrl, headers, await listModelIds(baseUrl, headers));
+      if (refused) throw new SetupError(refused);
+    }
     if (now >= deadline) break;
     if (opts.onProgress && now >= nextProgress) {
       opts.onProgress(
@@ -263,11 +288,21 @@ export async function waitReady(
     await new Promise((r) => setTimeout(r, Math.min(delay, deadline - now)));
     delay = Math.min(delay * 1.5, 2_000);
   }
-  const tail = server ? `\nLast lines it printed:\n${server.lastLines().join('\n') || '(nothing)'}` : '';
-  throw new NeverReadyError(
-    `server "${profile.id}" was not ready within ${seconds(boundMs)} at ${redact(baseUrl)} ` +
-      `(the wait bound: --wait or CONFORMANCE_WAIT_S, else the profile's startTimeoutMs); ${probes} probe(s), the last: ${last}${tail}`,
-  );
+  throw new NeverReadyError({
+    kind: 'never-ready',
+    summary: `server "${profile.id}" was not ready within ${seconds(boundMs)} at ${redact(baseUrl)}`,
+    requirement:
+      "the server passes its readiness probe within the wait bound (--wait or CONFORMANCE_WAIT_S, else the profile's startTimeoutMs)",
+    expected: `${describeReadiness(profile.readiness)} within ${seconds(boundMs)}`,
+    actual: `${probes} probe(s), the last: ${last}`,
+    ...(server ? { evidence: lastLinesOf(server) } : {}),
+  });
+}
+
+/** What a server we started printed last: the evidence of why it never became ready. */
+function lastLinesOf(server: RunningServer): string[] {
+  const lines = server.lastLines(12).map((l) => redact(l));
+  return lines.length ? ['its last lines:', ...lines] : ['it printed nothing'];
 }
 
 /**

@@ -12,6 +12,7 @@ import { HOSTILE_MAIN, hostileCommand, startHostile } from '../../fixtures/hosti
 import { ROOT } from '../../lib/config/profile.ts';
 import { compileSchema, schemaErrors } from '../../lib/config/schemas.ts';
 import { processTreeRssKiB, type RunningServer } from '../../lib/server/lifecycle.ts';
+import { setupFailureOf } from '../../lib/server/setup-failure.ts';
 import type { ResultsFile } from '../../reporters/results-types.ts';
 
 interface ModeRunOptions {
@@ -239,27 +240,31 @@ export function judge(r: ModeResult, info: ModeInfo = r.external ? EXTERNAL_CRAS
   if (r.exitCode === null) problems.push('the run was killed (did not end by itself)');
   // Reports complete and valid.
   const res = r.results;
+  const stopped = res ? setupFailureOf(res.header.server) : undefined;
   if (!res) problems.push('no results.json');
   else {
     const validate = compileSchema('results.schema.json');
     if (!validate(res)) problems.push(`results.json is not valid: ${schemaErrors(validate).slice(0, 5).join('; ')}`);
     if (!res.finished) problems.push('results.json has no "finished" (the run did not end cleanly)');
-    if (!r.partial && res.checks.length < 50)
+    // A run stopped by a setup error (never ready) holds setup.server-ready alone: it says why.
+    if (!r.partial && !stopped && res.checks.length < 50)
       problems.push(`results.json holds ${res.checks.length} checks (the catalogue has more)`);
   }
   const pdir = join(r.reportsDir, r.project);
-  for (const f of [
-    'summary.md',
-    'badges/conformance.json',
-    'badges/conformance.svg',
-    'badges/streaming.json',
-    'badges/batching.json',
-    'badges/long-context.json',
-  ]) {
+  const badges = stopped
+    ? ['badges/conformance.json', 'badges/conformance.svg']
+    : [
+        'badges/conformance.json',
+        'badges/conformance.svg',
+        'badges/streaming.json',
+        'badges/batching.json',
+        'badges/long-context.json',
+      ];
+  for (const f of ['summary.md', ...badges]) {
     if (!existsSync(join(pdir, f))) problems.push(`missing ${r.project}/${f}`);
   }
   for (const f of ['junit.xml', 'index.html']) if (!existsSync(join(r.reportsDir, f))) problems.push(`missing ${f}`);
-  for (const f of ['badges/conformance.json', 'badges/streaming.json']) {
+  for (const f of stopped ? ['badges/conformance.json'] : ['badges/conformance.json', 'badges/streaming.json']) {
     try {
       const b = JSON.parse(readFileSync(join(pdir, f), 'utf8')) as { schemaVersion?: number; message?: unknown };
       if (b.schemaVersion !== 1 || typeof b.message !== 'string') problems.push(`${f} is not a shields.io endpoint`);

@@ -1,7 +1,9 @@
 // Per-project globalSetup (main Vitest process): start the server if the profile says how, wait for readiness
 // within a bound (also for a server it did not start: one still loading its model refuses connections for minutes),
 // discover identity and context window, stop everything afterwards.
-// Failures become `setupError` (graded as a setup error by every check), never an aborted run.
+// Anything that stops every check (never ready, a model the server does not serve, a crash here) is printed once,
+// as it happens, and recorded as `setupError` and server.setupFailure: vitest.config.ts's sequencer then runs
+// suites/setup.test.ts alone, whose one result says why (never a check failure charged to the server).
 
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,21 +13,23 @@ import type { TestProject } from 'vitest/node';
 import type { ServerInfo } from '../../lib/check/types.ts';
 import { startCwd } from '../../lib/config/profile.ts';
 import { requestAuth } from '../../lib/config/request-auth.ts';
-import { redact, stripUrlCredentials } from '../../lib/config/secrets.ts';
+import { redact, redactDeep, stripUrlCredentials } from '../../lib/config/secrets.ts';
 import { describePreflight } from '../../lib/run/fidelity.ts';
 import { PREFLIGHT_DEFAULTS, preflightEnabled, runPreflight, startStampServer } from '../../lib/run/preflight.ts';
 import { runDeadlineFromEnv } from '../../lib/run/run-deadline.ts';
-import { describeDiscovery, discoverServer } from '../../lib/server/discovery.ts';
+import { describeDiscovery, discoverServer, wantsServerModel } from '../../lib/server/discovery.ts';
 import {
+  describeReadiness,
   freePort,
   NeverReadyError,
   type RunningServer,
-  SetupError,
   spawnServer,
   waitBoundMs,
   waitReady,
 } from '../../lib/server/lifecycle.ts';
+import { modelNotServed } from '../../lib/server/model-served.ts';
 import { measureBaseline, sentinelEnabled } from '../../lib/server/sentinel.ts';
+import { printedSetupFailure, SetupError, type SetupFailure } from '../../lib/server/setup-failure.ts';
 import { startSupervisor } from '../../lib/server/supervisor.ts';
 
 export default async function setup(project: TestProject) {
@@ -74,13 +78,20 @@ export default async function setup(project: TestProject) {
     }
     const boundMs = waitBoundMs(profile);
     log(
-      `waiting up to ${Math.round(boundMs / 1000)} s for ${baseUrl} to pass its readiness probe (${describeReadiness(profile)})`,
+      `waiting up to ${Math.round(boundMs / 1000)} s for ${baseUrl} to pass its readiness probe (${describeReadiness(profile.readiness)})`,
     );
     const waited = await waitReady(profile, baseUrl, headers, server, { boundMs, onProgress: log });
     readiness = { ready: true, waitedMs: Math.round(waited.waitedMs), probes: waited.probes };
     deadline = runDeadlineFromEnv(process.env, Date.now());
     provideDeadline();
     info = await discoverServer(profile, baseUrl, headers, server?.pid);
+    // A model the user named that the server refuses: their configuration, said once (lib/server/model-served.ts).
+    if (!wantsServerModel(profile.model)) {
+      const refused = await modelNotServed(profile, baseUrl, headers, info.discovery?.reported.models, (note) =>
+        info.discovery?.notes.push(note),
+      );
+      if (refused) throw new SetupError(refused);
+    }
     const { identity } = info;
     console.log(
       `[${profile.id}] ready at ${redact(baseUrl)}: ${identity.name ?? 'unknown server'} ${identity.version ?? ''} (${identity.source}); ${describeDiscovery(info)}`,
@@ -88,18 +99,28 @@ export default async function setup(project: TestProject) {
     for (const d of info.discovery?.disagreements ?? []) console.warn(`[${profile.id}] WARNING: ${d}`);
     for (const c of info.discovery?.conflicts ?? []) console.warn(`[${profile.id}] NOTE: ${c}`);
   } catch (e) {
-    const msg = e instanceof SetupError ? e.message : `setup failed: ${(e as Error).stack ?? e}`;
-    project.provide('setupError', redact(msg));
-    console.error(`[${profile.id}] SETUP ERROR: ${redact(msg)}`);
+    const failure: SetupFailure =
+      e instanceof SetupError
+        ? e.failure
+        : {
+            kind: 'error',
+            summary: `setup failed: ${(e as Error).message ?? e}`,
+            requirement: 'setup (start, readiness, discovery) completes',
+            expected: 'no exception',
+            actual: `${(e as Error).stack ?? e}`,
+          };
+    const printed = redact(printedSetupFailure(failure));
+    project.provide('setupError', printed);
+    console.error(printed.replace(/^/gm, `[${profile.id}] `));
     // Never ready (the bound passed, or the process we started exited first): the CLI's own exit code.
     if (!readiness.ready)
       readiness = {
         ready: false,
         waitedMs: Date.now() - waitStart,
-        reason: redact(msg),
+        reason: redact(failure.summary),
         boundPassed: e instanceof NeverReadyError,
       };
-    info = { ...info, baseUrl: redact(baseUrl) };
+    info = { ...info, baseUrl: redact(baseUrl), setupFailure: redactDeep(failure) };
   }
   info = { ...info, readiness };
   // Credentials never travel in the provided base URL: the workers rebuild headers from the env var.
@@ -156,11 +177,6 @@ export default async function setup(project: TestProject) {
     await server?.stop();
     rmSync(stateDir, { recursive: true, force: true });
   };
-}
-
-function describeReadiness(profile: { readiness: { kind: string; path?: string; status?: number } }): string {
-  const r = profile.readiness;
-  return r.kind === 'completion' ? 'a 1-token completion' : `GET ${r.path} → ${r.status ?? 200}`;
 }
 
 function setupErrorText(project: TestProject): string {
