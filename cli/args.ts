@@ -17,6 +17,9 @@ export const EXIT = {
   neverReady: 3,
   /** Our side went wrong (no results written, harness crash). */
   internal: 4,
+  /** Stopped by Ctrl-C (SIGINT): 128 + the signal's number, as shells report it; SIGTERM gives 143. */
+  interrupted: 130,
+  interruptedByTerm: 143,
 } as const;
 
 export class UsageError extends Error {}
@@ -74,11 +77,14 @@ Run:
                         every figure certified (minutes; never part of the quick gate): docs/capacity.md
   --slo ttft-p99=MS,itl-p99=MS,e2e-p99=MS   goodput counts the requests that meet it (with --capacity)
   --dataset FILE        capacity prompts from a file: JSONL of OpenAI messages arrays, or ShareGPT JSON
-  --quiet               no progress lines (the final table and gate line still print)
+  --quiet               no progress lines (what did not pass and the gate line still print)
+  --verbose             every check as it ends and in the final table, with the workloads and the client matrix
+                        (default: what did not pass, by family, and one gate line)
 
 Families: ${SELECTABLE_FAMILIES.join(', ')} (--only setup: reachability alone)
 
 Exit codes: 0 gate passed · 1 gate failed · 2 usage error · 3 server never ready · 4 internal error
+            130 interrupted by Ctrl-C (143 by SIGTERM): every report is written from the checks that finished
 A CI job's timeout must cover the wait and the deadline.
 
 Examples:
@@ -160,6 +166,7 @@ export function parseCommand(argv: readonly string[]): Command {
         'fail-on-regression': { type: 'boolean' },
         machine: { type: 'string' },
         quiet: { type: 'boolean' },
+        verbose: { type: 'boolean' },
         capacity: { type: 'boolean' },
         slo: { type: 'string' },
         dataset: { type: 'string' },
@@ -221,6 +228,7 @@ export function parseCommand(argv: readonly string[]): Command {
       failOnRegression: !!v['fail-on-regression'],
       machine: v.machine,
       progress: v.quiet ? 'none' : undefined,
+      ...(v.verbose ? { verbose: true } : {}),
       // Asking for the capacity family by name is asking for the run.
       ...(v.capacity || only?.includes('capacity') ? { capacity: true } : {}),
       ...(v.slo ? { slo: v.slo } : {}),

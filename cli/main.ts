@@ -64,17 +64,17 @@ export async function main(argv: readonly string[]): Promise<number> {
         // Vitest and the catalogue load only for the commands that need them: --help answers at once.
         const { runConformance } = await import('./run.ts');
         const r = await runConformance(cmd.options);
-        const score = r.score.graded
-          ? `${((100 * r.score.passed) / r.score.graded).toFixed(1)} % (${r.score.passed}/${r.score.graded})`
-          : 'n/a';
-        if (r.gate === 'never-ready')
+        if (r.gate === 'never-ready') {
           console.error(`llm-server-conformance: SERVER NEVER READY (exit ${r.exitCode}): ${r.reason.split('\n')[0]}`);
-        else if (r.gate === 'error') console.error(`llm-server-conformance: ${r.reason} (exit ${r.exitCode})`);
-        else
+          console.log(`reports: ${r.reportsDir} (results: ${r.resultsPath})`);
+        } else if (r.gate === 'error') {
+          console.error(`llm-server-conformance: ${r.reason} (exit ${r.exitCode})`);
+          console.log(`reports: ${r.reportsDir} (results: ${r.resultsPath})`);
+        } else if (r.regressions !== undefined)
+          // The console reporter printed the gate line with the counts and the reports; only the baseline is new here.
           console.log(
-            `llm-server-conformance: gate ${r.gate.toUpperCase()} (${r.reason}); score ${score}${r.regressions !== undefined ? `; ${r.regressions} regression(s) against the baseline` : ''}`,
+            `against the baseline: ${r.regressions} regression(s)${r.gate === 'failed' && /^\d+ regression/.test(r.reason) ? ' — so the gate FAILED (--fail-on-regression)' : ''}`,
           );
-        console.log(`reports: ${r.reportsDir} (results: ${r.resultsPath})`);
         return r.exitCode;
       }
     }

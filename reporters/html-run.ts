@@ -1,6 +1,7 @@
 // Vitest reporter: the HTML report (reports/index.html) written at the end of every run that checked a server, as
 // Playwright writes its report: the projects of this run, one self-contained page (reporters/html.ts, the same page
 // `npm run html` builds from results files). A run of the self-tests alone writes none. Its errors never fail the run.
+// Its path is on the console's gate line (reporters/console.ts).
 import { join } from 'node:path';
 import { renderHtml } from './html.ts';
 import { writeTextAtomic } from './results.ts';
@@ -18,7 +19,5 @@ export default class HtmlRunReporter extends RunAllReporter {
         sources: files.map((f) => `${f.header.project} (this run)`),
       }),
     );
-    const log = (s: string) => (this.vitest ? this.vitest.logger.log(s) : process.stdout.write(`${s}\n`));
-    log(`HTML report: ${out}`);
   }
 }

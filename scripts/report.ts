@@ -1,4 +1,4 @@
-// npm run report -- [results.json ...] [--out reports] [--only console,summary,badges,html,junit]
+// npm run report -- [results.json ...] [--out reports] [--only console,summary,badges,html,junit] [--verbose]
 // npm run badges  (= --only badges)
 //
 // Rebuilds the console table, the Markdown summary, the badges, <out>/junit.xml and reports/index.html from one or more results files, without
@@ -96,6 +96,8 @@ export interface ReportOptions {
   env?: NodeJS.ProcessEnv;
   /** Where console text goes (default stdout). */
   print?: (text: string) => void;
+  /** Every check, the workloads and the client matrix on the console (default: what did not pass). */
+  verbose?: boolean;
 }
 
 /**
@@ -122,7 +124,15 @@ export function runReport(o: ReportOptions): ReportResult {
   const written: string[] = [];
 
   if (parts.has('console'))
-    print(redact(renderConsole(columns, { color: !env.NO_COLOR && process.stdout.isTTY === true })));
+    print(
+      redact(
+        renderConsole(columns, {
+          color: !env.NO_COLOR && process.stdout.isTTY === true,
+          verbose: o.verbose,
+          ...(parts.has('html') ? { reports: join(out, 'index.html') } : {}),
+        }),
+      ),
+    );
   if (parts.has('summary')) {
     if (columns.length > 1) written.push(writeSummary(summaryOf(columns), out, env));
     else for (const c of columns) written.push(writeSummary(summaryOf([c]), projectDir(out, c.project), env));
@@ -166,19 +176,22 @@ export function runReport(o: ReportOptions): ReportResult {
   };
 }
 
-const USAGE = 'usage: npm run report -- [results.json ...] [--out reports] [--only console,summary,badges,html,junit]';
+const USAGE =
+  'usage: npm run report -- [results.json ...] [--out reports] [--only console,summary,badges,html,junit] [--verbose]';
 
 export function parseArgs(
   argv: readonly string[],
-): { files: string[]; out: string; parts: ReportPart[] } | { error: string } | { help: true } {
+): { files: string[]; out: string; parts: ReportPart[]; verbose?: true } | { error: string } | { help: true } {
   const files: string[] = [];
+  let verbose = false;
   let out = 'reports';
   let parts: ReportPart[] = [...ALL_PARTS];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = (name: string) => (a.startsWith(`${name}=`) ? a.slice(name.length + 1) : argv[++i]);
     if (a === '-h' || a === '--help') return { help: true };
-    if (a === '--out' || a.startsWith('--out=')) {
+    if (a === '--verbose') verbose = true;
+    else if (a === '--out' || a.startsWith('--out=')) {
       const v = value('--out');
       if (!v) return { error: '--out needs a directory' };
       out = v;
@@ -194,7 +207,7 @@ export function parseArgs(
     } else if (a.startsWith('--')) return { error: `unknown option ${a}` };
     else files.push(a);
   }
-  return { files, out, parts };
+  return { files, out, parts, ...(verbose ? { verbose: true as const } : {}) };
 }
 
 export function main(argv: readonly string[] = process.argv.slice(2)): number {
@@ -212,7 +225,7 @@ export function main(argv: readonly string[] = process.argv.slice(2)): number {
     console.error(`report: no results files given and none found under ${args.out}/*/results.json\n${USAGE}`);
     return 2;
   }
-  const r = runReport({ files, out: args.out, parts: args.parts });
+  const r = runReport({ files, out: args.out, parts: args.parts, verbose: args.verbose });
   if (r.written.length)
     console.error(`report: wrote ${r.written.length} file(s) from ${r.loaded.length} results file(s) into ${args.out}`);
   return r.ok ? 0 : 1;
