@@ -282,7 +282,13 @@ test('Ctrl-C during a capacity sweep (SIGINT to the CLI): the levels printed as 
       '--reports',
       reports,
     ],
-    { GITHUB_STEP_SUMMARY: undefined, CONFORMANCE_REPORTS_DIR: undefined },
+    // No preflight, no sentinel: seconds this test does not need.
+    {
+      GITHUB_STEP_SUMMARY: undefined,
+      CONFORMANCE_REPORTS_DIR: undefined,
+      CONFORMANCE_PREFLIGHT: '0',
+      CONFORMANCE_HEALTH_SENTINEL: '0',
+    },
     { until: (out) => /▸ capacity\.sweep: 1 streams/.test(out), signal: 'SIGINT', cwd: dir },
   );
   expect(run.code, run.out.slice(-3000)).toBe(EXIT.interrupted);
