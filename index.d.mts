@@ -43,6 +43,8 @@ export interface RunOptions {
   dataset?: string;
   /** Progress on the console: a live line on a TTY, plain lines otherwise, or none. */
   progress?: 'tty' | 'lines' | 'none';
+  /** Every check on the console (as it ends and in the final table), not only what did not pass. */
+  verbose?: boolean;
 }
 
 export interface CheckResult {
@@ -88,6 +90,8 @@ export interface ResultsHeader {
   strict: boolean;
   shard?: string;
   fidelity?: unknown;
+  /** Set when a signal stopped the run: the checks are those that finished before it, and no gate is judged. */
+  interrupted?: { signal: 'SIGINT' | 'SIGTERM'; date: string; running?: string; planned?: number };
 }
 
 export interface ResultsFile {
@@ -103,13 +107,16 @@ export declare const EXIT: {
   readonly usage: 2;
   readonly neverReady: 3;
   readonly internal: 4;
+  /** Stopped by Ctrl-C (SIGINT); SIGTERM gives 143. */
+  readonly interrupted: 130;
+  readonly interruptedByTerm: 143;
 };
 
 /** never-ready (exit 3) and config-error (exit 2): the run stopped before its checks; results.json says why. */
-export type Gate = 'passed' | 'failed' | 'never-ready' | 'config-error' | 'error';
+export type Gate = 'passed' | 'failed' | 'never-ready' | 'config-error' | 'error' | 'interrupted';
 
 export interface RunResult {
-  exitCode: 0 | 1 | 2 | 3 | 4;
+  exitCode: 0 | 1 | 2 | 3 | 4 | 130 | 143;
   gate: Gate;
   reason: string;
   project: string;

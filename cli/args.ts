@@ -18,6 +18,9 @@ export const EXIT = {
   neverReady: 3,
   /** Our side went wrong (no results written, harness crash). */
   internal: 4,
+  /** Stopped by Ctrl-C (SIGINT): 128 + the signal's number, as shells report it; SIGTERM gives 143. */
+  interrupted: 130,
+  interruptedByTerm: 143,
 } as const;
 
 export { UsageError };
@@ -143,7 +146,12 @@ export const RUN_OPTIONS: OptionTable = {
     group: 'Run',
     help: 'capacity prompts from a file: JSONL of OpenAI messages arrays, or ShareGPT JSON',
   },
-  quiet: { type: 'boolean', group: 'Run', help: 'no progress lines (the final table and gate line still print)' },
+  quiet: { type: 'boolean', group: 'Run', help: 'no progress lines (what did not pass and the gate line still print)' },
+  verbose: {
+    type: 'boolean',
+    group: 'Run',
+    help: 'every check as it ends and in the final table, with the workloads and the client matrix\n(default: what did not pass, by family, and one gate line)',
+  },
   help: { type: 'boolean', short: 'h', group: 'Run', help: 'this help (every command takes --help)' },
   version: { type: 'boolean', group: 'Run', help: "the package's version" },
 };
@@ -172,6 +180,7 @@ ${optionHelp(RUN_OPTIONS)}
 Families: ${SELECTABLE_FAMILIES.join(', ')} (--only setup: reachability alone)
 
 Exit codes: 0 gate passed · 1 gate failed · 2 usage or configuration error · 3 server never ready · 4 internal error
+            130 interrupted by Ctrl-C (143 by SIGTERM): every report is written from the checks that finished
 A setup mistake (a bad flag or file, a model the server does not serve, no server) is one message before any check,
 never a check failure. A CI job's timeout must cover the wait and the deadline.
 
@@ -325,6 +334,7 @@ export function parseCommand(argv: readonly string[]): Command {
       failOnRegression: !!v['fail-on-regression'],
       machine: v.machine,
       progress: v.quiet ? 'none' : undefined,
+      ...(v.verbose ? { verbose: true } : {}),
       // Asking for the capacity family by name is asking for the run.
       ...(v.capacity || only?.includes('capacity') ? { capacity: true } : {}),
       ...(v.slo ? { slo: v.slo } : {}),

@@ -74,20 +74,17 @@ export async function main(argv: readonly string[]): Promise<number> {
         // Vitest and the catalogue load only for the commands that need them: --help answers at once.
         const { runConformance } = await import('./run.ts');
         const r = await runConformance(cmd.options);
-        const score = r.score.graded
-          ? `${((100 * r.score.passed) / r.score.graded).toFixed(1)} % (${r.score.passed}/${r.score.graded})`
-          : 'n/a';
         const where = `reports: ${r.reportsDir} (results: ${r.resultsPath})`;
         // Stopped before its checks: global setup printed what stopped it; one line with the exit code and the files.
         if (r.gate === 'never-ready' || r.gate === 'config-error' || (r.gate === 'error' && r.results))
           console.error(`llm-server-conformance: ${HEADLINE[r.gate]} (exit ${r.exitCode}); ${where}`);
-        else if (r.gate === 'error') console.error(`llm-server-conformance: ${r.reason} (exit ${r.exitCode})`);
-        else {
+        else if (r.gate === 'error')
+          console.error(`llm-server-conformance: ${r.reason} (exit ${r.exitCode}); ${where}`);
+        else if (r.regressions !== undefined)
+          // The console reporter printed the gate line with the counts and the reports; only the baseline is new here.
           console.log(
-            `llm-server-conformance: gate ${r.gate.toUpperCase()} (${r.reason}); score ${score}${r.regressions !== undefined ? `; ${r.regressions} regression(s) against the baseline` : ''}`,
+            `against the baseline: ${r.regressions} regression(s)${r.gate === 'failed' && /^\d+ regression/.test(r.reason) ? ' — so the gate FAILED (--fail-on-regression)' : ''}`,
           );
-          console.log(where);
-        }
         return r.exitCode;
       }
     }

@@ -54,10 +54,12 @@ export interface RunOptions {
   dataset?: string;
   /** Progress on the console: a live line on a TTY, plain lines otherwise, or none. */
   progress?: 'tty' | 'lines' | 'none';
+  /** Every check on the console (as it ends and in the final table), not only what did not pass. */
+  verbose?: boolean;
 }
 
 /** never-ready and config-error: the run stopped before its checks (nothing is counted against the server). */
-export type Gate = 'passed' | 'failed' | 'never-ready' | 'config-error' | 'error';
+export type Gate = 'passed' | 'failed' | 'never-ready' | 'config-error' | 'error' | 'interrupted';
 
 export interface RunResult {
   exitCode: (typeof EXIT)[keyof typeof EXIT];
@@ -116,6 +118,7 @@ export function runEnvironment(o: RunOptions, cwd: string): { env: Record<string
   if (o.capacity) env.CONFORMANCE_CAPACITY = '1';
   if (o.slo) env.CONFORMANCE_SLO = o.slo;
   if (o.dataset) env.CONFORMANCE_DATASET = resolve(cwd, o.dataset);
+  if (o.verbose) env.CONFORMANCE_VERBOSE = '1';
   return { env, project };
 }
 
@@ -182,6 +185,15 @@ export function judgeRun(
   }
   const c = t.counts;
   const counted = `${c.fail} fail, ${c.error} error; ${c.warn} warn, ${c.inconclusive} inconclusive, ${c.known} known`;
+  // Stopped by a signal: what ran is no verdict on the whole (reporters/interrupt.ts wrote the reports).
+  const stop = results.header.interrupted;
+  if (stop)
+    return {
+      ...base,
+      exitCode: stop.signal === 'SIGTERM' ? EXIT.interruptedByTerm : EXIT.interrupted,
+      gate: 'interrupted',
+      reason: `interrupted by ${stop.signal}${stop.running ? ` during ${stop.running}` : ''} after ${t.total} checks; ${counted}`,
+    };
   if (gateFailed(toColumns([results]))) return { ...base, exitCode: EXIT.failed, gate: 'failed', reason: counted };
   if (o.failOnRegression && (o.regressions ?? 0) > 0)
     return {

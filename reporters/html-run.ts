@@ -1,8 +1,8 @@
 // Vitest reporter: the HTML report (reports/index.html) written at the end of every run that checked a server, as
 // Playwright writes its report: the projects of this run, one self-contained page (reporters/html.ts, the same page
 // `npm run html` builds from results files). A run of the self-tests alone writes none. Its errors never fail the run.
+// Its path is on the console's gate line (reporters/console.ts).
 import { join } from 'node:path';
-import { setupFailureOf } from '../lib/server/setup-failure.ts';
 import { renderHtml } from './html.ts';
 import { writeTextAtomic } from './results.ts';
 import type { ResultsFile } from './results-types.ts';
@@ -19,8 +19,5 @@ export default class HtmlRunReporter extends RunAllReporter {
         sources: files.map((f) => `${f.header.project} (this run)`),
       }),
     );
-    const log = (s: string) => (this.vitest ? this.vitest.logger.log(s) : process.stdout.write(`${s}\n`));
-    // A run stopped before its checks prints only what stopped it (the page says the same).
-    if (files.some((f) => !setupFailureOf(f.header.server))) log(`HTML report: ${out}`);
   }
 }

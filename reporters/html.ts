@@ -42,6 +42,8 @@ interface HtmlOptions {
   sources?: string[];
   /** Extra lines for the header (e.g. files that could not be read). */
   notes?: string[];
+  /** Heading of the headline-figures table (scripts/matrix.ts: the seed study's comparison). */
+  matrixHeading?: string;
 }
 
 /** Caps: the report stays readable and small; the results file keeps everything. */
@@ -95,18 +97,26 @@ export function renderHtml(files: readonly (ResultsFile | unknown)[], opts: Html
   const list = Array.isArray(files) ? files : [];
   const columns = columnsOf(list.map(normaliseResults));
   const rows = checkRows(columns);
-  const title = opts.title ?? 'LLM server conformance report';
+  // A report of one run is about that server; the generic title only for several.
+  const title =
+    opts.title ??
+    (columns.length === 1 ? `LLM server conformance: ${columns[0]!.label}` : 'LLM server conformance report');
   const scriptHash = createHash('sha256').update(SCRIPT, 'utf8').digest('base64');
   const csp = `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${scriptHash}'; base-uri 'none'; form-action 'none'`;
 
+  // A run whose figures are all capacity figures (--only capacity) opens on the capacity plots, not on empty ones.
+  const plots = plotsSection(columns);
+  const capacity = capacitySection(columns);
+  const capacityFirst = capacity !== '' && plots === '';
   const body = [
     headerSection(title, columns, opts),
+    ...(capacityFirst ? [capacity] : []),
     runsSection(columns),
-    matrixHtml(matrixRows(list)),
+    matrixHtml(matrixRows(list), opts.matrixHeading),
     sideBySideSection(columns),
     workloadSection(columns, rows),
-    plotsSection(columns),
-    capacitySection(columns),
+    plots,
+    ...(capacityFirst ? [] : [capacity]),
     clientMatrixHtml(
       columns.map((c) => ({ label: c.label, checks: c.checks.values() })),
       outcomeBadge,
@@ -332,7 +342,10 @@ function seriesFor(columns: Column[], check: string, spec: CurveSpec): PlotSerie
   return columns.map((c) => ({ name: c.label, points: curvePoints(c.checks.get(check)?.metrics, spec) }));
 }
 
+/** The three plots of the conformance checks; none when no run measured any of them (e.g. a capacity-only run). */
 function plotsSection(columns: Column[]): string {
+  const sources = [CURVE_SOURCES.scaling, CURVE_SOURCES.prefill, CURVE_SOURCES.cycles];
+  if (!sources.some((src) => seriesFor(columns, src.check, src.spec).some((x) => x.points.length > 0))) return '';
   const figures: string[] = [];
   const add = (svg: string, caption: string) =>
     figures.push(`<figure>${svg}<figcaption>${caption}</figcaption></figure>`);

@@ -14,6 +14,7 @@ import {
 } from '../lib/server/setup-failure.ts';
 import { clientMatrixLines } from './clients-matrix.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
+import { inRunOrder } from './run-order.ts';
 
 // ------------------------------------------------------------------------------------------------------------
 // Columns: one per (project, machine); shards and repeated files of the same pair merge into one.
@@ -56,7 +57,7 @@ export function toColumns(files: readonly ResultsFile[]): Column[] {
       project: header.project,
       machine: header.machine.label,
       header,
-      checks,
+      checks: inRunOrder(checks),
       finished: sorted.every((f) => f.finished !== undefined),
       errors: sorted.flatMap((f) => f.errors ?? []),
       files: sorted.length,
@@ -104,22 +105,42 @@ export function gateFailed(cols: readonly Column[]): boolean {
   return cols.some((c) => c.checks.some((x) => x.outcome === 'fail' || x.outcome === 'error') || c.errors.length > 0);
 }
 
+/** A run that did not finish (Ctrl-C, a kill, a crash): what it got to is no verdict on the whole. */
+function interrupted(cols: readonly Column[]): boolean {
+  return cols.some((c) => !c.finished);
+}
+
 /**
- * The gate line: the verdict and the counts behind it, over every column. Inconclusive checks never fail the gate
- * but are counted: a gate passed with many of them proved less than it seems.
+ * The gate line: the verdict and the counts behind it, over every column. Pass, fail and error are always counted;
+ * the other outcomes when there are any. Inconclusive checks never fail the gate but are counted: a gate passed with
+ * many of them proved less than it seems. A run that did not finish is INTERRUPTED, never passed, whatever ran.
  */
-export function gateLine(cols: readonly Column[]): string {
+export function gateLine(cols: readonly Column[], o: { reports?: string } = {}): string {
   // A run stopped before its checks has no gate to pass or fail: it says what stopped it (the server's checks: none).
   const stopped = cols.map((x) => setupFailureOfColumn(x)).filter((f) => f !== undefined);
   if (stopped.length && stopped.length === cols.length)
     return `GATE: ${[...new Set(stopped.map((f) => SETUP_HEADLINE[f.kind]))].join(', ')} (no check was run: ${firstLine(stopped[0]!.summary, 200)})`;
-  const c = tally(cols.flatMap((x) => x.checks)).counts;
+  const t = tally(cols.flatMap((x) => x.checks));
+  const c = t.counts;
   const runErrors = cols.reduce((n, x) => n + x.errors.length, 0);
-  const counts = `${c.fail} fail, ${c.error} error${runErrors ? `, ${runErrors} run error${runErrors === 1 ? '' : 's'}` : ''}; ${c.warn} warn, ${c.inconclusive} inconclusive (no verdict either way), ${c.known} known`;
-  const setup = stopped.length
-    ? `; ${stopped.length} run${stopped.length === 1 ? '' : 's'} stopped by a setup error`
-    : '';
-  return gateFailed(cols) ? `GATE: FAILED (${counts}${setup})` : `GATE: passed (${counts})`;
+  const counts = [
+    `${c.pass} pass`,
+    `${c.fail} fail`,
+    `${c.error} error`,
+    ...(runErrors ? [`${runErrors} run error${runErrors === 1 ? '' : 's'}`] : []),
+    ...(['warn', 'inconclusive', 'known', 'known-passing', 'skip'] as const)
+      .filter((k) => c[k] > 0)
+      .map((k) => `${c[k]} ${k}${k === 'inconclusive' ? ' (no verdict either way)' : ''}`),
+    ...(stopped.length ? [`${stopped.length} run${stopped.length === 1 ? '' : 's'} stopped by a setup error`] : []),
+  ].join(', ');
+  const where = o.reports ? ` · reports: ${o.reports}` : '';
+  if (interrupted(cols)) {
+    const when = cols.map((x) => x.header.interrupted).find((i) => i !== undefined);
+    const how = when ? ` by ${when.signal}${when.running ? ` during ${when.running}` : ''}` : '';
+    const of = when?.planned ? ` of ${when.planned}` : '';
+    return `GATE: INTERRUPTED${how}, not judged — ${t.total}${of} checks finished: ${counts}${where}`;
+  }
+  return `GATE: ${gateFailed(cols) ? 'FAILED' : 'passed'} — ${t.total} checks: ${counts}${where}`;
 }
 
 /** What stopped a column's run before its checks (lib/server/setup-failure.ts), if anything did. */
@@ -169,12 +190,21 @@ function workloadsOf(c: CheckResult): Record<string, unknown>[] {
   if (!m) return [];
   if (Array.isArray(m.workloads) && m.workloads.some(isWorkloadFigures)) return m.workloads.filter(isWorkloadFigures);
   if (isWorkloadFigures(m.workload)) return [m.workload];
-  // Checks that did not adopt lib/measure/workload.ts: their top-level seed figures make one row named by the check.
+  // Checks that did not adopt lib/measure/workload.ts: their top-level seed figures make one row. A bare ratio (an
+  // older parallel.speedup-2's speedup) is no workload: its row was the check's id and dashes around "1.86x".
   const ttft = figure(m.ttft_p50_ms) ?? figure(m.ttft_p50);
   const wall = figure(m.wall_tps_p50);
+  if (wall === undefined && ttft === undefined) return [];
   const sp = figure(m.speedup) ?? figure(m.speedup_p50);
-  if (wall === undefined && ttft === undefined && sp === undefined) return [];
-  return [{ name: c.id, wall_tps_p50: wall, ttft_p50_ms: ttft, gen_tps_p50: figure(m.gen_tps_p50), speedup: sp }];
+  return [
+    {
+      name: "the check's own figures",
+      wall_tps_p50: wall,
+      ttft_p50_ms: ttft,
+      gen_tps_p50: figure(m.gen_tps_p50),
+      speedup: sp,
+    },
+  ];
 }
 
 interface PhantomCheck {
@@ -412,6 +442,10 @@ function tallyLine(t: Tally): string {
 interface ConsoleOptions {
   color?: boolean;
   messageWidth?: number;
+  /** Every check, the workloads and the client matrix (--verbose); by default only what did not pass. */
+  verbose?: boolean;
+  /** Where the reports went, for the gate line. */
+  reports?: string;
 }
 
 function knownPassingBanner(cols: readonly Column[], color: boolean): string[] {
@@ -496,6 +530,86 @@ function consoleOne(col: Column, o: ConsoleOptions): string {
   return out.join('\n');
 }
 
+/** One row of a person's console: one check that did not pass, or several of a family that share one reason. */
+interface NotPassedRow {
+  family: string;
+  outcome: Outcome;
+  ids: string[];
+  reason: string;
+}
+
+/** "a.b", "a.b, a.c", or "a.b … f (5 checks)" (the family said once). */
+function idsText(ids: readonly string[]): string {
+  if (ids.length <= 2) return ids.join(', ');
+  const last = ids.at(-1)!;
+  const family = `${ids[0]!.split('.')[0]}.`;
+  return `${ids[0]} … ${last.startsWith(family) ? last.slice(family.length) : last} (${ids.length} checks)`;
+}
+
+/**
+ * What did not pass, grouped by family in run order, one row per reason: checks of a family with the same outcome and
+ * the same reason (capacity's five skips for one undeclared capability, the checks one root cause blocked) share a
+ * row. A run of `error` checks with one message across families (a server that stopped answering) is one row.
+ */
+function notPassedRows(checks: readonly CheckResult[], width = 100): NotPassedRow[] {
+  const rows: (NotPassedRow & { key: string })[] = [];
+  for (const c of checks) {
+    if (c.outcome === 'pass') continue;
+    const key = `${c.outcome}\u0000${c.blockedBy ? `blocked by ${c.blockedBy}` : firstLine(c.message, 2000)}`;
+    const last = rows.at(-1);
+    const joins =
+      rows.find((r) => r.family === c.family && r.key === key) ??
+      (c.outcome === 'error' && last?.key === key ? last : undefined);
+    if (joins) joins.ids.push(c.id);
+    else
+      rows.push({
+        family: c.family,
+        outcome: c.outcome,
+        ids: [c.id],
+        reason: c.blockedBy ? `blocked by ${c.blockedBy} (root cause below)` : firstLine(c.message, width),
+        key,
+      });
+  }
+  return rows.map(({ key: _, ...r }) => r);
+}
+
+/**
+ * A person's console (the default): the server, what did not pass by family in run order with its one-line reason,
+ * the root causes and phantom figures when there are any; the gate line follows (renderConsole).
+ */
+function consolePerson(col: Column, o: ConsoleOptions): string {
+  const out: string[] = [];
+  out.push(
+    `conformance — ${col.label}: ${serverLine(col.header)} · tier ${col.header.tier}${col.header.strict ? ' · strict' : ''}${col.finished ? '' : ' · INTERRUPTED (partial results)'}`,
+  );
+  const rows = notPassedRows(col.checks, o.messageWidth ?? 100);
+  if (rows.length) {
+    const color = o.color ?? false;
+    let family = '';
+    const cells = rows.map((r) => {
+      const f = r.family === family ? '' : r.family;
+      family = r.family;
+      return [f, OUTCOME_TEXT[r.outcome], idsText(r.ids), r.reason];
+    });
+    out.push(
+      textTable(
+        ['family', 'outcome', 'check', 'why'],
+        cells,
+        color ? (cell, r, i) => (i === 1 ? `\x1b[${ANSI[rows[r]!.outcome] ?? '0'}m${cell}\x1b[0m` : cell) : undefined,
+      ),
+    );
+  } else if (col.checks.length) out.push(col.finished ? 'every check passed' : 'every check that finished passed');
+  const causes = rootCauseGroups(col.checks);
+  for (const g of causes) out.push(`ROOT CAUSE ${rootCauseLine(g, 160).head}`);
+  const ph = phantomChecks(col);
+  for (const g of groupPhantoms(ph))
+    out.push(`PHANTOM ${g.checks.join(', ')} (${g.label}): ${firstLine(g.detail, 200)}`);
+  for (const r of workloadRows(col).filter((x) => x.phantom && !ph.some((p) => p.check === x.check)))
+    out.push(`PHANTOM gen_tps in ${r.check} (${r.name}): ${firstLine(r.phantom!.detail, 200)}`);
+  for (const e of col.errors) out.push(`run error (${e.where}): ${firstLine(e.message, 200)}`);
+  return out.join('\n');
+}
+
 /** Several columns: a matrix of outcomes (checks × columns), then each column's workloads. */
 function consoleMatrix(cols: readonly Column[], o: ConsoleOptions): string {
   const ids = orderedIds(cols);
@@ -550,21 +664,31 @@ function orderedIds(cols: readonly Column[]): string[] {
   return ids;
 }
 
+/**
+ * The console text of one or more results files. By default a person's view of one run (what did not pass, the gate
+ * line); `verbose` (--verbose) adds every check in run order, the workloads and the client matrix; several columns
+ * (`report` on files of several runs) give the matrix.
+ */
 export function renderConsole(cols: readonly Column[], o: ConsoleOptions = {}): string {
   if (cols.length === 0) return 'conformance: no results';
   const stopped = cols.length === 1 ? setupFailureOfColumn(cols[0]!) : undefined;
   if (stopped) return [`conformance — ${cols[0]!.label}`, describeSetupFailure(stopped), '', gateLine(cols)].join('\n');
-  const body = cols.length === 1 ? consoleOne(cols[0], o) : consoleMatrix(cols, o);
-  const clients = clientMatrixLines(cols, textTable, o.messageWidth ?? 90);
+  const person = cols.length === 1 && !o.verbose;
+  const body = person
+    ? consolePerson(cols[0]!, o)
+    : cols.length === 1
+      ? consoleOne(cols[0]!, o)
+      : consoleMatrix(cols, o);
+  const clients = person ? [] : clientMatrixLines(cols, textTable, o.messageWidth ?? 90);
   const banner = knownPassingBanner(cols, o.color ?? false);
   return [
     ...banner,
     ...(banner.length ? [''] : []),
     body,
     ...(clients.length ? ['', ...clients] : []),
-    '',
+    ...(person ? [] : ['']),
     ...banner,
-    gateLine(cols),
+    gateLine(cols, { reports: o.reports }),
   ].join('\n');
 }
 
@@ -794,9 +918,8 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
   // streaming: real (tokens arrive as generated), phantom (flushed: metrics.gen-tps-plausible), buffered (stream.* failed).
   const plausible = byId('metrics.gen-tps-plausible');
   const streamChecks = [...fam('stream'), ...(plausible && ran(plausible) ? [plausible] : [])];
-  let streaming: BadgeSpec;
-  if (streamChecks.length === 0)
-    streaming = { name: 'streaming', label: 'streaming', message: 'n/a', color: 'lightgrey' };
+  let streaming: BadgeSpec | undefined;
+  if (streamChecks.length === 0) streaming = undefined;
   else if (plausible && (plausible.outcome === 'fail' || plausible.outcome === 'known'))
     streaming = {
       name: 'streaming',
@@ -825,8 +948,8 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
 
   // batching: parallel.speedup-2's speedup figure.
   const sp = byId('parallel.speedup-2');
-  let batching: BadgeSpec;
-  if (!sp || !ran(sp)) batching = { name: 'batching', label: 'batching', message: 'n/a', color: 'lightgrey' };
+  let batching: BadgeSpec | undefined;
+  if (!sp || !ran(sp)) batching = undefined;
   else {
     const x = figure(sp.metrics?.speedup) ?? figure(sp.metrics?.speedup_p50);
     // An inconclusive measurement shows no figure: it is not one the check stands behind.
@@ -844,8 +967,8 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
   // long context: does an over-long prompt get its 400, and do the context checks pass?
   const ctx = fam('context');
   const over = byId('context.over-window-400');
-  let long: BadgeSpec;
-  if (ctx.length === 0) long = { name: 'long-context', label: 'long context', message: 'n/a', color: 'lightgrey' };
+  let long: BadgeSpec | undefined;
+  if (ctx.length === 0) long = undefined;
   else {
     const bad = ctx.filter((c) => c.outcome === 'fail' || c.outcome === 'error' || c.outcome === 'known');
     const colour = colourOf(ctx.map((c) => c.outcome));
@@ -868,5 +991,9 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
         color: colour,
       };
   }
-  return [conformance, streaming, batching, long];
+  // A family that did not run (left out, or every check skipped) gets no badge: "n/a" on a README says nothing.
+  return [conformance, streaming, batching, long].filter((b) => b !== undefined);
 }
+
+/** Every badge name badgeSpecs may produce: a run that produces fewer removes the others' old files. */
+export const BADGE_NAMES: readonly BadgeSpec['name'][] = ['conformance', 'streaming', 'batching', 'long-context'];

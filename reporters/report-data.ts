@@ -11,8 +11,9 @@ export { FAMILY_ORDER } from '../lib/check/family-order.ts';
 
 import { readCapacity } from '../lib/capacity/read.ts';
 import type { CapacityTable } from '../lib/capacity/types.ts';
-import { FAMILY_ORDER, NOT_HEADLINE } from '../lib/check/family-order.ts';
+import { NOT_HEADLINE } from '../lib/check/family-order.ts';
 import { isJsonObject } from '../lib/json.ts';
+import { inRunOrder } from './run-order.ts';
 
 const OUTCOMES: readonly Outcome[] = [
   'pass',
@@ -196,17 +197,11 @@ export function columnsOf(files: readonly ReadResults[]): Column[] {
   return columns;
 }
 
-/** Every check id seen in any column, in family order then id order, with the first seen definition. */
+/** Every check id seen in any column, in run order (reporters/run-order.ts), with the first seen definition. */
 export function checkRows(columns: readonly Column[]): CheckResult[] {
   const seen = new Map<string, CheckResult>();
   for (const col of columns) for (const c of col.checks.values()) if (!seen.has(c.id)) seen.set(c.id, c);
-  const rank = (fam: string) => {
-    const i = FAMILY_ORDER.indexOf(fam);
-    return i === -1 ? FAMILY_ORDER.length : i;
-  };
-  return [...seen.values()].sort(
-    (a, b) => rank(a.family) - rank(b.family) || a.family.localeCompare(b.family) || a.id.localeCompare(b.id),
-  );
+  return inRunOrder([...seen.values()]);
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -29,6 +29,18 @@ export interface ResultsHeader {
   shard?: string;
   /** The run's fidelity preflight: our client's own lag on this machine at the start of the run. */
   fidelity?: FidelityPreflight;
+  /** Set when a signal stopped the run: the checks are those that finished before it, and no gate is judged. */
+  interrupted?: Interruption;
+}
+
+export interface Interruption {
+  signal: 'SIGINT' | 'SIGTERM';
+  /** ISO date of the signal. */
+  date: string;
+  /** The check that was running (it did not finish, so it is not among the checks). */
+  running?: string;
+  /** How many checks the run would have run. */
+  planned?: number;
 }
 
 export interface CheckResult extends CheckRecord {
@@ -45,7 +57,7 @@ export interface RunError {
 export interface ResultsFile {
   header: ResultsHeader;
   checks: CheckResult[];
-  /** Set when the run finished (absent in a file from an interrupted run). */
+  /** Set when the run finished (absent in a file from an interrupted run: see header.interrupted). */
   finished?: { date: string; reason: string };
   /** Problems outside the checks (load errors, unhandled errors, reporter errors). */
   errors?: RunError[];

@@ -22,6 +22,7 @@ import { apiKeyOf } from '../lib/config/request-auth.ts';
 import { redact, redactDeep, stripUrlCredentials } from '../lib/config/secrets.ts';
 import type { ConformanceMeta } from '../suites/support/provided.d.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
+import { moduleRank } from './run-order.ts';
 
 // ------------------------------------------------------------------------------------------------------------
 // Where files go
@@ -263,7 +264,9 @@ export function collectRun(
 ): Map<string, ProjectResults> {
   const root = vitest?.config.root ?? process.cwd();
   const out = new Map<string, ProjectResults>();
-  for (const mod of testModules) {
+  // Vitest lists modules by file name; the results keep the run's order (setup first, health last).
+  const ordered = [...testModules].sort((a, b) => moduleRank(a.moduleId) - moduleRank(b.moduleId));
+  for (const mod of ordered) {
     const project = mod.project;
     if (!projectProfile(project)) continue;
     let pr = out.get(project.name);

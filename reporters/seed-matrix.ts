@@ -474,7 +474,8 @@ const OUTCOME_CLASS: Record<string, string> = {
 };
 
 /** The matrix as an HTML section for the report (reporters/html.ts): the same rows, coloured by outcome. */
-export function matrixHtml(rows: readonly MatrixRow[]): string {
+/** `heading`: the seed study's own name only where the study's comparison is built (scripts/matrix.ts). */
+export function matrixHtml(rows: readonly MatrixRow[], heading = 'Headline figures'): string {
   if (!rows.length) return '';
   const shown = columnsFor(rows);
   const head = ['server @ machine', ...shown.map((c) => c.head), 'conformance score']
@@ -506,7 +507,7 @@ export function matrixHtml(rows: readonly MatrixRow[]): string {
     })
     .join('');
   return (
-    `<section id="seed-matrix"><h2>The seed study's comparison</h2>` +
+    `<section id="seed-matrix"><h2>${esc(heading)}</h2>` +
     `<p class="muted small">One row per server @ machine (shards of one run merged). Each cell is read from the check named in its tooltip; a badge gives that check's outcome when it is not a pass.</p>` +
     `<div class="scroll"><table id="seed-table"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></div>` +
     `<p class="small"><strong>Score.</strong> ${esc(SCORE_DEFINITION).replace(/`([^`]+)`/g, '<code>$1</code>')}</p></section>`

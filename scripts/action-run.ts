@@ -390,6 +390,13 @@ export function gateOf(
       exit: 3,
     };
   if (code === null) return { gate: 'error', reason: 'the suite was killed by a signal', exit: 4 };
+  // SIGINT or SIGTERM (a cancelled job): the suite wrote every report from the checks that finished.
+  if (code === 130 || code === 143)
+    return {
+      gate: 'error',
+      reason: `the run was interrupted (exit ${code}): the reports hold the checks that finished`,
+      exit: code,
+    };
   return { gate: 'error', reason: `internal error of the suite (exit ${code})`, exit: code };
 }
 

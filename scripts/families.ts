@@ -104,7 +104,10 @@ export function renderStub(spec: FamilySpec): string {
 }
 
 /** lib/check/family-order.ts: plain data, no imports (vitest.config.ts loads it at config time). */
-export function renderFamilyOrder(specs: readonly FamilySpec[]): string {
+export function renderFamilyOrder(
+  specs: readonly FamilySpec[],
+  modules: Readonly<Record<string, SuiteModule>>,
+): string {
   const parts = Object.fromEntries(specs.filter((s) => s.checksOf !== undefined).map((s) => [s.name, s.checksOf!]));
   return [
     `// ${GENERATED}: from the \`family\` declarations in suites/*.ts`,
@@ -129,6 +132,11 @@ export function renderFamilyOrder(specs: readonly FamilySpec[]): string {
     '',
     "/** Loaded or long-prompt workloads (`headline: false`): never a column's single-stream headline figure. */",
     `export const NOT_HEADLINE: readonly string[] = ${list(specs.filter((s) => s.headline === false).map((s) => s.name))};`,
+    '',
+    '/** Checks each suite file registers (one test each, skipped ones too): the total the progress line counts to. */',
+    `export const CHECKS_PER_FILE: Readonly<Record<string, number>> = {${specs
+      .map((s) => ` ${quote(s.name)}: ${s === SETUP_FAMILY ? 1 : (modules[s.name]?.checks?.length ?? 0)}`)
+      .join(',')} };`,
     '',
   ].join('\n');
 }
@@ -200,7 +208,7 @@ export function plan(modules: Readonly<Record<string, SuiteModule>>, root = ROOT
   const write = new Map<string, string>();
   for (const s of specs)
     if (s !== SETUP_FAMILY) write.set(`suites/${s.name}.test.ts`, formatted(`suites/${s.name}.test.ts`, renderStub(s)));
-  write.set(FAMILY_ORDER_FILE, formatted(FAMILY_ORDER_FILE, renderFamilyOrder(specs)));
+  write.set(FAMILY_ORDER_FILE, formatted(FAMILY_ORDER_FILE, renderFamilyOrder(specs, modules)));
   write.set(DOCS_FILE, spliceDocs(readFileSync(join(root, DOCS_FILE), 'utf8'), renderDocsTable(specs, modules)));
   const remove: string[] = [];
   for (const f of readdirSync(join(root, 'suites')).filter((f) => f.endsWith('.test.ts'))) {

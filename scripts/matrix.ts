@@ -267,6 +267,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   writeFileSync(mdFile, `${built.markdown}\n`);
   const html = renderHtml(files.length ? loadResultsFiles(files).loaded.map((l) => l.file) : [], {
     title: 'The seed study, reproduced: LLM server conformance matrix',
+    matrixHeading: "The seed study's comparison",
     generatedAt: new Date().toISOString(),
     sources: built.sources,
     notes: built.notes,

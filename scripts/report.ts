@@ -1,4 +1,4 @@
-// llm-server-conformance report [results.json ...] [--out DIR] [--only console,summary,badges,html,junit]
+// llm-server-conformance report [results.json ...] [--out DIR] [--only console,summary,badges,html,junit] [--verbose]
 // (in a checkout: npm run report -- …; npm run badges = --only badges)
 //
 // Rebuilds the console table, the Markdown summary, the badges, <out>/junit.xml and reports/index.html from one or more results files, without
@@ -99,6 +99,8 @@ export interface ReportOptions {
   env?: NodeJS.ProcessEnv;
   /** Where console text goes (default stdout). */
   print?: (text: string) => void;
+  /** Every check, the workloads and the client matrix on the console (default: what did not pass). */
+  verbose?: boolean;
 }
 
 /**
@@ -125,7 +127,15 @@ export function runReport(o: ReportOptions): ReportResult {
   const written: string[] = [];
 
   if (parts.has('console'))
-    print(redact(renderConsole(columns, { color: !env.NO_COLOR && process.stdout.isTTY === true })));
+    print(
+      redact(
+        renderConsole(columns, {
+          color: !env.NO_COLOR && process.stdout.isTTY === true,
+          verbose: o.verbose,
+          ...(parts.has('html') ? { reports: join(out, 'index.html') } : {}),
+        }),
+      ),
+    );
   if (parts.has('summary')) {
     if (columns.length > 1) written.push(writeSummary(summaryOf(columns), out, env));
     else for (const c of columns) written.push(writeSummary(summaryOf([c]), projectDir(out, c.project), env));
@@ -172,6 +182,7 @@ export function runReport(o: ReportOptions): ReportResult {
 const REPORT_OPTIONS: OptionTable = {
   out: { type: 'string', value: 'DIR', help: 'reports root (the CLI: ./conformance-reports; a checkout: reports)' },
   only: { type: 'string', value: 'PARTS', help: `some of ${ALL_PARTS.join(',')} (default: all)` },
+  verbose: { type: 'boolean', help: 'every check on the console, with the workloads and the client matrix' },
   help: { type: 'boolean', short: 'h', help: 'this help' },
 };
 const USAGE = `usage: llm-server-conformance report [results.json …] [--out DIR] [--only ${ALL_PARTS.join(',')}]
@@ -183,7 +194,7 @@ ${optionHelp(REPORT_OPTIONS)}`;
 
 export function parseArgs(
   argv: readonly string[],
-): { files: string[]; out: string; parts: ReportPart[] } | { error: string } | { help: true } {
+): { files: string[]; out: string; parts: ReportPart[]; verbose?: true } | { error: string } | { help: true } {
   const parsed = parseSubcommand(REPORT_OPTIONS, argv, 'report');
   if ('error' in parsed) return parsed;
   const v = parsed.values;
@@ -200,7 +211,12 @@ export function parseArgs(
       return { error: `--only takes ${ALL_PARTS.join(',')}${bad.length ? ` (not ${bad.join(',')})` : ''}` };
     parts = list as ReportPart[];
   }
-  return { files: parsed.positionals, out: v.out ?? 'reports', parts };
+  return {
+    files: parsed.positionals,
+    out: v.out ?? 'reports',
+    parts,
+    ...(v.verbose ? { verbose: true as const } : {}),
+  };
 }
 
 export function main(argv: readonly string[] = process.argv.slice(2)): number {
@@ -220,7 +236,7 @@ export function main(argv: readonly string[] = process.argv.slice(2)): number {
     );
     return 2;
   }
-  const r = runReport({ files, out: args.out, parts: args.parts });
+  const r = runReport({ files, out: args.out, parts: args.parts, verbose: args.verbose });
   if (r.written.length)
     console.error(`report: wrote ${r.written.length} file(s) from ${r.loaded.length} results file(s) into ${args.out}`);
   return r.ok ? 0 : 1;

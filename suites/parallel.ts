@@ -35,6 +35,7 @@ import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
 import { decodeMsPerToken, describePace, expectedMs, type Pace, sizedFrom, tokensAt } from '../lib/measure/pace.ts';
 import { aggregateWallTps, type TimedRequest } from '../lib/measure/request-metrics.ts';
 import { served, textlessNote, textlessTokens } from '../lib/measure/served.ts';
+import { workloadFigures } from '../lib/measure/workload.ts';
 import { faultProof, type Proof, passProof, plainProof } from './support/proof.ts';
 import { blockedIfUnserved } from './support/root-causes.ts';
 
@@ -287,10 +288,21 @@ export const checks: CheckDef[] = [
         );
       }
       const note = `${textlessNote([...singles, ...pairs.flat()])} (${sizing}${short ? `; ${short}` : ''})`;
+      // The two workloads the speedup compares, as every report shows a workload (lib/measure/workload.ts): without
+      // them a report made a row of the bare speedup, named by the check and empty but for the ratio.
+      const metricsOf = (xs: Exchange[]) => xs.flatMap((x) => (x.metrics ? [x.metrics] : []));
+      const estimate = (v.metrics as { speedup?: { estimate?: number } } | undefined)?.speedup?.estimate;
+      const workloads = [
+        workloadFigures(`1 stream alone, ${w.tokens} tokens`, metricsOf(singles), { concurrency: 1 }),
+        workloadFigures(`2 released together, ${w.tokens} tokens each`, metricsOf(pairs.flat()), {
+          concurrency: 2,
+          ...(estimate !== undefined ? { speedup: estimate } : {}),
+        }),
+      ];
       return {
         ...v,
         message: v.message + note,
-        metrics: { ...v.metrics, tokens: w.tokens, sizing },
+        metrics: { ...v.metrics, tokens: w.tokens, sizing, workloads },
         evidence: [
           evidenceOf('single 1', singles[0]),
           ...pairs[0].map((x, j) => evidenceOf(`pair 1, request ${j + 1}`, x)),

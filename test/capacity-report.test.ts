@@ -93,6 +93,25 @@ describe('capacity in the HTML report', () => {
     expect(html.match(/<script\b/g)).toHaveLength(1);
   });
 
+  test('a capacity-only run opens on the capacity plots; the page is about its one server', () => {
+    const at = (id: string) => html.indexOf(`<section id="${id}"`);
+    expect(at('capacity')).toBeGreaterThan(0);
+    expect(at('capacity')).toBeLessThan(at('runs'));
+    expect(html).not.toContain('<section id="plots"'); // no empty conformance plots above it
+    expect(html).toContain(`<title>LLM server conformance: ${file.header.project} @ box-a</title>`);
+    expect(html).toContain('<h2>Headline figures</h2>');
+    expect(html).not.toContain('seed study');
+    // With the conformance checks' plots, those come first and the capacity section after them.
+    const both = renderHtml([...sampleResults(), file]);
+    expect(both.indexOf('<section id="plots"')).toBeGreaterThan(0);
+    expect(both.indexOf('<section id="capacity"')).toBeGreaterThan(both.indexOf('<section id="plots"'));
+    expect(both).toContain('<title>LLM server conformance report</title>');
+    // The seed study's heading only where the study's comparison is built (scripts/matrix.ts).
+    expect(renderHtml([file], { matrixHeading: "The seed study's comparison" })).toContain(
+      '<h2>The seed study&#39;s comparison</h2>',
+    );
+  });
+
   test('runs without a table get no capacity section; odd tables render n/a, never throw', () => {
     expect(renderHtml(sampleResults())).not.toContain('id="capacity"');
     const odd = renderHtml([

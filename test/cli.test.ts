@@ -3,11 +3,13 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import stringWidth from 'string-width';
 import { expect, test, vi } from 'vitest';
 import { EXIT, helpText, parseCommand, RUN_OPTIONS, UsageError } from '../cli/args.ts';
 import { explain, loadCatalogue } from '../cli/catalogue.ts';
 import { main } from '../cli/main.ts';
 import { closest } from '../cli/options.ts';
+import { clock, eta, fileProgress, fitWidth, heartbeatEveryMs, heartbeatLine, liveLine } from '../cli/progress.ts';
 import { familyFilters, judgeRun, runConformance, runEnvironment } from '../cli/run.ts';
 import { DRIVERS, missingClient } from '../lib/clients/drivers.ts';
 import { ROOT } from '../lib/config/profile.ts';
@@ -258,4 +260,58 @@ test('a client library that is not installed is named with the command that inst
     peerDependenciesMeta: Record<string, { optional: boolean }>;
   };
   for (const d of DRIVERS) for (const p of d.packages) expect(manifest.peerDependenciesMeta[p]?.optional, p).toBe(true);
+});
+
+test('progress: N/M, the check in flight, a heartbeat for CI logs, plain text that fits a terminal', () => {
+  const s = {
+    done: 62,
+    planned: 91,
+    current: { id: 'capacity.sweep', ms: 35_000, note: '4 streams: 12/12 served' },
+    elapsedMs: 62_000,
+    eta: 40_000,
+  };
+  expect(liveLine(s)).toBe('▶ 62/91 checks · capacity.sweep 0:35 · 1:02 elapsed · ETA ~0:40 · 4 streams: 12/12 served');
+  expect(heartbeatLine(s)).toBe('… still running capacity.sweep (0:35) · 62/91 checks · 1:02 elapsed · ETA ~0:40');
+  expect(heartbeatLine({ ...s, current: { id: 'sse.done-terminator', ms: 300 }, eta: undefined })).toBe(
+    '… 62/91 checks · sse.done-terminator (0:00) · 1:02 elapsed',
+  );
+  for (const line of [liveLine(s), heartbeatLine(s)]) expect(line).not.toMatch(/[\u001b\r]/);
+  // A line after 10 s without output; every 60 s once a check has run two minutes (a long capacity run).
+  expect(heartbeatEveryMs(5_000)).toBe(10_000);
+  expect(heartbeatEveryMs(130_000)).toBe(60_000);
+  expect(clock(3_725_000)).toBe('1:02:05');
+  // Wide characters take two cells: the live line is cut by cells, never inside a character.
+  const wide = `▶ 1/2 checks · ${'東京🙂'.repeat(30)}`;
+  const cut = fitWidth(wide, 40);
+  expect(stringWidth(cut)).toBeLessThanOrEqual(39);
+  expect(cut.endsWith('…')).toBe(true);
+  expect(cut).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+  expect(fitWidth('short', 40)).toBe('short');
+});
+
+test('the ETA: none without evidence, then the typical time left at the run pace, held while a long check runs', () => {
+  const files = () => [
+    fileProgress('setup', 1, false),
+    fileProgress('api', 5, false),
+    fileProgress('parallel', 4, false),
+    fileProgress('capacity', 5, true),
+  ];
+  const f = files();
+  // Nothing finished, or too little (setup alone is 3 % of the typical total): no ETA.
+  expect(eta(f, { atLastDoneMs: 0, sinceLastDoneMs: 0 })).toBeUndefined();
+  f[0]!.done.push('setup.server-ready');
+  f[1]!.done.push('api.a', 'api.b');
+  expect(eta(f, { atLastDoneMs: 10_000, sinceLastDoneMs: 0 })).toBeUndefined();
+  // api and parallel done, at twice their typical time: what is left (the capacity run) is estimated at that pace.
+  f[1]!.done.push('api.c', 'api.d', 'api.e');
+  f[2]!.done.push('parallel.speedup-2', 'parallel.scaling', 'parallel.no-starvation', 'parallel.isolation');
+  const typicalDone = 1_500 + 1_900 + 11_000;
+  const left = eta(f, { atLastDoneMs: 2 * typicalDone, sinceLastDoneMs: 0, current: 'capacity.sweep' })!;
+  expect(left).toBeCloseTo(2 * 40_000, -2);
+  // While the sweep runs the time left goes down; past its typical time it holds at what the checks after it need.
+  const later = eta(f, { atLastDoneMs: 2 * typicalDone, sinceLastDoneMs: 30_000, current: 'capacity.sweep' })!;
+  expect(later).toBeCloseTo(left - 30_000, -2);
+  const overrun = eta(f, { atLastDoneMs: 2 * typicalDone, sinceLastDoneMs: 300_000, current: 'capacity.sweep' })!;
+  expect(overrun).toBeGreaterThan(0);
+  expect(overrun).toBeCloseTo(2 * 500, -2); // the four checks after the sweep share 0.5 s of the typical capacity run
 });

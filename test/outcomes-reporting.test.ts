@@ -155,16 +155,21 @@ describe('console, summary, badges and HTML show inconclusive as its own outcome
   const cols = toColumns([file(every())]);
 
   test('console: INCONCLUSIVE in the table, counted in the tally and the gate line', () => {
-    const text = renderConsole(cols);
+    const text = renderConsole(cols, { verbose: true });
     expect(text).toMatch(/INCONCLUSIVE\s+MUST\s+fam\.inconclusive\s+budget ran out/);
     expect(text).toContain('2/6 passed'); // pass + known-passing, over the checks that reached a verdict
     expect(text).toContain('1 inconclusive');
-    expect(text.split('\n').at(-1)).toBe(
-      'GATE: FAILED (1 fail, 1 error; 1 warn, 1 inconclusive (no verdict either way), 1 known)',
-    );
+    const gate =
+      'GATE: FAILED — 8 checks: 1 pass, 1 fail, 1 error, 1 warn, 1 inconclusive (no verdict either way), 1 known, 1 known-passing, 1 skip';
+    expect(text.split('\n').at(-1)).toBe(gate);
+    // A person's console: every outcome but pass, with its reason, and the same gate line.
+    const person = renderConsole(cols);
+    expect(person).toMatch(/INCONCLUSIVE\s+fam\.inconclusive\s+budget ran out/);
+    expect(person).not.toMatch(/PASS\s+fam\.pass/);
+    expect(person.split('\n').at(-1)).toBe(gate);
     const passing = toColumns([file([check('a.b', 'pass'), check('a.c', 'inconclusive')])]);
-    expect(gateLine(passing)).toBe(
-      'GATE: passed (0 fail, 0 error; 0 warn, 1 inconclusive (no verdict either way), 0 known)',
+    expect(gateLine(passing, { reports: '/r/index.html' })).toBe(
+      'GATE: passed — 2 checks: 1 pass, 0 fail, 0 error, 1 inconclusive (no verdict either way) · reports: /r/index.html',
     );
   });
 

@@ -40,8 +40,12 @@ test('a server that never answered is one row: "nothing answers at …; N checks
   expect(rows).toHaveLength(1);
   expect(rows[0]!.id).toBe('all 4 checks');
   expect(rows[0]!.message).toBe('nothing answers at http://127.0.0.1:1 (connect ECONNREFUSED); 4 checks not run');
+  const verbose = renderConsole(toColumns([file(checks)]), { verbose: true });
+  expect(verbose.match(/^ERROR/gm)).toHaveLength(1);
+  // A person's console: one row across the families too.
   const text = renderConsole(toColumns([file(checks)]));
-  expect(text.match(/^ERROR/gm)).toHaveLength(1);
+  expect(text.match(/ERROR/g)).toHaveLength(1);
+  expect(text).toContain('setup.server-ready … stream.spread (4 checks)');
   const md = renderMarkdown(toColumns([file(checks)]));
   expect(md).toContain('4 checks not run');
   expect(md.match(/\| 💥 \*\*error\*\* \|/g)).toHaveLength(1);

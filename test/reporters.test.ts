@@ -8,6 +8,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test, vi } from 'vitest';
+import { EXIT } from '../cli/args.ts';
+import { judgeRun } from '../cli/run.ts';
 import { ROOT } from '../lib/config/profile.ts';
 import { compileSchema, schemaErrors } from '../lib/config/schemas.ts';
 import { median } from '../lib/grading/stats.ts';
@@ -35,13 +37,17 @@ interface Run {
   out: string;
 }
 
-/** Run vitest in a child process; `until` may stop it early (SIGTERM) once a condition holds. */
-function vitestRun(args: string[], env: Record<string, string | undefined>, until?: () => boolean): Promise<Run> {
+/** Run node with `args` in a child process; `until` may stop it early (with `signal`) once a condition holds. */
+function childRun(
+  args: string[],
+  env: Record<string, string | undefined>,
+  o: { until?: (out: string) => boolean; signal?: NodeJS.Signals; cwd?: string } = {},
+): Promise<Run & { signalledAt?: number; exitedAt: number }> {
   return new Promise((resolve, reject) => {
     const childEnv: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', ...env };
     for (const [k, v] of Object.entries(env)) if (v === undefined) delete childEnv[k];
-    const child = spawn(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', ...args], {
-      cwd: ROOT,
+    const child = spawn(process.execPath, args, {
+      cwd: o.cwd ?? ROOT,
       env: childEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -53,11 +59,13 @@ function vitestRun(args: string[], env: Record<string, string | undefined>, unti
       out += d.toString();
     });
     let poll: NodeJS.Timeout | undefined;
-    if (until) {
+    let signalledAt: number | undefined;
+    if (o.until) {
       poll = setInterval(() => {
-        if (until()) {
+        if (o.until!(out)) {
           clearInterval(poll);
-          child.kill('SIGTERM');
+          signalledAt = Date.now();
+          child.kill(o.signal ?? 'SIGTERM');
         }
       }, 20);
     }
@@ -66,10 +74,14 @@ function vitestRun(args: string[], env: Record<string, string | undefined>, unti
     child.on('exit', (code, signal) => {
       clearTimeout(limit);
       if (poll) clearInterval(poll);
-      resolve({ code, signal, out });
+      resolve({ code, signal, out, exitedAt: Date.now(), ...(signalledAt ? { signalledAt } : {}) });
     });
   });
 }
+
+/** Run vitest in a child process. */
+const vitestRun = (args: string[], env: Record<string, string | undefined>) =>
+  childRun([join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', ...args], env);
 
 const validateResults = compileSchema('results.schema.json');
 const readJson = (p: string) => JSON.parse(readFileSync(p, 'utf8')) as unknown;
@@ -81,7 +93,9 @@ describe('a real run: api + metrics against the reference server', () => {
   let results: ResultsFile;
 
   beforeAll(async () => {
-    run = await vitestRun(['--project', 'reference', 'suites/api.test.ts', 'suites/metrics.test.ts'], {
+    // api-last.test.ts (api.unknown-model) sorts first by name and runs last: the reports must show the run's order.
+    const files = ['suites/api.test.ts', 'suites/metrics.test.ts', 'suites/api-last.test.ts'];
+    run = await vitestRun(['--project', 'reference', ...files], {
       CONFORMANCE_REPORTS_DIR: reports,
       GITHUB_STEP_SUMMARY: undefined,
       CONFORMANCE_MACHINE: 'ci-box',
@@ -105,7 +119,9 @@ describe('a real run: api + metrics against the reference server', () => {
   });
 
   test('every api and metrics check is in it, with outcome, level, message and reference', () => {
-    const expected = [...families.api.checks, ...families.metrics.checks].map((c) => c.id);
+    const expected = [...families.api.checks, ...families.metrics.checks, ...families['api-last'].checks].map(
+      (c) => c.id,
+    );
     expect(results.checks.map((c) => c.id).sort()).toEqual(expected.sort());
     for (const c of results.checks) {
       expect(c.message.length, c.id).toBeGreaterThan(0);
@@ -137,8 +153,9 @@ describe('a real run: api + metrics against the reference server', () => {
 
   test('badges: shields.io endpoint JSON and SVG for the stable names, conformance count from results.json', () => {
     const bdir = join(reports, 'reference', 'badges');
+    // Only the families that ran have a badge: no "n/a" batching or long-context badge for an api + metrics run.
     expect(readdirSync(bdir).sort()).toEqual(
-      ['batching', 'conformance', 'long-context', 'streaming'].flatMap((n) => [`${n}.json`, `${n}.svg`]).sort(),
+      ['conformance', 'streaming'].flatMap((n) => [`${n}.json`, `${n}.svg`]).sort(),
     );
     const t = tally(results.checks);
     const conf = readJson(join(bdir, 'conformance.json')) as Record<string, unknown>;
@@ -151,8 +168,6 @@ describe('a real run: api + metrics against the reference server', () => {
     const streaming = readJson(join(bdir, 'streaming.json')) as Record<string, unknown>;
     expect(streaming.label).toBe('streaming');
     expect(['real', 'phantom', 'buffered']).toContain(streaming.message);
-    for (const n of ['batching', 'long-context'])
-      expect(readJson(join(bdir, `${n}.json`))).toMatchObject({ schemaVersion: 1, message: 'n/a' });
     const svg = readFileSync(join(bdir, 'conformance.svg'), 'utf8');
     expect(svg.startsWith('<svg')).toBe(true);
     expect(svg).toContain(`conformance: ${t.passed}/${t.graded}`);
@@ -168,11 +183,19 @@ describe('a real run: api + metrics against the reference server', () => {
     expect(md).toMatch(/1 stream, \d+\/\d+\/\d+ tokens/); // the metrics sample's lengths, sized from the measured speed
   });
 
-  test('console: the table per project with workloads and the gate line', () => {
+  test("console: a person's view — what did not pass, then one gate line with the counts and the reports", () => {
     expect(run.out).toContain('conformance — reference @ ci-box');
-    expect(run.out).toMatch(/outcome\s+level\s+check\s+message/);
-    expect(run.out).toMatch(/wall_tps_p50\s+ttft_p50\s+gen_tps_p50\s+speedup\s+tokens usage \/ counted/);
-    expect(run.out).toMatch(/GATE: (passed|FAILED)/);
+    expect(run.out).not.toMatch(/outcome\s+level\s+check\s+message/); // every check: --verbose only
+    const t = tally(results.checks);
+    const gates = run.out.match(/^GATE: .*$/gm) ?? [];
+    expect(gates).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^GATE: (passed|FAILED) — ${t.total} checks: ${t.counts.pass} pass, ${t.counts.fail} fail, .* · reports: ${reports.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/index.html$`,
+        ),
+      ),
+    ]);
+    expect(run.out).not.toContain('HTML report:'); // its path is on the gate line
   });
 
   test('JUnit XML goes next to the results (CONFORMANCE_REPORTS_DIR), one test case per check with its outcome', () => {
@@ -215,37 +238,103 @@ describe('a real run: api + metrics against the reference server', () => {
     }
     expect(printed).toContain('conformance — reference @ ci-box');
     // Rendered console text equals what the live reporter printed (same function, same data).
-    expect(run.out).toContain(
-      renderConsole(toColumns([results]))
-        .split('\n')
-        .slice(3, 8)
-        .join('\n'),
-    );
+    expect(run.out).toContain(renderConsole(toColumns([results]), { reports: join(reports, 'index.html') }));
+    expect(printed).toContain(`reports: ${join(out2, 'index.html')}`);
+    // The results keep the run's order: api, metrics, then api.unknown-model (api-last.test.ts).
+    const ids = results.checks.map((c) => c.id);
+    expect(ids.slice(0, families.api.checks.length)).toEqual(families.api.checks.map((c) => c.id));
+    expect(ids.at(-1)).toBe('api.unknown-model');
+    const junit = readFileSync(join(reports, 'junit.xml'), 'utf8');
+    expect(junit.indexOf('name="api.unknown-model')).toBeGreaterThan(junit.indexOf('name="metrics.gen-tps-plausible'));
   });
 });
 
-test('an interrupted run keeps what it measured: results.json is valid after every check, without `finished`', async () => {
-  const reports = join(mkdtempSync(join(tmpdir(), 'reporters-int-')), 'reports');
-  const file = join(reports, 'reference', 'results.json');
-  const hasTwo = () => {
+test('Ctrl-C during a capacity sweep (SIGINT to the CLI): the levels printed as they ended, every report from what finished, marked interrupted, the server stopped, exit 130', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'reporters-int-'));
+  const reports = join(dir, 'reports');
+  const file = join(reports, 'tiny-capacity', 'results.json');
+  const ref = (
+    JSON.parse(readFileSync(join(ROOT, 'servers.json'), 'utf8')) as {
+      servers: Array<Record<string, unknown> & { id: string }>;
+    }
+  ).servers.find((p) => p.id === 'reference')!;
+  // A short sweep (1, 2 and 4 streams of 8 tokens, no rate runs): its first level ends within seconds, the rest run on.
+  const tiny = {
+    ...ref,
+    id: 'tiny-capacity',
+    start: {
+      command: ['node', '--import', 'tsx', join(ROOT, 'fixtures/reference-server/main.ts'), '--port', '{port}'],
+    },
+    capacity: { maxConcurrency: 4, rounds: 3, minLevelMs: 0, inputTokens: 16, outputTokens: 8, rateFractions: [] },
+  };
+  writeFileSync(join(dir, 'servers.json'), JSON.stringify({ servers: [tiny] }));
+  const level =
+    /^ {2}▸ capacity\.sweep: (\d+) streams: \d+\/\d+ served, [\d.]+ tok\/s aggregate, TTFT p50\/p99 [\d.-]+\/[\d.-]+ ms, ITL p50 [\d.-]+ ms, (still rising|saturated)/gm;
+  const run = await childRun(
+    [
+      join(ROOT, 'bin', 'llm-server-conformance.mjs'),
+      '--servers',
+      'servers.json',
+      '--server',
+      'tiny-capacity',
+      '--only',
+      'capacity',
+      '--reports',
+      reports,
+    ],
+    // No preflight, no sentinel: seconds this test does not need.
+    {
+      GITHUB_STEP_SUMMARY: undefined,
+      CONFORMANCE_REPORTS_DIR: undefined,
+      CONFORMANCE_PREFLIGHT: '0',
+      CONFORMANCE_HEALTH_SENTINEL: '0',
+    },
+    { until: (out) => /▸ capacity\.sweep: 1 streams/.test(out), signal: 'SIGINT', cwd: dir },
+  );
+  expect(run.code, run.out.slice(-3000)).toBe(EXIT.interrupted);
+  expect(run.exitedAt - run.signalledAt!, 'from the signal to the exit').toBeLessThan(5_000);
+  // The CLI's progress, not on a terminal: plain lines, each level as it ended (the channel a check reports progress on).
+  expect(run.out).not.toContain('\x1b');
+  expect([...run.out.matchAll(level)].map((m) => Number(m[1]))[0], run.out).toBe(1);
+  // One line says what happened.
+  expect(
+    run.out.match(
+      /^llm-server-conformance: INTERRUPTED by SIGINT during capacity\.sweep: 1 of 6 checks finished; every report written/gm,
+    ),
+    run.out,
+  ).toHaveLength(1);
+  expect(run.out).not.toMatch(/^GATE: /m);
+  const results = readJson(file) as ResultsFile;
+  expect(validateResults(results), schemaErrors(validateResults).join('\n')).toBe(true);
+  expect(results.header.interrupted).toMatchObject({ signal: 'SIGINT', running: 'capacity.sweep', planned: 6 });
+  expect(results.finished).toBeUndefined();
+  expect(results.checks.map((c) => c.id)).toEqual(['setup.server-ready']);
+  // Every report, from the same checks.
+  for (const f of ['tiny-capacity/summary.md', 'tiny-capacity/badges/conformance.json', 'junit.xml', 'index.html'])
+    expect(existsSync(join(reports, f)), f).toBe(true);
+  expect(readFileSync(join(reports, 'tiny-capacity', 'summary.md'), 'utf8')).toContain('interrupted: partial results');
+  expect(readFileSync(join(reports, 'junit.xml'), 'utf8').match(/<testcase /g)).toHaveLength(1);
+  // The server the suite started is gone.
+  const pid = (results.header.server as { startedPid?: number }).startedPid!;
+  expect(pid).toBeGreaterThan(0);
+  const alive = () => {
     try {
-      return (readJson(file) as ResultsFile).checks.length >= 2;
+      process.kill(pid, 0);
+      return true;
     } catch {
       return false;
     }
   };
-  const run = await vitestRun(
-    ['--project', 'reference', 'suites/api.test.ts', 'suites/metrics.test.ts'],
-    { CONFORMANCE_REPORTS_DIR: reports, GITHUB_STEP_SUMMARY: undefined },
-    hasTwo,
+  for (let i = 0; i < 40 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
+  expect(alive(), `server pid ${pid}`).toBe(false);
+  // Rebuilt from the file, the gate is never "passed", and the CLI's judgement agrees.
+  let printed = '';
+  runReport({ files: [file], out: join(dir, 'rebuilt'), env: {}, print: (s) => (printed += s) });
+  expect(printed).toMatch(
+    /^GATE: INTERRUPTED by SIGINT during capacity\.sweep, not judged — 1 of 6 checks finished: /m,
   );
-  expect(run.code === 0 && run.signal === null, 'the run was interrupted').toBe(false);
-  const results = readJson(file) as ResultsFile;
-  expect(validateResults(results), schemaErrors(validateResults).join('\n')).toBe(true);
-  expect(results.checks.length).toBeGreaterThanOrEqual(2);
-  expect(results.checks.length).toBeLessThan(families.api.checks.length + families.metrics.checks.length);
-  expect(results.finished).toBeUndefined();
-  expect(renderConsole(toColumns([results]))).toContain('INTERRUPTED');
+  expect(printed).not.toContain('GATE: passed');
+  expect(judgeRun(results, {})).toMatchObject({ gate: 'interrupted', exitCode: EXIT.interrupted });
 }, 110_000);
 
 describe('a real run against a server that flushes its stream (--fault stream-role-now-content-at-end)', () => {
@@ -284,7 +373,12 @@ describe('a real run against a server that flushes its stream (--fault stream-ro
 
   test('console, summary and badge mark the figure PHANTOM with the cause, recomputed from results.json', () => {
     // A flush of a few hundred tokens may come in one read or in a few 64 KiB ones: "one read" is not always a cause.
-    expect(run.out).toMatch(/n\/a PHANTOM \(role first, content at end(, one read)?, burst\)/);
+    expect(run.out).toMatch(
+      /^PHANTOM metrics\.gen-tps-plausible[^(]* \(role first, content at end(, one read)?, burst\)/m,
+    );
+    expect(renderConsole(toColumns([results]), { verbose: true })).toMatch(
+      /n\/a PHANTOM \(role first, content at end(, one read)?, burst\)/,
+    );
     expect(run.out).toContain('GATE: FAILED');
     expect(readFileSync(join(reports, 'phantom', 'summary.md'), 'utf8')).toContain('**PHANTOM**');
     expect(readJson(join(reports, 'phantom', 'badges', 'streaming.json'))).toMatchObject({
@@ -376,9 +470,11 @@ describe('render', () => {
     const rows = workloadRows(toColumns([f])[0]);
     expect(rows[0].phantom?.label).toContain('role first, content at end');
     expect(rows[0].phantom?.label).toContain('above physical bound');
-    const text = renderConsole(toColumns([f]));
+    const text = renderConsole(toColumns([f]), { verbose: true });
     expect(text).toMatch(/14000 PHANTOM \(role first, content at end, one read, burst, above physical bound\)/);
     expect(text).toContain('40 / 40');
+    // A person's console names the phantom stream even when its check passed.
+    expect(renderConsole(toColumns([f]))).toContain('PHANTOM stream.x (role first, content at end, one read, burst)');
     expect(renderMarkdown(toColumns([f]))).toContain('**PHANTOM**');
   });
 

@@ -182,7 +182,7 @@ test('every stream a 500 (fault stream-500): one failure for it, every check it 
     finished: { date: new Date().toISOString(), reason: 'failed' },
   } as ResultsFile;
   const cols = toColumns([file]);
-  const text = renderConsole(cols);
+  const text = renderConsole(cols, { verbose: true });
   const md = renderMarkdown(cols);
   const n = blocked.length;
   expect(text.match(/ROOT CAUSE /g)?.length, text).toBe(1);
@@ -190,6 +190,12 @@ test('every stream a 500 (fault stream-500): one failure for it, every check it 
     /ROOT CAUSE sse\.content-type \(FAIL\): A streamed chat request MUST be answered.*\[streamed POST \/v1\/chat\/completions answered HTTP 500: .*Bad control character/,
   );
   expect(text).toContain(`blocked ${n} checks (inconclusive): ${blocked.map((r) => r.id).join(', ')}`);
+  // A person's console: the cause once, and per family one row for the checks it blocked.
+  const person = renderConsole(cols);
+  expect(person.match(/ROOT CAUSE /g)?.length, person).toBe(1);
+  expect(person).toContain(`blocked ${n} checks (inconclusive)`);
+  const families = new Set(blocked.map((r) => r.family));
+  expect(person.match(/blocked by sse\.content-type \(root cause below\)/g)?.length, person).toBe(families.size);
   expect(md.match(/\*\*Root cause `sse\.content-type`\*\*/g)?.length, md).toBe(1);
   expect(md).toContain(`blocked ${n} checks (inconclusive)`);
   expect(md).toContain(`- ${n} checks blocked by \`sse.content-type\`:`);

@@ -130,9 +130,11 @@ async function measure(
   return { level, xs };
 }
 
-function describeLevel(l: CapacityLevel): string {
+/** One level as it ends, for the console (ctx.progress); `saturated` for a sweep level: has the aggregate stopped rising? */
+function describeLevel(l: CapacityLevel, saturated?: boolean): string {
   const what = l.mode === 'concurrency' ? `${l.concurrency} streams` : `${fmt(l.ratePerS)} req/s ${l.arrival}`;
-  return `${what}: ${l.completed}/${l.sent} served, ${fmt(l.aggregateTps)} tok/s aggregate, TTFT p50 ${fmt(l.ttftMs.p50 ?? undefined)} ms, ITL p50 ${fmt(l.itlMs.p50 ?? undefined)} ms${l.flags.length ? ` [${l.flags.length} flag(s)]` : ''}`;
+  const state = saturated === undefined ? '' : saturated ? ', saturated' : ', still rising';
+  return `${what}: ${l.completed}/${l.sent} served, ${fmt(l.aggregateTps)} tok/s aggregate, TTFT p50/p99 ${fmt(l.ttftMs.p50 ?? undefined)}/${fmt(l.ttftMs.p99 ?? undefined)} ms, ITL p50 ${fmt(l.itlMs.p50 ?? undefined)} ms${state}${l.flags.length ? ` [${l.flags.length} flag(s)]` : ''}`;
 }
 
 /** Run the sweep and the rate runs within `budgetMs`; what was left out for time is named in the notes. */
@@ -170,7 +172,6 @@ export async function runCapacity(ctx: CheckContext, cfg: CapacityConfig, budget
     lastMs = performance.now() - s;
     levels.push(level);
     recordings.push(...xs.map((x) => x.rec));
-    ctx.log(describeLevel(level));
     points.push({
       concurrency: c,
       aggregateTps: level.aggregateTps,
@@ -179,12 +180,14 @@ export async function runCapacity(ctx: CheckContext, cfg: CapacityConfig, budget
       timedOut: level.timedOut,
       ttftP50Ms: level.ttftMs.p50,
     });
+    const saturated = pastSaturation > 0 || stoppedRising(points);
+    ctx.progress(describeLevel(level, saturated));
     if (ctx.signal.aborted) break;
     if (level.errored + level.timedOut > 0) {
       notes.push(`sweep stopped at ${c} streams: ${level.errored} errored, ${level.timedOut} timed out`);
       break;
     }
-    if (pastSaturation > 0 || stoppedRising(points)) pastSaturation++;
+    if (saturated) pastSaturation++;
     if (pastSaturation >= Math.max(1, cfg.overloadLevels)) break;
     if (c === cfg.maxConcurrency) notes.push(`sweep reached its bound of ${c} streams`);
   }
@@ -233,7 +236,7 @@ export async function runCapacity(ctx: CheckContext, cfg: CapacityConfig, budget
         );
         levels.push(level);
         recordings.push(...xs.map((x) => x.rec));
-        ctx.log(describeLevel(level));
+        ctx.progress(describeLevel(level));
       }
   if (notes.length) table.notes = notes;
   return { table, recordings, notes };

@@ -82,8 +82,13 @@ export interface CheckContext {
   nonce(): string;
   /** Threshold by name: profile override, else the check's default. */
   threshold(name: string): number;
-  /** Progress and estimates for long checks (one line each, prefixed with the check id). */
+  /** Progress and estimates for long checks (one line each, prefixed with the check id): the live line's note. */
   log(message: string): void;
+  /**
+   * A line worth keeping on the console while the check runs (a capacity level as it ends): the CLI prints it at
+   * once, in every mode. One line each; say what was measured, not what is about to be.
+   */
+  progress(message: string): void;
   /** Event-loop delay seen so far in this check (ms): a starved client cannot grade timing. */
   loopDelay(): { p99Ms: number; maxMs: number };
   /**
@@ -105,6 +110,8 @@ interface ContextOptions {
   strict?: boolean;
   runId?: string;
   log?: (line: string) => void;
+  /** Where ctx.progress lines go (suites/support/register.ts: a Vitest annotation the CLI prints); default: log. */
+  progress?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
   /** The run's fidelity preflight, when it ran. */
   preflight?: FidelityPreflight;
@@ -150,6 +157,10 @@ export function makeContext(
       return d.value;
     },
     log: (m) => (o.log ?? console.log)(redact(`[${check.id}] ${m}`, secrets)),
+    progress: (m) =>
+      o.progress
+        ? o.progress(redact(`${check.id}: ${m}`, secrets))
+        : (o.log ?? console.log)(redact(`[${check.id}] ${m}`, secrets)),
     loopDelay,
     // A shared recording's lateness, sampled at 1 ms while it was made (lib/http/recordings.ts), is the evidence for what it
     // recorded; the check's own monitor samples every 10 ms and so never reads below ~10 ms (lib/measure/client-lag.ts).

@@ -37,3 +37,25 @@ export const TIMING_FAMILIES: readonly string[] = ['stream', 'metrics', 'paralle
 
 /** Loaded or long-prompt workloads (`headline: false`): never a column's single-stream headline figure. */
 export const NOT_HEADLINE: readonly string[] = ['parallel', 'capacity', 'cycles', 'context'];
+
+/** Checks each suite file registers (one test each, skipped ones too): the total the progress line counts to. */
+export const CHECKS_PER_FILE: Readonly<Record<string, number>> = {
+  setup: 1,
+  api: 5,
+  sse: 14,
+  completions: 3,
+  anthropic: 2,
+  ollama: 2,
+  clients: 5,
+  tools: 19,
+  structured: 6,
+  stream: 4,
+  metrics: 4,
+  parallel: 4,
+  capacity: 5,
+  cycles: 4,
+  context: 6,
+  errors: 5,
+  'api-last': 1,
+  health: 1,
+};

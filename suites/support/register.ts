@@ -192,6 +192,11 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
             stateDir: inject('stateDir'),
             // One root cause, one failure, across the run's test files (lib/check/blocked.ts).
             causes: fileStore(inject('stateDir')),
+            // A check's progress lines reach the reporters in the main process as annotations, as they happen
+            // (cli/progress-reporter.ts prints them); one that fails to send must not fail the check.
+            progress: (line) => {
+              t.annotate(line, 'progress').catch(() => {});
+            },
           });
         } catch (e) {
           // Our budget ran out while the server was still working: no evidence either way (docs/grading.md "Who owns a deadline").
