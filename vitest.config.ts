@@ -5,8 +5,8 @@ import type { TestProjectInlineConfiguration } from 'vitest/config';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { FAMILY_ORDER } from './lib/check/family-order.ts';
-import type { Profile } from './lib/check/types.ts';
 import { envProfile, loadServers } from './lib/config/profile.ts';
+import type { Profile } from './lib/model/types.ts';
 import { runDeadlineFromEnv } from './lib/run/run-deadline.ts';
 import { CONFORMANCE_REPORTERS } from './reporters/list.ts';
 

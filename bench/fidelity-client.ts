@@ -9,7 +9,7 @@ import {
   type StampedArrival,
   stampedArrivalsInBytes,
   steadyWindow,
-} from '../lib/run/fidelity.ts';
+} from '../lib/measure/fidelity.ts';
 import { harnessLag, harnessStreams, measuredHarnessRound } from '../lib/run/preflight.ts';
 import { rawStream } from './floor-client.ts';
 

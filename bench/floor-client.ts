@@ -2,7 +2,7 @@
 // written by hand, no HTTP parser, no SSE parser; each `data` event is timestamped and its bytes kept, nothing else.
 // Stamps are read from the kept bytes after the stream ended (lib/run/fidelity.ts stampedArrivalsInBytes).
 import { connect } from 'node:net';
-import type { BodyRead } from '../lib/check/types.ts';
+import type { BodyRead } from '../lib/model/types.ts';
 
 /** POST a streaming chat completion and record every read until the server closes the connection. */
 export function rawStream(baseUrl: string, body: unknown, timeoutMs = 120_000): Promise<BodyRead[]> {

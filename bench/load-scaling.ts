@@ -8,9 +8,9 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { ROOT } from '../lib/config/profile.ts';
-import { median } from '../lib/grading/stats.ts';
-import { type LoadResult, runLoad } from '../lib/measure/load-workers.ts';
-import { lagSummary, type StampedArrival, steadyWindow } from '../lib/run/fidelity.ts';
+import { type LoadResult, runLoad } from '../lib/exchange/load-workers.ts';
+import { lagSummary, type StampedArrival, steadyWindow } from '../lib/measure/fidelity.ts';
+import { median } from '../lib/measure/stats.ts';
 import { startStampServer } from '../lib/run/preflight.ts';
 
 const arg = (name: string, dflt: number) => {

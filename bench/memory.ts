@@ -3,10 +3,10 @@
 // Buffer as a socket gives it; the Exchanges are kept, as a check keeps its recordings until it has graded them.
 //   node --expose-gc --import tsx bench/memory.ts [streams] [tokens]
 
-import type { Recording } from '../lib/check/types.ts';
-import { type Exchange, StreamDecode } from '../lib/http/exchange.ts';
+import { type Exchange, StreamDecode } from '../lib/exchange/exchange.ts';
 import { KeptReads, MAX_RECORDED_BYTES } from '../lib/http/recorder.ts';
 import { recordingCaps } from '../lib/http/transport.ts';
+import type { Recording } from '../lib/model/types.ts';
 import { chunkBytes } from './throughput.ts';
 
 const streams = Number(process.argv[2] ?? 32);

@@ -6,10 +6,11 @@
 // Prints one JSON object: { requests: [...], wall: { start, end } } with times in ms.
 
 import { setMaxListeners } from 'node:events';
-import { type CheckDef, makeContext } from '../lib/check/check.ts';
-import type { Profile } from '../lib/check/types.ts';
-import { chat, generationBody } from '../lib/http/exchange.ts';
-import { monotonicOffset, sendTimeMs } from '../lib/run/fidelity.ts';
+import { makeContext } from '../lib/check/check.ts';
+import { chat, generationBody } from '../lib/exchange/exchange.ts';
+import { monotonicOffset, sendTimeMs } from '../lib/measure/fidelity.ts';
+import type { CheckDef } from '../lib/model/check.ts';
+import type { Profile } from '../lib/model/types.ts';
 
 /** Content-bearing events' server send times (ms, monotonic) and every stamped event's arrival lag, when stamped. */
 function stamps(events: ReadonlyArray<{ t: number; id?: string; data: string }>, t0Abs: number, offsetMs: number) {

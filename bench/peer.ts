@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startReference } from '../fixtures/reference-server/spawn.ts';
 import { ROOT } from '../lib/config/profile.ts';
-import { quantile } from '../lib/grading/stats.ts';
+import { quantile } from '../lib/measure/stats.ts';
 import { findLlamaBundle, llamaRunnable, makeLlamaModel, startLlamaServer } from '../lib/server/llama-server.ts';
 
 const PYTHON = '/usr/bin/python3';

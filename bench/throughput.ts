@@ -3,10 +3,10 @@
 // the checks read (SSE decoding, JSON, flavour adapter, metrics). Target: ≥ 500,000 events/s on one core.
 //   node --import tsx bench/throughput.ts [--json]
 import { Bench } from 'tinybench';
-import type { BodyRead, Recording } from '../lib/check/types.ts';
-import { StreamDecode } from '../lib/http/exchange.ts';
+import { StreamDecode } from '../lib/exchange/exchange.ts';
 import { KeptReads, MAX_RECORDED_BYTES } from '../lib/http/recorder.ts';
 import { recordingCaps } from '../lib/http/transport.ts';
+import type { BodyRead, Recording } from '../lib/model/types.ts';
 
 export const TARGET_EVENTS_PER_S = 500_000;
 

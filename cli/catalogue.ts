@@ -2,9 +2,9 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { CheckDef } from '../lib/check/check.ts';
 import { FAMILY_ORDER } from '../lib/check/family-order.ts';
 import { ROOT } from '../lib/config/profile.ts';
+import type { CheckDef } from '../lib/model/check.ts';
 import { SETUP_CHECK } from '../suites/support/setup-check.ts';
 
 export interface CatalogueEntry {

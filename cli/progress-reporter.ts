@@ -9,7 +9,7 @@ import type { TestAnnotation, UserConsoleLog } from 'vitest';
 import type { Reporter, TestCase, TestModule, TestSpecification } from 'vitest/node';
 import { capacityRequested } from '../lib/capacity/config.ts';
 import { CHECKS_PER_FILE } from '../lib/check/family-order.ts';
-import type { Profile } from '../lib/check/types.ts';
+import type { Profile } from '../lib/model/types.ts';
 import { moduleRank } from '../reporters/run-order.ts';
 import type { ConformanceMeta } from '../suites/support/provided.d.ts';
 import {

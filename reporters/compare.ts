@@ -9,9 +9,9 @@
 // it moved when the relative change exceeds `tolerance`.
 // Curves (arrays of objects) are not compared point by point: their points have no samples of their own.
 
-import type { Level, Outcome } from '../lib/check/types.ts';
-import { bootstrapRatioCI, finite, median } from '../lib/grading/stats.ts';
 import { isJsonObject } from '../lib/json.ts';
+import { bootstrapRatioCI, finite, median } from '../lib/measure/stats.ts';
+import type { Level, Outcome } from '../lib/model/types.ts';
 import { fmtNum } from './html-escape.ts';
 import { firstLine, normaliseResults, normKey } from './report-data.ts';
 import type { CheckResult, ResultsFile } from './results-types.ts';

@@ -6,7 +6,7 @@
 // renders as "n/a", never an exception.
 import { createHash } from 'node:crypto';
 import { isJsonObject } from '../lib/json.ts';
-import { describePreflight } from '../lib/run/fidelity.ts';
+import { describePreflight } from '../lib/measure/fidelity.ts';
 import { describeSetupFailure, SETUP_HEADLINE, setupFailureOf } from '../lib/server/setup-failure.ts';
 import { clientMatrixHtml } from './clients-matrix.ts';
 import { capacitySection } from './html-capacity.ts';

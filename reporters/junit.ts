@@ -12,14 +12,9 @@
 //    outcome per test suite.
 // Vitest's own junit reporter cannot do this (its <skipped/> carries no message and it has no error/failure split).
 import { join } from 'node:path';
-import type { Outcome } from '../lib/check/types.ts';
 import { redact } from '../lib/config/secrets.ts';
-import {
-  describeSetupFailure,
-  SETUP_HEADLINE,
-  type SetupFailure,
-  setupFailureOf,
-} from '../lib/server/setup-failure.ts';
+import type { Outcome, SetupFailure } from '../lib/model/types.ts';
+import { describeSetupFailure, SETUP_HEADLINE, setupFailureOf } from '../lib/server/setup-failure.ts';
 import { OUTCOMES, tally } from './render.ts';
 import { shardOf, writeTextAtomic } from './results.ts';
 import type { CheckResult, ResultsFile } from './results-types.ts';

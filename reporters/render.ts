@@ -1,17 +1,13 @@
 // Pure functions: results files -> console table text, Markdown summary, badge specs.
 // The live reporters and `npm run report` call the same functions, so a report rebuilt from results.json is the
 // report the run printed. Nothing here reads the clock, the environment or the disk.
-import type { Outcome } from '../lib/check/types.ts';
+
 import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/grading/phantom.ts';
 import { isJsonObject } from '../lib/json.ts';
+import { describePreflight } from '../lib/measure/fidelity.ts';
 import type { WorkloadFigures } from '../lib/measure/workload.ts';
-import { describePreflight } from '../lib/run/fidelity.ts';
-import {
-  describeSetupFailure,
-  SETUP_HEADLINE,
-  type SetupFailure,
-  setupFailureOf,
-} from '../lib/server/setup-failure.ts';
+import type { Outcome, SetupFailure } from '../lib/model/types.ts';
+import { describeSetupFailure, SETUP_HEADLINE, setupFailureOf } from '../lib/server/setup-failure.ts';
 import { clientMatrixLines } from './clients-matrix.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
 import { inRunOrder } from './run-order.ts';

@@ -2,9 +2,8 @@
 // hand edit may lack any field, and a check's metrics are free-form. Nothing here throws on odd input; a value
 // that is not there is `undefined` and the report shows "n/a". Pure functions only.
 
-import type { Level, Outcome } from '../lib/check/types.ts';
 import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '../lib/grading/phantom.ts';
-import type { FidelityPreflight } from '../lib/run/fidelity.ts';
+import type { FidelityPreflight, Level, Outcome } from '../lib/model/types.ts';
 import type { CheckResult, ResultsFile, ResultsHeader } from './results-types.ts';
 
 export { FAMILY_ORDER } from '../lib/check/family-order.ts';

@@ -1,8 +1,7 @@
 // The results file (reports/<project>/results.json): what every report, badge and comparison is built from.
 // Its JSON Schema is fixtures/schemas/results.schema.json; keep the two in step.
 import type { CapacityTable } from '../lib/capacity/types.ts';
-import type { CheckRecord } from '../lib/check/types.ts';
-import type { FidelityPreflight } from '../lib/run/fidelity.ts';
+import type { CheckRecord, FidelityPreflight } from '../lib/model/types.ts';
 
 export interface ResultsHeader {
   suite: { name: string; version: string };

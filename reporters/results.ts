@@ -17,9 +17,9 @@ import type {
   TestSpecification,
   Vitest,
 } from 'vitest/node';
-import type { Profile } from '../lib/check/types.ts';
 import { apiKeyOf } from '../lib/config/request-auth.ts';
 import { redact, redactDeep, stripUrlCredentials } from '../lib/config/secrets.ts';
+import type { Profile } from '../lib/model/types.ts';
 import type { ConformanceMeta } from '../suites/support/provided.d.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
 import { moduleRank } from './run-order.ts';

@@ -13,8 +13,8 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startReference } from '../fixtures/reference-server/spawn.ts';
 import { grade, runCheck } from '../lib/check/check.ts';
-import { quantile } from '../lib/grading/stats.ts';
 import { type Burner, startBurner } from '../lib/measure/cpu-burner.ts';
+import { quantile } from '../lib/measure/stats.ts';
 import { checks as cycleChecks } from '../suites/cycles.ts';
 import { checks as parallelChecks } from '../suites/parallel.ts';
 

@@ -10,8 +10,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { CheckDef } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
+import type { CheckDef } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
 import { SETUP_CHECK, SETUP_FAMILY } from '../suites/support/setup-check.ts';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..');

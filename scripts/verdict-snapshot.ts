@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { Profile } from '../lib/check/types.ts';
 import { loadServers, ROOT } from '../lib/config/profile.ts';
+import type { Profile } from '../lib/model/types.ts';
 import type { Proof } from '../suites/support/proof.ts';
 
 interface Case {

@@ -2,13 +2,14 @@
 // "Streaming Messages": each event is an `event: <type>` line plus a `data: <json>` line whose `type` is the same;
 // flow message_start → (content_block_start, content_block_delta…, content_block_stop)… → message_delta → message_stop,
 // with ping events anywhere and error events on failure. One recorded stream per run, shared by the family's checks.
-import type { CheckContext, CheckDef } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
-import type { Verdict } from '../lib/check/types.ts';
-import { assertReached, makeSample, type Sample, unusable } from '../lib/decode/sse-samples.ts';
+
+import { generationBody, send } from '../lib/exchange/exchange.ts';
+import { incompleteVerdict, type SharedRecording, shared } from '../lib/exchange/recordings.ts';
 import { judgeEventLines, judgeEventSequence } from '../lib/grading/anthropic.ts';
-import { generationBody, send } from '../lib/http/exchange.ts';
-import { incompleteVerdict, type SharedRecording, shared } from '../lib/http/recordings.ts';
+import { assertReached, makeSample, type Sample, unusable } from '../lib/grading/sse-samples.ts';
+import type { CheckContext, CheckDef } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
+import type { Verdict } from '../lib/model/types.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */

@@ -1,12 +1,13 @@
 // api checks that must run last (vitest.config.ts FAMILY_ORDER ends with api-last): servers that load models on
 // demand (Ollama, mlx-omni-server, oMLX's model pool) may evict the loaded model when asked for another one.
-import type { CheckDef } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
-import { fail, pass, warn } from '../lib/check/messages.ts';
+
 import { classifyErrorBody, OPENAI_ERROR_SHAPE } from '../lib/decode/error-body.ts';
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
-import { chat, describeExchange, generationBody, uniquePrompt } from '../lib/http/exchange.ts';
+import { chat, describeExchange, generationBody, uniquePrompt } from '../lib/exchange/exchange.ts';
 import { bodyText } from '../lib/http/recorder.ts';
+import type { CheckDef } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
+import { fail, pass, warn } from '../lib/model/verdict.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
 
 /** api checks in a file of their own, run after every other family (scripts/families.ts derives its test file and place in FAMILY_ORDER from this). */

@@ -1,13 +1,21 @@
 // Family `api`: basic OpenAI API behaviour (mostly non-streaming). Reference: OpenAI API reference, Chat Completions.
-import type { CheckContext, CheckDef } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
-import { fail, fmt, inconclusive, pass } from '../lib/check/messages.ts';
-import type { Verdict } from '../lib/check/types.ts';
+
 import { compileSchema, schemaErrors } from '../lib/config/schemas.ts';
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
-import { chat, describeExchange, type Exchange, generationBody, getJson, uniquePrompt } from '../lib/http/exchange.ts';
-import { filler } from '../lib/http/prompts.ts';
+import {
+  chat,
+  describeExchange,
+  type Exchange,
+  generationBody,
+  getJson,
+  uniquePrompt,
+} from '../lib/exchange/exchange.ts';
+import { filler } from '../lib/exchange/prompts.ts';
 import { bodyText } from '../lib/http/recorder.ts';
+import type { CheckContext, CheckDef } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
+import type { Verdict } from '../lib/model/types.ts';
+import { fail, fmt, inconclusive, pass } from '../lib/model/verdict.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
 import { blockedIfUnserved } from './support/root-causes.ts';
 

@@ -8,11 +8,11 @@ import type { CapacityProfile } from '../lib/capacity/config.ts';
 import { capacityConfig } from '../lib/capacity/config.ts';
 import { type CapacityRun, runCapacity } from '../lib/capacity/run.ts';
 import { judgeCollapse, judgeErrorsBelowSlots, judgeStarvation, VERDICT_THRESHOLDS } from '../lib/capacity/verdicts.ts';
-import type { CheckContext, CheckDef } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
-import { borderline, fail, inconclusive, pass } from '../lib/check/messages.ts';
-import type { Verdict } from '../lib/check/types.ts';
-import { incompleteVerdict, shared } from '../lib/http/recordings.ts';
+import { incompleteVerdict, shared } from '../lib/exchange/recordings.ts';
+import type { CheckContext, CheckDef } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
+import type { Verdict } from '../lib/model/types.ts';
+import { borderline, fail, inconclusive, pass } from '../lib/model/verdict.ts';
 import { capacityLines } from '../reporters/capacity-table.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
 

@@ -1,8 +1,8 @@
 // Every check family, found by file name (suites/<family>.ts exporting `family`, `checks` and `proofs`).
 // Vite's import.meta.glob keeps this list true without anyone editing it.
 /// <reference types="vite/client" />
-import type { CheckDef } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
+import type { CheckDef } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
 import type { Proof } from './support/proof.ts';
 
 export interface FamilyModule {

@@ -8,10 +8,7 @@
 // events, error parts) or reports something other than the wire. The same bytes go through the MUST rules of the
 // family that owns the API, so the verdict says whether the server also broke the API reference (naming the check)
 // or only that client's expectations.
-import type { CheckContext, CheckDef } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
-import { fail, inconclusive, pass, skip } from '../lib/check/messages.ts';
-import type { Deadlines, Evidence, Recording, Verdict } from '../lib/check/types.ts';
+
 import { compareFacts, type Incremental, judgeIncremental, triggerOf } from '../lib/clients/compare.ts';
 import {
   type ClientCase,
@@ -35,10 +32,14 @@ import {
   wireShape,
 } from '../lib/clients/wire.ts';
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
-import { GENERATION_PATH, paceFor, uniquePrompt } from '../lib/http/exchange.ts';
+import { GENERATION_PATH, paceFor, uniquePrompt } from '../lib/exchange/exchange.ts';
 import { bodyJson } from '../lib/http/recorder.ts';
 import { evidenceFor, requestKind } from '../lib/measure/deadline-evidence.ts';
 import { requestDeadlines } from '../lib/measure/deadlines.ts';
+import type { CheckContext, CheckDef } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
+import type { Deadlines, Evidence, Recording, Verdict } from '../lib/model/types.ts';
+import { fail, inconclusive, pass, skip } from '../lib/model/verdict.ts';
 import { ECHO_TEXT } from './sse.ts';
 import { judgeWire, type WireRules } from './support/client-wire-rules.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';

@@ -2,11 +2,9 @@
 // framing as chat. References: OpenAI API reference "Completions (legacy)": stream — "tokens will be sent as data-only
 // server-sent events as they become available, with the stream terminated by a data: [DONE] message"; WHATWG HTML §9.2.6.
 // One recorded stream per run, shared by the family's checks.
-import type { CheckContext, CheckDef } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
-import { pass } from '../lib/check/messages.ts';
-import type { Verdict } from '../lib/check/types.ts';
-import { assertReached, evidenceOf, makeSample, type Sample, unusable } from '../lib/decode/sse-samples.ts';
+
+import { generationBody, send } from '../lib/exchange/exchange.ts';
+import { incompleteVerdict, type SharedRecording, shared } from '../lib/exchange/recordings.ts';
 import { judgeChunkSchema } from '../lib/grading/sse-chunks.ts';
 import {
   judgeContentType,
@@ -15,8 +13,11 @@ import {
   judgeEventTerminator,
   judgeOneJsonPerEvent,
 } from '../lib/grading/sse-framing.ts';
-import { generationBody, send } from '../lib/http/exchange.ts';
-import { incompleteVerdict, type SharedRecording, shared } from '../lib/http/recordings.ts';
+import { assertReached, evidenceOf, makeSample, type Sample, unusable } from '../lib/grading/sse-samples.ts';
+import type { CheckContext, CheckDef } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
+import type { Verdict } from '../lib/model/types.ts';
+import { pass } from '../lib/model/verdict.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */

@@ -8,11 +8,19 @@
 // a 52k-token prefill taking 31 min instead of 2–3).
 //
 // Grading functions are pure and live in lib/grading/context.ts (simulated in test/context-grading.test.ts).
-import type { CheckContext, CheckDef } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
-import { fail, fmt, inconclusive, pass, skip, warn } from '../lib/check/messages.ts';
-import type { Evidence, Profile, Recording } from '../lib/check/types.ts';
+
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import {
+  chat,
+  describeExchange,
+  type Exchange,
+  generationBody,
+  measurePace,
+  paceFor,
+  uniquePrompt,
+} from '../lib/exchange/exchange.ts';
+import { calibrate, promptOfTokens } from '../lib/exchange/prompts.ts';
+import { served } from '../lib/exchange/served.ts';
 import {
   bisectLargestAccepted,
   classifyOverWindow,
@@ -30,22 +38,15 @@ import {
   scalingWorstCase,
   type TimingGrade,
 } from '../lib/grading/context.ts';
-import { median, summarize } from '../lib/grading/stats.ts';
-import {
-  chat,
-  describeExchange,
-  type Exchange,
-  generationBody,
-  measurePace,
-  paceFor,
-  uniquePrompt,
-} from '../lib/http/exchange.ts';
-import { calibrate, promptOfTokens } from '../lib/http/prompts.ts';
 import { bodyText } from '../lib/http/recorder.ts';
 import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
 import { cpuSnapshot, cpuUse } from '../lib/measure/machine-load.ts';
 import { sizedFrom, tokensAt } from '../lib/measure/pace.ts';
-import { served } from '../lib/measure/served.ts';
+import { median, summarize } from '../lib/measure/stats.ts';
+import type { CheckContext, CheckDef } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
+import type { Evidence, Profile, Recording } from '../lib/model/types.ts';
+import { fail, fmt, inconclusive, pass, skip, warn } from '../lib/model/verdict.ts';
 import { describeWindowDisagreement, windowDisagreement } from '../lib/server/discovery.ts';
 import { discoverModelWidth } from '../lib/server/model-width.ts';
 import { faultProof, type Proof, passProof, plainProof } from './support/proof.ts';

@@ -6,10 +6,18 @@
 // Quick tier: K = 6, R = 3, T = 24 (about 5 s on the reference server); full tier: K = 8, R = 4, T = 64.
 // The verdicts are the pure functions of lib/grading/cycles.ts (their false-failure rates are simulated by
 // scripts/simulate-false-failures.ts).
-import type { CheckContext, CheckDef, Threshold, Tier } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
-import { fail, fmt, inconclusive } from '../lib/check/messages.ts';
-import type { Evidence, Verdict } from '../lib/check/types.ts';
+
+import {
+  chat,
+  describeExchange,
+  type Exchange,
+  generationBody,
+  measurePace,
+  uniquePrompt,
+} from '../lib/exchange/exchange.ts';
+import { filler } from '../lib/exchange/prompts.ts';
+import { incompleteVerdict, type SharedRecording, shared } from '../lib/exchange/recordings.ts';
+import { served, textlessNote } from '../lib/exchange/served.ts';
 import {
   type CycleSample,
   cyclesUndecided,
@@ -22,19 +30,12 @@ import {
   type StallRequest,
   type TrendThresholds,
 } from '../lib/grading/cycles.ts';
-import {
-  chat,
-  describeExchange,
-  type Exchange,
-  generationBody,
-  measurePace,
-  uniquePrompt,
-} from '../lib/http/exchange.ts';
-import { filler } from '../lib/http/prompts.ts';
-import { incompleteVerdict, type SharedRecording, shared } from '../lib/http/recordings.ts';
 import { type CpuUse, cpuSnapshot, cpuUse } from '../lib/measure/machine-load.ts';
 import { expectedMs, type Pace, sizedFrom, tokensAt } from '../lib/measure/pace.ts';
-import { served, textlessNote } from '../lib/measure/served.ts';
+import type { CheckContext, CheckDef, Threshold, Tier } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
+import type { Evidence, Verdict } from '../lib/model/types.ts';
+import { fail, fmt, inconclusive } from '../lib/model/verdict.ts';
 import { processTreeRssKiB } from '../lib/server/lifecycle.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
 import { blockedIfUnserved } from './support/root-causes.ts';

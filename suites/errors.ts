@@ -5,14 +5,21 @@
 // token. Reference: OpenAI API reference "Error codes" (400 invalid_request_error), RFC 9110 §15.5 (4xx: the client
 // erred) and §15.6 (5xx: the server failed).
 import fc from 'fast-check';
-import type { CheckContext, CheckDef } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
-import { fail, inconclusive, pass, warn } from '../lib/check/messages.ts';
-import type { Deadlines, Recording, Verdict } from '../lib/check/types.ts';
 import { classifyErrorBody, OPENAI_ERROR_SHAPE } from '../lib/decode/error-body.ts';
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
-import { chat, describeExchange, type Exchange, generationBody, getJson, uniquePrompt } from '../lib/http/exchange.ts';
+import {
+  chat,
+  describeExchange,
+  type Exchange,
+  generationBody,
+  getJson,
+  uniquePrompt,
+} from '../lib/exchange/exchange.ts';
 import { bodyJson, bodyText, record } from '../lib/http/recorder.ts';
+import type { CheckContext, CheckDef } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
+import type { Deadlines, Recording, Verdict } from '../lib/model/types.ts';
+import { fail, inconclusive, pass, warn } from '../lib/model/verdict.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
 import { blockedIfUnserved } from './support/root-causes.ts';
 

@@ -3,9 +3,9 @@
 // before every timing check; this check, last in the run, reports what it saw once: a server that stayed as fast as it
 // started, one that slowed down and recovered while the sentinel waited, or one "degraded since <check>" (the timing
 // checks after it were inconclusive naming it). It sends nothing itself (readsRun).
-import type { CheckDef } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
-import { fail, fmt, inconclusive, pass } from '../lib/check/messages.ts';
+import type { CheckDef } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
+import { fail, fmt, inconclusive, pass } from '../lib/model/verdict.ts';
 import { readSentinel, SENTINEL } from '../lib/server/sentinel.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
 

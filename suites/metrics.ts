@@ -3,12 +3,18 @@
 // One shared sample (3 sequential single streams sized from the measured speed, forced to their length, usage
 // requested) feeds every check of the family (lib/http/recordings.ts). The phantom rules live in lib/grading/phantom.ts so reporters flag other checks' figures
 // with exactly the same code.
-import type { CheckContext, CheckDef } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
-import { borderline, fail, fmt, inconclusive, pass, skip } from '../lib/check/messages.ts';
-import type { Evidence, Verdict } from '../lib/check/types.ts';
+
 import { serverDecode } from '../lib/decode/server-timings.ts';
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import {
+  chat,
+  describeExchange,
+  type Exchange,
+  generationBody,
+  measurePace,
+  uniquePrompt,
+} from '../lib/exchange/exchange.ts';
+import { incompleteVerdict, type SharedRecording, shared } from '../lib/exchange/recordings.ts';
 import {
   assessPhysical,
   assessStream,
@@ -21,20 +27,15 @@ import {
   type PhantomThresholds,
   physicalBoundTps,
 } from '../lib/grading/phantom.ts';
-import { max, median, min } from '../lib/grading/stats.ts';
-import {
-  chat,
-  describeExchange,
-  type Exchange,
-  generationBody,
-  measurePace,
-  uniquePrompt,
-} from '../lib/http/exchange.ts';
 import { bodyText } from '../lib/http/recorder.ts';
-import { incompleteVerdict, type SharedRecording, shared } from '../lib/http/recordings.ts';
 import { clientAllowanceMs } from '../lib/measure/client-lag.ts';
 import { expectedMs, type Pace, sizedFrom, tokensAt } from '../lib/measure/pace.ts';
+import { max, median, min } from '../lib/measure/stats.ts';
 import { workloadFigures } from '../lib/measure/workload.ts';
+import type { CheckContext, CheckDef } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
+import type { Evidence, Verdict } from '../lib/model/types.ts';
+import { borderline, fail, fmt, inconclusive, pass, skip } from '../lib/model/verdict.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
 import { blockedIfUnserved } from './support/root-causes.ts';
 

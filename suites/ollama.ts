@@ -2,12 +2,10 @@
 // (https://github.com/ollama/ollama/blob/main/docs/api.md, "Generate a chat completion"): a stream of JSON objects, one per line; the final object has done: true, done_reason
 // and the statistics (total_duration, load_duration, prompt_eval_count, prompt_eval_duration, eval_count,
 // eval_duration, in nanoseconds). One recorded stream per run, shared by the family's checks.
-import type { CheckContext, CheckDef } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
-import { fail } from '../lib/check/messages.ts';
-import type { Verdict } from '../lib/check/types.ts';
-import { assertReached } from '../lib/decode/sse-samples.ts';
+
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import { generationBody, send } from '../lib/exchange/exchange.ts';
+import { incompleteVerdict, type SharedRecording, shared } from '../lib/exchange/recordings.ts';
 import {
   evidence,
   judgeDoneLine,
@@ -15,8 +13,11 @@ import {
   makeNdjsonSample,
   type NdjsonSample,
 } from '../lib/grading/ollama.ts';
-import { generationBody, send } from '../lib/http/exchange.ts';
-import { incompleteVerdict, type SharedRecording, shared } from '../lib/http/recordings.ts';
+import { assertReached } from '../lib/grading/sse-samples.ts';
+import type { CheckContext, CheckDef } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
+import type { Verdict } from '../lib/model/types.ts';
+import { fail } from '../lib/model/verdict.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */

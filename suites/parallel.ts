@@ -5,10 +5,19 @@
 //
 // Timing verdicts are the pure functions of lib/grading/parallel.ts; scripts/simulate-false-failures.ts measures their
 // false-failure and detection rates.
-import type { CheckContext, CheckDef, Threshold } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
-import { fail, fmt, inconclusive, skip } from '../lib/check/messages.ts';
-import type { Evidence, Verdict } from '../lib/check/types.ts';
+
+import { CpuMeter, recordBatching, usableSlots } from '../lib/exchange/batching.ts';
+import {
+  chat,
+  describeExchange,
+  type Exchange,
+  generationBody,
+  measurePace,
+  paceFor,
+  uniquePrompt,
+} from '../lib/exchange/exchange.ts';
+import { filler } from '../lib/exchange/prompts.ts';
+import { served, textlessNote, textlessTokens } from '../lib/exchange/served.ts';
 import { gradeIsolation, type IsolationStream } from '../lib/grading/isolation.ts';
 import {
   gradeNoStarvation,
@@ -19,23 +28,15 @@ import {
   type StarvationStream,
   speedupUndecided,
 } from '../lib/grading/parallel.ts';
-import {
-  chat,
-  describeExchange,
-  type Exchange,
-  generationBody,
-  measurePace,
-  paceFor,
-  uniquePrompt,
-} from '../lib/http/exchange.ts';
-import { filler } from '../lib/http/prompts.ts';
 import { releaseTogether } from '../lib/measure/barrier.ts';
-import { CpuMeter, recordBatching, usableSlots } from '../lib/measure/batching.ts';
 import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
 import { decodeMsPerToken, describePace, expectedMs, type Pace, sizedFrom, tokensAt } from '../lib/measure/pace.ts';
 import { aggregateWallTps, type TimedRequest } from '../lib/measure/request-metrics.ts';
-import { served, textlessNote, textlessTokens } from '../lib/measure/served.ts';
 import { workloadFigures } from '../lib/measure/workload.ts';
+import type { CheckContext, CheckDef, Threshold } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
+import type { Evidence, Verdict } from '../lib/model/types.ts';
+import { fail, fmt, inconclusive, skip } from '../lib/model/verdict.ts';
 import { faultProof, type Proof, passProof, plainProof } from './support/proof.ts';
 import { blockedIfUnserved } from './support/root-causes.ts';
 

@@ -8,10 +8,9 @@
 //
 // The judges are pure functions in lib/grading/sse-framing.ts and lib/grading/sse-chunks.ts; this file records the
 // exchanges and declares the checks.
-import type { CheckContext, CheckDef } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
-import type { Verdict } from '../lib/check/types.ts';
-import { assertReached, makeSample, type Sample, unusable } from '../lib/decode/sse-samples.ts';
+
+import { generationBody, send } from '../lib/exchange/exchange.ts';
+import { incompleteVerdict, type SharedRecording, shared } from '../lib/exchange/recordings.ts';
 import {
   judgeChunkSchema,
   judgeFinishOnce,
@@ -31,8 +30,10 @@ import {
   judgeOneJsonPerEvent,
   judgeUnknownFields,
 } from '../lib/grading/sse-framing.ts';
-import { generationBody, send } from '../lib/http/exchange.ts';
-import { incompleteVerdict, type SharedRecording, shared } from '../lib/http/recordings.ts';
+import { assertReached, makeSample, type Sample, unusable } from '../lib/grading/sse-samples.ts';
+import type { CheckContext, CheckDef } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
+import type { Verdict } from '../lib/model/types.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
 import { STREAMED_CHAT_REPORTER } from './support/root-causes.ts';
 

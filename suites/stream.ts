@@ -2,12 +2,9 @@
 // Medians over repetitions; a verdict fails only when a confidence bound is past the threshold; too short or too
 // noisy a measurement, or a starved client, is inconclusive (a warn), never a pass and never a fail.
 // Reference: the seeds (Rapid-MLX's TTFT equalled the whole response time), OpenAI API reference "stream".
-import type { CheckContext, CheckDef } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
-import { borderline, fail, fmt, inconclusive, pass, pct } from '../lib/check/messages.ts';
-import type { Evidence, Verdict } from '../lib/check/types.ts';
+
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
-import { bootstrapMedianCI, bootstrapRatioCI, median, summarize } from '../lib/grading/stats.ts';
+import { usableSlots } from '../lib/exchange/batching.ts';
 import {
   chat,
   describeExchange,
@@ -16,19 +13,23 @@ import {
   measurePace,
   paceFor,
   uniquePrompt,
-} from '../lib/http/exchange.ts';
-import { promptOfTokens } from '../lib/http/prompts.ts';
+} from '../lib/exchange/exchange.ts';
+import { type LiveStream, startStream, within } from '../lib/exchange/live-stream.ts';
+import { promptOfTokens } from '../lib/exchange/prompts.ts';
+import { incompleteVerdict, type SharedRecording, shared } from '../lib/exchange/recordings.ts';
+import { textlessNote, textlessTokens } from '../lib/exchange/served.ts';
+import { type BusyReader, findBusyReader } from '../lib/exchange/server-load.ts';
+import { measureServing, type Serving } from '../lib/exchange/serving.ts';
 import { bodyText } from '../lib/http/recorder.ts';
-import { incompleteVerdict, type SharedRecording, shared } from '../lib/http/recordings.ts';
-import { usableSlots } from '../lib/measure/batching.ts';
 import { clientAllowanceMs } from '../lib/measure/client-lag.ts';
 import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
-import { type LiveStream, startStream, within } from '../lib/measure/live-stream.ts';
 import { decodeMsPerToken, describePace, expectedMs, type Pace, sizedFrom, tokensAt } from '../lib/measure/pace.ts';
-import { textlessNote, textlessTokens } from '../lib/measure/served.ts';
-import { type BusyReader, findBusyReader } from '../lib/measure/server-load.ts';
-import { measureServing, type Serving } from '../lib/measure/serving.ts';
+import { bootstrapMedianCI, bootstrapRatioCI, median, summarize } from '../lib/measure/stats.ts';
 import { bandAbove, pollUntil, type ReadSpread, readSpread, stallShare } from '../lib/measure/timing.ts';
+import type { CheckContext, CheckDef } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
+import type { Evidence, Verdict } from '../lib/model/types.ts';
+import { borderline, fail, fmt, inconclusive, pass, pct } from '../lib/model/verdict.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
 import { blockedIfUnserved } from './support/root-causes.ts';
 

@@ -10,15 +10,16 @@
 // finishes them within the budget. A response cut by max_tokens is inconclusive while what was written could still
 // become valid JSON; text that can never be JSON fails, cut or not. Capability `structured-output`: declared, or
 // discovered by the probe of structured.supported (a json_object request, also judged by structured.json-object).
-import type { CheckContext, CheckDef } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
-import { fail, inconclusive, pass } from '../lib/check/messages.ts';
-import type { Verdict } from '../lib/check/types.ts';
+
 import { jsonPrefix } from '../lib/decode/json-prefix.ts';
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
 import { chatAnswer, schemaProblems } from '../lib/decode/tool-calls.ts';
-import { type Exchange, generationBody, send, uniquePrompt } from '../lib/http/exchange.ts';
-import { sharedValue } from '../lib/http/recordings.ts';
+import { type Exchange, generationBody, send, uniquePrompt } from '../lib/exchange/exchange.ts';
+import { sharedValue } from '../lib/exchange/recordings.ts';
+import type { CheckContext, CheckDef } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
+import type { Verdict } from '../lib/model/types.ts';
+import { fail, inconclusive, pass } from '../lib/model/verdict.ts';
 import { featureGate, judgeInvalidCases, probeCheck, unanswered } from '../lib/server/feature-probe.ts';
 import { faultProof, type Proof, passProof, skipProof } from './support/proof.ts';
 import { blockedIfUnserved } from './support/root-causes.ts';

@@ -10,10 +10,7 @@
 // The tools offered have bounded parameters (enums only), so even a random-weight model under a grammar finishes a
 // call within the token budget. Capability `tools`: declared, or discovered by the probe request of tools.supported.
 // Recordings are shared between checks (one request each, memoized per run and server).
-import type { CheckContext, CheckDef } from '../lib/check/check.ts';
-import type { FamilySpec } from '../lib/check/family-spec.ts';
-import { fail, inconclusive, pass, skip } from '../lib/check/messages.ts';
-import type { ApiFlavour, Verdict } from '../lib/check/types.ts';
+
 import { jsonPrefix } from '../lib/decode/json-prefix.ts';
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
 import {
@@ -27,9 +24,13 @@ import {
   type ToolCall,
   toolUseShapeProblems,
 } from '../lib/decode/tool-calls.ts';
-import { type Exchange, generationBody, send, uniquePrompt } from '../lib/http/exchange.ts';
+import { type Exchange, generationBody, send, uniquePrompt } from '../lib/exchange/exchange.ts';
+import { sharedValue } from '../lib/exchange/recordings.ts';
 import { bodyText } from '../lib/http/recorder.ts';
-import { sharedValue } from '../lib/http/recordings.ts';
+import type { CheckContext, CheckDef } from '../lib/model/check.ts';
+import type { FamilySpec } from '../lib/model/family-spec.ts';
+import type { ApiFlavour, Verdict } from '../lib/model/types.ts';
+import { fail, inconclusive, pass, skip } from '../lib/model/verdict.ts';
 import { classifyAnswer, featureGate, judgeInvalidCases, probeCheck, unanswered } from '../lib/server/feature-probe.ts';
 import { faultProof, type Proof, passProof, skipProof } from './support/proof.ts';
 import { blockedIfUnserved } from './support/root-causes.ts';

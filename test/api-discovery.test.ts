@@ -5,14 +5,14 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, expect, test } from 'vitest';
-import type { CheckDef } from '../lib/check/check.ts';
 import { skipReason } from '../lib/check/check.ts';
-import type { Profile, ServerInfo } from '../lib/check/types.ts';
 import { parseApis } from '../lib/config/apis.ts';
+import { effectiveProfile } from '../lib/config/effective.ts';
 import { envProfile, ROOT } from '../lib/config/profile.ts';
 import { compileSchema } from '../lib/config/schemas.ts';
+import type { CheckDef } from '../lib/model/check.ts';
+import type { Profile, ServerInfo } from '../lib/model/types.ts';
 import { decideApi, discoverApis } from '../lib/server/api-discovery.ts';
-import { effectiveProfile } from '../lib/server/discovery.ts';
 
 test.each([
   [{ status: 200, body: '{"choices":[{"text":"O"}]}' }, 'present'],

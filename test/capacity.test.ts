@@ -17,8 +17,8 @@ import { queueingFrom, type SweepPoint, saturationOf, stoppedRising } from '../l
 import type { CapacityLevel, CapacityTable } from '../lib/capacity/types.ts';
 import { judgeCollapse, judgeErrorsBelowSlots, judgeStarvation } from '../lib/capacity/verdicts.ts';
 import { runCheck, skipReason } from '../lib/check/check.ts';
-import type { Profile } from '../lib/check/types.ts';
 import { compileSchema } from '../lib/config/schemas.ts';
+import type { Profile } from '../lib/model/types.ts';
 import { capacityLines } from '../reporters/capacity-table.ts';
 import { withCapacity } from '../reporters/results.ts';
 import type { ResultsFile } from '../reporters/results-types.ts';

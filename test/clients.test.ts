@@ -4,7 +4,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { BodyRead, Recording } from '../lib/check/types.ts';
 import { compareFacts, judgeIncremental, triggerOf } from '../lib/clients/compare.ts';
 import { DRIVERS, emptyObservation, errorText } from '../lib/clients/drivers.ts';
 import { teeFetch } from '../lib/clients/tee-fetch.ts';
@@ -17,6 +16,7 @@ import {
   wireLines,
 } from '../lib/clients/wire.ts';
 import { DEFAULT_DEADLINES } from '../lib/http/recorder.ts';
+import type { BodyRead, Recording } from '../lib/model/types.ts';
 import { clientMatrix, clientMatrixHtml, clientMatrixLines } from '../reporters/clients-matrix.ts';
 import { textTable } from '../reporters/render.ts';
 import type { CheckResult } from '../reporters/results-types.ts';

@@ -21,7 +21,7 @@ import {
   scalingWorstCase,
 } from '../lib/grading/context.ts';
 import { fitPrefill, windowExcess } from '../lib/grading/prefill-fit.ts';
-import { median, mulberry32 } from '../lib/grading/stats.ts';
+import { median, mulberry32 } from '../lib/measure/stats.ts';
 import { widthFromModels, widthFromOllamaShow } from '../lib/server/model-width.ts';
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -8,9 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startHostile } from '../fixtures/hostile-server/spawn.ts';
 import { startReference } from '../fixtures/reference-server/spawn.ts';
-import { type CheckContext, type CheckDef, makeContext } from '../lib/check/check.ts';
-import type { Deadlines, Profile } from '../lib/check/types.ts';
-import { chat, generationBody, uniquePrompt } from '../lib/http/exchange.ts';
+import { makeContext } from '../lib/check/check.ts';
+import { chat, generationBody, uniquePrompt } from '../lib/exchange/exchange.ts';
 import {
   evidenceCheck,
   evidenceFor,
@@ -20,6 +19,8 @@ import {
 } from '../lib/measure/deadline-evidence.ts';
 import { BUDGET_FACTOR, requestDeadlines } from '../lib/measure/deadlines.ts';
 import { paceOf } from '../lib/measure/pace.ts';
+import type { CheckContext, CheckDef } from '../lib/model/check.ts';
+import type { Deadlines, Profile } from '../lib/model/types.ts';
 
 const BASE: Deadlines = { connectMs: 2_000, headersMs: 15_000, tokenIdleMs: 5_000, totalMs: 30_000 };
 const KIND = 'POST /v1/chat/completions (whole)';

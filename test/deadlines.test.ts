@@ -3,9 +3,8 @@
 
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { type CheckContext, runCheck } from '../lib/check/check.ts';
-import type { Deadlines, Profile, Recording } from '../lib/check/types.ts';
-import { resetShared, shared } from '../lib/http/recordings.ts';
+import { runCheck } from '../lib/check/check.ts';
+import { resetShared, shared } from '../lib/exchange/recordings.ts';
 import { clientAllowanceMs, setLagBaseline, startLagSampler } from '../lib/measure/client-lag.ts';
 import {
   BUDGET_FACTOR,
@@ -30,6 +29,8 @@ import {
   tokensFor,
 } from '../lib/measure/pace.ts';
 import { requestMetrics, tokenCountOf } from '../lib/measure/request-metrics.ts';
+import type { CheckContext } from '../lib/model/check.ts';
+import type { Deadlines, Profile, Recording } from '../lib/model/types.ts';
 
 const BASE: Deadlines = { connectMs: 2_000, headersMs: 15_000, tokenIdleMs: 5_000, totalMs: 30_000 };
 const obs = (tokens: number, e2eMs: number, ttftMs: number, extra: Partial<PaceObservation> = {}): PaceObservation => ({
@@ -303,7 +304,7 @@ describe("a check's own bound", () => {
     context: { discovery: 'none' },
   };
   const server = { baseUrl: 'http://127.0.0.1:9', identity: {} };
-  const def = (run: (ctx: CheckContext) => Promise<import('../lib/check/types.ts').Verdict>) => ({
+  const def = (run: (ctx: CheckContext) => Promise<import('../lib/model/types.ts').Verdict>) => ({
     id: 'x.bound',
     title: 't',
     level: 'MUST' as const,

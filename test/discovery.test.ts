@@ -5,14 +5,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, expect, test } from 'vitest';
-import type { DiscoveryAdapter, Profile } from '../lib/check/types.ts';
+import { effectiveProfile } from '../lib/config/effective.ts';
+import type { DiscoveryAdapter, Profile } from '../lib/model/types.ts';
 import {
   describeDiscovery,
   describeWindowDisagreement,
   discoverContext,
   discoverIdentity,
   discoverServer,
-  effectiveProfile,
   windowDisagreement,
 } from '../lib/server/discovery.ts';
 

@@ -1,7 +1,7 @@
 // lib/feature-probe: the lenient-vs-broken rule for optional features (200 supported, 4xx unsupported, 5xx broken).
 import { expect, test } from 'vitest';
-import type { Recording } from '../lib/check/types.ts';
-import type { Exchange } from '../lib/http/exchange.ts';
+import type { Exchange } from '../lib/exchange/exchange.ts';
+import type { Recording } from '../lib/model/types.ts';
 import { classifyAnswer, judgeInvalidCases, unanswered } from '../lib/server/feature-probe.ts';
 
 function exchange(status: number | undefined, json?: unknown, failure?: Recording['failure']): Exchange {

@@ -7,13 +7,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { rawStream } from '../bench/floor-client.ts';
 import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
 import { grade, runCheck } from '../lib/check/check.ts';
-import type { BodyRead, Recording } from '../lib/check/types.ts';
-import { StreamDecode } from '../lib/http/exchange.ts';
+import { StreamDecode } from '../lib/exchange/exchange.ts';
 import { KeptReads } from '../lib/http/recorder.ts';
 import {
   clientLag,
   describePreflight,
-  type FidelityPreflight,
   lagSummary,
   monotonicOffset,
   type StampedArrival,
@@ -22,7 +20,8 @@ import {
   stampedArrivalsInBytes,
   steadyWindow,
   stepMinima,
-} from '../lib/run/fidelity.ts';
+} from '../lib/measure/fidelity.ts';
+import type { BodyRead, FidelityPreflight, Recording } from '../lib/model/types.ts';
 import { harnessStreams, runPreflight, type StampServer, startStampServer } from '../lib/run/preflight.ts';
 import { checks as streamChecks } from '../suites/stream.ts';
 

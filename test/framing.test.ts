@@ -4,7 +4,6 @@
 
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import type { BodyRead } from '../lib/check/types.ts';
 import {
   analyzeNdjson,
   analyzeSse,
@@ -22,6 +21,7 @@ import {
   splitCharacterBoundaries,
   splitJsonValues,
 } from '../lib/decode/framing.ts';
+import type { BodyRead } from '../lib/model/types.ts';
 
 const enc = new TextEncoder();
 const reads = (...parts: (string | Uint8Array)[]): BodyRead[] =>
@@ -339,8 +339,6 @@ test('mediaType drops parameters and case', () => {
 // The sse judges on hand-written streams shaped like real servers' (docs/servers.md "Cross-server observations"):
 // none of what a client has to tolerate may fail a MUST check. And the fault shapes they must catch, without a server.
 
-import type { Recording, Verdict } from '../lib/check/types.ts';
-import { makeSample, type Sample } from '../lib/decode/sse-samples.ts';
 import { judgeEventLines, judgeEventSequence } from '../lib/grading/anthropic.ts';
 import { judgeDoneLine, judgeNdjsonFraming, makeNdjsonSample } from '../lib/grading/ollama.ts';
 import {
@@ -362,6 +360,8 @@ import {
   judgeOneJsonPerEvent,
   judgeUnknownFields,
 } from '../lib/grading/sse-framing.ts';
+import { makeSample, type Sample } from '../lib/grading/sse-samples.ts';
+import type { Recording, Verdict } from '../lib/model/types.ts';
 import { ECHO_TEXT } from '../suites/sse.ts';
 
 const recOf = (

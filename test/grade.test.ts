@@ -1,8 +1,9 @@
 // grade(): level, strict mode and known issues applied to a check's raw verdict. `inconclusive` is an outcome of its
 // own: neither strict mode nor a known-issue entry turns it into anything else.
 import { describe, expect, test } from 'vitest';
-import { type CheckDef, grade } from '../lib/check/check.ts';
-import type { Level, Profile, Verdict } from '../lib/check/types.ts';
+import { grade } from '../lib/check/check.ts';
+import type { CheckDef } from '../lib/model/check.ts';
+import type { Level, Profile, Verdict } from '../lib/model/types.ts';
 
 const check = (level: Level): CheckDef => ({
   id: 'x.y',
@@ -74,7 +75,7 @@ describe('grade', () => {
     expect(grade(check('INFO'), edge, profile(), true).outcome).toBe('warn');
   });
   test('borderline() builds a borderline warn; warn() a clear one', async () => {
-    const { borderline, warn } = await import('../lib/check/messages.ts');
+    const { borderline, warn } = await import('../lib/model/verdict.ts');
     expect(borderline('b')).toMatchObject({ outcome: 'warn', message: 'b', borderline: true });
     expect(warn('w').borderline).toBeUndefined();
   });

@@ -3,9 +3,9 @@
 // framing, the read boundaries and the retention cap.
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import type { ApiFlavour, BodyRead, Recording } from '../lib/check/types.ts';
-import { type Exchange, StreamDecode } from '../lib/http/exchange.ts';
+import { type Exchange, StreamDecode } from '../lib/exchange/exchange.ts';
 import { KeptReads } from '../lib/http/recorder.ts';
+import type { ApiFlavour, BodyRead, Recording } from '../lib/model/types.ts';
 
 const enc = new TextEncoder();
 const j = (o: unknown) => JSON.stringify(o);

@@ -1,7 +1,7 @@
 // Load generation over worker threads (lib/measure/load-workers.ts): one clock for every worker, verified against a
 // common event and against the stamping server's send times; streams split and started together.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { clientBound, runLoad, share, type WorkerCost, workerSkew } from '../lib/measure/load-workers.ts';
+import { clientBound, runLoad, share, type WorkerCost, workerSkew } from '../lib/exchange/load-workers.ts';
 import { type StampServer, startStampServer } from '../lib/run/preflight.ts';
 
 describe('worker clocks', () => {

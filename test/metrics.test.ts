@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import type { BodyRead } from '../lib/check/types.ts';
 import { decodeSse } from '../lib/decode/stream-decoder.ts';
 import { openaiChatEvents } from '../lib/decode/stream-events.ts';
 import { aggregateWallTps, requestMetrics, speedup } from '../lib/measure/request-metrics.ts';
+import type { BodyRead } from '../lib/model/types.ts';
 
 const enc = new TextEncoder();
 const reads = (...parts: [number, string][]): BodyRead[] => parts.map(([t, s]) => ({ t, bytes: enc.encode(s) }));

@@ -2,7 +2,7 @@
 // summary, the HTML matrix (cells, legend, filter), the badges and JUnit (warn, known, error and inconclusive kept
 // apart). Hand-made results with one check of each outcome; the real-run JUnit is checked in test/reporters.test.ts.
 import { describe, expect, test } from 'vitest';
-import type { Outcome } from '../lib/check/types.ts';
+import type { Outcome } from '../lib/model/types.ts';
 import { renderHtml } from '../reporters/html.ts';
 import { junitPath, renderJunit } from '../reporters/junit.ts';
 import { badgeSpecs, gateLine, OUTCOMES, renderConsole, renderMarkdown, toColumns } from '../reporters/render.ts';

@@ -21,7 +21,7 @@ import {
   serialisedPairs,
   speedupUndecided,
 } from '../lib/grading/parallel.ts';
-import { mulberry32 } from '../lib/grading/stats.ts';
+import { mulberry32 } from '../lib/measure/stats.ts';
 
 const calm = { p99Ms: 12, maxMs: 20 };
 const starvedLoop = { p99Ms: 250, maxMs: 400 };

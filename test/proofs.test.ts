@@ -8,7 +8,7 @@ import { type ReferenceHandle, startReference } from '../fixtures/reference-serv
 import { memoryStore } from '../lib/check/blocked.ts';
 import { grade, runCheck } from '../lib/check/check.ts';
 import { TIMING_FAMILIES } from '../lib/check/family-order.ts';
-import type { Profile, ServerInfo } from '../lib/check/types.ts';
+import type { Profile, ServerInfo } from '../lib/model/types.ts';
 import { discoverServer } from '../lib/server/discovery.ts';
 import { measureBaseline, type SentinelContext } from '../lib/server/sentinel.ts';
 import { allChecks, families } from '../suites/catalogue.ts';

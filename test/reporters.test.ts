@@ -12,7 +12,7 @@ import { EXIT } from '../cli/args.ts';
 import { judgeRun } from '../cli/run.ts';
 import { ROOT } from '../lib/config/profile.ts';
 import { compileSchema, schemaErrors } from '../lib/config/schemas.ts';
-import { median } from '../lib/grading/stats.ts';
+import { median } from '../lib/measure/stats.ts';
 import BadgesReporter from '../reporters/badges.ts';
 import ConsoleTableReporter from '../reporters/console.ts';
 import JunitReporter from '../reporters/junit.ts';

@@ -4,12 +4,13 @@
 // inconclusive "blocked by" that check, and no SHOULD or INFO check is "not met" for want of evidence.
 import { afterAll, describe, expect, test } from 'vitest';
 import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
-import { blockedOn, memoryStore, requestPrecondition, resolveBlocked } from '../lib/check/blocked.ts';
+import { memoryStore, resolveBlocked } from '../lib/check/blocked.ts';
 import { grade, runCheck, skipReason } from '../lib/check/check.ts';
 import { FAMILY_ORDER } from '../lib/check/family-order.ts';
-import { fail, inconclusive, warn } from '../lib/check/messages.ts';
-import type { Level, Precondition, Recording } from '../lib/check/types.ts';
+import { blockedOn, requestPrecondition } from '../lib/grading/preconditions.ts';
 import { resetConnections } from '../lib/http/recorder.ts';
+import type { Level, Precondition, Recording } from '../lib/model/types.ts';
+import { fail, inconclusive, warn } from '../lib/model/verdict.ts';
 import { renderConsole, renderMarkdown, toColumns } from '../reporters/render.ts';
 import type { CheckResult, ResultsFile } from '../reporters/results-types.ts';
 import { families } from '../suites/catalogue.ts';

@@ -1,7 +1,7 @@
 // The health sentinel's judgement (lib/server/sentinel.ts judgeHealth): never "degraded" for a correct server whose
 // probes a busy 2-core machine slows by up to 3x, always for the slowdowns it is for. Pure: seeded simulations.
 import { expect, test } from 'vitest';
-import { mulberry32 } from '../lib/grading/stats.ts';
+import { mulberry32 } from '../lib/measure/stats.ts';
 import { figuresOf, judgeHealth, SENTINEL } from '../lib/server/sentinel.ts';
 
 /** A probe of the reference server's shape (8 tokens, 8 ms steps) or a 3 tok/s server's (4 tokens), slowed by `load`. */

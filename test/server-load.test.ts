@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { busyFromSlots, promGauge } from '../lib/measure/server-load.ts';
+import { busyFromSlots, promGauge } from '../lib/exchange/server-load.ts';
 
 describe('busyFromSlots', () => {
   test('llama.cpp / reference shape: is_processing per slot', () => {

@@ -1,7 +1,7 @@
 // The serving concurrency measured when a server does not report it (lib/measure/serving.ts): judged only when every
 // repetition finds the same count and the waiting stream really waited for a running one's end.
 import { expect, test } from 'vitest';
-import { judgeServing, type ServingRep } from '../lib/measure/serving.ts';
+import { judgeServing, type ServingRep } from '../lib/exchange/serving.ts';
 
 const queued = (concurrency: number, waitedMs = 1600, afterEndMs = 15): ServingRep => ({
   concurrency,

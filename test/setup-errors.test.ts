@@ -7,9 +7,10 @@ import { type ReferenceHandle, referenceProfile, startReference } from '../fixtu
 import { jsonSyntaxError, parseJsonText } from '../lib/config/json-file.ts';
 import { parseServers } from '../lib/config/profile.ts';
 import { compileSchema, schemaErrors } from '../lib/config/schemas.ts';
+import type { SetupFailure } from '../lib/model/types.ts';
 import { SetupError, waitReady } from '../lib/server/lifecycle.ts';
 import { listModelIds, modelNotServed, refusesModel } from '../lib/server/model-served.ts';
-import { describeSetupFailure, type SetupFailure, setupFailureOf } from '../lib/server/setup-failure.ts';
+import { describeSetupFailure, setupFailureOf } from '../lib/server/setup-failure.ts';
 import { renderJunit } from '../reporters/junit.ts';
 import { badgeSpecs, gateLine, renderConsole, renderMarkdown, toColumns } from '../reporters/render.ts';
 import type { ResultsFile } from '../reporters/results-types.ts';

@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import type { BodyRead } from '../lib/check/types.ts';
 import { decodeNdjson, decodeSse, escapeBytes, isInvalidUtf8, splitRawEvents } from '../lib/decode/stream-decoder.ts';
 import {
   anthropicEvents,
@@ -9,6 +8,7 @@ import {
   openaiCompletionEvents,
 } from '../lib/decode/stream-events.ts';
 import { requestMetrics } from '../lib/measure/request-metrics.ts';
+import type { BodyRead } from '../lib/model/types.ts';
 
 const enc = new TextEncoder();
 /** Reads at t = 1, 2, 3, ... from strings or byte arrays. */

@@ -16,7 +16,7 @@ import {
   quantile,
   summarize,
   theilSen,
-} from '../lib/grading/stats.ts';
+} from '../lib/measure/stats.ts';
 
 /** Standard normal draws from a seeded uniform source (Box–Muller). */
 function normals(seed: number, n: number, sd: number): number[] {
@@ -278,7 +278,7 @@ describe('properties', () => {
 });
 
 test('Sen interval at n = 5 is [min, max] of the pairwise slopes (exact coverage 98.3 %), undefined at n = 4', async () => {
-  const { theilSen } = await import('../lib/grading/stats.ts');
+  const { theilSen } = await import('../lib/measure/stats.ts');
   const five = theilSen([1, 2, 3, 4, 5], [10, 9.1, 8.3, 7.2, 6.5]);
   expect(five.low).toBeDefined();
   expect(five.high).toBeLessThan(0);

@@ -6,9 +6,9 @@
 // families still fail a server that answers 200 with neither text nor usage (the same server with its usage off).
 import { describe, expect, test } from 'vitest';
 import type { StreamEvents } from '../lib/decode/stream-events.ts';
+import type { Exchange } from '../lib/exchange/exchange.ts';
+import { served, textlessTokens } from '../lib/exchange/served.ts';
 import { gradeNoStarvation, type StarvationStream } from '../lib/grading/parallel.ts';
-import type { Exchange } from '../lib/http/exchange.ts';
-import { served, textlessTokens } from '../lib/measure/served.ts';
 import { runCatalogue, speedArgs, speedProfile } from '../scripts/support/speed-matrix.ts';
 
 describe('answers served as tokens without text', () => {

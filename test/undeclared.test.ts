@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, expect, test } from 'vitest';
 import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
 import { grade, runCheck, skipReason } from '../lib/check/check.ts';
-import type { Profile } from '../lib/check/types.ts';
+import type { Profile } from '../lib/model/types.ts';
 import { discoverServer } from '../lib/server/discovery.ts';
 import { families } from '../suites/catalogue.ts';
 

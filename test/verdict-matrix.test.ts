@@ -10,9 +10,9 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
 import { deviationsOf, EMULATIONS, outcomeOf } from '../fixtures/seed-study.ts';
 import { grade, runCheck, skipReason } from '../lib/check/check.ts';
-import type { Profile } from '../lib/check/types.ts';
 import { loadServers } from '../lib/config/profile.ts';
 import { record, resetConnections } from '../lib/http/recorder.ts';
+import type { Profile } from '../lib/model/types.ts';
 import { FAMILY_ORDER } from '../reporters/report-data.ts';
 import { families } from '../suites/catalogue.ts';
 

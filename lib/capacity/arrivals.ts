@@ -1,6 +1,6 @@
 // Start times of a request-rate run: constant spacing, or Poisson arrivals (exponential gaps) from a seeded
 // generator, so a run is repeatable and two machines given the same seed start the same schedule.
-import { mulberry32 } from '../grading/stats.ts';
+import { mulberry32 } from '../measure/stats.ts';
 
 /** Offsets (ms from the run's start) of `n` requests at `ratePerS`. */
 export function arrivalOffsets(n: number, ratePerS: number, arrival: 'constant' | 'poisson', seed = 1): number[] {

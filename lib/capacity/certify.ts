@@ -2,12 +2,13 @@
 // never silent): real streaming (lib/grading/phantom.ts on each stream), usage consistent with the stream, the
 // server's own timings agreeing where it sends them (lib/decode/server-timings.ts), and the physical bound of batched
 // decode where the profile gives the hardware. Our own headroom (client-bound) is judged by lib/capacity/client-meter.ts.
-import { fmt } from '../check/messages.ts';
+
 import { serverDecode } from '../decode/server-timings.ts';
+import type { Exchange } from '../exchange/exchange.ts';
+import { served } from '../exchange/served.ts';
 import { assessStream, describeCauses, PHANTOM_THRESHOLDS, PHYSICAL_THRESHOLDS } from '../grading/phantom.ts';
-import { median } from '../grading/stats.ts';
-import type { Exchange } from '../http/exchange.ts';
-import { served } from '../measure/served.ts';
+import { median } from '../measure/stats.ts';
+import { fmt } from '../model/verdict.ts';
 import type { CapacityLevel, FlaggedFigure } from './types.ts';
 
 /** Thresholds of the certification, each with its reason (docs/capacity.md "Certification"). */

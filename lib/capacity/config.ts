@@ -1,7 +1,7 @@
 // What a capacity run measures and how far it goes: the profile's `capacity` field, with the command line's
 // --capacity, --slo and --dataset (passed to the checks as CONFORMANCE_CAPACITY, CONFORMANCE_SLO, CONFORMANCE_DATASET)
 // on top. Without either, the `capacity` family skips: it never runs in the quick PR gate by default.
-import type { Profile } from '../check/types.ts';
+import type { Profile } from '../model/types.ts';
 import type { Slo } from './types.ts';
 
 /** The profile's `capacity` field (servers.schema.json): every key optional. */

@@ -1,9 +1,10 @@
 // One level's figures from its requests, as the capacity table states them (lib/capacity/types.ts): counts, TTFT,
 // ITL and end-to-end percentiles, per-stream and aggregate output tok/s, usage beside the streamed count, goodput.
 // Pure over the recorded exchanges: the same numbers whatever produced them.
-import { finite, median, quantile } from '../grading/stats.ts';
-import type { Exchange } from '../http/exchange.ts';
-import { served } from '../measure/served.ts';
+
+import type { Exchange } from '../exchange/exchange.ts';
+import { served } from '../exchange/served.ts';
+import { finite, median, quantile } from '../measure/stats.ts';
 import type { CapacityLevel, Percentiles, Slo } from './types.ts';
 
 /** One request of a level: its exchange and, in a sweep, the round (its stream's n-th request) it belongs to. */

@@ -5,11 +5,11 @@
 // recorded and decoded as every check's is; every level is certified on its own streams (lib/capacity/certify.ts)
 // and measured for our own headroom (lib/capacity/client-meter.ts).
 import { hostname } from 'node:os';
-import type { CheckContext } from '../check/check.ts';
-import { fmt } from '../check/messages.ts';
-import type { Recording } from '../check/types.ts';
-import { chat, type Exchange, generationBody } from '../http/exchange.ts';
-import { promptOfTokens } from '../http/prompts.ts';
+import { chat, type Exchange, generationBody } from '../exchange/exchange.ts';
+import { promptOfTokens } from '../exchange/prompts.ts';
+import type { Requester } from '../model/check.ts';
+import type { Recording } from '../model/types.ts';
+import { fmt } from '../model/verdict.ts';
 import { arrivalOffsets } from './arrivals.ts';
 import { batchedBoundTps, certifyLevel } from './certify.ts';
 import { clientBoundReason, startClientMeter } from './client-meter.ts';
@@ -30,7 +30,7 @@ export interface CapacityRun {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** A request body per call: synthetic prompts of the configured length, or the dataset's prompts in turn. */
-function bodies(ctx: CheckContext, cfg: CapacityConfig, dataset: Dataset | undefined): () => Promise<unknown> {
+function bodies(ctx: Requester, cfg: CapacityConfig, dataset: Dataset | undefined): () => Promise<unknown> {
   let i = 0;
   return async () => {
     const n = i++;
@@ -55,7 +55,7 @@ const MAX_ROUNDS = 100;
  * `minLevelMs` (a level of a few ms on a fast server is one timer tick and one scheduling hiccup: no measurement).
  */
 async function closedLoop(
-  ctx: CheckContext,
+  ctx: Requester,
   c: number,
   cfg: Pick<CapacityConfig, 'rounds' | 'minLevelMs'>,
   next: () => Promise<unknown>,
@@ -76,7 +76,7 @@ async function closedLoop(
 }
 
 /** Requests started at the given offsets whatever is still in flight (an open loop, as a real user population). */
-async function openLoop(ctx: CheckContext, offsets: number[], next: () => Promise<unknown>): Promise<LevelRequest[]> {
+async function openLoop(ctx: Requester, offsets: number[], next: () => Promise<unknown>): Promise<LevelRequest[]> {
   const t0 = performance.now();
   const running: Promise<LevelRequest>[] = [];
   for (const off of offsets) {
@@ -94,7 +94,7 @@ const eventsOf = (xs: readonly Exchange[]) =>
   xs.reduce((a, x) => a + (x.sse?.events.length ?? x.events?.tokens.length ?? 0), 0);
 
 async function measure(
-  ctx: CheckContext,
+  ctx: Requester,
   cfg: CapacityConfig,
   meta: Pick<CapacityLevel, 'mode' | 'concurrency' | 'ratePerS' | 'arrival' | 'seed'>,
   send: () => Promise<LevelRequest[]>,
@@ -138,7 +138,11 @@ function describeLevel(l: CapacityLevel, saturated?: boolean): string {
 }
 
 /** Run the sweep and the rate runs within `budgetMs`; what was left out for time is named in the notes. */
-export async function runCapacity(ctx: CheckContext, cfg: CapacityConfig, budgetMs: number): Promise<CapacityRun> {
+export async function runCapacity(
+  ctx: Requester & { progress(line: string): void },
+  cfg: CapacityConfig,
+  budgetMs: number,
+): Promise<CapacityRun> {
   const t0 = performance.now();
   const left = () => budgetMs - (performance.now() - t0);
   const dataset = cfg.dataset ? loadDataset(cfg.dataset) : undefined;

@@ -3,7 +3,7 @@
 // before errors or timeouts appeared — moved down to the last level before requests began to queue, where TTFT
 // says so (a closed loop at exactly the slot count leaves slots idle between requests, so its aggregate reads a
 // little low and throughput alone lands one doubling late). Pure, so a results file's table can be re-judged.
-import { fmt } from '../check/messages.ts';
+import { fmt } from '../model/verdict.ts';
 
 export interface SweepPoint {
   concurrency: number;

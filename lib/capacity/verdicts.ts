@@ -1,7 +1,8 @@
 // The capacity family's verdicts, pure over the capacity table: throughput under overload must not collapse, no
 // errors at or below the slot count, no starvation at saturation. Each threshold has its reason (docs/capacity.md).
-import { fmt } from '../check/messages.ts';
-import { finite, median } from '../grading/stats.ts';
+
+import { finite, median } from '../measure/stats.ts';
+import { fmt } from '../model/verdict.ts';
 import type { CapacityLevel, CapacityTable } from './types.ts';
 
 export const VERDICT_THRESHOLDS = {

@@ -1,107 +1,30 @@
 // Checks are declared data plus a run function; grading applies level, strict mode and known issues.
 // Nothing here knows about Vitest: suites/support/ registers checks as tests, test/ runs them directly.
 
-import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { capacityRequested } from '../capacity/config.ts';
 import { API_FLAVOURS } from '../config/apis.ts';
-import { requestAuth } from '../config/request-auth.ts';
-import { redact, stripUrlCredentials } from '../config/secrets.ts';
-import { DEFAULT_DEADLINES } from '../http/recorder.ts';
+import { effectiveProfile } from '../config/effective.ts';
+import { redact } from '../config/secrets.ts';
+import { makeRequester } from '../exchange/requester.ts';
 import { budgetText } from '../measure/deadlines.ts';
+import { clientLag } from '../measure/fidelity.ts';
 import { observations, paceKey, paceOf } from '../measure/pace.ts';
-import { type ClientLag, clientLag, type FidelityPreflight } from '../run/fidelity.ts';
+import type { CheckContext, CheckDef, Tier } from '../model/check.ts';
+import type {
+  ApiFlavour,
+  Capability,
+  FidelityPreflight,
+  Outcome,
+  Profile,
+  ServerInfo,
+  Verdict,
+} from '../model/types.ts';
+import { inconclusive, NotMeasurable } from '../model/verdict.ts';
 import { apiSkipReason } from '../server/api-discovery.ts';
-import { effectiveProfile } from '../server/discovery.ts';
 import { memoryStore, type RootCauseStore, resolveBlocked } from './blocked.ts';
-import { inconclusive } from './messages.ts';
-import type { ApiFlavour, Capability, Deadlines, Level, Outcome, Profile, ServerInfo, Verdict } from './types.ts';
 
 const isApi = (cap: Capability): cap is ApiFlavour => (API_FLAVOURS as readonly string[]).includes(cap);
-
-export type Tier = 'quick' | 'full';
-
-export interface Threshold {
-  value: number;
-  /** Why this default: shown in docs and failure messages. */
-  why: string;
-}
-
-export interface CheckDef {
-  /** Stable id `family.slug`; starts the test name, keys expectations, results and badges. */
-  id: string;
-  title: string;
-  level: Level;
-  /** One line: why a client needs this. */
-  rationale: string;
-  /** Spec clause or documented server behaviour (with a link where there is one). */
-  reference: string;
-  requires: Capability[];
-  /** Heavy checks run only in the full tier. */
-  tier?: Tier;
-  /** Named tolerances with their reasons; profiles override them per check (servers.json thresholds). */
-  thresholds?: Record<string, Threshold>;
-  /** Upper bound for the whole check (the runner enforces it). */
-  timeoutMs?: number;
-  /**
-   * Sends what may break a server (fuzzed or absurd requests, over-long prompts, requests that evict the model):
-   * runs after every check that only observes (suites/support/register.ts runOrder, lint in test/registry.test.ts).
-   */
-  destructive?: boolean;
-  /**
-   * Observing, but sends long or abandoned requests (long prompts, streams cut by the client) that may leave a server
-   * slower: the health sentinel probes after it, as after every destructive check (docs/grading.md "Health sentinel").
-   */
-  disturbs?: boolean;
-  /**
-   * Times the server (default: its family's `timing`): the sentinel probes before it, and on a server degraded since
-   * an earlier check it is inconclusive naming that check instead of graded.
-   */
-  timing?: boolean;
-  /** Sends nothing: reports what the run measured (health.sentinel), so it may run after destructive checks. */
-  readsRun?: boolean;
-  run(ctx: CheckContext): Promise<Verdict>;
-}
-
-export interface CheckContext {
-  check: CheckDef;
-  profile: Profile;
-  server: ServerInfo;
-  /** Base URL without credentials and without a trailing slash or /v1. */
-  baseUrl: string;
-  /** Headers for every request (Authorization when the profile names a key). */
-  headers: Record<string, string>;
-  /** Secret values to scrub from anything recorded. */
-  secrets: string[];
-  deadlines: Deadlines;
-  tier: Tier;
-  strict: boolean;
-  /** Unique per run: every prompt starts with text unique to the request and the run. */
-  runId: string;
-  /** A fresh nonce for one request. */
-  nonce(): string;
-  /** Threshold by name: profile override, else the check's default. */
-  threshold(name: string): number;
-  /** Progress and estimates for long checks (one line each, prefixed with the check id): the live line's note. */
-  log(message: string): void;
-  /**
-   * A line worth keeping on the console while the check runs (a capacity level as it ends): the CLI prints it at
-   * once, in every mode. One line each; say what was measured, not what is about to be.
-   */
-  progress(message: string): void;
-  /** Event-loop delay seen so far in this check (ms): a starved client cannot grade timing. */
-  loopDelay(): { p99Ms: number; maxMs: number };
-  /**
-   * How late our own timestamps may be so far in this check: the larger of its event-loop delay and the lag the run's
-   * fidelity preflight measured (lib/run/fidelity.ts clientLag). A timing verdict this lag could explain is inconclusive.
-   * `recording`: our lateness while a shared recording this check reads was made (lib/http/recordings.ts, 1 ms sampling):
-   * used instead of the check's own coarse monitor.
-   */
-  clientLag(recording?: { p99Ms: number; maxMs: number }): ClientLag;
-  signal: AbortSignal;
-  /** The run's state directory (cross-file state: the health sentinel's), when the check runs in a conformance run. */
-  stateDir?: string;
-}
 
 interface ContextOptions {
   profile: Profile;
@@ -123,32 +46,18 @@ interface ContextOptions {
   causes?: RootCauseStore;
 }
 
-let nonceCounter = 0;
-
 export function makeContext(
   check: CheckDef,
   o: ContextOptions,
   signal: AbortSignal,
   loopDelay: () => { p99Ms: number; maxMs: number },
 ): CheckContext {
-  const env = o.env ?? process.env;
-  // Credentials come from the profile's base URL; the URL we talk to is the one setup resolved (credentials stripped).
-  const url = stripUrlCredentials(o.server.baseUrl).url;
-  const { headers, secrets } = requestAuth(o.profile, env);
-  const runId = o.runId ?? randomBytes(4).toString('hex');
+  const req = makeRequester({ ...o, owner: check.id, signal });
   return {
+    ...req,
     check,
-    // The resolved model id and the declared or discovered slots (lib/server/discovery.ts): what the checks request and judge.
-    profile: effectiveProfile(o.profile, o.server),
-    server: o.server,
-    baseUrl: url.replace(/\/+$/, ''),
-    headers,
-    secrets,
-    deadlines: { ...DEFAULT_DEADLINES, ...o.profile.deadlines },
     tier: o.tier ?? 'quick',
     strict: o.strict ?? false,
-    runId,
-    nonce: () => `${runId}-${(++nonceCounter).toString(36)}-${randomBytes(3).toString('hex')}`,
     threshold(name) {
       const override = o.profile.thresholds?.[check.id]?.[name];
       if (override !== undefined) return override;
@@ -156,16 +65,11 @@ export function makeContext(
       if (!d) throw new Error(`harness bug: check ${check.id} has no threshold named "${name}"`);
       return d.value;
     },
-    log: (m) => (o.log ?? console.log)(redact(`[${check.id}] ${m}`, secrets)),
-    progress: (m) =>
-      o.progress
-        ? o.progress(redact(`${check.id}: ${m}`, secrets))
-        : (o.log ?? console.log)(redact(`[${check.id}] ${m}`, secrets)),
+    progress: (m) => (o.progress ? o.progress(redact(`${check.id}: ${m}`, req.secrets)) : req.log(m)),
     loopDelay,
-    // A shared recording's lateness, sampled at 1 ms while it was made (lib/http/recordings.ts), is the evidence for what it
+    // A shared recording's lateness, sampled at 1 ms while it was made (lib/exchange/recordings.ts), is the evidence for what it
     // recorded; the check's own monitor samples every 10 ms and so never reads below ~10 ms (lib/measure/client-lag.ts).
     clientLag: (recording) => clientLag(recording ?? loopDelay(), o.preflight),
-    signal,
     stateDir: o.stateDir,
   };
 }
@@ -318,7 +222,5 @@ export async function runCheck(
 const BOUND_GRACE_MS = 3_000;
 const fmtSeconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
-/** Thrown where the server's answers leave nothing to measure (no usage to calibrate prompts with, …). */
-export class NotMeasurable extends Error {}
 /** The run's deadline (CONFORMANCE_DEADLINE_S) cut the check: our budget, never the server's failure. */
 export class RunDeadlineReached extends Error {}

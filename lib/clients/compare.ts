@@ -1,10 +1,10 @@
 // Comparison of what a client library reported with what the wire carried. Pure functions, unit-tested in
 // test/clients.test.ts; suites/clients.ts turns their findings into verdicts.
 
-import { fmt } from '../check/messages.ts';
-import type { Recording } from '../check/types.ts';
 import { firstDifference } from '../decode/framing.ts';
 import { escapeBytes } from '../decode/stream-decoder.ts';
+import type { Recording } from '../model/types.ts';
+import { fmt } from '../model/verdict.ts';
 import { type ClientDriver, errorText, type Observation } from './drivers.ts';
 import type { Facts } from './wire.ts';
 import { wireLines } from './wire.ts';

@@ -9,9 +9,9 @@
 // command of the version the suite is tested with (devDependencies).
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { ApiFlavour } from '../check/types.ts';
 import { ROOT } from '../config/profile.ts';
 import { isJsonObject } from '../json.ts';
+import type { ApiFlavour } from '../model/types.ts';
 
 export interface ClientCase {
   /** Server root without /v1 and without a trailing slash. */

@@ -7,9 +7,10 @@
 // the profile and go only into the Authorization header (whatever the client set is removed); redirects are never
 // followed (record() uses maxRedirections 0: the client sees the 3xx, as with fetch's redirect: 'manual').
 
-import type { Deadlines, Recording } from '../check/types.ts';
 import { redact } from '../config/secrets.ts';
 import { record } from '../http/recorder.ts';
+import { endingListener } from '../measure/deadline-evidence.ts';
+import type { Deadlines, Recording } from '../model/types.ts';
 
 interface TeeExchange {
   method: string;
@@ -184,7 +185,7 @@ export function teeFetch(o: TeeOptions): Tee {
       headers,
       body,
       deadlines: o.deadlines,
-      evidenceFloors: o.evidenceFloors,
+      ...(o.evidenceFloors ? { onEnded: endingListener(method, url.href, body, o.evidenceFloors) } : {}),
       signal: AbortSignal.any([o.signal, ac.signal]),
       secrets: [...o.secrets],
       onHeaders(status, hs) {

@@ -4,11 +4,12 @@
 // a bare "{…}" line, an NDJSON line, several JSON values run together), whatever the SSE framing around it. So
 // when a client drops text because the framing is broken, the comparison shows the text it dropped; whether the
 // framing itself was valid is decided separately by the MUST rules of the sse/anthropic/ollama families.
-import type { ApiFlavour, BodyRead } from '../check/types.ts';
+
 import { analyzeSse, splitJsonValues } from '../decode/framing.ts';
 import type { NdjsonDecoded, SseDecoded } from '../decode/stream-decoder.ts';
 import { anthropicEvents, ollamaEvents, openaiChatEvents, type StreamEvents } from '../decode/stream-events.ts';
 import { isJsonObject } from '../json.ts';
+import type { ApiFlavour, BodyRead } from '../model/types.ts';
 
 interface WireLine {
   /** ms since t0 of the read that completed the line. */

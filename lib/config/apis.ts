@@ -1,6 +1,6 @@
 // The APIs a server may offer, by the names a profile, --apis and CONFORMANCE_APIS use. What is named is declared
 // (never probed); what is not is discovered at setup (lib/server/api-discovery.ts).
-import type { ApiFlavour } from '../check/types.ts';
+import type { ApiFlavour } from '../model/types.ts';
 
 export const API_FLAVOURS: readonly ApiFlavour[] = [
   'openai-chat',

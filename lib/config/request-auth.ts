@@ -1,7 +1,7 @@
 // The one place request credentials are built, for checks and for the readiness, health and restart probes alike:
 // a key from the profile's apiKeyEnv goes into `Authorization: Bearer`, else credentials in the base URL
 // (user:password@host) into `Authorization: Basic`. Every secret is registered, so redact() scrubs it everywhere.
-import type { Profile } from '../check/types.ts';
+import type { Profile } from '../model/types.ts';
 import { registerSecret, stripUrlCredentials } from './secrets.ts';
 
 interface RequestAuth {

@@ -12,8 +12,8 @@
 // a line starting with ":" is a comment; a line without ":" is a field name with an empty value; one leading
 // space after the colon is stripped; unknown field names are ignored; a BOM at the start is stripped).
 
-import type { BodyRead } from '../check/types.ts';
 import { isJsonObject } from '../json.ts';
+import type { BodyRead } from '../model/types.ts';
 
 // ---------------------------------------------------------------------------------------------------------
 // Bytes and times

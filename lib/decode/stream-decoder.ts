@@ -7,8 +7,8 @@
 
 import { isAscii } from 'node:buffer';
 import { createParser } from 'eventsource-parser';
-import type { BodyRead } from '../check/types.ts';
 import { lazyFields } from '../lazy.ts';
+import type { BodyRead } from '../model/types.ts';
 
 export interface SseEvent {
   t: number;

@@ -3,12 +3,12 @@
 // message_start → (content_block_start, content_block_delta…, content_block_stop)… → message_delta → message_stop,
 // with ping events anywhere and error events on failure. Pure functions of a recorded sample.
 
-import { fail, pass } from '../check/messages.ts';
-import type { Verdict } from '../check/types.ts';
 import { mediaType } from '../decode/framing.ts';
-import { evidenceOf, type Sample } from '../decode/sse-samples.ts';
 import { escapeBytes } from '../decode/stream-decoder.ts';
 import { isJsonObject as isObj } from '../json.ts';
+import type { Verdict } from '../model/types.ts';
+import { fail, pass } from '../model/verdict.ts';
+import { evidenceOf, type Sample } from './sse-samples.ts';
 
 type Obj = Record<string, unknown>;
 

@@ -7,9 +7,9 @@
 // confidence bound is past the threshold; borderline evidence is `warn`; too little evidence is `inconclusive`.
 
 import type { CpuUse } from '../measure/machine-load.ts';
+import { logLogSlope, median } from '../measure/stats.ts';
 import { contention } from './cycles.ts';
 import { attentionExcess, extrapolatePrefill, type PrefillFit, prefillMs } from './prefill-fit.ts';
-import { logLogSlope, median } from './stats.ts';
 
 type TimingOutcome = 'pass' | 'warn' | 'fail' | 'inconclusive';
 

@@ -12,11 +12,11 @@
 // - a starved client (event-loop delay p99 above `starvedLoopP99Ms`) or too few samples is `inconclusive`, never fail;
 // - metrics carry the figures a report plots (`cycles`, `speedup`, `curve`).
 
-import { borderline, fail, fmt, inconclusive, pass, pct, warn } from '../check/messages.ts';
-import type { Verdict } from '../check/types.ts';
 import { type LoopDelay, starvedReason as starved } from '../measure/loop-delay.ts';
 import type { CpuUse } from '../measure/machine-load.ts';
-import { median, quantile, summarize, theilSen } from './stats.ts';
+import { median, quantile, summarize, theilSen } from '../measure/stats.ts';
+import type { Verdict } from '../model/types.ts';
+import { borderline, fail, fmt, inconclusive, pass, pct, warn } from '../model/verdict.ts';
 
 export type { LoopDelay } from '../measure/loop-delay.ts';
 

@@ -1,8 +1,8 @@
 // parallel.isolation's grading (not a timing verdict, but a pure function of what the check recorded, like the
 // others).
 
-import { fail, inconclusive, pass } from '../check/messages.ts';
-import type { Verdict } from '../check/types.ts';
+import type { Verdict } from '../model/types.ts';
+import { fail, inconclusive, pass } from '../model/verdict.ts';
 
 export interface IsolationStream {
   label: string;

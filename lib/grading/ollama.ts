@@ -2,11 +2,11 @@
 // (https://github.com/ollama/ollama/blob/main/docs/api.md, "Generate a chat completion"): a stream of JSON objects, one
 // per line; the final object has done: true, done_reason and the statistics. Pure functions of a recorded sample.
 
-import { fail, pass } from '../check/messages.ts';
-import type { Evidence, Recording, Verdict } from '../check/types.ts';
 import { analyzeNdjson, bytesAt, mediaType, type NdjsonFraming } from '../decode/framing.ts';
 import { escapeBytes } from '../decode/stream-decoder.ts';
 import { isJsonObject as isObj } from '../json.ts';
+import type { Evidence, Recording, Verdict } from '../model/types.ts';
+import { fail, pass } from '../model/verdict.ts';
 
 type Obj = Record<string, unknown>;
 

@@ -12,10 +12,10 @@
 // - a starved client (event-loop delay p99 above `starvedLoopP99Ms`) or too few samples is `inconclusive`, never fail;
 // - metrics carry the figures a report plots (`cycles`, `speedup`, `curve`).
 
-import { borderline, fail, fmt, inconclusive, pass, pct, warn } from '../check/messages.ts';
-import type { Verdict } from '../check/types.ts';
 import { type LoopDelay, starvedReason as starved } from '../measure/loop-delay.ts';
-import { bootstrapRatioCI, median, quantile } from './stats.ts';
+import { bootstrapRatioCI, median, quantile } from '../measure/stats.ts';
+import type { Verdict } from '../model/types.ts';
+import { borderline, fail, fmt, inconclusive, pass, pct, warn } from '../model/verdict.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
 // parallel

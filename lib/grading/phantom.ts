@@ -16,7 +16,7 @@
 // A normal stream is never flagged: every rule needs at least `minTokenEvents` token events and a burst that
 // per-token writes cannot produce. A client that was itself frozen (event-loop stall) can merge reads; the
 // assessment says `inconclusive` then rather than accusing the server.
-import type { Threshold } from '../check/check.ts';
+import type { Threshold } from '../model/check.ts';
 
 type PhantomThresholdName = 'minTokenEvents' | 'oneReadShare' | 'burstFactor' | 'earlyShare' | 'lateShare';
 export type PhantomThresholds = Record<PhantomThresholdName, number>;

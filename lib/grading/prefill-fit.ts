@@ -8,7 +8,7 @@
 // over 256–4096 tokens extrapolates along its own coefficients; a power law freezes the local exponent of the measured
 // range (1.3 where the quadratic term is only starting to show) and underestimates the window several-fold.
 
-import { median, mulberry32, quantile } from './stats.ts';
+import { median, mulberry32, quantile } from '../measure/stats.ts';
 
 export interface PrefillFit {
   /** Fixed cost of a request, whatever its length (ms). */

@@ -7,8 +7,6 @@
 //
 // Each judge is a pure function of the recorded samples, so test/framing.test.ts can feed it hand-written streams.
 
-import { fail, fmt, inconclusive, pass } from '../check/messages.ts';
-import type { Recording, Verdict } from '../check/types.ts';
 import { compileSchema, schemaErrors } from '../config/schemas.ts';
 import {
   bytesAround,
@@ -19,10 +17,12 @@ import {
   runTogetherEvents,
   splitCharacterBoundaries,
 } from '../decode/framing.ts';
-import { type EventInfo, evidenceOf, type Sample } from '../decode/sse-samples.ts';
 import { escapeBytes } from '../decode/stream-decoder.ts';
 import { isJsonObject as isObj } from '../json.ts';
+import type { Recording, Verdict } from '../model/types.ts';
+import { fail, fmt, inconclusive, pass } from '../model/verdict.ts';
 import { plural } from './sse-framing.ts';
+import { type EventInfo, evidenceOf, type Sample } from './sse-samples.ts';
 
 type Obj = Record<string, unknown>;
 

@@ -6,8 +6,6 @@
 //
 // Each judge is a pure function of the recorded samples, so test/framing.test.ts can feed it hand-written streams.
 
-import { fail, fmt, pass } from '../check/messages.ts';
-import type { Verdict } from '../check/types.ts';
 import {
   bytesAround,
   bytesAt,
@@ -16,9 +14,11 @@ import {
   runTogetherEvents,
   splitAcrossEvents,
 } from '../decode/framing.ts';
-import { evidenceOf, type Sample } from '../decode/sse-samples.ts';
 import { escapeBytes } from '../decode/stream-decoder.ts';
-import { quantile } from './stats.ts';
+import { quantile } from '../measure/stats.ts';
+import type { Verdict } from '../model/types.ts';
+import { fail, fmt, pass } from '../model/verdict.ts';
+import { evidenceOf, type Sample } from './sse-samples.ts';
 
 export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const excerptAt = (s: Sample, offset: number, length = 200) => escapeBytes(bytesAt(s.rec.body, offset, length), length);

@@ -2,10 +2,9 @@
 // undici's dispatch() with a handler of ours, over one keep-alive Agent per process (idle ≤ 4 s: uvicorn closes at 5 s).
 import { Readable } from 'node:stream';
 import { Agent, errors as undiciErrors } from 'undici';
-import type { BodyRead, Deadlines, Recording, RequestFailure } from '../check/types.ts';
 import { redact } from '../config/secrets.ts';
 import { lazyFields } from '../lazy.ts';
-import { maxTokensOf, noteEnding, requestKind } from '../measure/deadline-evidence.ts';
+import type { BodyRead, Deadlines, Recording, RequestFailure } from '../model/types.ts';
 import {
   CAPS,
   chargeRun,
@@ -76,10 +75,10 @@ interface RequestOptions {
   secrets?: string[];
   maxBytes?: number;
   /**
-   * The profile's floors: when set, a generation request cut after waiting them out is noted as this run's evidence
-   * (lib/measure/deadline-evidence.ts), and one that completes withdraws it.
+   * Told the recording when the exchange has ended (after its one retry): the run's deadline evidence listens here
+   * (lib/measure/deadline-evidence.ts endingListener), so a kind of request the server leaves without an end is known.
    */
-  evidenceFloors?: { headersMs: number; totalMs: number };
+  onEnded?: (rec: Recording) => void;
 }
 
 export interface StreamControl {
@@ -131,13 +130,7 @@ function isReusedSocketReset(rec: Recording): boolean {
  */
 export async function record(opts: RequestOptions): Promise<Recording> {
   const rec = await recordRetrying(opts);
-  if (opts.evidenceFloors)
-    noteEnding(
-      requestKind(opts.method ?? (opts.body === undefined ? 'GET' : 'POST'), opts.url, opts.body),
-      rec,
-      opts.evidenceFloors,
-      maxTokensOf(opts.body),
-    );
+  opts.onEnded?.(rec);
   return rec;
 }
 

@@ -11,8 +11,8 @@
 // A run's test files run in separate workers: the evidence is kept in a small file in the run's state directory
 // (suites/support/register.ts calls shareEvidence); without one (self-tests, proofs) nothing is recorded.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import type { Recording } from '../check/types.ts';
 import { CAPS, parseUrl } from '../http/transport.ts';
+import type { Recording } from '../model/types.ts';
 
 export interface DeadlineEvidence {
   /**
@@ -146,6 +146,21 @@ function evidenceOf(
 }
 
 /** Note what a finished generation request shows: new evidence, or (it completed) none any more for its kind. */
+/**
+ * What the recorder calls when an exchange ends (lib/http/recorder.ts `onEnded`): a generation request cut after
+ * waiting out the profile's floors is noted as this run's evidence, and one that completes withdraws it.
+ */
+export function endingListener(
+  method: string,
+  url: string,
+  body: unknown,
+  floors: { headersMs: number; totalMs: number },
+): (rec: Recording) => void {
+  const kind = requestKind(method, url, body);
+  const maxTokens = maxTokensOf(body);
+  return (rec) => noteEnding(kind, rec, floors, maxTokens);
+}
+
 export function noteEnding(
   kind: string | undefined,
   rec: Pick<Recording, 'failure' | 'status' | 'tHeaders' | 'tEnd' | 'wireBytes' | 'reads'>,

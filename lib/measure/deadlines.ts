@@ -9,7 +9,7 @@
 //    (it is not the server's fault that we stopped listening), never an error (nothing went wrong on our side either).
 //
 // Request deadlines are sized from the pace (lib/measure/pace.ts): the profile's values are floors, never lowered.
-import type { Deadlines, Recording } from '../check/types.ts';
+import type { Deadlines, Recording } from '../model/types.ts';
 import { answerBytesCap, type DeadlineEvidence, describeEvidence } from './deadline-evidence.ts';
 import { describePace, type Pace } from './pace.ts';
 

@@ -1,6 +1,6 @@
 // Our own client's starvation, as the timing verdicts of the cycles and parallel families read it: a client whose
 // event loop was late at p99 by more than a check's `starvedLoopP99Ms` cannot grade a server's timing.
-import { fmt } from '../check/messages.ts';
+import { fmt } from '../model/verdict.ts';
 
 export interface LoopDelay {
   p99Ms: number;

@@ -6,7 +6,7 @@
 // Speeds change during a run (neighbours on a shared machine move them 200x), so the pace is the recent past: the
 // last few requests, and for sizing the slower of their median and the latest one. Plain data and pure functions;
 // the store is keyed by server so every check of a run (and every proof against one server) shares it.
-import { median } from '../grading/stats.ts';
+import { median } from './stats.ts';
 
 export interface PaceObservation {
   /** performance.now() when the request ended. */

@@ -5,8 +5,8 @@
 // (lib/grading/phantom.ts). Every figure is a plain number computed here from per-request metrics, so a results file
 // carries both the figure and the per-request samples it came from.
 
-import { median } from '../grading/stats.ts';
 import type { RequestMetrics } from './request-metrics.ts';
+import { median } from './stats.ts';
 
 export interface WorkloadFigures {
   /** What was run, e.g. "1 stream, 32 tokens" or "2 parallel, 64 tokens". */

@@ -3,19 +3,12 @@
 // server in --stamp-send mode, N streams in phase at a fixed cadence; arrival − send per event (lib/run/fidelity.ts).
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
-import { type CheckDef, makeContext } from '../check/check.ts';
-import type { Profile } from '../check/types.ts';
 import { ROOT } from '../config/profile.ts';
-import { chat, type Exchange, generationBody, uniquePrompt } from '../http/exchange.ts';
+import { chat, type Exchange, generationBody, uniquePrompt } from '../exchange/exchange.ts';
+import { stampRequester } from '../exchange/stamp-requester.ts';
+import { lagSummary, monotonicOffset, stampedArrivals, steadyWindow, stepMinima } from '../measure/fidelity.ts';
+import type { FidelityPreflight } from '../model/types.ts';
 import { type RunningServer, spawnServer, TSX_LOADER, waitForListening } from '../server/lifecycle.ts';
-import {
-  type FidelityPreflight,
-  lagSummary,
-  monotonicOffset,
-  stampedArrivals,
-  steadyWindow,
-  stepMinima,
-} from './fidelity.ts';
 
 interface StampServerOptions {
   /** Slots (≥ the streams it will serve, so all of them decode in the same steps). */
@@ -65,36 +58,6 @@ export async function startStampServer(o: StampServerOptions): Promise<StampServ
   return { url, pid: server.pid, process: server, stop: () => server.stop() };
 }
 
-const NO_RUN: CheckDef = {
-  id: 'fidelity.preflight',
-  title: 'fidelity preflight',
-  level: 'INFO',
-  rationale: 'measures our own client',
-  reference: 'issue 11',
-  requires: [],
-  run: async () => ({ outcome: 'skip', message: 'not a check' }),
-};
-
-/** A check context for the stamping server: the same headers, deadlines and request building a check gets. */
-export function stampContext(baseUrl: string, signal: AbortSignal, model = 'reference-model') {
-  const profile: Profile = {
-    id: 'fidelity',
-    baseUrl,
-    model,
-    apis: ['openai-chat'],
-    readiness: { kind: 'http', path: '/health' },
-    startTimeoutMs: 30_000,
-    slots: 1024,
-    deterministic: false,
-    context: { discovery: 'none' },
-    forceLength: { ignoreEos: true },
-  };
-  return makeContext(NO_RUN, { profile, server: { baseUrl, identity: {} }, log: () => undefined }, signal, () => ({
-    p99Ms: 0,
-    maxMs: 0,
-  }));
-}
-
 /** `streams` concurrent streams of exactly `tokens` tokens through the harness's real recording path. */
 export async function harnessStreams(
   baseUrl: string,
@@ -103,7 +66,7 @@ export async function harnessStreams(
   signal = new AbortController().signal,
 ): Promise<Exchange[]> {
   setMaxListeners(0, signal); // every request listens on the one signal: hundreds of streams are not a leak
-  const ctx = stampContext(baseUrl, signal);
+  const ctx = stampRequester(baseUrl, signal);
   return Promise.all(
     Array.from({ length: streams }, () =>
       chat(

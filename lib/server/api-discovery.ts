@@ -3,11 +3,11 @@
 // that says so in words) leaves an API out: a 200 with garbage, a 4xx about the request, a 5xx or no answer at all keep it in, so its checks judge it
 // rather than discovery hiding a broken API. A 404 that names the model is about the model, not the route.
 
-import type { ApiFinding, ApiFlavour, Profile, RequestFailure, ServerInfo } from '../check/types.ts';
 import { API_FLAVOURS } from '../config/apis.ts';
 import { escapeBytes } from '../decode/stream-decoder.ts';
-import { GENERATION_PATH } from '../http/exchange.ts';
+import { GENERATION_PATH } from '../exchange/exchange.ts';
 import { bodyText, record } from '../http/recorder.ts';
+import type { ApiFinding, ApiFlavour, Profile, RequestFailure, ServerInfo } from '../model/types.ts';
 import { probeBody } from './health.ts';
 
 /** Each probe's bound; the probes run at once, so this bounds them all. A slower answer leaves the API tested. */
@@ -126,12 +126,6 @@ export async function discoverApis(
           : ({ api, source: 'declared', found: 'absent', tested: false, why: UNLISTED_WHY } satisfies ApiFinding),
     ),
   );
-}
-
-/** The APIs the run tests: the declared ones (in the profile's order), then those discovery did not rule out. */
-export function effectiveApis(profile: Profile, server: ServerInfo): ApiFlavour[] {
-  const found = (server.discovery?.apis ?? []).filter((f) => f.source === 'probed' && f.tested).map((f) => f.api);
-  return [...profile.apis, ...found.filter((a) => !profile.apis.includes(a))];
 }
 
 /** Why a check that needs `api` is skipped: the probe's clear "no such route", or nothing declared it. */

@@ -6,9 +6,11 @@
 // windows (a total over the slots beside what one slot holds), the per-request window is the smallest, and every
 // figure and disagreement is recorded. Trained-context fields (n_ctx_train, /api/show context_length) are recorded as
 // trained, never as the window.
-import type { DiscoveryAdapter, IdentitySignal, Profile, ServerInfo } from '../check/types.ts';
+
+import { wantsServerModel } from '../config/effective.ts';
 import { bodyJson, record } from '../http/recorder.ts';
-import { describeApis, discoverApis, effectiveApis } from './api-discovery.ts';
+import type { DiscoveryAdapter, IdentitySignal, Profile, ServerInfo } from '../model/types.ts';
+import { describeApis, discoverApis } from './api-discovery.ts';
 
 type Json = Record<string, unknown>;
 type Stated = { value: number; source: string };
@@ -356,11 +358,6 @@ async function listedModels(io: Io): Promise<string[] | undefined> {
   return data.map((m) => (m as Json)?.id ?? (m as Json)?.name).filter((x): x is string => typeof x === 'string');
 }
 
-/** A profile that names no model (or "default") means the server's one model. */
-export function wantsServerModel(model: string): boolean {
-  return model.trim() === '' || model === 'default';
-}
-
 /**
  * Everything setup learns about the server: identity, the model id to request, served and trained window, slots —
  * each with where it came from. Declared values win; a declared value the server contradicts is a disagreement.
@@ -437,19 +434,6 @@ export function windowDisagreement(server: ServerInfo): { served: Stated; larger
 export function describeWindowDisagreement(d: { served: Stated; larger: Stated[] }): string {
   const perSlot = /per slot/.test(d.served.source);
   return `advertised ${d.larger.map((w) => `${w.value} (${w.source})`).join(', ')}, ${perSlot ? 'each slot holds' : 'but also'} ${d.served.value} (${d.served.source})`;
-}
-
-/**
- * The profile as checks see it: the resolved model id, slots declared or discovered (undefined = unknown), and the
- * APIs declared or not ruled out by discovery. Declared wins.
- */
-export function effectiveProfile(profile: Profile, server: ServerInfo): Profile {
-  return {
-    ...profile,
-    model: wantsServerModel(profile.model) ? (server.model?.value ?? profile.model) : profile.model,
-    slots: profile.slots ?? server.slots?.value,
-    apis: effectiveApis(profile, server),
-  };
 }
 
 /** One line per figure and where it came from, for setup messages. */

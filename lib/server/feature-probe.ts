@@ -4,13 +4,13 @@
 // failure, by the check that owns the probe; the rest of the family skips and points there). RFC 9110 §15.5/15.6:
 // a 4xx says the client's request cannot be served, a 5xx that the server failed a request it should handle.
 
-import type { CheckContext } from '../check/check.ts';
-import { fail, inconclusive, pass, skip, warn } from '../check/messages.ts';
-import type { Verdict } from '../check/types.ts';
 import { classifyErrorBody } from '../decode/error-body.ts';
 import { escapeBytes } from '../decode/stream-decoder.ts';
-import type { Exchange } from '../http/exchange.ts';
+import type { Exchange } from '../exchange/exchange.ts';
 import { bodyText } from '../http/recorder.ts';
+import type { Requester } from '../model/check.ts';
+import type { Verdict } from '../model/types.ts';
+import { fail, inconclusive, pass, skip, warn } from '../model/verdict.ts';
 
 type Feature = 'tools' | 'structured-output';
 
@@ -37,11 +37,11 @@ export function classifyAnswer(x: Exchange): Answer {
   return { kind: 'ok' };
 }
 
-function declared(ctx: CheckContext, feature: Feature): boolean | undefined {
+function declared(ctx: Requester, feature: Feature): boolean | undefined {
   return ctx.profile.capabilities?.[feature];
 }
 
-const declaredFalse = (ctx: CheckContext, feature: Feature) =>
+const declaredFalse = (ctx: Requester, feature: Feature) =>
   `profile "${ctx.profile.id}" declares capability "${feature}" false ("capabilities")`;
 
 /**
@@ -49,7 +49,7 @@ const declaredFalse = (ctx: CheckContext, feature: Feature) =>
  * declares the feature; a 5xx, a drop or a hang fails — once, here: the family's other checks skip and point here.
  */
 export async function probeCheck(
-  ctx: CheckContext,
+  ctx: Requester,
   feature: Feature,
   probe: () => Promise<Exchange>,
   what: string,
@@ -105,7 +105,7 @@ export function unanswered(x: Exchange, what: string, requirement: string): Verd
  * declared or the probe got a 200; otherwise skip, naming the probe's answer.
  */
 export async function featureGate(
-  ctx: CheckContext,
+  ctx: Requester,
   feature: Feature,
   probeCheck: string,
   probe: () => Promise<Exchange>,

@@ -2,11 +2,12 @@
 // stopped answering (crashed, wedged, or alive but silent) is told apart from a check that failed, and the rest of
 // the run ends fast (the circuit breaker in suites/support/register.ts) instead of every check waiting out its
 // deadlines. Plain functions, no Vitest.
-import type { ApiFlavour, Profile } from '../check/types.ts';
-import { GENERATION_PATH } from '../http/exchange.ts';
+
+import { GENERATION_PATH } from '../exchange/exchange.ts';
 import { DEFAULT_DEADLINES, record } from '../http/recorder.ts';
 import { describeRequest, type JournalEntry, recentRequests } from '../http/transport.ts';
 import { describeEvidence, evidenceFor, requestKind } from '../measure/deadline-evidence.ts';
+import type { ApiFlavour, Profile } from '../model/types.ts';
 
 interface Health {
   answering: boolean;

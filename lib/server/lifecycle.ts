@@ -3,9 +3,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import type { Profile, Readiness } from '../check/types.ts';
 import { redact } from '../config/secrets.ts';
 import { bodyJson, bodyText, record } from '../http/recorder.ts';
+import type { Profile, Readiness } from '../model/types.ts';
 import { listModelIds, modelNotServed } from './model-served.ts';
 import { SetupError } from './setup-failure.ts';
 

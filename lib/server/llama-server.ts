@@ -6,8 +6,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Profile } from '../check/types.ts';
 import { ROOT } from '../config/profile.ts';
+import type { Profile } from '../model/types.ts';
 import { freePort, type RunningServer, spawnServer, waitReady } from './lifecycle.ts';
 
 /** Environment variable naming the bundle folder (replaces the default place). */

@@ -3,10 +3,10 @@
 // hold: GET /v1/models lists ids without it, and a minimal request naming it is refused (404, or 400/422 about the
 // model). A server that serves a name it does not list (llama.cpp's llama-server answers any name) goes on; the
 // api.models-lists-model check grades the listing.
-import type { Profile } from '../check/types.ts';
+
 import { redact } from '../config/secrets.ts';
 import { bodyText, record } from '../http/recorder.ts';
-import type { SetupFailure } from './setup-failure.ts';
+import type { Profile, SetupFailure } from '../model/types.ts';
 
 /** A body excerpt for a message: one line, bounded. */
 function excerpt(body: string, max = 300): string {

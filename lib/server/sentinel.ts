@@ -8,12 +8,13 @@
 // breaker's (suites/support/guard.ts). Plain functions, no Vitest.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type CheckDef, makeContext } from '../check/check.ts';
-import { fmt } from '../check/messages.ts';
-import type { ApiFlavour, Profile, ServerInfo } from '../check/types.ts';
-import { median } from '../grading/stats.ts';
-import { describeExchange, generationBody, send, uniquePrompt } from '../http/exchange.ts';
+import { describeExchange, generationBody, send, uniquePrompt } from '../exchange/exchange.ts';
+import { makeRequester } from '../exchange/requester.ts';
 import { tokensAt } from '../measure/pace.ts';
+import { median } from '../measure/stats.ts';
+import type { CheckDef } from '../model/check.ts';
+import type { ApiFlavour, Profile, ServerInfo } from '../model/types.ts';
+import { fmt } from '../model/verdict.ts';
 
 /** One probe's figures (ms); `censored`: no complete answer within its bound (its times are the bound). */
 interface ProbeSample {
@@ -194,18 +195,6 @@ export interface SentinelContext {
   log?: (line: string) => void;
 }
 
-const PROBE_CHECK: CheckDef = {
-  id: 'health.sentinel',
-  title: 'health probe',
-  level: 'INFO',
-  rationale: '',
-  reference: '',
-  requires: [],
-  run: async () => {
-    throw new Error('not a check');
-  },
-};
-
 /** The wait for recovery: CONFORMANCE_HEALTH_WAIT_S, else SENTINEL.waitBoundMs. */
 export function waitBoundFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   const s = Number(env.CONFORMANCE_HEALTH_WAIT_S);
@@ -227,12 +216,14 @@ async function probeOnce(
   boundMs: number,
 ): Promise<{ sample?: ProbeSample; why?: string }> {
   const ac = new AbortController();
-  const ctx = makeContext(
-    PROBE_CHECK,
-    { profile: sc.profile, server: sc.server, runId: sc.runId, log: () => undefined },
-    ac.signal,
-    () => ({ p99Ms: 0, maxMs: 0 }),
-  );
+  const ctx = makeRequester({
+    profile: sc.profile,
+    server: sc.server,
+    runId: sc.runId,
+    owner: 'sentinel',
+    signal: ac.signal,
+    log: () => undefined,
+  });
   const flavour: ApiFlavour = ctx.profile.apis.includes('openai-chat') ? 'openai-chat' : ctx.profile.apis[0]!;
   const t0 = Date.now();
   const x = await send(

@@ -1,24 +1,7 @@
 // What stops every check before the first one (no server, a model the server does not serve, a crash of setup):
 // reported once, as requirement / expected / actual with the evidence, with its own exit code; never a check failure
 // charged to the server. Recorded in the results header (server.setupFailure) for every report to say so.
-
-export interface SetupFailure {
-  /**
-   * never-ready: the server did not pass its readiness probe within the wait bound, or exited first (exit 3);
-   * config: the user's configuration cannot work with this server, e.g. a model it does not serve (exit 2);
-   * error: setup itself went wrong (exit 4).
-   */
-  kind: 'never-ready' | 'config' | 'error';
-  /** One line: what went wrong, in the user's terms. */
-  summary: string;
-  requirement: string;
-  expected: string;
-  actual: string;
-  /** Further evidence, one line each: the lines a server we started printed last, a body excerpt. */
-  evidence?: string[];
-  /** What to change, when we know. */
-  fix?: string;
-}
+import type { SetupFailure } from '../model/types.ts';
 
 /** Raised by setup for anything that stops every check. */
 export class SetupError extends Error {

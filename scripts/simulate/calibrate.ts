@@ -4,10 +4,11 @@
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startReference } from '../../fixtures/reference-server/spawn.ts';
-import { type CheckDef, makeContext, runCheck } from '../../lib/check/check.ts';
+import { makeContext, runCheck } from '../../lib/check/check.ts';
 import type { LoopDelay, RssSample } from '../../lib/grading/cycles.ts';
-import { median, quantile, theilSen } from '../../lib/grading/stats.ts';
 import { type Burner, startBurner } from '../../lib/measure/cpu-burner.ts';
+import { median, quantile, theilSen } from '../../lib/measure/stats.ts';
+import type { CheckDef } from '../../lib/model/check.ts';
 import { checks as cycleChecks, cyclesRun, cyclesWorkload } from '../../suites/cycles.ts';
 import { checks as parallelChecks, speedupWorkload } from '../../suites/parallel.ts';
 import { fitT, fitTail, type LevelFit, type TailFit, type TFit } from './fit.ts';

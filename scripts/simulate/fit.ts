@@ -1,6 +1,6 @@
 // Heavy-tailed distributions for the false-failure simulation: maximum-likelihood fits (Student-t, and an empirical
 // body with a generalized Pareto tail) and a seeded sampler, so every simulated trial is reproducible from its seed.
-import { mulberry32, quantile } from '../../lib/grading/stats.ts';
+import { mulberry32, quantile } from '../../lib/measure/stats.ts';
 
 export interface TFit {
   /** Degrees of freedom (heavier tails when smaller). */

@@ -5,8 +5,6 @@
 import { FAULTS } from '../../fixtures/reference-server/faults.ts';
 import type { PrefillContext } from '../../fixtures/reference-server/scheduler.ts';
 import { DEFAULTS } from '../../fixtures/reference-server/server.ts';
-import type { CheckDef } from '../../lib/check/check.ts';
-import type { Verdict } from '../../lib/check/types.ts';
 import { gradePrefillScaling, scalingLengths } from '../../lib/grading/context.ts';
 import {
   type CycleSample,
@@ -27,6 +25,8 @@ import {
   type StarvationStream,
   speedupUndecided,
 } from '../../lib/grading/parallel.ts';
+import type { CheckDef } from '../../lib/model/check.ts';
+import type { Verdict } from '../../lib/model/types.ts';
 import { checks as contextChecks } from '../../suites/context.ts';
 import { checks as cycleChecks, cyclesWorkload, trendThresholds } from '../../suites/cycles.ts';
 import { checks as parallelChecks, speedupWorkload } from '../../suites/parallel.ts';

@@ -6,10 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { startReference } from '../../fixtures/reference-server/spawn.ts';
-import { type CheckDef, grade, runCheck, skipReason } from '../../lib/check/check.ts';
+import { grade, runCheck, skipReason } from '../../lib/check/check.ts';
 import { TIMING_FAMILIES } from '../../lib/check/family-order.ts';
-import type { Outcome, Profile } from '../../lib/check/types.ts';
 import { ROOT } from '../../lib/config/profile.ts';
+import type { CheckDef } from '../../lib/model/check.ts';
+import type { Outcome, Profile } from '../../lib/model/types.ts';
 import type { Proof } from '../../suites/support/proof.ts';
 
 /** The families whose checks time the server (declared `timing: true` in their suite files). */

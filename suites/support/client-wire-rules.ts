@@ -2,10 +2,7 @@
 // say whether the server also broke the API reference (naming the check) or only that client's expectations.
 // The judges are the checks' pure functions; ids and levels are read from the check declarations.
 
-import type { CheckDef } from '../../lib/check/check.ts';
-import type { ApiFlavour, Level, Recording, Verdict } from '../../lib/check/types.ts';
 import { compileSchema, schemaErrors } from '../../lib/config/schemas.ts';
-import { makeSample, type Sample } from '../../lib/decode/sse-samples.ts';
 import { judgeEventLines, judgeEventSequence } from '../../lib/grading/anthropic.ts';
 import { judgeDoneLine, judgeNdjsonFraming, makeNdjsonSample } from '../../lib/grading/ollama.ts';
 import { judgeChunkSchema, judgeFinishOnce, judgeRoleFirst, judgeUsageChunk } from '../../lib/grading/sse-chunks.ts';
@@ -18,7 +15,10 @@ import {
   judgeOneJsonPerEvent,
   judgeUnknownFields,
 } from '../../lib/grading/sse-framing.ts';
+import { makeSample, type Sample } from '../../lib/grading/sse-samples.ts';
 import { bodyJson } from '../../lib/http/recorder.ts';
+import type { CheckDef } from '../../lib/model/check.ts';
+import type { ApiFlavour, Level, Recording, Verdict } from '../../lib/model/types.ts';
 import { checks as anthropicChecks } from '../anthropic.ts';
 import { checks as apiChecks } from '../api.ts';
 import { checks as ollamaChecks } from '../ollama.ts';

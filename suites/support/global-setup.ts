@@ -10,14 +10,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import type { ServerInfo } from '../../lib/check/types.ts';
+import { wantsServerModel } from '../../lib/config/effective.ts';
 import { startCwd } from '../../lib/config/profile.ts';
 import { requestAuth } from '../../lib/config/request-auth.ts';
 import { redact, redactDeep, stripUrlCredentials } from '../../lib/config/secrets.ts';
-import { describePreflight } from '../../lib/run/fidelity.ts';
+import { describePreflight } from '../../lib/measure/fidelity.ts';
+import type { ServerInfo, SetupFailure } from '../../lib/model/types.ts';
 import { PREFLIGHT_DEFAULTS, preflightEnabled, runPreflight, startStampServer } from '../../lib/run/preflight.ts';
 import { runDeadlineFromEnv } from '../../lib/run/run-deadline.ts';
-import { describeDiscovery, discoverServer, wantsServerModel } from '../../lib/server/discovery.ts';
+import { describeDiscovery, discoverServer } from '../../lib/server/discovery.ts';
 import {
   describeReadiness,
   freePort,
@@ -29,7 +30,7 @@ import {
 } from '../../lib/server/lifecycle.ts';
 import { modelNotServed } from '../../lib/server/model-served.ts';
 import { measureBaseline, sentinelEnabled } from '../../lib/server/sentinel.ts';
-import { printedSetupFailure, SetupError, type SetupFailure } from '../../lib/server/setup-failure.ts';
+import { printedSetupFailure, SetupError } from '../../lib/server/setup-failure.ts';
 import { startSupervisor } from '../../lib/server/supervisor.ts';
 
 export default async function setup(project: TestProject) {

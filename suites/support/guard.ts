@@ -11,9 +11,9 @@
 //   invalid input is their finding, and the probe decides for them.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Profile, ServerInfo } from '../../lib/check/types.ts';
 import { redact } from '../../lib/config/secrets.ts';
 import { recentRequests } from '../../lib/http/transport.ts';
+import type { Profile, ServerInfo } from '../../lib/model/types.ts';
 import {
   describeRequest,
   probeBudgetMs,

@@ -5,7 +5,7 @@
 // A proof states the check's own verdict (`raw`) and what its message must say, not only the graded outcome: a SHOULD
 // check's fail and its borderline warn both grade to `warn`, so a proof of the graded outcome alone stays green when the
 // detection it proves is gone. test/registry.test.ts refuses a proof without them.
-import type { Outcome, Profile, RawOutcome } from '../../lib/check/types.ts';
+import type { Outcome, Profile, RawOutcome } from '../../lib/model/types.ts';
 
 export interface Proof {
   check: string;

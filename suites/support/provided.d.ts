@@ -1,6 +1,5 @@
 // Values handed from vitest.config.ts / globalSetup to the checks (provide/inject).
-import type { CheckRecord, Profile, ServerInfo } from '../../lib/check/types.ts';
-import type { FidelityPreflight } from '../../lib/run/fidelity.ts';
+import type { CheckRecord, FidelityPreflight, Profile, ServerInfo } from '../../lib/model/types.ts';
 
 export {};
 

@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { format } from 'node:util';
 import { describe, inject, test } from 'vitest';
 import { fileStore } from '../../lib/check/blocked.ts';
-import { type CheckDef, grade, RunDeadlineReached, runCheck, skipReason, type Tier } from '../../lib/check/check.ts';
+import { grade, RunDeadlineReached, runCheck, skipReason } from '../../lib/check/check.ts';
 import { TIMING_FAMILIES } from '../../lib/check/family-order.ts';
 import { requestAuth } from '../../lib/config/request-auth.ts';
 import { redact, redactDeep } from '../../lib/config/secrets.ts';
 import { evidenceCheck, shareEvidence } from '../../lib/measure/deadline-evidence.ts';
+import type { CheckDef, Tier } from '../../lib/model/check.ts';
 import { describeRequest, probeBudgetMs, requestsSince } from '../../lib/server/health.ts';
 import {
   disturbing,

@@ -1,8 +1,8 @@
 // Which check reports a request the server did not serve, for the checks that need that request only as a means
 // (lib/check/blocked.ts: one root cause, one failure; the others are inconclusive "blocked by" it).
-import { blockedOn, requestPrecondition } from '../../lib/check/blocked.ts';
-import type { Recording, Verdict } from '../../lib/check/types.ts';
+import { blockedOn, requestPrecondition } from '../../lib/grading/preconditions.ts';
 import { endingOf } from '../../lib/measure/deadlines.ts';
+import type { Recording, Verdict } from '../../lib/model/types.ts';
 
 /** A plain streamed chat request not served: the sse family's first check reports it. */
 export const STREAMED_CHAT_REPORTER = 'sse.content-type';

@@ -1,5 +1,5 @@
 // What setup.server-ready is: registered by suites/setup.test.ts, listed by the CLI's catalogue.
-import type { FamilySpec } from '../../lib/check/family-spec.ts';
+import type { FamilySpec } from '../../lib/model/family-spec.ts';
 
 export const SETUP_CHECK = {
   id: 'setup.server-ready',

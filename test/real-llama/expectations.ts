@@ -4,7 +4,7 @@
 // A check not listed must pass everywhere.
 
 import type { LlamaConfigName } from '../../fixtures/llama-configs.ts';
-import type { Outcome } from '../../lib/check/types.ts';
+import type { Outcome } from '../../lib/model/types.ts';
 
 export interface Expectation {
   outcomes: Outcome[];

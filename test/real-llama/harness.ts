@@ -12,9 +12,10 @@ import {
   type LlamaConfig,
   type LlamaConfigName,
 } from '../../fixtures/llama-configs.ts';
-import { type CheckDef, grade, skipReason } from '../../lib/check/check.ts';
-import type { Outcome, Profile, ServerInfo } from '../../lib/check/types.ts';
+import { grade, skipReason } from '../../lib/check/check.ts';
 import { loadServers, ROOT } from '../../lib/config/profile.ts';
+import type { CheckDef } from '../../lib/model/check.ts';
+import type { Outcome, Profile, ServerInfo } from '../../lib/model/types.ts';
 import { describeDiscovery, discoverServer } from '../../lib/server/discovery.ts';
 import {
   findLlamaBundle,

@@ -9,7 +9,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { CapacityLevel, CapacityTable, Percentiles } from '../../lib/capacity/types.ts';
-import { quantile } from '../../lib/grading/stats.ts';
+import { quantile } from '../../lib/measure/stats.ts';
 
 interface Stream {
   ok: boolean;

@@ -1,7 +1,7 @@
 // Hand-made results files for reporter self-tests: the seed's servers on two machines, with curves, a phantom
 // gen_tps, failures with wire excerpts, and hostile strings in every free-text field a reporter prints.
 
-import type { Level, Outcome } from '../../lib/check/types.ts';
+import type { Level, Outcome } from '../../lib/model/types.ts';
 import type { CheckResult, ResultsFile } from '../../reporters/results-types.ts';
 
 export const HOSTILE = {

@@ -1,9 +1,10 @@
 // The health sentinel around one check, as suites/support/register.ts runs it in a conformance run, for the self-tests
 // that run checks directly (test/proofs.test.ts, test/real-llama/harness.ts): a timing check on a degraded server is
 // not run (its verdict: inconclusive naming the degradation); a disturbing check is followed by a probe.
-import { type CheckDef, runCheck } from '../../lib/check/check.ts';
+import { runCheck } from '../../lib/check/check.ts';
 import { TIMING_FAMILIES } from '../../lib/check/family-order.ts';
-import type { Verdict } from '../../lib/check/types.ts';
+import type { CheckDef } from '../../lib/model/check.ts';
+import type { Verdict } from '../../lib/model/types.ts';
 import { describeRequest, requestsSince } from '../../lib/server/health.ts';
 import {
   disturbing,

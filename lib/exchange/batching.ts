@@ -2,7 +2,7 @@
 // requests really run together, and clear batching enables the multi-slot checks at that concurrency. Also the
 // client's own CPU share during a measurement: on a small machine our client competes with the server for cores.
 import { availableParallelism } from 'node:os';
-import type { CheckContext } from '../check/check.ts';
+import type { Requester } from '../model/check.ts';
 
 interface BatchingEvidence {
   /** Concurrency at which batching was measured. */
@@ -15,14 +15,14 @@ interface BatchingEvidence {
 
 /** Per run and server: measured batching, or null when the measurement found none. Bounded by the runs of one process. */
 const measured = new Map<string, BatchingEvidence | null>();
-const keyOf = (ctx: CheckContext) => `${ctx.runId}|${ctx.baseUrl}|${ctx.profile.id}`;
+const keyOf = (ctx: Requester) => `${ctx.runId}|${ctx.baseUrl}|${ctx.profile.id}`;
 
-export function recordBatching(ctx: CheckContext, evidence: BatchingEvidence | null): void {
+export function recordBatching(ctx: Requester, evidence: BatchingEvidence | null): void {
   measured.set(keyOf(ctx), evidence);
 }
 
 /** What parallel.speedup-2 measured in this run: evidence, null (none found), or undefined (not measured). */
-function measuredBatching(ctx: CheckContext): BatchingEvidence | null | undefined {
+function measuredBatching(ctx: Requester): BatchingEvidence | null | undefined {
   return measured.get(keyOf(ctx));
 }
 
@@ -30,7 +30,7 @@ function measuredBatching(ctx: CheckContext): BatchingEvidence | null | undefine
  * How many concurrent requests a multi-slot check may count on: the declared or reported slots, else the concurrency
  * at which batching was measured; otherwise why there is no such figure (the check skips with it).
  */
-export function usableSlots(ctx: CheckContext): { value: number; source: string } | { value?: undefined; why: string } {
+export function usableSlots(ctx: Requester): { value: number; source: string } | { value?: undefined; why: string } {
   // ctx.profile carries the declared or reported slots (lib/server/discovery.ts effectiveProfile).
   if (ctx.profile.slots !== undefined)
     return { value: ctx.profile.slots, source: ctx.server.slots?.source ?? 'declared in profile (slots)' };

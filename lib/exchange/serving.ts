@@ -4,12 +4,13 @@
 // many at once as were running. A one-slot server shows it at the second stream. Repeated, and judged only when every
 // repetition agrees and the waiting stream's first token followed that end promptly. Streams are never aborted: a
 // server that keeps generating after a disconnect would keep the slot and spoil what is measured next.
-import type { CheckContext } from '../check/check.ts';
-import { fmt } from '../check/messages.ts';
-import { median } from '../grading/stats.ts';
-import { describeExchange } from '../http/exchange.ts';
+
+import { median } from '../measure/stats.ts';
+import { pause } from '../measure/timing.ts';
+import type { Requester } from '../model/check.ts';
+import { fmt } from '../model/verdict.ts';
+import { describeExchange } from './exchange.ts';
 import { type LiveStream, startStream, within } from './live-stream.ts';
-import { pause } from './timing.ts';
 
 /** One repetition of the ladder. */
 export interface ServingRep {
@@ -93,7 +94,7 @@ const LONE_TOKENS = 32;
  * Tokens per stream: about 8 lone TTFTs of decoding (1.5-6 s), so a stream outlives the ladder's next start and a
  * wait for its end is long beside a TTFT (judgeServing asks for 3).
  */
-function tokensFor(ctx: CheckContext, loneTtftMs: number, msPerToken: number | undefined): number {
+function tokensFor(ctx: Requester, loneTtftMs: number, msPerToken: number | undefined): number {
   const wantMs = Math.min(6_000, Math.max(STREAM_MS, 8 * loneTtftMs));
   const want = msPerToken ? Math.round(wantMs / msPerToken) : 200;
   const window = ctx.server.contextWindow?.value;
@@ -143,7 +144,7 @@ async function whileProgressing<T extends string>(
   }
 }
 
-async function ladder(ctx: CheckContext, tokens: number, rep: number, boundMs: number): Promise<ServingRep> {
+async function ladder(ctx: Requester, tokens: number, rep: number, boundMs: number): Promise<ServingRep> {
   const all: LiveStream[] = [];
   try {
     for (let i = 0; i <= SERVING_LIMITS.maxStreams; i++) {
@@ -205,7 +206,7 @@ async function ladder(ctx: CheckContext, tokens: number, rep: number, boundMs: n
 }
 
 /** The serving concurrency, measured (a lone TTFT, then `repetitions` ladders); bounded by the ladder's bounds. */
-export async function measureServing(ctx: CheckContext): Promise<Serving> {
+export async function measureServing(ctx: Requester): Promise<Serving> {
   // Two lone streams of 32 tokens: the TTFT a stream gets when nothing else runs, and the decode time per token.
   const ttfts: number[] = [];
   const perToken: number[] = [];

@@ -57,3 +57,6 @@ export function fmt(x: number | undefined, digits = 2): string {
 /** A share (0.25) as a percentage for messages ("25.0 %"; "n/a" for no value). */
 export const pct = (x: number | undefined) =>
   x === undefined || !Number.isFinite(x) ? 'n/a' : `${(x * 100).toFixed(1)} %`;
+
+/** Thrown where the server's answers leave nothing to measure (no usage to calibrate prompts with, …). */
+export class NotMeasurable extends Error {}

@@ -2,12 +2,12 @@
 // plus the helpers every streaming family shares (evidence excerpts, "the request itself failed" verdicts).
 // Moved here from suites/sse.ts: completions, anthropic and ollama use them too, and infrastructure lives in lib/.
 
-import { blockedOn, requestPrecondition } from '../check/blocked.ts';
-import { fail } from '../check/messages.ts';
-import type { Evidence, Recording, Verdict } from '../check/types.ts';
+import { analyzeSse, classifyPayload, type SseFraming } from '../decode/framing.ts';
+import { escapeBytes } from '../decode/stream-decoder.ts';
 import { endingOf } from '../measure/deadlines.ts';
-import { analyzeSse, classifyPayload, type SseFraming } from './framing.ts';
-import { escapeBytes } from './stream-decoder.ts';
+import type { Evidence, Recording, Verdict } from '../model/types.ts';
+import { fail } from '../model/verdict.ts';
+import { blockedOn, requestPrecondition } from './preconditions.ts';
 
 type Obj = Record<string, unknown>;
 

@@ -1,9 +1,10 @@
 // A streamed chat request watched while it runs: its token count and times, a promise per token count, and when it
 // started, got its first token and ended. What the checks that hold slots busy use (stream.cancel-frees-slot, the
 // serving-concurrency measurement).
-import type { CheckContext } from '../check/check.ts';
-import { chat, type Exchange, generationBody, uniquePrompt } from '../http/exchange.ts';
-import { pause } from './timing.ts';
+
+import { pause } from '../measure/timing.ts';
+import type { Requester } from '../model/check.ts';
+import { chat, type Exchange, generationBody, uniquePrompt } from './exchange.ts';
 
 export interface LiveStream {
   ac: AbortController;
@@ -22,7 +23,7 @@ export interface LiveStream {
   reach(n: number): Promise<boolean>;
 }
 
-export function startStream(ctx: CheckContext, maxTokens: number, exact: boolean, what: string): LiveStream {
+export function startStream(ctx: Requester, maxTokens: number, exact: boolean, what: string): LiveStream {
   const ac = new AbortController();
   const waiters: { n: number; resolve: (ok: boolean) => void }[] = [];
   const s: LiveStream = {

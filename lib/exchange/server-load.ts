@@ -2,8 +2,9 @@
 // reference server: `is_processing` per slot) or from a Prometheus gauge on /metrics (llama.cpp --metrics,
 // vLLM, SGLang, TGI, the reference server). `stream.cancel-frees-slot` uses it as evidence that a disconnected
 // request stopped holding a slot; a server with neither gets a timing-only verdict.
-import type { CheckContext } from '../check/check.ts';
+
 import { bodyText, record } from '../http/recorder.ts';
+import type { Requester } from '../model/check.ts';
 
 /** Gauges counting requests that hold a slot (decoding or prefilling), by server. */
 const BUSY_GAUGES: readonly string[] = [
@@ -52,7 +53,7 @@ export interface BusyReader {
   read(): Promise<number | undefined>;
 }
 
-async function getText(ctx: CheckContext, path: string): Promise<{ status?: number; text: string }> {
+async function getText(ctx: Requester, path: string): Promise<{ status?: number; text: string }> {
   const rec = await record({
     url: `${ctx.baseUrl}${path}`,
     headers: ctx.headers,
@@ -72,7 +73,7 @@ function parseJson(text: string): unknown {
 }
 
 /** The first counter source this server has (/slots, then /metrics gauges), or undefined. */
-export async function findBusyReader(ctx: CheckContext): Promise<BusyReader | undefined> {
+export async function findBusyReader(ctx: Requester): Promise<BusyReader | undefined> {
   const slots = await getText(ctx, '/slots');
   if (busyFromSlots(parseJson(slots.text)) !== undefined) {
     return {

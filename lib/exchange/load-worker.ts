@@ -3,10 +3,10 @@
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
-import { chat, type Exchange, generationBody, uniquePrompt } from '../http/exchange.ts';
-import { monotonicOffset, sendTimeMs } from '../run/fidelity.ts';
-import { stampContext } from '../run/preflight.ts';
+import { monotonicOffset, sendTimeMs } from '../measure/fidelity.ts';
+import { chat, type Exchange, generationBody, uniquePrompt } from './exchange.ts';
 import type { LoadSpec, RequestTiming, WorkerMessage } from './load-workers.ts';
+import { stampRequester } from './stamp-requester.ts';
 
 const port = parentPort!;
 const post = (m: WorkerMessage) => port.postMessage(m);
@@ -34,7 +34,7 @@ async function until(atMs: number): Promise<void> {
 }
 
 function streams(spec: LoadSpec, signal: AbortSignal, count: number, maxTokens: number): Promise<Exchange[]> {
-  const ctx = stampContext(spec.baseUrl, signal, spec.model);
+  const ctx = stampRequester(spec.baseUrl, signal, spec.model);
   return Promise.all(
     Array.from({ length: count }, () =>
       chat(

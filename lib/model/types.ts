@@ -1,7 +1,6 @@
 // Types at the boundaries of the harness. Everything in lib/ is plain functions over these;
 // nothing here knows about Vitest or its reporters.
 import type { CapacityProfile } from '../capacity/config.ts';
-import type { SetupFailure } from '../server/setup-failure.ts';
 
 export type ApiFlavour = 'openai-chat' | 'openai-completions' | 'anthropic-messages' | 'ollama-native';
 
@@ -119,13 +118,13 @@ export type Capability =
 
 export interface Verdict {
   outcome: RawOutcome;
-  /** Requirement, Expected, Actual, offending bytes (escaped) — see lib/check/messages.ts. */
+  /** Requirement, Expected, Actual, offending bytes (escaped) — see lib/model/verdict.ts. */
   message: string;
   /**
    * For a `warn`: the figures lean the check's way but no confidence bound is past its threshold (a point estimate
    * past it, a minority of samples, one timing sample). Strict mode fails only a warn on clear evidence — a
    * deterministic observation (bytes, a status code) or a bound past the threshold — so it leaves a borderline warn a
-   * warn (docs/grading.md "Timing verdicts"). Absent: clear. Set with `borderline()` from lib/check/messages.ts.
+   * warn (docs/grading.md "Timing verdicts"). Absent: clear. Set with `borderline()` from lib/model/verdict.ts.
    */
   borderline?: boolean;
   metrics?: Record<string, unknown>;
@@ -312,4 +311,63 @@ export interface CheckRecord {
   loopDelay?: { p99Ms: number; maxMs: number };
   /** Inconclusive because a precondition failed: the check that reports the root cause (lib/check/blocked.ts). */
   blockedBy?: string;
+}
+
+// Our own client's fidelity (lib/run/fidelity.ts measures it).
+
+export interface LagSummary {
+  /** Events measured. */
+  n: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+/** What the preflight measured (results.json header `fidelity`; reports show it). */
+export interface FidelityPreflight {
+  /** Concurrent streams, all in phase (every stream gets an event at the same instant). */
+  streams: number;
+  /** Server token cadence (ms between events of one stream). */
+  cadenceMs: number;
+  /** Harness lag (arrival − send) of the events sent while every stream was streaming. */
+  lag?: LagSummary;
+  /**
+   * Per step (the events all streams got at one instant), the smallest lag: what our client adds to an event that
+   * waits behind no other stream's event — the lag a check timing one stream at a time meets.
+   */
+  stepLag?: LagSummary;
+  /** Client CPU (user + system) per event received, µs: recording, decoding, metrics. */
+  cpuUsPerEvent?: number;
+  /** Wall time of the measurement itself (server start excluded), ms. */
+  durationMs: number;
+  /** Half-width of the clock-conversion bracket, ms. */
+  clockUncertaintyMs?: number;
+  /** Why there is no measurement (the checks then allow only for their own event-loop delay). */
+  error?: string;
+}
+
+/** How late our own timestamps may be during a check: the allowance timing verdicts give our client. */
+export interface ClientLag {
+  /** The allowance (ms): the larger of the check's longest event-loop stall and the preflight's one-stream lag p99. */
+  ms: number;
+  /** Where it comes from, with the figures: for messages ("… could explain …"). */
+  source: string;
+}
+
+export interface SetupFailure {
+  /**
+   * never-ready: the server did not pass its readiness probe within the wait bound, or exited first (exit 3);
+   * config: the user's configuration cannot work with this server, e.g. a model it does not serve (exit 2);
+   * error: setup itself went wrong (exit 4).
+   */
+  kind: 'never-ready' | 'config' | 'error';
+  /** One line: what went wrong, in the user's terms. */
+  summary: string;
+  requirement: string;
+  expected: string;
+  actual: string;
+  /** Further evidence, one line each: the lines a server we started printed last, a body excerpt. */
+  evidence?: string[];
+  /** What to change, when we know. */
+  fix?: string;
 }

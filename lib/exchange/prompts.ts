@@ -2,8 +2,9 @@
 // (tokenizers and chat templates differ), each starting with text unique to the request and the run.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { type CheckContext, NotMeasurable } from '../check/check.ts';
 import { ROOT } from '../config/profile.ts';
+import type { Requester } from '../model/check.ts';
+import { NotMeasurable } from '../model/verdict.ts';
 import { chat, describeExchange, generationBody } from './exchange.ts';
 
 const CORPUS = readFileSync(resolve(ROOT, 'fixtures', 'prompt-corpus.txt'), 'utf8')
@@ -27,7 +28,7 @@ interface Calibration {
 const calibrations = new Map<string, Calibration>();
 const INSTRUCTION = 'Read the notes below, then continue writing in the same style.';
 
-async function promptTokens(ctx: CheckContext, words: number): Promise<number> {
+async function promptTokens(ctx: Requester, words: number): Promise<number> {
   const x = await chat(
     ctx,
     generationBody(ctx, 'openai-chat', {
@@ -45,7 +46,7 @@ async function promptTokens(ctx: CheckContext, words: number): Promise<number> {
 }
 
 /** Measure tokens per word on this server (two probes), cached per profile. */
-export async function calibrate(ctx: CheckContext): Promise<Calibration> {
+export async function calibrate(ctx: Requester): Promise<Calibration> {
   const cached = calibrations.get(ctx.profile.id);
   if (cached) return cached;
   const a = 64;
@@ -68,7 +69,7 @@ function wordsFor(cal: Calibration, targetTokens: number): number {
 
 /** A unique prompt of about targetTokens prompt tokens (as this server counts them). */
 export async function promptOfTokens(
-  ctx: CheckContext,
+  ctx: Requester,
   targetTokens: number,
   offset = 0,
 ): Promise<{ prompt: string; expectedTokens: number }> {

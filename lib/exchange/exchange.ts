@@ -1,8 +1,7 @@
 // Requests in each API flavour, recorded raw and decoded: what checks call.
 // A generation request is built from the profile (model, extraBody, forced length) and starts with
 // text unique to the request and the run, so no prefix cache can make a repeat faster.
-import type { CheckContext } from '../check/check.ts';
-import type { ApiFlavour, Recording } from '../check/types.ts';
+
 import {
   type NdjsonDecoded,
   NdjsonStreamDecoder,
@@ -17,14 +16,16 @@ import {
   type SseAdapter,
   type StreamEvents,
 } from '../decode/stream-events.ts';
-import { median } from '../grading/stats.ts';
+import { bodyJson, MAX_RECORDED_BYTES, record } from '../http/recorder.ts';
+import { streamGuards } from '../http/stream-guards.ts';
 import { lazyFields } from '../lazy.ts';
-import { evidenceFor, noteEnding, requestKind } from '../measure/deadline-evidence.ts';
+import { endingListener, evidenceFor, noteEnding, requestKind } from '../measure/deadline-evidence.ts';
 import { requestDeadlines, STALL_FACTOR, stallLimitMs } from '../measure/deadlines.ts';
 import { observations, observe, type Pace, paceKey, paceOf } from '../measure/pace.ts';
 import { type RequestMetrics, requestMetrics } from '../measure/request-metrics.ts';
-import { bodyJson, MAX_RECORDED_BYTES, record } from './recorder.ts';
-import { streamGuards } from './stream-guards.ts';
+import { median } from '../measure/stats.ts';
+import type { Requester } from '../model/check.ts';
+import type { ApiFlavour, Recording } from '../model/types.ts';
 
 export interface Exchange {
   rec: Recording;
@@ -41,7 +42,7 @@ interface SendOptions {
   /** Abort (disconnect) after this many token-bearing events. */
   stopAfterTokens?: number;
   /** Override the profile deadlines for this request. */
-  deadlines?: Partial<CheckContext['deadlines']>;
+  deadlines?: Partial<Requester['deadlines']>;
   signal?: AbortSignal;
   /** Called live for each token-bearing event (t in ms since t0). */
   onToken?: (t: number, count: number) => void;
@@ -200,7 +201,7 @@ function lazyText(flavour: ApiFlavour, events: StreamEvents, sse?: SseDecoded, n
 
 /** The request body for a generation: model, profile extras, forced length when asked. */
 export function generationBody(
-  ctx: CheckContext,
+  ctx: Requester,
   flavour: ApiFlavour,
   o: {
     prompt: string;
@@ -260,13 +261,13 @@ export function generationBody(
 }
 
 /** A prompt that begins with text unique to this request and run. */
-export function uniquePrompt(ctx: CheckContext, body: string): string {
+export function uniquePrompt(ctx: Requester, body: string): string {
   return `[request ${ctx.nonce()}] ${body}`;
 }
 
 /** Send a request in a flavour, record it raw, decode the stream as it arrives, compute metrics. */
 export async function send(
-  ctx: CheckContext,
+  ctx: Requester,
   flavour: ApiFlavour,
   body: unknown,
   opts: SendOptions = {},
@@ -309,7 +310,7 @@ export async function send(
     onRead: decode ? guards.wrap(decode.reader(detectorOpts, stallFloorMs)) : undefined,
     secrets: ctx.secrets,
     maxBytes: MAX_RECORDED_BYTES,
-    evidenceFloors: ctx.deadlines,
+    onEnded: endingListener('POST', url, body, ctx.deadlines),
   });
   const x = decode
     ? decode.finish(rec, stream, pace?.charsPerToken)
@@ -368,7 +369,7 @@ function observeExchange(key: string, x: Exchange): void {
 }
 
 /** The pace this run has measured for the context's server (undefined before its first streamed answer). */
-export function paceFor(ctx: CheckContext): Pace | undefined {
+export function paceFor(ctx: Requester): Pace | undefined {
   return paceOf(observations(paceKey(ctx.baseUrl, ctx.profile.model)));
 }
 
@@ -380,7 +381,7 @@ const PROBE_TOKENS = 12;
  * measured yet (a check run alone with -t). Undefined when the probe got no answer (the check's own requests will
  * show why).
  */
-export async function measurePace(ctx: CheckContext): Promise<Pace | undefined> {
+export async function measurePace(ctx: Requester): Promise<Pace | undefined> {
   const known = paceFor(ctx);
   if (known) return known;
   ctx.log(`measuring the server's speed first: one stream of ${PROBE_TOKENS} tokens`);
@@ -404,12 +405,12 @@ export function decodeExchange(flavour: ApiFlavour, rec: Recording, stream: bool
   return d.finish(rec, stream, charsPerToken);
 }
 
-export function chat(ctx: CheckContext, body: unknown, opts?: SendOptions): Promise<Exchange> {
+export function chat(ctx: Requester, body: unknown, opts?: SendOptions): Promise<Exchange> {
   return send(ctx, 'openai-chat', body, opts);
 }
 
 /** GET a path under the base URL (with auth headers), JSON-decoded. */
-export async function getJson(ctx: CheckContext, path: string): Promise<Exchange> {
+export async function getJson(ctx: Requester, path: string): Promise<Exchange> {
   const rec = await record({
     url: `${ctx.baseUrl}${path}`,
     headers: ctx.headers,

@@ -7,39 +7,8 @@
 // performance.now() (ms since this process's time origin, the same monotonic source with a per-process origin).
 // monotonicOffset() converts: it brackets performance.now() between two hrtime reads and keeps the tightest
 // bracket, so the conversion error is at most half that bracket (well under a microsecond on an idle core).
-import type { BodyRead } from '../check/types.ts';
-import { quantile } from '../grading/stats.ts';
-
-interface LagSummary {
-  /** Events measured. */
-  n: number;
-  p50Ms: number;
-  p99Ms: number;
-  maxMs: number;
-}
-
-/** What the preflight measured (results.json header `fidelity`; reports show it). */
-export interface FidelityPreflight {
-  /** Concurrent streams, all in phase (every stream gets an event at the same instant). */
-  streams: number;
-  /** Server token cadence (ms between events of one stream). */
-  cadenceMs: number;
-  /** Harness lag (arrival − send) of the events sent while every stream was streaming. */
-  lag?: LagSummary;
-  /**
-   * Per step (the events all streams got at one instant), the smallest lag: what our client adds to an event that
-   * waits behind no other stream's event — the lag a check timing one stream at a time meets.
-   */
-  stepLag?: LagSummary;
-  /** Client CPU (user + system) per event received, µs: recording, decoding, metrics. */
-  cpuUsPerEvent?: number;
-  /** Wall time of the measurement itself (server start excluded), ms. */
-  durationMs: number;
-  /** Half-width of the clock-conversion bracket, ms. */
-  clockUncertaintyMs?: number;
-  /** Why there is no measurement (the checks then allow only for their own event-loop delay). */
-  error?: string;
-}
+import type { BodyRead, ClientLag, FidelityPreflight, LagSummary } from '../model/types.ts';
+import { quantile } from './stats.ts';
 
 /** Offset such that performance.now() + offsetMs is process.hrtime in ms (same clock as the server's stamps). */
 export function monotonicOffset(samples = 64): { offsetMs: number; uncertaintyMs: number } {
@@ -160,14 +129,6 @@ export function lagSummary(arrivals: readonly StampedArrival[]): LagSummary | un
   let mx = -Infinity;
   for (const l of lags) if (l > mx) mx = l;
   return { n: lags.length, p50Ms: quantile(lags, 0.5)!, p99Ms: quantile(lags, 0.99)!, maxMs: mx };
-}
-
-/** How late our own timestamps may be during a check: the allowance timing verdicts give our client. */
-export interface ClientLag {
-  /** The allowance (ms): the larger of the check's longest event-loop stall and the preflight's one-stream lag p99. */
-  ms: number;
-  /** Where it comes from, with the figures: for messages ("… could explain …"). */
-  source: string;
 }
 
 const f1 = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(1));

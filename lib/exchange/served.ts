@@ -2,7 +2,7 @@
 // tokens that decode to nothing a server will send (llama-server holds back the incomplete UTF-8 of byte tokens;
 // a random-weight model repeating one such token streams 8 tokens as no text at all, usage.completion_tokens 8).
 // Such an answer was served — the timing checks count it by usage and leave it out of what needs token times.
-import type { Exchange } from '../http/exchange.ts';
+import type { Exchange } from './exchange.ts';
 
 /** Completion tokens of a complete, error-free stream that carried no text (by usage), else undefined. */
 export function textlessTokens(x: Exchange): number | undefined {

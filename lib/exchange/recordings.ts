@@ -10,12 +10,13 @@
 //    reader grades it inconclusive (never fail, never error); it is dropped from the cache, so the next check records
 //    it again, once, under its own bound (a second cut-short recording stays: no check pays the bound a third time).
 //  - A recording that threw (our harness, an unreachable server) is dropped too, and the error goes to the caller.
-import { type CheckContext, NotMeasurable } from '../check/check.ts';
-import { inconclusive } from '../check/messages.ts';
-import type { Recording, Verdict } from '../check/types.ts';
+
 import { type ClientLag, startLagSampler } from '../measure/client-lag.ts';
 import { budgetText, endingOf } from '../measure/deadlines.ts';
 import { observations, type Pace, paceKey, paceOf } from '../measure/pace.ts';
+import type { Requester } from '../model/check.ts';
+import type { Recording, Verdict } from '../model/types.ts';
+import { inconclusive, NotMeasurable } from '../model/verdict.ts';
 import { decodeExchange } from './exchange.ts';
 
 export interface SharedRecording<T> {
@@ -34,12 +35,12 @@ export interface SharedRecording<T> {
 
 const cache = new Map<string, Promise<SharedRecording<unknown>>>();
 
-function keyOf(ctx: CheckContext, name: string): string {
+function keyOf(ctx: Requester, name: string): string {
   return `${name}|${ctx.runId}|${ctx.baseUrl}|${ctx.profile.id}|${ctx.profile.model}`;
 }
 
 async function run<T>(
-  ctx: CheckContext,
+  ctx: Requester,
   record: () => Promise<T>,
   recordingsOf: (t: T) => ReadonlyArray<Recording | undefined>,
 ): Promise<SharedRecording<T>> {
@@ -56,7 +57,7 @@ async function run<T>(
       lag: sampler.stop(),
       pace,
       ms: performance.now() - t0,
-      recordedBy: ctx.check.id,
+      recordedBy: ctx.owner,
       ...(cut && cut.e.by === 'us'
         ? {
             incomplete: `request ${cut.i + 1} of the shared recording was cut short by our side (${cut.e.detail})${progressOf(cut.r)}`,
@@ -88,7 +89,7 @@ function progressOf(rec: Recording): string {
  * the raw recordings inside the value, so the policy can tell a recording our side cut short.
  */
 export async function shared<T>(
-  ctx: CheckContext,
+  ctx: Requester,
   name: string,
   record: () => Promise<T>,
   recordingsOf: (t: T) => ReadonlyArray<Recording | undefined>,
@@ -134,7 +135,7 @@ export function incompleteVerdict(r: SharedRecording<unknown>, what: string): Ve
  * the runner grades inconclusive with the reason and the measured speed (never the server's failure).
  */
 export async function sharedValue<T>(
-  ctx: CheckContext,
+  ctx: Requester,
   name: string,
   record: () => Promise<T>,
   recordingsOf: (t: T) => ReadonlyArray<Recording | undefined>,

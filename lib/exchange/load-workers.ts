@@ -14,7 +14,7 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { monotonicOffset } from '../run/fidelity.ts';
+import { monotonicOffset } from '../measure/fidelity.ts';
 
 /** What every worker sends: the same request shape, its share of the streams. */
 export interface LoadSpec {

@@ -1,0 +1,96 @@
+// What a check is (declared data and a run function) and what it is given to run: the model's check types. The check
+// core (lib/check/check.ts) builds contexts and runs checks; everything below it takes a Requester, never a context.
+import type { Capability, ClientLag, Deadlines, Level, Profile, ServerInfo, Verdict } from './types.ts';
+
+export type Tier = 'quick' | 'full';
+
+export interface Threshold {
+  value: number;
+  /** Why this default: shown in docs and failure messages. */
+  why: string;
+}
+
+export interface CheckDef {
+  /** Stable id `family.slug`; starts the test name, keys expectations, results and badges. */
+  id: string;
+  title: string;
+  level: Level;
+  /** One line: why a client needs this. */
+  rationale: string;
+  /** Spec clause or documented server behaviour (with a link where there is one). */
+  reference: string;
+  requires: Capability[];
+  /** Heavy checks run only in the full tier. */
+  tier?: Tier;
+  /** Named tolerances with their reasons; profiles override them per check (servers.json thresholds). */
+  thresholds?: Record<string, Threshold>;
+  /** Upper bound for the whole check (the runner enforces it). */
+  timeoutMs?: number;
+  /**
+   * Sends what may break a server (fuzzed or absurd requests, over-long prompts, requests that evict the model):
+   * runs after every check that only observes (suites/support/register.ts runOrder, lint in test/registry.test.ts).
+   */
+  destructive?: boolean;
+  /**
+   * Observing, but sends long or abandoned requests (long prompts, streams cut by the client) that may leave a server
+   * slower: the health sentinel probes after it, as after every destructive check (docs/grading.md "Health sentinel").
+   */
+  disturbs?: boolean;
+  /**
+   * Times the server (default: its family's `timing`): the sentinel probes before it, and on a server degraded since
+   * an earlier check it is inconclusive naming that check instead of graded.
+   */
+  timing?: boolean;
+  /** Sends nothing: reports what the run measured (health.sentinel), so it may run after destructive checks. */
+  readsRun?: boolean;
+  run(ctx: CheckContext): Promise<Verdict>;
+}
+
+/**
+ * What sending requests to the server needs, and nothing more: where, with which credentials and bounds, for whom.
+ * lib/exchange/ (and the measurements that send their own requests) take this; a check's context is one.
+ */
+export interface Requester {
+  profile: Profile;
+  server: ServerInfo;
+  /** Base URL without credentials and without a trailing slash or /v1. */
+  baseUrl: string;
+  /** Headers for every request (Authorization when the profile names a key). */
+  headers: Record<string, string>;
+  /** Secret values to scrub from anything recorded. */
+  secrets: string[];
+  deadlines: Deadlines;
+  /** Unique per run: every prompt starts with text unique to the request and the run. */
+  runId: string;
+  /** Who sends (a check id, `sentinel`, `preflight`): named in what the requests record. */
+  owner: string;
+  /** A fresh nonce for one request. */
+  nonce(): string;
+  /** Progress and estimates (one line each): the live line's note. */
+  log(message: string): void;
+  signal: AbortSignal;
+}
+
+export interface CheckContext extends Requester {
+  check: CheckDef;
+  tier: Tier;
+  strict: boolean;
+  /** Threshold by name: profile override, else the check's default. */
+  threshold(name: string): number;
+  /**
+   * A line worth keeping on the console while the check runs (a capacity level as it ends): the CLI prints it at
+   * once, in every mode. One line each; say what was measured, not what is about to be.
+   */
+  progress(message: string): void;
+  /** Event-loop delay seen so far in this check (ms): a starved client cannot grade timing. */
+  loopDelay(): { p99Ms: number; maxMs: number };
+  /**
+   * How late our own timestamps may be so far in this check: the larger of its event-loop delay and the lag the run's
+   * fidelity preflight measured (lib/run/fidelity.ts clientLag). A timing verdict this lag could explain is inconclusive.
+   * `recording`: our lateness while a shared recording this check reads was made (lib/http/recordings.ts, 1 ms sampling):
+   * used instead of the check's own coarse monitor.
+   */
+  clientLag(recording?: { p99Ms: number; maxMs: number }): ClientLag;
+  /** The run's state directory (cross-file state: the health sentinel's), when the check runs in a conformance run. */
+  stateDir?: string;
+}
