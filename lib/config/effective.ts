@@ -21,7 +21,7 @@ export function effectiveProfile(profile: Profile, server: ServerInfo): Profile 
 }
 
 /** The APIs the run tests: the declared ones (in the profile's order), then those discovery did not rule out. */
-export function effectiveApis(profile: Profile, server: ServerInfo): ApiFlavour[] {
+function effectiveApis(profile: Profile, server: ServerInfo): ApiFlavour[] {
   const found = (server.discovery?.apis ?? []).filter((f) => f.source === 'probed' && f.tested).map((f) => f.api);
   return [...profile.apis, ...found.filter((a) => !profile.apis.includes(a))];
 }

@@ -9,7 +9,7 @@ import { DEFAULT_DEADLINES } from '../http/recorder.ts';
 import type { Requester } from '../model/check.ts';
 import type { Profile, ServerInfo } from '../model/types.ts';
 
-export interface RequesterOptions {
+interface RequesterOptions {
   profile: Profile;
   server: ServerInfo;
   /** Who sends: a check id, `sentinel`, `preflight`. */

@@ -96,7 +96,7 @@ export function evidenceFor(kind: string | undefined): DeadlineEvidence | undefi
 }
 
 /** The max_tokens a generation body asks for (max_tokens, max_completion_tokens, options.num_predict). */
-export function maxTokensOf(body: unknown): number | undefined {
+function maxTokensOf(body: unknown): number | undefined {
   const b = parsed(body) as
     | { max_tokens?: unknown; max_completion_tokens?: unknown; options?: { num_predict?: unknown } }
     | undefined;
