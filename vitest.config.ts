@@ -6,8 +6,8 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { FAMILY_ORDER } from './lib/check/family-order.ts';
 import { envProfile, loadServers } from './lib/config/profile.ts';
+import { settingsFromEnv } from './lib/config/settings.ts';
 import type { Profile } from './lib/model/types.ts';
-import { runDeadlineFromEnv } from './lib/run/run-deadline.ts';
 import { CONFORMANCE_REPORTERS } from './reporters/list.ts';
 
 export { FAMILY_ORDER };
@@ -48,8 +48,8 @@ function requestedProjects(argv: string[], env: NodeJS.ProcessEnv): string[] {
   return out;
 }
 
-// A bad CONFORMANCE_DEADLINE_S stops the run here, with its message, before any server is started.
-runDeadlineFromEnv(process.env, Date.now());
+// A bad CONFORMANCE_* setting (a deadline, a wait, a tier) stops the run here, with its message, before any server starts.
+settingsFromEnv();
 const requested = requestedProjects(process.argv, process.env);
 const profiles: Profile[] = loadServers();
 if (requested.includes('env')) {

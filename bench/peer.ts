@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startReference } from '../fixtures/reference-server/spawn.ts';
 import { ROOT } from '../lib/config/profile.ts';
+import { settingsFromEnv } from '../lib/config/settings.ts';
 import { quantile } from '../lib/measure/stats.ts';
 import { findLlamaBundle, llamaRunnable, makeLlamaModel, startLlamaServer } from '../lib/server/llama-server.ts';
 
@@ -288,7 +289,7 @@ async function targets(names: string[], concurrency: number, stamp: boolean): Pr
         stop: h.stop,
       });
     } else if (name === 'llama') {
-      const { bundle, searched } = findLlamaBundle();
+      const { bundle, searched } = findLlamaBundle(settingsFromEnv().llamaDir);
       if (!bundle) {
         console.error(`peer: no llama.cpp bundle in ${searched.join(', ')}: target llama left out`);
         continue;

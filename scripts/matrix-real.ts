@@ -2,10 +2,12 @@
 // llama.cpp/ beside the checkout) and its binary can run, a random-weight model is written and a servers file with one more
 // profile, `llama-server-b4747`, is generated beside the matrix output. The suite starts and stops that server itself
 // (the profile's start command), like any other; its configuration is the real-llama self-tests' tiny-4.
+
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { B4747_KNOWN_ISSUES, LLAMA_CONFIGS } from '../fixtures/llama-configs.ts';
 import { DEFAULT_SERVERS_FILE, loadServers } from '../lib/config/profile.ts';
+import { settingsFromEnv } from '../lib/config/settings.ts';
 import { findLlamaBundle, llamaRunnable, llamaServerProfile, makeLlamaModel } from '../lib/server/llama-server.ts';
 
 export interface RealColumn {
@@ -25,7 +27,7 @@ export async function realLlamaColumn(out: string): Promise<RealColumn> {
     note: `real llama-server column: not run (${why})`,
     stop: async () => undefined,
   });
-  const { bundle, searched } = findLlamaBundle();
+  const { bundle, searched } = findLlamaBundle(settingsFromEnv().llamaDir);
   if (!bundle) return none(`no llama.cpp bundle in ${searched.join(' or ')}`);
   const runnable = await llamaRunnable(bundle);
   if (!runnable.ok) return none(`${bundle.binary} cannot run here: ${runnable.reason}`);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { referenceProfile } from '../fixtures/reference-server/spawn.ts';
 import { requestAuth } from '../lib/config/request-auth.ts';
+import { settingsFromEnv } from '../lib/config/settings.ts';
 import { freePort, NeverReadyError, SetupError, spawnServer, waitBoundMs, waitReady } from '../lib/server/lifecycle.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'lifecycle-'));
@@ -103,11 +104,10 @@ test('a server that binds its port late, then answers 503 while loading, is wait
 });
 
 test('the wait bound: CONFORMANCE_WAIT_S wins over the profile, a bad value is named', () => {
-  expect(waitBoundMs({ startTimeoutMs: 20_000 }, {})).toBe(20_000);
-  expect(waitBoundMs({ startTimeoutMs: 20_000 }, { CONFORMANCE_WAIT_S: '45' })).toBe(45_000);
-  expect(() => waitBoundMs({ startTimeoutMs: 20_000 }, { CONFORMANCE_WAIT_S: 'soon' })).toThrow(
-    /CONFORMANCE_WAIT_S must be a number of seconds/,
-  );
+  const wait = (env: NodeJS.ProcessEnv) => waitBoundMs({ startTimeoutMs: 20_000 }, settingsFromEnv(env).waitS);
+  expect(wait({})).toBe(20_000);
+  expect(wait({ CONFORMANCE_WAIT_S: '45' })).toBe(45_000);
+  expect(() => wait({ CONFORMANCE_WAIT_S: 'soon' })).toThrow(/CONFORMANCE_WAIT_S must be a number of seconds/);
 });
 
 test('stop() ends the server and the children it spawned (process group)', async () => {

@@ -30,10 +30,10 @@ function fakeBundle(script: string): string {
 }
 
 test('the env var names the only place looked in; without it, llama.cpp/ beside the checkout', () => {
-  expect(llamaBundlePlaces({ [LLAMA_DIR_ENV]: '/x/y' })).toEqual(['/x/y']);
-  expect(llamaBundlePlaces({})).toEqual([DEFAULT_LLAMA_DIR]);
+  expect(llamaBundlePlaces('/x/y')).toEqual(['/x/y']);
+  expect(llamaBundlePlaces()).toEqual([DEFAULT_LLAMA_DIR]);
   expect(DEFAULT_LLAMA_DIR).toBe(join(ROOT, '..', 'llama.cpp'));
-  expect(findLlamaBundle({ [LLAMA_DIR_ENV]: '/nonexistent/llama' })).toEqual({ searched: ['/nonexistent/llama'] });
+  expect(findLlamaBundle('/nonexistent/llama')).toEqual({ searched: ['/nonexistent/llama'] });
 });
 
 test('a missing bundle skips with one line naming where it looked; only CONFORMANCE_REQUIRE_LLAMA makes it required, not CI=true', async () => {
@@ -50,12 +50,12 @@ test.skipIf(process.platform !== 'linux' || process.arch !== 'x64')(
     const dir = fakeBundle(
       `echo "$0: /lib/x86_64-linux-gnu/libc.so.6: version \\\`GLIBC_2.38' not found (required by $0)" >&2; exit 1`,
     );
-    const r = await llamaRunnable(findLlamaBundle({ [LLAMA_DIR_ENV]: dir }).bundle!);
+    const r = await llamaRunnable(findLlamaBundle(dir).bundle!);
     expect(r).toEqual({ ok: false, reason: expect.stringMatching(/C library is too old.*GLIBC_2\.38/) });
     const a = await llamaAvailability({ [LLAMA_DIR_ENV]: dir });
     expect(a).toMatchObject({ missing: false, skip: expect.stringContaining('GLIBC_2.38') });
     const ok = fakeBundle('echo "version: 4747 (abc)"; exit 0');
-    expect(await llamaRunnable(findLlamaBundle({ [LLAMA_DIR_ENV]: ok }).bundle!)).toEqual({
+    expect(await llamaRunnable(findLlamaBundle(ok).bundle!)).toEqual({
       ok: true,
       version: '4747 (abc)',
     });

@@ -155,11 +155,6 @@ export const PREFLIGHT_DEFAULTS = { streams: 32, cadenceMs: 10, steadySteps: 50 
 /** Bound on the measurement (the server's start has its own). */
 const PREFLIGHT_BOUND_MS = 20_000;
 
-/** CONFORMANCE_PREFLIGHT=0 skips the preflight (checks then allow only for their own event-loop delay). */
-export function preflightEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env.CONFORMANCE_PREFLIGHT !== '0';
-}
-
 /**
  * The short preflight: `streams` streams in phase (32, the most the catalogue drives at once) for ~1 s. Never
  * throws: a preflight that cannot run says why in `error`, and checks then allow only for their own loop delay.

@@ -16,13 +16,9 @@ function reserveMs(seconds: number): number {
   return Math.min(15_000, Math.max(5_000, seconds * 100));
 }
 
-/** Parse CONFORMANCE_DEADLINE_S; `start` is the epoch ms the deadline counts from (the run's process start). */
-export function runDeadlineFromEnv(env: NodeJS.ProcessEnv, start: number): RunDeadline | undefined {
-  const raw = env.CONFORMANCE_DEADLINE_S?.trim();
-  if (!raw) return undefined;
-  const seconds = Number(raw);
-  if (!Number.isFinite(seconds) || seconds < 10)
-    throw new Error(`CONFORMANCE_DEADLINE_S must be a number of seconds ≥ 10, not "${raw}"`);
+/** The deadline of `seconds` (RunSettings.deadlineS), counted from `start` (epoch ms: readiness); none without. */
+export function runDeadline(seconds: number | undefined, start: number): RunDeadline | undefined {
+  if (seconds === undefined) return undefined;
   const endsAt = start + seconds * 1000;
   return { seconds, endsAt, checksEndAt: endsAt - reserveMs(seconds) };
 }

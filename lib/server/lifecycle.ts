@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { redact } from '../config/secrets.ts';
+import { childEnv } from '../config/settings.ts';
 import { bodyJson, bodyText, record } from '../http/recorder.ts';
 import type { Profile, Readiness } from '../model/types.ts';
 import { listModelIds, modelNotServed } from './model-served.ts';
@@ -84,7 +85,7 @@ export function spawnServer(
   const args = isNode ? withOwnTsx(rest) : rest;
   const child = spawn(exe, args, {
     cwd: opts.cwd,
-    env: { ...process.env, ...opts.env },
+    env: childEnv(opts.env),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -208,22 +209,11 @@ export function describeReadiness(readiness: Readiness): string {
 }
 
 /**
- * How long to wait for readiness: CONFORMANCE_WAIT_S (the CLI's --wait) wins, else the profile's startTimeoutMs.
- * A model load takes minutes (vLLM's own benchmark waits 600 s for its endpoint), so profiles default to that.
+ * How long to wait for readiness: the run's wait bound (--wait, RunSettings.waitS) wins, else the profile's
+ * startTimeoutMs. A model load takes minutes (vLLM's own benchmark waits 600 s for its endpoint), so profiles default to that.
  */
-export function waitBoundMs(profile: Pick<Profile, 'startTimeoutMs'>, env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.CONFORMANCE_WAIT_S?.trim();
-  if (!raw) return profile.startTimeoutMs;
-  const s = Number(raw);
-  if (!Number.isFinite(s) || s < 0)
-    throw new SetupError({
-      kind: 'config',
-      summary: `CONFORMANCE_WAIT_S must be a number of seconds ≥ 0, not "${raw}"`,
-      requirement: 'the wait bound is a number of seconds',
-      expected: 'a number ≥ 0 (--wait SECONDS sets it)',
-      actual: JSON.stringify(raw),
-    });
-  return s * 1000;
+export function waitBoundMs(profile: Pick<Profile, 'startTimeoutMs'>, waitS?: number): number {
+  return waitS === undefined ? profile.startTimeoutMs : waitS * 1000;
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;

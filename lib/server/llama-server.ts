@@ -24,13 +24,13 @@ export interface LlamaBundle {
 }
 
 /** Where the bundle is looked for: the folder the env var names, else DEFAULT_LLAMA_DIR. */
-export function llamaBundlePlaces(env: NodeJS.ProcessEnv = process.env): string[] {
-  return [env[LLAMA_DIR_ENV] ? resolve(env[LLAMA_DIR_ENV]!) : DEFAULT_LLAMA_DIR];
+export function llamaBundlePlaces(dir?: string): string[] {
+  return [dir ? resolve(dir) : DEFAULT_LLAMA_DIR];
 }
 
 /** The complete bundle, or undefined with the place searched. */
-export function findLlamaBundle(env: NodeJS.ProcessEnv = process.env): { bundle?: LlamaBundle; searched: string[] } {
-  const searched = llamaBundlePlaces(env);
+export function findLlamaBundle(dir?: string): { bundle?: LlamaBundle; searched: string[] } {
+  const searched = llamaBundlePlaces(dir);
   for (const dir of searched) {
     const b = {
       dir,

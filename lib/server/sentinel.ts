@@ -195,15 +195,6 @@ export interface SentinelContext {
   log?: (line: string) => void;
 }
 
-/** The wait for recovery: CONFORMANCE_HEALTH_WAIT_S, else SENTINEL.waitBoundMs. */
-export function waitBoundFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const s = Number(env.CONFORMANCE_HEALTH_WAIT_S);
-  return env.CONFORMANCE_HEALTH_WAIT_S !== undefined && Number.isFinite(s) && s >= 0 ? s * 1000 : SENTINEL.waitBoundMs;
-}
-
-/** Whether the sentinel runs at all (CONFORMANCE_HEALTH_SENTINEL=0 turns it off). */
-export const sentinelEnabled = (env: NodeJS.ProcessEnv = process.env) => env.CONFORMANCE_HEALTH_SENTINEL !== '0';
-
 function probeBoundMs(base: ProbeFigures | undefined): number {
   if (!base) return SENTINEL.baselineBoundMs;
   return Math.round(Math.min(SENTINEL.maxBoundMs, Math.max(SENTINEL.minBoundMs, 10 * base.e2eMs)));

@@ -14,10 +14,11 @@ import { wantsServerModel } from '../../lib/config/effective.ts';
 import { startCwd } from '../../lib/config/profile.ts';
 import { requestAuth } from '../../lib/config/request-auth.ts';
 import { redact, redactDeep, stripUrlCredentials } from '../../lib/config/secrets.ts';
+import { settingsFromEnv } from '../../lib/config/settings.ts';
 import { describePreflight } from '../../lib/measure/fidelity.ts';
 import type { ServerInfo, SetupFailure } from '../../lib/model/types.ts';
-import { PREFLIGHT_DEFAULTS, preflightEnabled, runPreflight, startStampServer } from '../../lib/run/preflight.ts';
-import { runDeadlineFromEnv } from '../../lib/run/run-deadline.ts';
+import { PREFLIGHT_DEFAULTS, runPreflight, startStampServer } from '../../lib/run/preflight.ts';
+import { runDeadline } from '../../lib/run/run-deadline.ts';
 import { describeDiscovery, discoverServer } from '../../lib/server/discovery.ts';
 import {
   describeReadiness,
@@ -29,7 +30,7 @@ import {
   waitReady,
 } from '../../lib/server/lifecycle.ts';
 import { modelNotServed } from '../../lib/server/model-served.ts';
-import { measureBaseline, sentinelEnabled } from '../../lib/server/sentinel.ts';
+import { measureBaseline } from '../../lib/server/sentinel.ts';
 import { printedSetupFailure, SetupError } from '../../lib/server/setup-failure.ts';
 import { startSupervisor } from '../../lib/server/supervisor.ts';
 
@@ -40,9 +41,12 @@ export default async function setup(project: TestProject) {
   project.provide('runId', runId);
   project.provide('stateDir', stateDir);
   project.provide('setupError', '');
+  // The run's settings, read from the environment once (lib/config/settings.ts) and handed to every worker as data.
+  const settings = settingsFromEnv();
+  project.provide('settings', settings);
   // The run deadline counts from the moment the server is ready (a model load is not the checks' time); until then
   // the wait bound holds. A CI job's timeout must cover both.
-  let deadline = runDeadlineFromEnv(process.env, Date.now());
+  let deadline = runDeadline(settings.deadlineS, Date.now());
   const provideDeadline = () => {
     project.provide('runDeadline', deadline?.checksEndAt ?? 0);
     project.provide('runDeadlineS', deadline?.seconds ?? 0);
@@ -54,7 +58,7 @@ export default async function setup(project: TestProject) {
   const { headers } = requestAuth(profile);
   const log = (line: string) => console.log(`[${profile.id}] ${redact(line)}`);
   // The fidelity preflight's stamping server starts now, beside the server under test (its start overlaps theirs).
-  const stamp = preflightEnabled()
+  const stamp = settings.preflight
     ? startStampServer({ slots: PREFLIGHT_DEFAULTS.streams, cadenceMs: PREFLIGHT_DEFAULTS.cadenceMs })
     : undefined;
   stamp?.catch(() => undefined); // its failure is reported by the preflight, never as an unhandled rejection
@@ -77,13 +81,13 @@ export default async function setup(project: TestProject) {
       log(`starting: ${profile.start.command.join(' ')}`);
       server = spawnServer(profile.start.command, { cwd: startCwd(profile.start), env: profile.start.env });
     }
-    const boundMs = waitBoundMs(profile);
+    const boundMs = waitBoundMs(profile, settings.waitS);
     log(
       `waiting up to ${Math.round(boundMs / 1000)} s for ${baseUrl} to pass its readiness probe (${describeReadiness(profile.readiness)})`,
     );
     const waited = await waitReady(profile, baseUrl, headers, server, { boundMs, onProgress: log });
     readiness = { ready: true, waitedMs: Math.round(waited.waitedMs), probes: waited.probes };
-    deadline = runDeadlineFromEnv(process.env, Date.now());
+    deadline = runDeadline(settings.deadlineS, Date.now());
     provideDeadline();
     info = await discoverServer(profile, baseUrl, headers, server?.pid);
     // A model the user named that the server refuses: their configuration, said once (lib/server/model-served.ts).
@@ -138,7 +142,7 @@ export default async function setup(project: TestProject) {
     console.log(`[${profile.id}] ${describePreflight(fidelity)}`);
   }
   // The health sentinel's baseline: the server's own speed at the start, before any check (lib/server/sentinel.ts).
-  if (!setupErrorText(project) && sentinelEnabled()) {
+  if (!setupErrorText(project) && settings.sentinel) {
     const t0 = Date.now();
     const s = await measureBaseline({ profile, server: info, stateDir, runId, deadlineAt: deadline?.checksEndAt });
     console.log(
@@ -160,7 +164,10 @@ export default async function setup(project: TestProject) {
       await server?.stop();
       console.log(`[${profile.id}] restarting: ${redact(argv.join(' '))}`);
       server = spawnServer(argv, { cwd: startCwd(profile.start!), env: profile.start!.env });
-      await waitReady(profile, baseUrl, headers, server, { boundMs: bounded(waitBoundMs(profile)), onProgress: log });
+      await waitReady(profile, baseUrl, headers, server, {
+        boundMs: bounded(waitBoundMs(profile, settings.waitS)),
+        onProgress: log,
+      });
       info = { ...info, startedPid: server.pid };
     },
     onRestart: (r) => {

@@ -1,4 +1,5 @@
 // Values handed from vitest.config.ts / globalSetup to the checks (provide/inject).
+import type { RunSettings } from '../../lib/config/settings.ts';
 import type { CheckRecord, FidelityPreflight, Profile, ServerInfo } from '../../lib/model/types.ts';
 
 export {};
@@ -6,6 +7,8 @@ export {};
 declare module 'vitest' {
   export interface ProvidedContext {
     profile: Profile;
+    /** The run's settings (lib/config/settings.ts), read once by the global setup. */
+    settings: RunSettings;
     server: ServerInfo;
     /** Set when the server could not be started or reached: every check reports `error`, not `fail`. */
     setupError: string;

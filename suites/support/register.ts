@@ -10,7 +10,7 @@ import { TIMING_FAMILIES } from '../../lib/check/family-order.ts';
 import { requestAuth } from '../../lib/config/request-auth.ts';
 import { redact, redactDeep } from '../../lib/config/secrets.ts';
 import { evidenceCheck, shareEvidence } from '../../lib/measure/deadline-evidence.ts';
-import type { CheckDef, Tier } from '../../lib/model/check.ts';
+import type { CheckDef } from '../../lib/model/check.ts';
 import { describeRequest, probeBudgetMs, requestsSince } from '../../lib/server/health.ts';
 import {
   disturbing,
@@ -19,9 +19,7 @@ import {
   type SentinelContext,
   sentinelAfter,
   sentinelBefore,
-  sentinelEnabled,
   timingCheck,
-  waitBoundFromEnv,
 } from '../../lib/server/sentinel.ts';
 import { afterCheck, deadlineHit, firstTime, type GuardContext, markDeadlineHit, readBreaker } from './guard.ts';
 import type { ConformanceMeta } from './provided.d.ts';
@@ -37,13 +35,6 @@ for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
 
 /** When this module was evaluated: the family's own imports follow, and their cost sizes the deadline's reserve. */
 const moduleLoadedAt = Date.now();
-
-function tierFromEnv(): Tier {
-  const t = process.env.CONFORMANCE_TIER ?? 'quick';
-  if (t !== 'quick' && t !== 'full') throw new Error(`CONFORMANCE_TIER must be "quick" or "full", not "${t}"`);
-  return t;
-}
-const strictFromEnv = () => process.env.CONFORMANCE_STRICT === '1';
 
 /** Raised for our side's problems (setup, dead server, harness bug): reported as `error`, never `fail`. */
 class ConformanceError extends Error {
@@ -79,13 +70,15 @@ function sentinelContext(deadlineAt: number): SentinelContext {
     stateDir: inject('stateDir'),
     runId: inject('runId'),
     deadlineAt: deadlineAt || undefined,
-    waitBoundMs: waitBoundFromEnv(),
+    waitBoundMs: healthWaitMs(),
     log: (line) => console.log(`[${inject('profile').id}] ${line}`),
   };
 }
 
 /** The sentinel's worst case around one check: its wait for a recovery and a few probes at their longest bound. */
-const SENTINEL_MS = waitBoundFromEnv() + 6 * SENTINEL.maxBoundMs;
+const sentinelMs = () => healthWaitMs() + 6 * SENTINEL.maxBoundMs;
+/** The sentinel's wait for a slowed server to recover (the run's settings, else its default). */
+const healthWaitMs = () => inject('settings').healthWaitMs ?? SENTINEL.waitBoundMs;
 
 /**
  * When checks of this file must stop so the run still ends by its deadline: every file after this one costs a worker
@@ -108,15 +101,14 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
   const profile = inject('profile');
   const server = inject('server');
   const setupError = inject('setupError');
-  const tier = tierFromEnv();
-  const strict = strictFromEnv();
+  const { tier, strict } = inject('settings');
 
   describe(profile.id, () => {
     for (const check of runOrder(checks)) {
       if (!check.id.startsWith(`${family}.`)) throw new Error(`check ${check.id} registered under family ${family}`);
       const reason = setupError ? undefined : skipReason(check, profile, server, tier);
       // Room for the check, then the health probe and a restart of the server (suites/support/guard.ts).
-      const guardMs = 10_000 + probeBudgetMs(profile) + profile.startTimeoutMs + 15_000 + SENTINEL_MS;
+      const guardMs = 10_000 + probeBudgetMs(profile) + profile.startTimeoutMs + 15_000 + sentinelMs();
       test(`${check.id} — ${check.title}`, { timeout: (check.timeoutMs ?? 60_000) + 15_000 + guardMs }, async (t) => {
         const meta: ConformanceMeta = {
           id: check.id,
@@ -169,7 +161,7 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
         }
         // The health sentinel (lib/server/sentinel.ts): a timing check on a server degraded since an earlier check is
         // not graded, and a check that may leave the server slower is followed by a probe.
-        const sentinel = sentinelEnabled() ? sentinelContext(deadline) : undefined;
+        const sentinel = inject('settings').sentinel ? sentinelContext(deadline) : undefined;
         if (sentinel && timingCheck(check, TIMING_FAMILIES)) {
           const degraded = await sentinelBefore(sentinel, check);
           if (degraded) {

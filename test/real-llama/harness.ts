@@ -14,6 +14,7 @@ import {
 } from '../../fixtures/llama-configs.ts';
 import { grade, skipReason } from '../../lib/check/check.ts';
 import { loadServers, ROOT } from '../../lib/config/profile.ts';
+import { settingsFromEnv } from '../../lib/config/settings.ts';
 import type { CheckDef } from '../../lib/model/check.ts';
 import type { Outcome, Profile, ServerInfo } from '../../lib/model/types.ts';
 import { describeDiscovery, discoverServer } from '../../lib/server/discovery.ts';
@@ -59,7 +60,7 @@ export function llamaRequired(env: NodeJS.ProcessEnv = process.env): boolean {
 
 /** Is there a bundle, and can its binary run here? Either answer no is a skip naming why. */
 export async function llamaAvailability(env: NodeJS.ProcessEnv = process.env): Promise<Availability> {
-  const { bundle, searched } = findLlamaBundle(env);
+  const { bundle, searched } = findLlamaBundle(settingsFromEnv(env).llamaDir);
   if (!bundle)
     return {
       skip: `no llama.cpp bundle (bin/llama-server, vocab/, make-model.mjs) in ${searched.join(' or ')}; set ${LLAMA_DIR_ENV}`,
