@@ -10,6 +10,7 @@ import { makeContext } from '../lib/check/check.ts';
 import { chat, generationBody } from '../lib/exchange/exchange.ts';
 import { monotonicOffset, sendTimeMs } from '../lib/measure/fidelity.ts';
 import type { CheckDef } from '../lib/model/check.ts';
+import { freshMemory } from '../lib/model/memory.ts';
 import type { Profile } from '../lib/model/types.ts';
 
 /** Content-bearing events' server send times (ms, monotonic) and every stamped event's arrival lag, when stamped. */
@@ -58,7 +59,7 @@ async function main(): Promise<void> {
   };
   const ctx = makeContext(
     NOT_A_CHECK,
-    { profile, server: { baseUrl: baseUrl!, identity: {} }, log: () => undefined },
+    { memory: freshMemory(), profile, server: { baseUrl: baseUrl!, identity: {} }, log: () => undefined },
     signal,
     () => ({
       p99Ms: 0,

@@ -15,6 +15,7 @@ import { startReference } from '../fixtures/reference-server/spawn.ts';
 import { grade, runCheck } from '../lib/check/check.ts';
 import { type Burner, startBurner } from '../lib/measure/cpu-burner.ts';
 import { quantile } from '../lib/measure/stats.ts';
+import { freshMemory } from '../lib/model/memory.ts';
 import { checks as cycleChecks } from '../suites/cycles.ts';
 import { checks as parallelChecks } from '../suites/parallel.ts';
 
@@ -104,6 +105,7 @@ async function main(): Promise<void> {
       try {
         for (const c of checks) {
           const { verdict, ms, loopDelay } = await runCheck(c, {
+            memory: freshMemory(),
             profile: ref.profile,
             server: ref.info,
             tier: a.tier,

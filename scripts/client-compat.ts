@@ -10,6 +10,7 @@ import { dirname, resolve } from 'node:path';
 import { FAULTS } from '../fixtures/reference-server/faults.ts';
 import { startReference } from '../fixtures/reference-server/spawn.ts';
 import { grade, runCheck } from '../lib/check/check.ts';
+import { freshMemory } from '../lib/model/memory.ts';
 import type { ClientCell } from '../suites/clients.ts';
 import { checks } from '../suites/clients.ts';
 
@@ -67,7 +68,12 @@ async function main(): Promise<void> {
     const ref = await startReference(fault === '(none)' ? [] : ['--fault', fault]);
     try {
       for (const check of checks) {
-        const { verdict } = await runCheck(check, { profile: ref.profile, server: ref.info, log: () => undefined });
+        const { verdict } = await runCheck(check, {
+          memory: freshMemory(),
+          profile: ref.profile,
+          server: ref.info,
+          log: () => undefined,
+        });
         const g = grade(check, verdict, ref.profile, false);
         const cell = (verdict.metrics as { client?: ClientCell } | undefined)?.client;
         rows.push({

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { startReference } from '../fixtures/reference-server/spawn.ts';
 import { grade, runCheck } from '../lib/check/check.ts';
 import { type Burner, startBurner } from '../lib/measure/cpu-burner.ts';
+import { freshMemory } from '../lib/model/memory.ts';
 import { loadFamily } from './support/speed-matrix.ts';
 
 async function main(): Promise<void> {
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
       const ref = await startReference([...faults, ...(tps ? ['--decode-tps', tps] : [])]);
       try {
         const { verdict, ms } = await runCheck(check, {
+          memory: freshMemory(),
           profile: ref.profile,
           server: ref.info,
           runId: randomBytes(4).toString('hex'),

@@ -120,13 +120,13 @@ async function runCase(ctx: CheckContext, d: ClientDriver, mode: Mode): Promise<
     paceFor(ctx),
     { maxTokens: MAX_TOKENS, promptChars: prompt.length },
     {},
-    evidenceFor(kind),
+    evidenceFor(ctx.memory, kind),
   );
   const tee = teeFetch({
     baseUrl: ctx.baseUrl,
     authHeaders: ctx.headers,
     deadlines,
-    evidenceFloors: ctx.deadlines,
+    evidence: { floors: ctx.deadlines, memory: ctx.memory, owner: ctx.owner },
     signal: AbortSignal.any([ctx.signal, stop.signal]),
     secrets: ctx.secrets,
     maxRequests: 1,

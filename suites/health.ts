@@ -31,9 +31,9 @@ export const checks: CheckDef[] = [
     readsRun: true,
     timeoutMs: 10_000,
     async run(ctx) {
-      if (!ctx.stateDir)
+      if (!ctx.memory.ofRun)
         return inconclusive('not in a conformance run: the sentinel probes only between checks of a run');
-      const s = readSentinel(ctx.stateDir);
+      const s = readSentinel(ctx.memory);
       const metrics: Record<string, unknown> = {
         probeTokens: s.tokens,
         baseline: s.baseline,

@@ -18,6 +18,7 @@ import type { CapacityLevel, CapacityTable } from '../lib/capacity/types.ts';
 import { judgeCollapse, judgeErrorsBelowSlots, judgeStarvation } from '../lib/capacity/verdicts.ts';
 import { runCheck, skipReason } from '../lib/check/check.ts';
 import { compileSchema } from '../lib/config/schemas.ts';
+import { freshMemory } from '../lib/model/memory.ts';
 import type { Profile } from '../lib/model/types.ts';
 import { capacityLines } from '../reporters/capacity-table.ts';
 import { withCapacity } from '../reporters/results.ts';
@@ -288,6 +289,7 @@ async function sweepOn(
   servers.push(ref);
   const check = checks.find((c) => c.id === 'capacity.sweep')!;
   const { verdict } = await runCheck(check, {
+    memory: freshMemory(),
     profile: { ...ref.profile, ...extra, capacity },
     server: ref.info,
     log: () => undefined,

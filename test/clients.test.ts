@@ -16,6 +16,7 @@ import {
   wireLines,
 } from '../lib/clients/wire.ts';
 import { DEFAULT_DEADLINES } from '../lib/http/recorder.ts';
+import { freshMemory } from '../lib/model/memory.ts';
 import type { BodyRead, Recording } from '../lib/model/types.ts';
 import { clientMatrix, clientMatrixHtml, clientMatrixLines } from '../reporters/clients-matrix.ts';
 import { textTable } from '../reporters/render.ts';
@@ -361,7 +362,12 @@ describe('every client against a server that requires a key', () => {
     try {
       const profile = { ...ref.profile, apiKeyEnv: 'CLIENTS_TEST_KEY' };
       for (const check of checks) {
-        const { verdict } = await runCheck(check, { profile, server: ref.info, log: () => undefined });
+        const { verdict } = await runCheck(check, {
+          memory: freshMemory(),
+          profile,
+          server: ref.info,
+          log: () => undefined,
+        });
         const g = grade(check, verdict, profile, false);
         expect(g.outcome, `${check.id}: ${g.message}`).toBe('pass');
         expect(JSON.stringify({ m: g.message, x: verdict.metrics, e: verdict.evidence })).not.toContain(key);

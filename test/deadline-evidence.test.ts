@@ -5,21 +5,16 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test } from 'vitest';
 import { startHostile } from '../fixtures/hostile-server/spawn.ts';
 import { startReference } from '../fixtures/reference-server/spawn.ts';
 import { makeContext } from '../lib/check/check.ts';
 import { chat, generationBody, uniquePrompt } from '../lib/exchange/exchange.ts';
-import {
-  evidenceCheck,
-  evidenceFor,
-  requestKind,
-  resetEvidence,
-  shareEvidence,
-} from '../lib/measure/deadline-evidence.ts';
+import { evidenceFor, requestKind } from '../lib/measure/deadline-evidence.ts';
 import { BUDGET_FACTOR, requestDeadlines } from '../lib/measure/deadlines.ts';
 import { paceOf } from '../lib/measure/pace.ts';
-import type { CheckContext, CheckDef } from '../lib/model/check.ts';
+import type { CheckContext, CheckDef, RunMemory } from '../lib/model/check.ts';
+import { freshMemory } from '../lib/model/memory.ts';
 import type { Deadlines, Profile } from '../lib/model/types.ts';
 
 const BASE: Deadlines = { connectMs: 2_000, headersMs: 15_000, tokenIdleMs: 5_000, totalMs: 30_000 };
@@ -83,8 +78,13 @@ describe('sizing from evidence', () => {
     expect(sized.sizedBy).toBeUndefined();
   });
 
-  test('without a shared file nothing is recorded (self-tests, proofs)', () => {
-    expect(evidenceFor(KIND)).toBeUndefined();
+  test("a memory that is not a run's keeps nothing (self-tests, proofs)", () => {
+    const memory = freshMemory();
+    memory
+      .shared({ name: 'deadline-evidence', initial: {} })
+      .update(() => ({ [KIND]: { kind: 'silent', request: KIND, ms: 1 } }));
+    expect(evidenceFor(memory, KIND)).toBeUndefined();
+    expect(evidenceFor(freshMemory(undefined, { ofRun: true }), KIND)).toBeUndefined();
   });
 
   test('the kind of a request: path, stream or not (Ollama streams unless told not to)', () => {
@@ -102,13 +102,14 @@ describe('over real HTTP', () => {
   const otherLog = join(dir, 'other.log');
   writeFileSync(otherLog, '');
   const stops: Array<() => Promise<void>> = [];
-  beforeAll(() => shareEvidence(join(dir, 'evidence.json')));
+  /** Each test is one run: its own memory, kept as a run keeps it. */
+  const runOf = () => freshMemory(undefined, { ofRun: true });
   afterAll(async () => {
     for (const s of stops) await s();
   });
 
-  const check = { id: 'x.evidence' } as CheckDef;
-  const ctxFor = (baseUrl: string, deadlines: Deadlines): CheckContext => {
+  const ctxFor = (memory: RunMemory, baseUrl: string, deadlines: Deadlines, checkId = 'x.evidence'): CheckContext => {
+    const check = { id: checkId } as CheckDef;
     const profile: Profile = {
       id: 'p',
       baseUrl,
@@ -121,43 +122,49 @@ describe('over real HTTP', () => {
       context: { discovery: 'none' },
       deadlines,
     };
-    return makeContext(check, { profile, server: { baseUrl, identity: {} } }, new AbortController().signal, () => ({
-      p99Ms: 0,
-      maxMs: 0,
-    }));
+    return makeContext(
+      check,
+      { memory, profile, server: { baseUrl, identity: {} } },
+      new AbortController().signal,
+      () => ({ p99Ms: 0, maxMs: 0 }),
+    );
   };
   const body = (ctx: CheckContext, stream: boolean, maxTokens = 1) =>
     generationBody(ctx, 'openai-chat', { prompt: uniquePrompt(ctx, 'Say hello.'), maxTokens, stream });
 
   test('a server that never answers: the second request of the kind waits the stall floor, and says why', async () => {
-    resetEvidence();
+    const memory = runOf();
     const h = await startHostile('never-answers', otherLog);
     stops.push(() => h.server.stop());
     // 3 s of silence for a 1-token answer (0.33 s at 3 tok/s; evidence from twice that): evidence.
-    const ctx = ctxFor(h.url, { connectMs: 2_000, headersMs: 3_000, tokenIdleMs: 500, totalMs: 4_000 });
-    evidenceCheck('x.first');
+    const deadlines = { connectMs: 2_000, headersMs: 3_000, tokenIdleMs: 500, totalMs: 4_000 };
+    const ctx = ctxFor(memory, h.url, deadlines, 'x.first');
     const first = await chat(ctx, body(ctx, false));
     expect(first.rec.failure?.message).toBe('no response headers within 3000 ms');
-    evidenceCheck('x.second');
-    const second = await chat(ctx, body(ctx, false));
+    const ctx2 = ctxFor(memory, h.url, deadlines, 'x.second');
+    const second = await chat(ctx2, body(ctx2, false));
     expect(second.rec.failure?.kind).toBe('headers-timeout');
     expect(second.rec.tEnd).toBeLessThan(2_000); // the stall floor, or what the prompt needs at the assumed prefill rate
     expect(second.rec.failure?.message).toMatch(
       /^no response headers within \d+ ms \(sized from this run's evidence: POST \/v1\/chat\/completions \(whole\) in x\.first got no response headers in 30\d\d ms\)/,
     );
     // Another kind (a stream) has no evidence yet: the profile's floor.
-    expect(evidenceFor(requestKind('POST', `${h.url}/v1/chat/completions`, { stream: true }))).toBeUndefined();
+    expect(evidenceFor(memory, requestKind('POST', `${h.url}/v1/chat/completions`, { stream: true }))).toBeUndefined();
   }, 20_000);
 
   test('a stream past max_tokens: later streams of the kind get a total sized from its own pace', async () => {
-    resetEvidence();
+    const memory = runOf();
     const h = await startHostile('infinite-stream', otherLog);
     stops.push(() => h.server.stop());
-    const ctx = ctxFor(h.url, { connectMs: 2_000, headersMs: 2_000, tokenIdleMs: 500, totalMs: 20_000 });
-    evidenceCheck('x.endless');
+    const ctx = ctxFor(
+      memory,
+      h.url,
+      { connectMs: 2_000, headersMs: 2_000, tokenIdleMs: 500, totalMs: 20_000 },
+      'x.endless',
+    );
     const first = await chat(ctx, body(ctx, true));
     expect(first.rec.failure?.kind).toBe('overflow');
-    const e = evidenceFor(requestKind('POST', `${h.url}/v1/chat/completions`, { stream: true }));
+    const e = evidenceFor(memory, requestKind('POST', `${h.url}/v1/chat/completions`, { stream: true }));
     expect(e).toMatchObject({ kind: 'endless', check: 'x.endless' });
     expect(e!.gapMs!).toBeGreaterThan(5);
     const d = requestDeadlines(ctx.deadlines, undefined, { maxTokens: 24 }, {}, e);
@@ -166,18 +173,22 @@ describe('over real HTTP', () => {
   }, 20_000);
 
   test("a correct server at 3 tok/s: a stream cut by our own budget is no evidence; an answer that outlasted a floor still gets a whole answer's time", async () => {
-    resetEvidence();
+    const memory = runOf();
     const ref = await startReference(['--decode-tps', '3']);
     stops.push(() => ref.stop());
-    const ctx = ctxFor(ref.baseUrl, { connectMs: 2_000, headersMs: 2_000, tokenIdleMs: 1_000, totalMs: 2_500 });
+    const ctx = ctxFor(memory, ref.baseUrl, { connectMs: 2_000, headersMs: 2_000, tokenIdleMs: 1_000, totalMs: 2_500 });
     const cut = await chat(ctx, body(ctx, true, 40));
     expect(cut.rec.failure?.kind).toBe('total-timeout');
     expect(cut.rec.reads.length).toBeGreaterThan(2); // tokens were flowing: our budget, not the server's silence
-    expect(evidenceFor(requestKind('POST', `${ref.baseUrl}/v1/chat/completions`, { stream: true }))).toBeUndefined();
+    expect(
+      evidenceFor(memory, requestKind('POST', `${ref.baseUrl}/v1/chat/completions`, { stream: true })),
+    ).toBeUndefined();
     // A whole answer of 40 tokens needs 13 s: no headers within the 2 s floor, and no evidence (slow, not silent)...
     const long = await chat(ctx, body(ctx, false, 40));
     expect(long.rec.failure?.kind).toBe('headers-timeout');
-    expect(evidenceFor(requestKind('POST', `${ref.baseUrl}/v1/chat/completions`, { stream: false }))).toBeUndefined();
+    expect(
+      evidenceFor(memory, requestKind('POST', `${ref.baseUrl}/v1/chat/completions`, { stream: false })),
+    ).toBeUndefined();
     // ...so the next whole answer (3 tokens, 1 s at 3 tok/s) keeps the profile's floor and completes.
     const short = await chat(ctx, body(ctx, false, 3));
     expect(short.rec.failure).toBeUndefined();

@@ -4,8 +4,8 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { runCheck } from '../lib/check/check.ts';
-import { resetShared, shared } from '../lib/exchange/recordings.ts';
-import { clientAllowanceMs, setLagBaseline, startLagSampler } from '../lib/measure/client-lag.ts';
+import { shared } from '../lib/exchange/recordings.ts';
+import { clientAllowanceMs, startLagSampler } from '../lib/measure/client-lag.ts';
 import {
   BUDGET_FACTOR,
   budgetText,
@@ -25,11 +25,11 @@ import {
   type PaceObservation,
   paceOf,
   repetitionsFor,
-  resetPace,
   tokensFor,
 } from '../lib/measure/pace.ts';
 import { requestMetrics, tokenCountOf } from '../lib/measure/request-metrics.ts';
 import type { CheckContext } from '../lib/model/check.ts';
+import { freshMemory } from '../lib/model/memory.ts';
 import type { Deadlines, Profile, Recording } from '../lib/model/types.ts';
 
 const BASE: Deadlines = { connectMs: 2_000, headersMs: 15_000, tokenIdleMs: 5_000, totalMs: 30_000 };
@@ -141,12 +141,12 @@ describe('the pace', () => {
   });
 
   test('the store keeps the last few requests per server', () => {
-    resetPace();
-    for (let i = 0; i < 20; i++) observe('a', obs(10, 100 + i, 5));
-    observe('a', obs(0, 10, 5)); // nothing generated: ignored
-    expect(observations('a')).toHaveLength(8);
-    expect(observations('b')).toHaveLength(0);
-    resetPace();
+    const m = freshMemory();
+    for (let i = 0; i < 20; i++) observe(m, 'a', obs(10, 100 + i, 5));
+    observe(m, 'a', obs(0, 10, 5)); // nothing generated: ignored
+    expect(observations(m, 'a')).toHaveLength(8);
+    expect(observations(m, 'b')).toHaveLength(0);
+    expect(observations(freshMemory(), 'a')).toHaveLength(0);
   });
 });
 
@@ -219,15 +219,16 @@ describe("our client's lag", () => {
   test("the allowance is the measured lag (plus one interval), or a preflight's when that is larger", () => {
     expect(clientAllowanceMs({ maxMs: 3 })).toBe(4);
     expect(clientAllowanceMs(undefined)).toBe(0);
-    setLagBaseline({ maxMs: 12, source: 'preflight' });
-    expect(clientAllowanceMs({ maxMs: 3 })).toBe(12);
-    setLagBaseline(undefined);
+    expect(clientAllowanceMs({ maxMs: 3 }, { maxMs: 12, source: 'preflight' })).toBe(12);
   });
 });
 
 describe('the shared recording cache', () => {
+  let memory = freshMemory();
   const ctxOf = (id: string, aborted = false): CheckContext =>
     ({
+      memory,
+      owner: id,
       runId: 'r',
       baseUrl: 'http://127.0.0.1:1',
       profile: { id: 'p', model: 'm' },
@@ -249,7 +250,7 @@ describe('the shared recording cache', () => {
   const whole: Recording = { ...cut, failure: undefined };
 
   test('recorded once and shared; a recording our side cut short is incomplete, recorded again once by the next check, then kept', async () => {
-    resetShared();
+    memory = freshMemory();
     let n = 0;
     const rec = (r: Recording) => async () => {
       n++;
@@ -287,7 +288,6 @@ describe('the shared recording cache', () => {
     const g = await shared(ctxOf('g'), 'z', rec(whole), (v) => v); // a throw is not cached
     expect(n).toBe(2);
     expect(g.incomplete).toBeUndefined();
-    resetShared();
   });
 });
 
@@ -325,7 +325,7 @@ describe("a check's own bound", () => {
             ),
           ),
       ),
-      { profile: { ...profile }, server, log: () => undefined },
+      { memory: freshMemory(), profile: { ...profile }, server, log: () => undefined },
     );
     expect(verdict).toMatchObject({ outcome: 'inconclusive', message: 'cut short, graded by the check' });
   });
@@ -333,7 +333,7 @@ describe("a check's own bound", () => {
   test('a check that cannot answer after its bound is inconclusive, naming the bound: never an error, never a fail', async () => {
     const { verdict } = await runCheck(
       def(() => new Promise(() => undefined)),
-      { profile: { ...profile }, server, log: () => undefined },
+      { memory: freshMemory(), profile: { ...profile }, server, log: () => undefined },
     );
     expect(verdict.outcome).toBe('inconclusive');
     expect(verdict.message).toMatch(/our time budget ran out before x\.bound finished \(its bound of 0\.1 s/);

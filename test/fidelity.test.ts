@@ -21,6 +21,7 @@ import {
   steadyWindow,
   stepMinima,
 } from '../lib/measure/fidelity.ts';
+import { freshMemory } from '../lib/model/memory.ts';
 import type { BodyRead, FidelityPreflight, Recording } from '../lib/model/types.ts';
 import { harnessStreams, runPreflight, type StampServer, startStampServer } from '../lib/run/preflight.ts';
 import { checks as streamChecks } from '../suites/stream.ts';
@@ -305,6 +306,7 @@ describe('a measured client lag that could explain a timing verdict makes it inc
   test('stream.spread on a server that flushes at the end: inconclusive, the lag named, when our client lagged longer than the request', async () => {
     const spread = streamChecks.find((c) => c.id === 'stream.spread')!;
     const base = {
+      memory: freshMemory(),
       profile: burst.profile,
       server: burst.info,
       tier: 'quick' as const,
@@ -319,7 +321,7 @@ describe('a measured client lag that could explain a timing verdict makes it inc
       stepLag: { n: 60, p50Ms: 800, p99Ms: 20_000, maxMs: 21_000 },
     };
     // Without a lag this check fails on this fault (its fault proof in suites/stream.ts, run by test/proofs.test.ts).
-    const laggedRun = await runCheck(spread, { ...base, runId: 'fid-b', preflight: lagged });
+    const laggedRun = await runCheck(spread, { ...base, memory: freshMemory(), runId: 'fid-b', preflight: lagged });
     expect(laggedRun.verdict.outcome).toBe('inconclusive');
     expect(grade(spread, laggedRun.verdict, burst.profile, true).outcome).toBe('inconclusive'); // never a failure, even strict
     expect(laggedRun.verdict.message).toMatch(

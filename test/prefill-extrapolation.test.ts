@@ -6,6 +6,7 @@
 import { describe, expect, test } from 'vitest';
 import { startReference } from '../fixtures/reference-server/spawn.ts';
 import { runCheck } from '../lib/check/check.ts';
+import { freshMemory } from '../lib/model/memory.ts';
 import { checks } from '../suites/context.ts';
 
 const WINDOW = 32_768;
@@ -15,6 +16,7 @@ async function measure(args: string[]) {
   const ref = await startReference(['--context-window', String(WINDOW), ...args]);
   try {
     const { verdict } = await runCheck(check, {
+      memory: freshMemory(),
       profile: ref.profile,
       server: ref.info,
       tier: 'quick',

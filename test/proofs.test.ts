@@ -1,13 +1,12 @@
 // Every check, both ways, through real HTTP: PASS on the correct reference server, FAIL (with a message
 // naming the fault) on the reference server with exactly one fault switched on.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
-import { memoryStore } from '../lib/check/blocked.ts';
+import { rootCauses } from '../lib/check/blocked.ts';
 import { grade, runCheck } from '../lib/check/check.ts';
 import { TIMING_FAMILIES } from '../lib/check/family-order.ts';
+import type { RunMemory } from '../lib/model/check.ts';
+import { freshMemory } from '../lib/model/memory.ts';
 import type { Profile, ServerInfo } from '../lib/model/types.ts';
 import { discoverServer } from '../lib/server/discovery.ts';
 import { measureBaseline, type SentinelContext } from '../lib/server/sentinel.ts';
@@ -45,6 +44,16 @@ async function release(key: string, p: Proof, next: Proof | undefined, concurren
   servers.delete(key);
   if (s) await (await s).stop();
 }
+/** One memory per server, as one run's (the server's pace carries over from proof to proof against it). */
+const memories = new Map<string, RunMemory>();
+function memoryFor(serverKey: string): RunMemory {
+  let m = memories.get(serverKey);
+  if (!m) {
+    m = freshMemory();
+    memories.set(serverKey, m);
+  }
+  return m;
+}
 const runIds = new Map<string, string>();
 function runIdFor(serverKey: string, p: Proof): string {
   const k = `${serverKey}|${JSON.stringify(p.profile ?? {})}|${p.tier ?? 'quick'}`;
@@ -61,9 +70,9 @@ async function runSequence(
   profile: Profile,
   server: ServerInfo,
   runId: string,
-  stateDir: string,
+  memory: RunMemory,
 ): Promise<Array<SentinelRun & { id: string }>> {
-  const sc: SentinelContext = { profile, server, stateDir, runId, waitBoundMs: p.run!.waitS * 1000 };
+  const sc: SentinelContext = { profile, server, memory, runId, waitBoundMs: p.run!.waitS * 1000 };
   await measureBaseline(sc);
   const out: Array<SentinelRun & { id: string }> = [];
   for (const id of p.run!.checks) {
@@ -106,8 +115,9 @@ for (const [family, mod] of Object.entries(families)) {
           };
           // A proof that changes the profile (declared slots, window, discovery) gets what setup would have discovered for it.
           const server = proof.profile ? await discoverServer(profile, ref.baseUrl, {}, ref.info.startedPid) : ref.info;
-          const stateDir = proof.run ? mkdtempSync(join(tmpdir(), 'conformance-proof-')) : undefined;
-          const ran = stateDir ? await runSequence(proof, profile, server, runIdFor(key, proof), stateDir) : [];
+          // A proof of a run gets a run's memory of its own (the sentinel's state, kept as a conformance run keeps it).
+          const runOwn = proof.run ? freshMemory(undefined, { ofRun: true }) : undefined;
+          const ran = runOwn ? await runSequence(proof, profile, server, runIdFor(key, proof), runOwn) : [];
           // A degraded run grades no timing check after the degradation (and has one); a healthy or recovered run
           // grades them all, and they pass.
           const timed = ran.filter((x) => x.timing);
@@ -117,7 +127,7 @@ for (const [family, mod] of Object.entries(families)) {
             else expect(r.verdict.outcome, `${r.id}: ${r.verdict.message}`).toBe('pass');
           }
           const { verdict } = await runCheck(check!, {
-            stateDir,
+            memory: runOwn ?? memoryFor(key),
             profile,
             server,
             // One run per server and profile, as in a real run: the checks of a family read the recordings it shares
@@ -127,7 +137,7 @@ for (const [family, mod] of Object.entries(families)) {
             strict: false,
             log: () => undefined,
             // Each proof judges its check alone: no other proof's failure blocks it (lib/check/blocked.ts).
-            causes: memoryStore(),
+            causes: rootCauses(freshMemory()),
           });
           // The check's own verdict and its message first: the graded outcome alone hides a detection that stopped
           // firing (a SHOULD check's fail and a borderline warn both grade to warn).
@@ -150,7 +160,6 @@ for (const [family, mod] of Object.entries(families)) {
             strict.outcome,
             `outcome of ${proof.check} under CONFORMANCE_STRICT=1; message:\n${strict.message}`,
           ).toBe(strictExpectation(proof, check!.level));
-          if (stateDir) rmSync(stateDir, { recursive: true, force: true });
         } finally {
           await release(key, proof, mod.proofs[i + 1], concurrent);
         }

@@ -4,11 +4,12 @@
 // inconclusive "blocked by" that check, and no SHOULD or INFO check is "not met" for want of evidence.
 import { afterAll, describe, expect, test } from 'vitest';
 import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
-import { memoryStore, resolveBlocked } from '../lib/check/blocked.ts';
+import { resolveBlocked, rootCauses } from '../lib/check/blocked.ts';
 import { grade, runCheck, skipReason } from '../lib/check/check.ts';
 import { FAMILY_ORDER } from '../lib/check/family-order.ts';
 import { blockedOn, requestPrecondition } from '../lib/grading/preconditions.ts';
 import { resetConnections } from '../lib/http/recorder.ts';
+import { freshMemory } from '../lib/model/memory.ts';
 import type { Level, Precondition, Recording } from '../lib/model/types.ts';
 import { fail, inconclusive, warn } from '../lib/model/verdict.ts';
 import { renderConsole, renderMarkdown, toColumns } from '../reporters/render.ts';
@@ -25,7 +26,7 @@ const c = (id: string, level: Level = 'MUST') => ({ id, level });
 
 describe('resolveBlocked', () => {
   test('the first MUST check to meet a failed precondition reports it; later ones are blocked by it', () => {
-    const store = memoryStore();
+    const store = rootCauses(freshMemory());
     const first = resolveBlocked(c('sse.content-type'), blockedOn(failed, P), store);
     expect(first.outcome).toBe('fail');
     const later = resolveBlocked(c('stream.spread'), blockedOn(failed, P), store);
@@ -37,18 +38,22 @@ describe('resolveBlocked', () => {
   });
   test('a SHOULD or INFO check is never "not met" for want of evidence, even first', () => {
     for (const level of ['SHOULD', 'INFO'] as const) {
-      const v = resolveBlocked(c('sse.no-lone-cr', level), blockedOn(warn('not met'), P), memoryStore());
+      const v = resolveBlocked(c('sse.no-lone-cr', level), blockedOn(warn('not met'), P), rootCauses(freshMemory()));
       expect(v.outcome).toBe('inconclusive');
       expect(v.message).toContain('blocked by sse.content-type');
     }
   });
   test('a check to which the request is only a means never reports it (mayReport false)', () => {
-    const v = resolveBlocked(c('api.stop-sequence'), blockedOn(failed, { ...P, mayReport: false }), memoryStore());
+    const v = resolveBlocked(
+      c('api.stop-sequence'),
+      blockedOn(failed, { ...P, mayReport: false }),
+      rootCauses(freshMemory()),
+    );
     expect(v.outcome).toBe('inconclusive');
     expect(v.blockedBy).toBe('sse.content-type');
   });
   test("an own finding stays the check's own until the run has reported the cause", () => {
-    const store = memoryStore();
+    const store = rootCauses(freshMemory());
     const own = { ...P, ownFinding: true };
     expect(resolveBlocked(c('errors.no-server-error'), blockedOn(failed, own), store).outcome).toBe('fail');
     resolveBlocked(c('sse.content-type'), blockedOn(failed, P), store);
@@ -57,7 +62,7 @@ describe('resolveBlocked', () => {
     );
   });
   test('another answer is another cause; a verdict without a precondition is untouched', () => {
-    const store = memoryStore();
+    const store = rootCauses(freshMemory());
     resolveBlocked(c('sse.content-type'), blockedOn(failed, P), store);
     const other = { ...P, key: 'streamed POST /v1/chat/completions → HTTP 503' };
     expect(resolveBlocked(c('parallel.no-starvation'), blockedOn(failed, other), store).outcome).toBe('fail');
@@ -100,6 +105,7 @@ afterAll(async () => {
 /** Every check of the catalogue, in run order, against one server, as one run (one runId: one record of causes). */
 async function catalogue(h: ReferenceHandle): Promise<CheckResult[]> {
   const runId = `rootcause-${Date.now().toString(36)}`;
+  const memory = freshMemory();
   const out: CheckResult[] = [];
   for (const fam of FAMILY_ORDER) {
     const mod = families[fam];
@@ -116,6 +122,7 @@ async function catalogue(h: ReferenceHandle): Promise<CheckResult[]> {
         continue;
       }
       const { verdict } = await runCheck(check, {
+        memory,
         profile: h.profile,
         server: h.info,
         tier: 'quick',

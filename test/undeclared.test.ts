@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, expect, test } from 'vitest';
 import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
 import { grade, runCheck, skipReason } from '../lib/check/check.ts';
+import { freshMemory } from '../lib/model/memory.ts';
 import type { Profile } from '../lib/model/types.ts';
 import { discoverServer } from '../lib/server/discovery.ts';
 import { families } from '../suites/catalogue.ts';
@@ -60,6 +61,7 @@ test('measured batching (slots unknown) enables parallel.no-starvation at 2 conc
   const { ref, profile } = await plain();
   const server = await discoverServer(profile, ref.baseUrl, {});
   const o = {
+    memory: freshMemory(),
     profile,
     server,
     tier: 'quick' as const,
@@ -80,6 +82,7 @@ test('a serialising server with slots unknown: speedup-2 is INFO "serialised", a
   const { ref, profile } = await plain(['--fault', 'perf-serialise']);
   const server = await discoverServer(profile, ref.baseUrl, {});
   const o = {
+    memory: freshMemory(),
     profile,
     server,
     tier: 'quick' as const,

@@ -9,9 +9,11 @@
 import { afterAll, describe, expect, test } from 'vitest';
 import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
 import { deviationsOf, EMULATIONS, outcomeOf } from '../fixtures/seed-study.ts';
+import { rootCauses } from '../lib/check/blocked.ts';
 import { grade, runCheck, skipReason } from '../lib/check/check.ts';
 import { loadServers } from '../lib/config/profile.ts';
 import { record, resetConnections } from '../lib/http/recorder.ts';
+import { freshMemory } from '../lib/model/memory.ts';
 import type { Profile } from '../lib/model/types.ts';
 import { FAMILY_ORDER } from '../reporters/report-data.ts';
 import { families } from '../suites/catalogue.ts';
@@ -73,6 +75,7 @@ describe("verdict matrix: the seed study's findings, pinned", () => {
           }
           await resetConnections();
         }
+        const memory = freshMemory();
         let family = '';
         for (const id of ids) {
           const check = checkDef(id);
@@ -88,6 +91,10 @@ describe("verdict matrix: the seed study's findings, pinned", () => {
           }
           const measure = async () => {
             const { verdict } = await runCheck(check!, {
+              // One memory per emulation (the server's pace carries over, as within a run), each check its own run
+              // id (no shared recordings) and its own root causes (each judged alone).
+              memory,
+              causes: rootCauses(freshMemory()),
               profile: ref.profile,
               server: ref.info,
               tier: 'quick',

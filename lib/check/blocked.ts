@@ -5,10 +5,8 @@
 //  - every later check meeting the same failure is `inconclusive`, "blocked by <that check>", with its own figures;
 //  - a SHOULD or INFO check is never "not met" for want of evidence: with no root cause recorded yet it is
 //    inconclusive too, naming the check that reports such a failure.
-// The record lives as long as the run: in memory for one process, in the run's state directory for a Vitest run (each
-// test file runs in a worker of its own).
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+// The record lives as long as the run, in its memory (shared by the workers of a Vitest run: lib/run/memory.ts).
+import type { RunMemory, SharedSlice } from '../model/check.ts';
 import type { Level, Verdict } from '../model/types.ts';
 
 /** A failure recorded as the run's root cause for one kind of request. */
@@ -24,43 +22,18 @@ export interface RootCauseStore {
   claim(cause: RootCause): RootCause;
 }
 
-/** A store for one process (proofs, in-process catalogue runs); keyed by run so runs do not see each other's causes. */
-const memory = new Map<string, Map<string, RootCause>>();
-export function memoryStore(run: string = `${Math.random()}`): RootCauseStore {
-  let m = memory.get(run);
-  if (!m) {
-    m = new Map();
-    memory.set(run, m);
-  }
-  const map = m;
-  return {
-    get: (key) => map.get(key),
-    claim(c) {
-      const had = map.get(c.key);
-      if (had) return had;
-      map.set(c.key, c);
-      return c;
-    },
-  };
-}
+/** The run's root causes, by key: shared by its workers (lib/run/memory.ts). */
+const ROOT_CAUSES: SharedSlice<Record<string, RootCause>> = { name: 'root-causes', initial: {} };
 
-/** A store in the run's state directory, shared by the test files of a Vitest run (checks run one at a time). */
-export function fileStore(dir: string): RootCauseStore {
-  const path = join(dir, 'root-causes.json');
-  const read = (): Record<string, RootCause> => {
-    if (!existsSync(path)) return {};
-    try {
-      return JSON.parse(readFileSync(path, 'utf8')) as Record<string, RootCause>;
-    } catch {
-      return {};
-    }
-  };
+/** The root causes a run's memory keeps (a proof that must judge alone passes a fresh memory's). */
+export function rootCauses(memory: RunMemory): RootCauseStore {
+  const slot = memory.shared(ROOT_CAUSES);
   return {
-    get: (key) => read()[key],
+    get: (key) => slot.read()[key],
     claim(c) {
-      const all = read();
-      if (all[c.key]) return all[c.key]!;
-      writeFileSync(path, JSON.stringify({ ...all, [c.key]: c }));
+      const had = slot.read()[c.key];
+      if (had) return had;
+      slot.update((all) => ({ ...all, [c.key]: c }));
       return c;
     },
   };

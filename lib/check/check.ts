@@ -10,7 +10,7 @@ import { makeRequester } from '../exchange/requester.ts';
 import { budgetText } from '../measure/deadlines.ts';
 import { clientLag } from '../measure/fidelity.ts';
 import { observations, paceKey, paceOf } from '../measure/pace.ts';
-import type { CheckContext, CheckDef, Tier } from '../model/check.ts';
+import type { CheckContext, CheckDef, RunMemory, Tier } from '../model/check.ts';
 import type {
   ApiFlavour,
   Capability,
@@ -22,7 +22,7 @@ import type {
 } from '../model/types.ts';
 import { inconclusive, NotMeasurable } from '../model/verdict.ts';
 import { apiSkipReason } from '../server/api-discovery.ts';
-import { memoryStore, type RootCauseStore, resolveBlocked } from './blocked.ts';
+import { type RootCauseStore, resolveBlocked, rootCauses } from './blocked.ts';
 
 const isApi = (cap: Capability): cap is ApiFlavour => (API_FLAVOURS as readonly string[]).includes(cap);
 
@@ -40,9 +40,9 @@ interface ContextOptions {
   preflight?: FidelityPreflight;
   /** Epoch ms of the run deadline: the check is cut there (RunDeadlineReached). */
   deadlineAt?: number;
-  /** The run's state directory (suites/support/register.ts). */
-  stateDir?: string;
-  /** The run's root causes (lib/check/blocked.ts): default, one in memory per runId. */
+  /** What the run remembers (lib/run/memory.ts): checks of one run share it. */
+  memory: RunMemory;
+  /** The run's root causes (lib/check/blocked.ts): default, the memory's. */
   causes?: RootCauseStore;
 }
 
@@ -70,7 +70,6 @@ export function makeContext(
     // A shared recording's lateness, sampled at 1 ms while it was made (lib/exchange/recordings.ts), is the evidence for what it
     // recorded; the check's own monitor samples every 10 ms and so never reads below ~10 ms (lib/measure/client-lag.ts).
     clientLag: (recording) => clientLag(recording ?? loopDelay(), o.preflight),
-    stateDir: o.stateDir,
   };
 }
 
@@ -198,7 +197,7 @@ export async function runCheck(
                 inconclusive(
                   budgetText(
                     `${check.id} finished`,
-                    paceOf(observations(paceKey(ctx.baseUrl, ctx.profile.model))),
+                    paceOf(observations(ctx.memory, paceKey(ctx.baseUrl, ctx.profile.model))),
                     `its bound of ${fmtSeconds(limit)}`,
                   ),
                 ),
@@ -210,7 +209,7 @@ export async function runCheck(
     ]);
     running.catch(() => undefined); // a check still running after its grace must not surface as an unhandled rejection
     // One root cause, one failure: a failed precondition is reported by one check, the others are blocked by it.
-    const causes = o.causes ?? memoryStore(ctx.runId);
+    const causes = o.causes ?? rootCauses(o.memory);
     return { verdict: resolveBlocked(check, verdict, causes), loopDelay: loop(), ms: performance.now() - t0 };
   } finally {
     if (timer) clearTimeout(timer);

@@ -10,6 +10,7 @@
 import { redact } from '../config/secrets.ts';
 import { record } from '../http/recorder.ts';
 import { endingListener } from '../measure/deadline-evidence.ts';
+import type { RunMemory } from '../model/check.ts';
 import type { Deadlines, Recording } from '../model/types.ts';
 
 interface TeeExchange {
@@ -29,8 +30,11 @@ interface TeeOptions {
   /** The profile's auth headers (Authorization), added to requests for that origin only. */
   authHeaders: Record<string, string>;
   deadlines: Deadlines;
-  /** The profile's floors: generation requests cut after waiting them out are this run's evidence (lib/measure/deadline-evidence.ts). */
-  evidenceFloors?: { headersMs: number; totalMs: number };
+  /**
+   * The profile's floors and who sends: generation requests cut after waiting them out are this run's evidence
+   * (lib/measure/deadline-evidence.ts).
+   */
+  evidence?: { floors: { headersMs: number; totalMs: number }; memory: RunMemory; owner: string };
   /** The check's abort signal. */
   signal: AbortSignal;
   secrets: readonly string[];
@@ -185,7 +189,7 @@ export function teeFetch(o: TeeOptions): Tee {
       headers,
       body,
       deadlines: o.deadlines,
-      ...(o.evidenceFloors ? { onEnded: endingListener(method, url.href, body, o.evidenceFloors) } : {}),
+      ...(o.evidence ? { onEnded: endingListener(o.evidence, method, url.href, body, o.evidence.floors) } : {}),
       signal: AbortSignal.any([o.signal, ac.signal]),
       secrets: [...o.secrets],
       onHeaders(status, hs) {

@@ -2,7 +2,7 @@
 // requests really run together, and clear batching enables the multi-slot checks at that concurrency. Also the
 // client's own CPU share during a measurement: on a small machine our client competes with the server for cores.
 import { availableParallelism } from 'node:os';
-import type { Requester } from '../model/check.ts';
+import type { LocalSlice, Requester } from '../model/check.ts';
 
 interface BatchingEvidence {
   /** Concurrency at which batching was measured. */
@@ -13,17 +13,17 @@ interface BatchingEvidence {
   source: string;
 }
 
-/** Per run and server: measured batching, or null when the measurement found none. Bounded by the runs of one process. */
-const measured = new Map<string, BatchingEvidence | null>();
+/** Per server: measured batching, or null when the measurement found none (this run's, in its memory). */
+const BATCHING: LocalSlice<Map<string, BatchingEvidence | null>> = { name: 'batching', create: () => new Map() };
 const keyOf = (ctx: Requester) => `${ctx.runId}|${ctx.baseUrl}|${ctx.profile.id}`;
 
 export function recordBatching(ctx: Requester, evidence: BatchingEvidence | null): void {
-  measured.set(keyOf(ctx), evidence);
+  ctx.memory.local(BATCHING).set(keyOf(ctx), evidence);
 }
 
 /** What parallel.speedup-2 measured in this run: evidence, null (none found), or undefined (not measured). */
 function measuredBatching(ctx: Requester): BatchingEvidence | null | undefined {
-  return measured.get(keyOf(ctx));
+  return ctx.memory.local(BATCHING).get(keyOf(ctx));
 }
 
 /**

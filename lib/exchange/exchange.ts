@@ -24,7 +24,7 @@ import { requestDeadlines, STALL_FACTOR, stallLimitMs } from '../measure/deadlin
 import { observations, observe, type Pace, paceKey, paceOf } from '../measure/pace.ts';
 import { type RequestMetrics, requestMetrics } from '../measure/request-metrics.ts';
 import { median } from '../measure/stats.ts';
-import type { Requester } from '../model/check.ts';
+import type { Requester, RunMemory } from '../model/check.ts';
 import type { ApiFlavour, Recording } from '../model/types.ts';
 
 export interface Exchange {
@@ -282,12 +282,18 @@ export async function send(
   if (stream && flavour !== 'ollama-native') headers.accept = 'text/event-stream';
   const signal = opts.signal ? AbortSignal.any([opts.signal, ctx.signal]) : ctx.signal;
   const key = paceKey(ctx.baseUrl, ctx.profile.model);
-  const pace = paceOf(observations(key));
+  const pace = paceOf(observations(ctx.memory, key));
   // Deadlines sized from the pace (the profile's are floors, lowered only by this run's evidence that requests of
   // this kind get no end: lib/measure/deadline-evidence.ts); a caller's explicit deadlines are kept as given.
   const url = `${ctx.baseUrl}${GENERATION_PATH[flavour]}`;
   const kind = requestKind('POST', url, { ...(body as object), stream });
-  const deadlines = requestDeadlines(ctx.deadlines, pace, shapeOf(flavour, body), opts.deadlines, evidenceFor(kind));
+  const deadlines = requestDeadlines(
+    ctx.deadlines,
+    pace,
+    shapeOf(flavour, body),
+    opts.deadlines,
+    evidenceFor(ctx.memory, kind),
+  );
   const decode = stream ? new StreamDecode(flavour, MAX_RECORDED_BYTES, true) : undefined;
   // Cut a stream that runs away (far past max_tokens) or sends one endless line: the server's failure, bounded.
   const guards = streamGuards(body);
@@ -310,17 +316,17 @@ export async function send(
     onRead: decode ? guards.wrap(decode.reader(detectorOpts, stallFloorMs)) : undefined,
     secrets: ctx.secrets,
     maxBytes: MAX_RECORDED_BYTES,
-    onEnded: endingListener('POST', url, body, ctx.deadlines),
+    onEnded: endingListener(ctx, 'POST', url, body, ctx.deadlines),
   });
   const x = decode
     ? decode.finish(rec, stream, pace?.charsPerToken)
     : decodeExchange(flavour, rec, stream, pace?.charsPerToken);
-  observeExchange(key, x);
+  observeExchange(ctx.memory, key, x);
   if (guards.ranAway) {
     // Past max_tokens with no end in sight: later streams of this kind get a total sized from this one's own pace.
     const times = x.events?.tokenTimes ?? [];
     const gapMs = times.length > 1 ? (times.at(-1)! - times[0]!) / (times.length - 1) : undefined;
-    noteEnding(kind, rec, ctx.deadlines, undefined, { gapMs, ttftMs: times[0] });
+    noteEnding(ctx, kind, rec, ctx.deadlines, undefined, { gapMs, ttftMs: times[0] });
   }
   return x;
 }
@@ -335,7 +341,7 @@ function shapeOf(flavour: ApiFlavour, body: unknown): { maxTokens?: number; prom
 }
 
 /** Feed the pace with a complete streamed answer (lib/measure/pace.ts). */
-function observeExchange(key: string, x: Exchange): void {
+function observeExchange(memory: RunMemory, key: string, x: Exchange): void {
   const m = x.metrics;
   if (
     !m ||
@@ -354,7 +360,7 @@ function observeExchange(key: string, x: Exchange): void {
     chars += tokenChars[i]!;
     if (i === 0 || tokenTimes[i] !== tokenTimes[i - 1]) tokenReads++; // times never decrease: a new time, a new read
   }
-  observe(key, {
+  observe(memory, key, {
     at: performance.now(),
     tokens: m.completionTokens,
     tokenSource: m.tokenSource,
@@ -370,7 +376,7 @@ function observeExchange(key: string, x: Exchange): void {
 
 /** The pace this run has measured for the context's server (undefined before its first streamed answer). */
 export function paceFor(ctx: Requester): Pace | undefined {
-  return paceOf(observations(paceKey(ctx.baseUrl, ctx.profile.model)));
+  return paceOf(observations(ctx.memory, paceKey(ctx.baseUrl, ctx.profile.model)));
 }
 
 /** Tokens of the quick speed probe: a few seconds at 3 tok/s, enough for a per-token time. */

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ROOT } from '../config/profile.ts';
-import type { Requester } from '../model/check.ts';
+import type { LocalSlice, Requester } from '../model/check.ts';
 import { NotMeasurable } from '../model/verdict.ts';
 import { chat, describeExchange, generationBody } from './exchange.ts';
 
@@ -25,7 +25,8 @@ interface Calibration {
   source: string;
 }
 
-const calibrations = new Map<string, Calibration>();
+/** Calibrations of this run, per profile: two probes each, once. */
+const CALIBRATIONS: LocalSlice<Map<string, Calibration>> = { name: 'calibrations', create: () => new Map() };
 const INSTRUCTION = 'Read the notes below, then continue writing in the same style.';
 
 async function promptTokens(ctx: Requester, words: number): Promise<number> {
@@ -47,6 +48,7 @@ async function promptTokens(ctx: Requester, words: number): Promise<number> {
 
 /** Measure tokens per word on this server (two probes), cached per profile. */
 export async function calibrate(ctx: Requester): Promise<Calibration> {
+  const calibrations = ctx.memory.local(CALIBRATIONS);
   const cached = calibrations.get(ctx.profile.id);
   if (cached) return cached;
   const a = 64;

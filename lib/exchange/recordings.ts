@@ -14,7 +14,7 @@
 import { type ClientLag, startLagSampler } from '../measure/client-lag.ts';
 import { budgetText, endingOf } from '../measure/deadlines.ts';
 import { observations, type Pace, paceKey, paceOf } from '../measure/pace.ts';
-import type { Requester } from '../model/check.ts';
+import type { LocalSlice, Requester } from '../model/check.ts';
 import type { Recording, Verdict } from '../model/types.ts';
 import { inconclusive, NotMeasurable } from '../model/verdict.ts';
 import { decodeExchange } from './exchange.ts';
@@ -33,7 +33,14 @@ export interface SharedRecording<T> {
   recordedBy: string;
 }
 
-const cache = new Map<string, Promise<SharedRecording<unknown>>>();
+/**
+ * This run's shared recordings, and the keys recorded again once after a cut: the memory of the process the checks of
+ * a family run in (each family's worker records its own).
+ */
+const RECORDINGS: LocalSlice<{ cache: Map<string, Promise<SharedRecording<unknown>>>; retried: Set<string> }> = {
+  name: 'shared-recordings',
+  create: () => ({ cache: new Map(), retried: new Set() }),
+};
 
 function keyOf(ctx: Requester, name: string): string {
   return `${name}|${ctx.runId}|${ctx.baseUrl}|${ctx.profile.id}|${ctx.profile.model}`;
@@ -51,7 +58,7 @@ async function run<T>(
     const cut = recordingsOf(value)
       .map((r, i) => (r ? { i, r, e: endingOf(r) } : undefined))
       .find((x) => x?.e.by === 'us' && x.e.kind === 'budget');
-    const pace = paceOf(observations(paceKey(ctx.baseUrl, ctx.profile.model)));
+    const pace = paceOf(observations(ctx.memory, paceKey(ctx.baseUrl, ctx.profile.model)));
     return {
       value,
       lag: sampler.stop(),
@@ -95,6 +102,7 @@ export async function shared<T>(
   recordingsOf: (t: T) => ReadonlyArray<Recording | undefined>,
 ): Promise<SharedRecording<T>> {
   const key = keyOf(ctx, name);
+  const { cache, retried: retriedKeys } = ctx.memory.local(RECORDINGS);
   let retried = false;
   for (;;) {
     let p = cache.get(key) as Promise<SharedRecording<T>> | undefined;
@@ -123,8 +131,6 @@ export async function shared<T>(
   }
 }
 
-const retriedKeys = new Set<string>();
-
 /** The inconclusive verdict for a reader of an incomplete shared recording (our budget, never the server's fault). */
 export function incompleteVerdict(r: SharedRecording<unknown>, what: string): Verdict {
   return inconclusive(budgetText(what, r.pace, r.incomplete));
@@ -143,10 +149,4 @@ export async function sharedValue<T>(
   const r = await shared(ctx, name, record, recordingsOf);
   if (r.incomplete) throw new NotMeasurable(incompleteVerdict(r, `the shared ${name} request was recorded`).message);
   return r.value;
-}
-
-/** Forget every shared recording (tests). */
-export function resetShared(): void {
-  cache.clear();
-  retriedKeys.clear();
 }

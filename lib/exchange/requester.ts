@@ -6,7 +6,7 @@ import { effectiveProfile } from '../config/effective.ts';
 import { requestAuth } from '../config/request-auth.ts';
 import { redact, stripUrlCredentials } from '../config/secrets.ts';
 import { DEFAULT_DEADLINES } from '../http/recorder.ts';
-import type { Requester } from '../model/check.ts';
+import type { LocalSlice, Requester, RunMemory } from '../model/check.ts';
 import type { Profile, ServerInfo } from '../model/types.ts';
 
 interface RequesterOptions {
@@ -14,6 +14,8 @@ interface RequesterOptions {
   server: ServerInfo;
   /** Who sends: a check id, `sentinel`, `preflight`. */
   owner: string;
+  /** The run's memory (lib/run/memory.ts): requests of one run share the server's pace, recordings, evidence. */
+  memory: RunMemory;
   signal: AbortSignal;
   runId?: string;
   log?: (line: string) => void;
@@ -21,15 +23,18 @@ interface RequesterOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-let nonceCounter = 0;
+/** Requests numbered within the process: with the run id and random bytes, every prompt unique. */
+const NONCES: LocalSlice<{ n: number }> = { name: 'nonces', create: () => ({ n: 0 }) };
 
 export function makeRequester(o: RequesterOptions): Requester {
   // Credentials come from the profile's base URL; the URL we talk to is the one setup resolved (credentials stripped).
   const url = stripUrlCredentials(o.server.baseUrl).url;
   const { headers, secrets } = requestAuth(o.profile, o.env);
   const runId = o.runId ?? randomBytes(4).toString('hex');
+  const nonces = o.memory.local(NONCES);
   return {
     owner: o.owner,
+    memory: o.memory,
     // The resolved model id and the declared or discovered slots and APIs: what the requests name and checks judge.
     profile: effectiveProfile(o.profile, o.server),
     server: o.server,
@@ -38,7 +43,7 @@ export function makeRequester(o: RequesterOptions): Requester {
     secrets,
     deadlines: { ...DEFAULT_DEADLINES, ...o.profile.deadlines },
     runId,
-    nonce: () => `${runId}-${(++nonceCounter).toString(36)}-${randomBytes(3).toString('hex')}`,
+    nonce: () => `${runId}-${(++nonces.n).toString(36)}-${randomBytes(3).toString('hex')}`,
     log: (m) => (o.log ?? console.log)(redact(`[${o.owner}] ${m}`, secrets)),
     signal: o.signal,
   };

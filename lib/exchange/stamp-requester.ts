@@ -1,6 +1,7 @@
 // A requester for the fidelity preflight's stamping server (a reference server started with --stamp-send): the same
 // headers, deadlines and request building a check gets, so the preflight measures the checks' own recording path.
 import type { Requester } from '../model/check.ts';
+import { freshMemory } from '../model/memory.ts';
 import type { Profile } from '../model/types.ts';
 import { makeRequester } from './requester.ts';
 
@@ -21,6 +22,7 @@ export function stampRequester(baseUrl: string, signal: AbortSignal, model = 're
     profile,
     server: { baseUrl, identity: {} },
     owner: 'preflight',
+    memory: freshMemory(),
     signal,
     log: () => undefined,
   });

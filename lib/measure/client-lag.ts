@@ -54,22 +54,12 @@ interface LagBaseline {
   source: string;
 }
 
-let baseline: LagBaseline | undefined;
-
-/** Record a lateness measured outside the checks (a preflight); clientAllowanceMs adds what it says. */
-export function setLagBaseline(b: LagBaseline | undefined): void {
-  baseline = b;
-}
-
 /**
  * The stall our client may have had while it read a stream: what the sampler measured during the recording, plus one
  * sampling interval (a stall can start just after a sample), and never less than a preflight's measured lateness when
  * one was taken. Timing checks excuse the server for exactly this much; nothing more.
  */
-export function clientAllowanceMs(
-  measured: Pick<ClientLag, 'maxMs'> | undefined,
-  pre: LagBaseline | undefined = baseline,
-): number {
+export function clientAllowanceMs(measured: Pick<ClientLag, 'maxMs'> | undefined, pre?: LagBaseline): number {
   const during = measured ? measured.maxMs + LAG_RESOLUTION_MS : 0;
   return Math.max(during, pre?.maxMs ?? 0);
 }

@@ -10,8 +10,8 @@
 //
 // A run's test files run in separate workers: the evidence is kept in a small file in the run's state directory
 // (suites/support/register.ts calls shareEvidence); without one (self-tests, proofs) nothing is recorded.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { CAPS, parseUrl } from '../http/transport.ts';
+import type { RunMemory, SharedSlice } from '../model/check.ts';
 import type { Recording } from '../model/types.ts';
 
 export interface DeadlineEvidence {
@@ -33,35 +33,8 @@ export interface DeadlineEvidence {
   ttftMs?: number;
 }
 
-let file: string | undefined;
-let currentCheck: string | undefined;
-const memory = new Map<string, DeadlineEvidence>();
-
-/** Keep this run's evidence in `path` (shared by every worker of the run). */
-export function shareEvidence(path: string): void {
-  file = path;
-}
-
-/** The check whose requests are being sent (named in the evidence). */
-export function evidenceCheck(id: string | undefined): void {
-  currentCheck = id;
-}
-
-function load(): Map<string, DeadlineEvidence> {
-  if (!file || !existsSync(file)) return memory;
-  try {
-    const all = JSON.parse(readFileSync(file, 'utf8')) as Record<string, DeadlineEvidence>;
-    memory.clear();
-    for (const [k, v] of Object.entries(all)) memory.set(k, v);
-  } catch {
-    /* a torn write: keep what this worker knew */
-  }
-  return memory;
-}
-
-function save(m: Map<string, DeadlineEvidence>): void {
-  if (file) writeFileSync(file, JSON.stringify(Object.fromEntries(m)));
-}
+/** The run's evidence, by kind of request: shared by its workers (lib/run/memory.ts), kept only in a run. */
+const EVIDENCE: SharedSlice<Record<string, DeadlineEvidence>> = { name: 'deadline-evidence', initial: {} };
 
 /** A request body as an object (JSON text is parsed); undefined when it is none. */
 function parsed(body: unknown): object | undefined {
@@ -89,10 +62,10 @@ export function requestKind(method: string, url: string, body: unknown): string 
   return `POST ${u.pathname} (${stream ? 'stream' : 'whole'})`;
 }
 
-/** The evidence for a kind of request, if this run has any (and recording is on). */
-export function evidenceFor(kind: string | undefined): DeadlineEvidence | undefined {
-  if (!file || kind === undefined) return undefined;
-  return load().get(kind);
+/** The evidence for a kind of request, if this run has any (a self-test's memory keeps none). */
+export function evidenceFor(memory: RunMemory, kind: string | undefined): DeadlineEvidence | undefined {
+  if (!memory.ofRun || kind === undefined) return undefined;
+  return memory.shared(EVIDENCE).read()[kind];
 }
 
 /** The max_tokens a generation body asks for (max_tokens, max_completion_tokens, options.num_predict). */
@@ -145,12 +118,12 @@ function evidenceOf(
   return undefined;
 }
 
-/** Note what a finished generation request shows: new evidence, or (it completed) none any more for its kind. */
 /**
  * What the recorder calls when an exchange ends (lib/http/recorder.ts `onEnded`): a generation request cut after
  * waiting out the profile's floors is noted as this run's evidence, and one that completes withdraws it.
  */
 export function endingListener(
+  by: Sender,
   method: string,
   url: string,
   body: unknown,
@@ -158,30 +131,37 @@ export function endingListener(
 ): (rec: Recording) => void {
   const kind = requestKind(method, url, body);
   const maxTokens = maxTokensOf(body);
-  return (rec) => noteEnding(kind, rec, floors, maxTokens);
+  return (rec) => noteEnding(by, kind, rec, floors, maxTokens);
 }
 
+/** Who sent a request: the run's memory it is noted in, and the check (named in the evidence). */
+interface Sender {
+  memory: RunMemory;
+  owner: string;
+}
+
+/** Note what a finished generation request shows: new evidence, or (it completed) none any more for its kind. */
 export function noteEnding(
+  by: Sender,
   kind: string | undefined,
   rec: Pick<Recording, 'failure' | 'status' | 'tHeaders' | 'tEnd' | 'wireBytes' | 'reads'>,
   floors: { headersMs: number; totalMs: number },
   maxTokens: number | undefined,
   endless?: { gapMs?: number; ttftMs?: number },
 ): void {
-  if (!file || kind === undefined) return;
-  const m = load();
+  if (!by.memory.ofRun || kind === undefined) return;
+  const slot = by.memory.shared(EVIDENCE);
+  const m = slot.read();
   const request = kind;
   const found: Omit<DeadlineEvidence, 'request' | 'check'> | undefined = endless
     ? { kind: 'endless', ms: Math.round(rec.tEnd), ...endless }
     : evidenceOf(rec, floors, maxTokens, kind.endsWith('(whole)'));
   if (found) {
     // The first evidence stands: a later cut by a deadline it sized is no new evidence (no shrinking in a spiral).
-    if (m.has(kind)) return;
-    m.set(kind, { ...found, request, ...(currentCheck ? { check: currentCheck } : {}) });
-    save(m);
-  } else if (!rec.failure && rec.status !== undefined && m.has(kind)) {
-    m.delete(kind);
-    save(m);
+    if (m[kind]) return;
+    slot.update((all) => ({ ...all, [kind]: { ...found, request, check: by.owner } }));
+  } else if (!rec.failure && rec.status !== undefined && m[kind]) {
+    slot.update(({ [kind]: _withdrawn, ...rest }) => rest);
   }
 }
 
@@ -210,10 +190,4 @@ export function describeEvidence(e: DeadlineEvidence): string {
 export function answerBytesCap(maxTokens: number | undefined): number {
   // Never below twice the line cap: a stream's one endless line is still named as such (its cap comes first).
   return Math.max(2 * CAPS.lineBytes, (4 * (maxTokens ?? 256) + 64) * 4096);
-}
-
-/** Forget everything (tests). */
-export function resetEvidence(): void {
-  memory.clear();
-  if (file) save(memory);
 }

@@ -6,6 +6,7 @@
 // Speeds change during a run (neighbours on a shared machine move them 200x), so the pace is the recent past: the
 // last few requests, and for sizing the slower of their median and the latest one. Plain data and pure functions;
 // the store is keyed by server so every check of a run (and every proof against one server) shares it.
+import type { LocalSlice, RunMemory } from '../model/check.ts';
 import { median } from './stats.ts';
 
 export interface PaceObservation {
@@ -34,29 +35,25 @@ const MIN_DECODE_TOKENS = 4;
 /** Observations whose prompt is longer than this say more about prefill than about decode. */
 const SHORT_PROMPT_TOKENS = 1024;
 
-const store = new Map<string, PaceObservation[]>();
+/** The run's recent requests, per server (a worker's own: the pace is the recent past of this process's requests). */
+const PACE: LocalSlice<Map<string, PaceObservation[]>> = { name: 'pace', create: () => new Map() };
 
 export function paceKey(baseUrl: string, model: string): string {
   return `${baseUrl}|${model}`;
 }
 
 /** Add one complete request's figures (a one-token request still tells the prefill rate). */
-export function observe(key: string, o: PaceObservation): void {
+export function observe(memory: RunMemory, key: string, o: PaceObservation): void {
   if (!(o.tokens >= 1) || !(o.e2eMs > 0)) return;
+  const store = memory.local(PACE);
   const list = store.get(key) ?? [];
   list.push(o);
   if (list.length > KEEP) list.splice(0, list.length - KEEP);
   store.set(key, list);
 }
 
-export function observations(key: string): readonly PaceObservation[] {
-  return store.get(key) ?? [];
-}
-
-/** Forget a server's pace (tests). */
-export function resetPace(key?: string): void {
-  if (key === undefined) store.clear();
-  else store.delete(key);
+export function observations(memory: RunMemory, key: string): readonly PaceObservation[] {
+  return memory.local(PACE).get(key) ?? [];
 }
 
 export interface Pace {

@@ -52,6 +52,8 @@ export interface CheckDef {
  */
 export interface Requester {
   profile: Profile;
+  /** What the run remembers: the server's pace, shared recordings, calibrations, deadline evidence … (lib/run/memory.ts). */
+  memory: RunMemory;
   server: ServerInfo;
   /** Base URL without credentials and without a trailing slash or /v1. */
   baseUrl: string;
@@ -91,6 +93,39 @@ export interface CheckContext extends Requester {
    * used instead of the check's own coarse monitor.
    */
   clientLag(recording?: { p99Ms: number; maxMs: number }): ClientLag;
-  /** The run's state directory (cross-file state: the health sentinel's), when the check runs in a conformance run. */
-  stateDir?: string;
+}
+
+/**
+ * A part of what a run remembers within one process (a worker), declared by the module that owns it: the server's
+ * pace, shared recordings, calibrations. Created on first use; gone when the worker ends.
+ */
+export interface LocalSlice<T> {
+  readonly name: string;
+  create(): T;
+}
+
+/**
+ * A part of the run's state that every worker of the run shares (root causes, deadline evidence, the health
+ * sentinel's, the circuit breaker's), declared by the module that owns it. JSON only: it crosses processes.
+ */
+export interface SharedSlice<T> {
+  readonly name: string;
+  readonly initial: T;
+}
+
+export interface StateSlot<T> {
+  read(): T;
+  /** Replace the value with what `f` makes of it; returns the new value. */
+  update(f: (value: T) => T): T;
+}
+
+/** What one run remembers: this process's slices, and the state the run's workers share (lib/run/memory.ts). */
+export interface RunMemory {
+  /**
+   * A conformance run's memory (its workers share the state), not a self-test's or a script's: what only a run keeps
+   * (deadline evidence, which would let one proof's server shorten another's deadlines) is kept only then.
+   */
+  readonly ofRun: boolean;
+  local<T>(slice: LocalSlice<T>): T;
+  shared<T>(slice: SharedSlice<T>): StateSlot<T>;
 }

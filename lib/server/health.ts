@@ -7,6 +7,7 @@ import { GENERATION_PATH } from '../exchange/exchange.ts';
 import { DEFAULT_DEADLINES, record } from '../http/recorder.ts';
 import { describeRequest, type JournalEntry, recentRequests } from '../http/transport.ts';
 import { describeEvidence, evidenceFor, requestKind } from '../measure/deadline-evidence.ts';
+import type { RunMemory } from '../model/check.ts';
 import type { ApiFlavour, Profile } from '../model/types.ts';
 
 interface Health {
@@ -55,7 +56,9 @@ export async function probeHealth(
   baseUrl: string,
   headers: Record<string, string>,
   budgetMs: number,
-  secrets: string[] = [],
+  secrets: string[],
+  /** The run's memory: what it has seen of such requests (lib/measure/deadline-evidence.ts). */
+  memory: RunMemory,
 ): Promise<Health> {
   const models = await record({
     url: `${baseUrl}/v1/models`,
@@ -81,7 +84,7 @@ export async function probeHealth(
   const body = probeBody(flavour, profile.model, flavour === 'openai-chat' ? profile.extraBody : undefined);
   // This run has seen requests of this very kind get no answer for the profile's whole floor: the probe waits the
   // silence the profile counts as a stall, not its full budget again (lib/measure/deadline-evidence.ts).
-  const seen = evidenceFor(requestKind('POST', url, body));
+  const seen = evidenceFor(memory, requestKind('POST', url, body));
   const stall = Math.max(5_000, profile.deadlines?.tokenIdleMs ?? DEFAULT_DEADLINES.tokenIdleMs);
   const sized = seen && seen.kind !== 'endless' && stall < budgetMs;
   if (sized) budgetMs = stall;

@@ -6,13 +6,11 @@
 //
 // Cross-file state lives in the run's state directory (each test file runs in its own worker), like the circuit
 // breaker's (suites/support/guard.ts). Plain functions, no Vitest.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describeExchange, generationBody, send, uniquePrompt } from '../exchange/exchange.ts';
 import { makeRequester } from '../exchange/requester.ts';
 import { tokensAt } from '../measure/pace.ts';
 import { median } from '../measure/stats.ts';
-import type { CheckDef } from '../model/check.ts';
+import type { CheckDef, RunMemory, SharedSlice } from '../model/check.ts';
 import type { ApiFlavour, Profile, ServerInfo } from '../model/types.ts';
 import { fmt } from '../model/verdict.ts';
 
@@ -158,26 +156,15 @@ interface SentinelState {
   probeMs?: number;
 }
 
-const statePath = (stateDir: string) => join(stateDir, 'health.json');
+/** The sentinel's state: shared by the run's workers (lib/run/memory.ts). */
+const SENTINEL_STATE: SharedSlice<SentinelState> = { name: 'health-sentinel', initial: {} };
 
-export function readSentinel(stateDir: string): SentinelState {
-  const p = statePath(stateDir);
-  if (!existsSync(p)) return {};
-  try {
-    return JSON.parse(readFileSync(p, 'utf8')) as SentinelState;
-  } catch {
-    return {};
-  }
+export function readSentinel(memory: RunMemory): SentinelState {
+  return memory.shared(SENTINEL_STATE).read();
 }
 
-function writeSentinel(stateDir: string, s: SentinelState): void {
-  writeFileSync(statePath(stateDir), JSON.stringify(s));
-}
-
-function update(stateDir: string, f: (s: SentinelState) => SentinelState): SentinelState {
-  const s = f(readSentinel(stateDir));
-  writeSentinel(stateDir, s);
-  return s;
+function update(memory: RunMemory, f: (s: SentinelState) => SentinelState): SentinelState {
+  return memory.shared(SENTINEL_STATE).update(f);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -186,7 +173,8 @@ function update(stateDir: string, f: (s: SentinelState) => SentinelState): Senti
 export interface SentinelContext {
   profile: Profile;
   server: ServerInfo;
-  stateDir: string;
+  /** The run's memory: the sentinel's state, shared by the run's workers. */
+  memory: RunMemory;
   runId: string;
   /** Epoch ms after which no check runs: probes and waits end before it. */
   deadlineAt?: number;
@@ -208,6 +196,7 @@ async function probeOnce(
 ): Promise<{ sample?: ProbeSample; why?: string }> {
   const ac = new AbortController();
   const ctx = makeRequester({
+    memory: sc.memory,
     profile: sc.profile,
     server: sc.server,
     runId: sc.runId,
@@ -229,7 +218,7 @@ async function probeOnce(
     }),
     { deadlines: { headersMs: boundMs, tokenIdleMs: boundMs, totalMs: boundMs } },
   );
-  update(sc.stateDir, (s) => ({
+  update(sc.memory, (s) => ({
     ...s,
     lastProbeAt: Date.now(),
     probeCount: (s.probeCount ?? 0) + 1,
@@ -264,7 +253,7 @@ async function probeMany(sc: SentinelContext, n: number, tokens: number, boundMs
 export async function measureBaseline(sc: SentinelContext): Promise<SentinelState> {
   const first = await probeOnce(sc, SENTINEL.sizingTokens, SENTINEL.baselineBoundMs);
   if (!first.sample || first.sample.censored)
-    return update(sc.stateDir, (s) => ({
+    return update(sc.memory, (s) => ({
       ...s,
       off: first.why ?? `the first probe got no complete answer within ${SENTINEL.baselineBoundMs / 1000} s`,
     }));
@@ -283,18 +272,18 @@ export async function measureBaseline(sc: SentinelContext): Promise<SentinelStat
   );
   const samples = await probeMany(sc, SENTINEL.probes, tokens, SENTINEL.baselineBoundMs);
   if (samples.length < 2 || samples.some((s) => s.censored))
-    return update(sc.stateDir, (s) => ({ ...s, tokens, off: 'the baseline probes got too few timed answers' }));
+    return update(sc.memory, (s) => ({ ...s, tokens, off: 'the baseline probes got too few timed answers' }));
   const baseline = figuresOf(samples, Date.now());
   sc.log?.(
     `health sentinel: baseline of ${samples.length} probes of ${tokens} tokens: TTFT ${fmt(baseline.ttftMs)} ms, ` +
       `decode ${fmt(baseline.decodeTps, 1)} tok/s, ${fmt(baseline.e2eMs)} ms end to end`,
   );
-  return update(sc.stateDir, (s) => ({ ...s, tokens, baseline }));
+  return update(sc.memory, (s) => ({ ...s, tokens, baseline }));
 }
 
 /** Record the check that just ran (its last request names what preceded a degradation). */
-export function noteCheckEnded(stateDir: string, checkId: string, request: string | undefined): void {
-  update(stateDir, (s) => ({ ...s, lastCheck: { id: checkId, request, endedAt: Date.now() } }));
+export function noteCheckEnded(memory: RunMemory, checkId: string, request: string | undefined): void {
+  update(memory, (s) => ({ ...s, lastCheck: { id: checkId, request, endedAt: Date.now() } }));
 }
 
 const MAX_EVENTS = 60;
@@ -317,8 +306,8 @@ function eventOf(
   };
 }
 
-function logEvent(stateDir: string, e: SentinelEvent): void {
-  update(stateDir, (s) => ({ ...s, events: [...(s.events ?? []), e].slice(-MAX_EVENTS) }));
+function logEvent(memory: RunMemory, e: SentinelEvent): void {
+  update(memory, (s) => ({ ...s, events: [...(s.events ?? []), e].slice(-MAX_EVENTS) }));
 }
 
 /**
@@ -331,7 +320,7 @@ async function probeAndJudge(
   after: string,
   next?: string,
 ): Promise<SentinelState> {
-  const s0 = readSentinel(sc.stateDir);
+  const s0 = readSentinel(sc.memory);
   const base = s0.baseline;
   if (!base || !s0.tokens || s0.degraded) return s0;
   const tokens = s0.tokens;
@@ -348,9 +337,9 @@ async function probeAndJudge(
     return { figures, verdict: judgeHealth(base, figures) };
   };
   let j = await judgeOf(true);
-  if (!j) return readSentinel(sc.stateDir);
-  logEvent(sc.stateDir, eventOf(when, after, next, j, base));
-  if (!j.verdict.degraded) return readSentinel(sc.stateDir);
+  if (!j) return readSentinel(sc.memory);
+  logEvent(sc.memory, eventOf(when, after, next, j, base));
+  if (!j.verdict.degraded) return readSentinel(sc.memory);
   const first = j;
   const waitBound = Math.max(
     0,
@@ -365,21 +354,21 @@ async function probeAndJudge(
     await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(0, waitBound - (Date.now() - start)))));
     const again = await judgeOf(false);
     if (!again) continue;
-    logEvent(sc.stateDir, eventOf('wait', after, undefined, again, base));
+    logEvent(sc.memory, eventOf('wait', after, undefined, again, base));
     j = again;
     if (!j.verdict.degraded) break;
   }
   const waitedMs = Date.now() - start;
   if (!j.verdict.degraded) {
     sc.log?.(`health sentinel: recovered after ${fmt(waitedMs / 1000, 1)} s (${j.verdict.figures})`);
-    return update(sc.stateDir, (s) => ({
+    return update(sc.memory, (s) => ({
       ...s,
       recovered: [...(s.recovered ?? []), { after, verdict: first.verdict.figures, waitedMs }],
     }));
   }
-  const request = readSentinel(sc.stateDir).lastCheck?.request;
+  const request = readSentinel(sc.memory).lastCheck?.request;
   sc.log?.(`health sentinel: degraded since ${after} (${j.verdict.figures}), still after ${fmt(waitedMs / 1000, 1)} s`);
-  return update(sc.stateDir, (s) => ({
+  return update(sc.memory, (s) => ({
     ...s,
     degraded: { since: after, request, figures: j.figures, verdict: j.verdict, waitedMs },
   }));
@@ -399,18 +388,18 @@ export const timingCheck = (c: SentinelCheck, timingFamilies: readonly string[])
  * run), else undefined. Probes first unless a probe already followed the last check.
  */
 export async function sentinelBefore(sc: SentinelContext, check: SentinelCheck): Promise<string | undefined> {
-  let s = readSentinel(sc.stateDir);
+  let s = readSentinel(sc.memory);
   if (!s.baseline || s.off) return undefined;
   const fresh = s.lastProbeAt !== undefined && s.lastProbeAt >= (s.lastCheck?.endedAt ?? 0);
   if (!s.degraded && !fresh) s = await probeAndJudge(sc, 'before', s.lastCheck?.id ?? 'the start of the run', check.id);
   if (!s.degraded) return undefined;
-  update(sc.stateDir, (x) => ({ ...x, notGraded: [...new Set([...(x.notGraded ?? []), check.id])] }));
+  update(sc.memory, (x) => ({ ...x, notGraded: [...new Set([...(x.notGraded ?? []), check.id])] }));
   return degradedText(s.degraded);
 }
 
 /** After a disturbing check: probe, wait for a recovery within the bound, or mark the run degraded since it. */
 export async function sentinelAfter(sc: SentinelContext, check: SentinelCheck): Promise<string | undefined> {
-  const s = readSentinel(sc.stateDir);
+  const s = readSentinel(sc.memory);
   if (!s.baseline || s.off || s.degraded) return undefined;
   const after = await probeAndJudge(sc, 'after', check.id);
   return after.degraded

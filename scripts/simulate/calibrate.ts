@@ -9,6 +9,7 @@ import type { LoopDelay, RssSample } from '../../lib/grading/cycles.ts';
 import { type Burner, startBurner } from '../../lib/measure/cpu-burner.ts';
 import { median, quantile, theilSen } from '../../lib/measure/stats.ts';
 import type { CheckDef } from '../../lib/model/check.ts';
+import { freshMemory } from '../../lib/model/memory.ts';
 import { checks as cycleChecks, cyclesRun, cyclesWorkload } from '../../suites/cycles.ts';
 import { checks as parallelChecks, speedupWorkload } from '../../suites/parallel.ts';
 import { fitT, fitTail, type LevelFit, type TailFit, type TFit } from './fit.ts';
@@ -80,7 +81,14 @@ export async function calibrationRuns(
     for (let i = 0; i < opts.burners; i++) burners.push(startBurner({ maxMs: 30 * 60_000 }));
     for (let run = 1; run <= runs; run++) {
       const runId = randomBytes(4).toString('hex');
-      const o = { profile: ref.profile, server: ref.info, tier: 'quick' as const, runId, log: () => undefined };
+      const o = {
+        memory: freshMemory(),
+        profile: ref.profile,
+        server: ref.info,
+        tier: 'quick' as const,
+        runId,
+        log: () => undefined,
+      };
       for (const c of [...cycleChecks, ...parallelChecks]) {
         const { verdict } = await runCheck(c, o);
         raw.outcomes.push({

@@ -10,6 +10,7 @@ import { grade, runCheck, skipReason } from '../../lib/check/check.ts';
 import { TIMING_FAMILIES } from '../../lib/check/family-order.ts';
 import { ROOT } from '../../lib/config/profile.ts';
 import type { CheckDef } from '../../lib/model/check.ts';
+import { freshMemory } from '../../lib/model/memory.ts';
 import type { Outcome, Profile } from '../../lib/model/types.ts';
 import type { Proof } from '../../suites/support/proof.ts';
 
@@ -85,6 +86,7 @@ export async function runCatalogue(
         const c0 = performance.now();
         try {
           const { verdict, ms } = await runCheck(check, {
+            memory: freshMemory(),
             profile: ref.profile,
             server: ref.info,
             tier: o.tier ?? 'quick',

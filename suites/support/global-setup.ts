@@ -17,6 +17,7 @@ import { redact, redactDeep, stripUrlCredentials } from '../../lib/config/secret
 import { settingsFromEnv } from '../../lib/config/settings.ts';
 import { describePreflight } from '../../lib/measure/fidelity.ts';
 import type { ServerInfo, SetupFailure } from '../../lib/model/types.ts';
+import { runMemory } from '../../lib/run/memory.ts';
 import { PREFLIGHT_DEFAULTS, runPreflight, startStampServer } from '../../lib/run/preflight.ts';
 import { runDeadline } from '../../lib/run/run-deadline.ts';
 import { describeDiscovery, discoverServer } from '../../lib/server/discovery.ts';
@@ -144,7 +145,13 @@ export default async function setup(project: TestProject) {
   // The health sentinel's baseline: the server's own speed at the start, before any check (lib/server/sentinel.ts).
   if (!setupErrorText(project) && settings.sentinel) {
     const t0 = Date.now();
-    const s = await measureBaseline({ profile, server: info, stateDir, runId, deadlineAt: deadline?.checksEndAt });
+    const s = await measureBaseline({
+      profile,
+      server: info,
+      memory: runMemory(join(stateDir, 'run-state.json')),
+      runId,
+      deadlineAt: deadline?.checksEndAt,
+    });
     console.log(
       `[${profile.id}] health sentinel: ${s.baseline ? `baseline of ${s.baseline.samples} probes of ${s.tokens} tokens: TTFT ${Math.round(s.baseline.ttftMs)} ms, ${Math.round(s.baseline.e2eMs)} ms end to end` : `off (${s.off})`} (${Date.now() - t0} ms)`,
     );

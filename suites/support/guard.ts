@@ -9,10 +9,10 @@
 // - Still answering, but several observing checks in a row ended on hung requests: the breaker opens too (each such
 //   check would otherwise wait out its own deadlines). Destructive checks do not count toward that streak: a hang on
 //   invalid input is their finding, and the probe decides for them.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+
 import { redact } from '../../lib/config/secrets.ts';
 import { recentRequests } from '../../lib/http/transport.ts';
+import type { RunMemory, SharedSlice } from '../../lib/model/check.ts';
 import type { Profile, ServerInfo } from '../../lib/model/types.ts';
 import {
   describeRequest,
@@ -32,34 +32,31 @@ interface BreakerState {
   hangStreak: number;
 }
 
-function statePath(stateDir: string): string {
-  return join(stateDir, 'breaker.json');
-}
+/** The breaker's state, shared by the run's workers (lib/run/memory.ts). */
+const BREAKER: SharedSlice<BreakerState> = { name: 'breaker', initial: { hangStreak: 0 } };
+/** What the run has reported once already, and whether a check met the run deadline. */
+const RUN_FLAGS: SharedSlice<{ reported: string[]; deadlineHit: boolean }> = {
+  name: 'run-flags',
+  initial: { reported: [], deadlineHit: false },
+};
 
-/** True the first time it is asked for `what` in this run (files run in separate workers: a marker file). */
-export function firstTime(stateDir: string, what: string): boolean {
-  const p = join(stateDir, `reported-${what}`);
-  if (existsSync(p)) return false;
-  writeFileSync(p, '');
+/** True the first time it is asked for `what` in this run (files run in separate workers: the run's shared state). */
+export function firstTime(memory: RunMemory, what: string): boolean {
+  const flags = memory.shared(RUN_FLAGS);
+  if (flags.read().reported.includes(what)) return false;
+  flags.update((f) => ({ ...f, reported: [...f.reported, what] }));
   return true;
 }
 
 /** The run deadline has been met by some check: no later check starts. */
-export const deadlineHit = (stateDir: string) => existsSync(join(stateDir, 'deadline-hit'));
-export const markDeadlineHit = (stateDir: string) => writeFileSync(join(stateDir, 'deadline-hit'), '');
+export const deadlineHit = (memory: RunMemory) => memory.shared(RUN_FLAGS).read().deadlineHit;
+export const markDeadlineHit = (memory: RunMemory) =>
+  memory.shared(RUN_FLAGS).update((f) => ({ ...f, deadlineHit: true }));
 
-export function readBreaker(stateDir: string): BreakerState {
-  const p = statePath(stateDir);
-  if (!existsSync(p)) return { hangStreak: 0 };
-  try {
-    return JSON.parse(readFileSync(p, 'utf8')) as BreakerState;
-  } catch {
-    return { hangStreak: 0 };
-  }
-}
+export const readBreaker = (memory: RunMemory): BreakerState => memory.shared(BREAKER).read();
 
-function writeBreaker(stateDir: string, s: BreakerState): void {
-  writeFileSync(statePath(stateDir), JSON.stringify(s));
+function writeBreaker(memory: RunMemory, s: BreakerState): void {
+  memory.shared(BREAKER).update(() => s);
 }
 
 export interface GuardContext {
@@ -67,7 +64,8 @@ export interface GuardContext {
   server: ServerInfo;
   headers: Record<string, string>;
   secrets: string[];
-  stateDir: string;
+  /** The run's memory: the breaker's state, and what the run has seen of its requests. */
+  memory: RunMemory;
   supervisor: string;
   /** Epoch ms after which no check runs (the run deadline): the probe and a restart must end before it. */
   deadlineAt?: number;
@@ -85,10 +83,10 @@ export async function afterCheck(
   threw: boolean,
 ): Promise<string | undefined> {
   const unanswered = unansweredSince(since);
-  const state = readBreaker(g.stateDir);
+  const state = readBreaker(g.memory);
   if (!threw && unanswered.length === 0) {
     // Answered requests end a streak; a check that sent none (it read a shared recording) leaves it as it is.
-    if (state.hangStreak && requestsSince(since).length) writeBreaker(g.stateDir, { ...state, hangStreak: 0 });
+    if (state.hangStreak && requestsSince(since).length) writeBreaker(g.memory, { ...state, hangStreak: 0 });
     return undefined;
   }
   // The first request without an answer is the one after which the server stopped answering (the one that killed it).
@@ -102,6 +100,7 @@ export async function afterCheck(
     g.headers,
     Math.min(probeBudgetMs(g.profile), left - 2_000),
     g.secrets,
+    g.memory,
   );
   if (health.answering) {
     const streak = unanswered.length && !destructive ? state.hangStreak + 1 : state.hangStreak;
@@ -109,10 +108,10 @@ export async function afterCheck(
       const message =
         `stopped answering after ${checkId}: ${streak} checks in a row ended on requests that got no answer (in this one: ${request}); ` +
         `a 1-token probe still answers, so the server hangs on real work — circuit breaker open, the remaining checks are not run`;
-      writeBreaker(g.stateDir, { open: { after: checkId, message }, hangStreak: streak });
+      writeBreaker(g.memory, { open: { after: checkId, message }, hangStreak: streak });
       return `(${message})`;
     }
-    writeBreaker(g.stateDir, { ...state, hangStreak: streak });
+    writeBreaker(g.memory, { ...state, hangStreak: streak });
     return undefined;
   }
   let processNote = '';
@@ -124,7 +123,7 @@ export async function afterCheck(
       Math.min(g.profile.startTimeoutMs + 15_000, Math.max(1_000, (g.deadlineAt ?? Infinity) - Date.now())),
     );
     if (answer.restarted) {
-      writeBreaker(g.stateDir, { hangStreak: 0 });
+      writeBreaker(g.memory, { hangStreak: 0 });
       return `(the server stopped answering during this check — ${answer.process} — after ${request}. The suite restarted it: restart ${answer.count} of at most ${MAX_RESTARTS})`;
     }
     processNote = answer.process ? `; the process ${answer.process}` : '';
@@ -134,7 +133,7 @@ export async function afterCheck(
   const message = died
     ? `server died during ${checkId}${processNote}; the first request without an answer: ${request}`
     : `stopped answering after ${checkId}: ${health.detail}; the first request without an answer: ${request}${processNote}`;
-  writeBreaker(g.stateDir, {
+  writeBreaker(g.memory, {
     open: { after: checkId, message: redact(message, g.secrets) },
     hangStreak: state.hangStreak,
   });

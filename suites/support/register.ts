@@ -4,13 +4,13 @@
 import { join } from 'node:path';
 import { format } from 'node:util';
 import { describe, inject, test } from 'vitest';
-import { fileStore } from '../../lib/check/blocked.ts';
 import { grade, RunDeadlineReached, runCheck, skipReason } from '../../lib/check/check.ts';
 import { TIMING_FAMILIES } from '../../lib/check/family-order.ts';
 import { requestAuth } from '../../lib/config/request-auth.ts';
 import { redact, redactDeep } from '../../lib/config/secrets.ts';
-import { evidenceCheck, shareEvidence } from '../../lib/measure/deadline-evidence.ts';
-import type { CheckDef } from '../../lib/model/check.ts';
+import type { RunSettings } from '../../lib/config/settings.ts';
+import type { CheckDef, RunMemory } from '../../lib/model/check.ts';
+import { runMemory } from '../../lib/run/memory.ts';
 import { describeRequest, probeBudgetMs, requestsSince } from '../../lib/server/health.ts';
 import {
   disturbing,
@@ -32,6 +32,19 @@ for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
   const write = console[level].bind(console);
   console[level] = (...args: unknown[]) => write(redact(format(...args)));
 }
+
+/**
+ * What the run remembers in this worker: its local slices, and the run's shared state in the run's state file
+ * (lib/run/memory.ts), which every test file's worker reads and writes in turn.
+ */
+let workerMemory: RunMemory | undefined;
+const memory = (): RunMemory => {
+  workerMemory ??= runMemory(join(inject('stateDir'), 'run-state.json'));
+  return workerMemory;
+};
+
+/** The run's settings (lib/config/settings.ts), read once by the global setup. */
+const settings = (): RunSettings => inject('settings');
 
 /** When this module was evaluated: the family's own imports follow, and their cost sizes the deadline's reserve. */
 const moduleLoadedAt = Date.now();
@@ -57,7 +70,7 @@ function guardContext(deadlineAt: number): GuardContext {
     server: inject('server'),
     headers,
     secrets,
-    stateDir: inject('stateDir'),
+    memory: memory(),
     supervisor: inject('supervisor') ?? '',
     deadlineAt: deadlineAt || undefined,
   };
@@ -67,7 +80,7 @@ function sentinelContext(deadlineAt: number): SentinelContext {
   return {
     profile: inject('profile'),
     server: inject('server'),
-    stateDir: inject('stateDir'),
+    memory: memory(),
     runId: inject('runId'),
     deadlineAt: deadlineAt || undefined,
     waitBoundMs: healthWaitMs(),
@@ -78,7 +91,7 @@ function sentinelContext(deadlineAt: number): SentinelContext {
 /** The sentinel's worst case around one check: its wait for a recovery and a few probes at their longest bound. */
 const sentinelMs = () => healthWaitMs() + 6 * SENTINEL.maxBoundMs;
 /** The sentinel's wait for a slowed server to recover (the run's settings, else its default). */
-const healthWaitMs = () => inject('settings').healthWaitMs ?? SENTINEL.waitBoundMs;
+const healthWaitMs = () => settings().healthWaitMs ?? SENTINEL.waitBoundMs;
 
 /**
  * When checks of this file must stop so the run still ends by its deadline: every file after this one costs a worker
@@ -96,12 +109,10 @@ function fileDeadline(fileFamily: string, importMs: number): number {
 
 export function registerChecks(family: string, checks: CheckDef[], fileFamily = family): void {
   const importMs = Date.now() - moduleLoadedAt;
-  // Evidence that requests of a kind get no end is the run's, whichever worker saw it (lib/measure/deadline-evidence.ts).
-  shareEvidence(join(inject('stateDir'), 'deadline-evidence.json'));
   const profile = inject('profile');
   const server = inject('server');
   const setupError = inject('setupError');
-  const { tier, strict } = inject('settings');
+  const { tier, strict } = settings();
 
   describe(profile.id, () => {
     for (const check of runOrder(checks)) {
@@ -135,22 +146,22 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
         }
         // Circuit breaker open (the server stopped answering): not run, at once. The first such check fails in
         // Vitest (so the exit status and JUnit say so even when the check in flight did not fail); the rest skip.
-        const breaker = readBreaker(inject('stateDir')).open;
+        const breaker = readBreaker(memory()).open;
         if (breaker) {
           finish('error', breaker.message);
-          if (firstTime(inject('stateDir'), 'breaker')) throw new ConformanceError(meta.message);
+          if (firstTime(memory(), 'breaker')) throw new ConformanceError(meta.message);
           t.skip(meta.message);
           return;
         }
         const deadline = fileDeadline(fileFamily, importMs);
         // Once one check met the deadline, no later one starts (later files' own bounds are later, not looser).
-        if (deadline && (Date.now() >= deadline || deadlineHit(inject('stateDir')))) {
-          markDeadlineHit(inject('stateDir'));
+        if (deadline && (Date.now() >= deadline || deadlineHit(memory()))) {
+          markDeadlineHit(memory());
           finish(
             'error',
             `not run: the run deadline passed (CONFORMANCE_DEADLINE_S=${inject('runDeadlineS')}; checks stop a reserve before it so every report is written)`,
           );
-          if (firstTime(inject('stateDir'), 'deadline')) throw new ConformanceError(meta.message);
+          if (firstTime(memory(), 'deadline')) throw new ConformanceError(meta.message);
           t.skip(meta.message);
           return;
         }
@@ -161,7 +172,7 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
         }
         // The health sentinel (lib/server/sentinel.ts): a timing check on a server degraded since an earlier check is
         // not graded, and a check that may leave the server slower is followed by a probe.
-        const sentinel = inject('settings').sentinel ? sentinelContext(deadline) : undefined;
+        const sentinel = settings().sentinel ? sentinelContext(deadline) : undefined;
         if (sentinel && timingCheck(check, TIMING_FAMILIES)) {
           const degraded = await sentinelBefore(sentinel, check);
           if (degraded) {
@@ -172,7 +183,6 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
         }
         let result;
         const since = Date.now();
-        evidenceCheck(check.id);
         try {
           result = await runCheck(check, {
             profile,
@@ -182,9 +192,9 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
             runId: inject('runId'),
             deadlineAt: deadline || undefined,
             preflight: inject('fidelity'),
-            stateDir: inject('stateDir'),
-            // One root cause, one failure, across the run's test files (lib/check/blocked.ts).
-            causes: fileStore(inject('stateDir')),
+            // One root cause, one failure, across the run's test files (lib/check/blocked.ts), and everything
+            // else the run remembers: its memory, shared with the other files' workers (lib/run/memory.ts).
+            memory: memory(),
             // A check's progress lines reach the reporters in the main process as annotations, as they happen
             // (cli/progress-reporter.ts prints them); one that fails to send must not fail the check.
             progress: (line) => {
@@ -194,7 +204,7 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
         } catch (e) {
           // Our budget ran out while the server was still working: no evidence either way (docs/grading.md "Who owns a deadline").
           if (e instanceof RunDeadlineReached) {
-            markDeadlineHit(inject('stateDir'));
+            markDeadlineHit(memory());
             finish(
               'inconclusive',
               `${(e as Error).message} (CONFORMANCE_DEADLINE_S=${inject('runDeadlineS')}): our budget, not the server's failure`,
@@ -215,13 +225,9 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
         // The check's own last request (before the guard's probe adds its own): what preceded a degradation.
         const last = requestsSince(since).at(-1);
         const note = await afterCheck(guardContext(deadline), check.id, !!check.destructive, since, false);
-        noteCheckEnded(
-          inject('stateDir'),
-          check.id,
-          last && redact(describeRequest(last), requestAuth(profile).secrets),
-        );
+        noteCheckEnded(memory(), check.id, last && redact(describeRequest(last), requestAuth(profile).secrets));
         const sick =
-          sentinel && disturbing(check) && !readBreaker(inject('stateDir')).open
+          sentinel && disturbing(check) && !readBreaker(memory()).open
             ? await sentinelAfter(sentinel, check)
             : undefined;
         const notes = [note, sick].filter(Boolean).join('\n');

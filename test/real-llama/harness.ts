@@ -16,6 +16,7 @@ import { grade, skipReason } from '../../lib/check/check.ts';
 import { loadServers, ROOT } from '../../lib/config/profile.ts';
 import { settingsFromEnv } from '../../lib/config/settings.ts';
 import type { CheckDef } from '../../lib/model/check.ts';
+import { freshMemory } from '../../lib/model/memory.ts';
 import type { Outcome, Profile, ServerInfo } from '../../lib/model/types.ts';
 import { describeDiscovery, discoverServer } from '../../lib/server/discovery.ts';
 import {
@@ -166,7 +167,8 @@ export function describeLlamaConfig(cfg: LlamaConfig, bundle: LlamaBundle): void
       const knownIssues = [...(base.knownIssues ?? []), ...B4747_KNOWN_ISSUES];
       profile = { ...llamaServerProfile(base, options, { ...cfg.profile, knownIssues }), baseUrl: running.baseUrl };
       info = await discoverServer(profile, running.baseUrl, {}, running.server.pid);
-      sentinel = { profile, server: info, stateDir: mkdtempSync(join(tmpdir(), 'conformance-sentinel-')), runId };
+      // A run's memory: root causes, deadline evidence and the sentinel's state carry from check to check, as in a run.
+      sentinel = { profile, server: info, memory: freshMemory(undefined, { ofRun: true }), runId };
       await measureBaseline(sentinel);
       console.log(
         `[real-llama ${cfg.name}] ${running.argv.join(' ')}\n[real-llama ${cfg.name}] ${describeDiscovery(info)}`,
@@ -176,7 +178,6 @@ export function describeLlamaConfig(cfg: LlamaConfig, bundle: LlamaBundle): void
     afterAll(async () => {
       await running?.stop();
       if (dir) rmSync(dir, { recursive: true, force: true });
-      if (sentinel) rmSync(sentinel.stateDir, { recursive: true, force: true });
       const out = join(reportsRoot(ROOT), 'real-llama');
       mkdirSync(out, { recursive: true });
       const totalMs = performance.now() - t0;

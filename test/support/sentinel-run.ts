@@ -27,16 +27,16 @@ export interface SentinelRun {
 export async function runWithSentinel(
   sc: SentinelContext,
   check: CheckDef,
-  options: Omit<Parameters<typeof runCheck>[1], 'stateDir'>,
+  options: Omit<Parameters<typeof runCheck>[1], 'memory'>,
 ): Promise<SentinelRun> {
   const timing = timingCheck(check, TIMING_FAMILIES);
   const degraded = timing ? await sentinelBefore(sc, check) : undefined;
-  const afterDegraded = readSentinel(sc.stateDir).degraded !== undefined;
+  const afterDegraded = readSentinel(sc.memory).degraded !== undefined;
   if (degraded) return { timing, afterDegraded, verdict: { outcome: 'inconclusive', message: degraded } };
   const since = Date.now();
-  const { verdict } = await runCheck(check, { ...options, stateDir: sc.stateDir });
+  const { verdict } = await runCheck(check, { ...options, memory: sc.memory });
   const last = requestsSince(since).at(-1);
-  noteCheckEnded(sc.stateDir, check.id, last && describeRequest(last));
+  noteCheckEnded(sc.memory, check.id, last && describeRequest(last));
   if (disturbing(check)) await sentinelAfter(sc, check);
   return { timing, afterDegraded, verdict };
 }
