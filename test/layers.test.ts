@@ -84,3 +84,46 @@ test('process.env is read only in lib/config/', () => {
     .map((f) => relative(ROOT, f));
   expect(readers).toEqual([]);
 });
+
+/**
+ * Module-level mutable state left in lib/, each with why it belongs to the process rather than to a run: what a run
+ * remembers lives in its memory (lib/run/memory.ts), never here. A new entry needs a reason as good as these.
+ */
+const PROCESS_STATE: Record<string, string> = {
+  'lib/config/schemas.ts cache': 'compiled JSON Schemas: a pure function of the schema, the same for every run',
+  'lib/decode/tool-calls.ts compiled': 'compiled tool-argument schemas: a pure function of the schema',
+  'lib/http/transport.ts urlParts': 'parsed URLs: a pure function of the URL, bounded to 256',
+  'lib/http/transport.ts runBytes': "the process's memory budget for recorded bytes (every recording of the process)",
+  'lib/http/transport.ts runReads': "the process's memory budget for recorded reads",
+  'lib/http/transport.ts tagging': "undici's diagnostics channel is per process: which socket a request went out on",
+  'lib/http/transport.ts tags': "undici's diagnostics channel is per process",
+  'lib/http/transport.ts socketRequests': "requests per socket of this process's connection pool",
+  'lib/http/transport.ts subscribed': 'the diagnostics channel is subscribed once per process',
+  'lib/http/transport.ts journal':
+    "the last requests this process's sockets carried (what a dead server was sent last)",
+  'lib/http/recorder.ts sharedAgent': "this process's connection pool",
+  'lib/config/secrets.ts registered': 'secrets are redacted from everything the process writes, whatever wrote it',
+  'lib/server/lifecycle.ts live': 'children this process started, stopped by its exit hook',
+  'lib/server/lifecycle.ts exitHookInstalled': 'the exit hook is installed once per process',
+  'lib/server/llama-server.ts tasksetPath': "where this machine's taskset is: looked up once",
+};
+
+test('no module-level registry in lib/ but the process state listed, each with its reason', () => {
+  const mutable =
+    /^(?:let\s+([A-Za-z_$][\w$]*)|const\s+([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*(?:new\s+(?:Map|Set|WeakMap|WeakSet)\s*(?:<[^>]*>)?\(\s*\)|\[\s*\]))/;
+  const found = tsFiles(LIB).flatMap((f) =>
+    readFileSync(f, 'utf8')
+      .split('\n')
+      .map((l) => mutable.exec(l))
+      .filter((m) => m !== null)
+      .map((m) => `${relative(ROOT, f)} ${m![1] ?? m![2]}`),
+  );
+  expect(
+    found.filter((k) => !(k in PROCESS_STATE)),
+    'module-level state not listed in PROCESS_STATE',
+  ).toEqual([]);
+  expect(
+    Object.keys(PROCESS_STATE).filter((k) => !found.includes(k)),
+    'listed but gone: take it out',
+  ).toEqual([]);
+});
