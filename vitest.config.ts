@@ -14,7 +14,7 @@ export { FAMILY_ORDER };
 
 /** Whether a project's global setup failed (never ready, model not served): it runs suites/setup.test.ts alone. */
 function setupFailed(spec: TestSpecification): boolean {
-  return !!(spec.project.getProvidedContext() as { setupError?: string }).setupError;
+  return !!(spec.project.getProvidedContext() as { run?: { setupError?: string } }).run?.setupError;
 }
 const SETUP_FILE = /suites[\\/]setup\.test\.ts$/;
 
@@ -75,7 +75,7 @@ function serverProject(profile: Profile): TestProjectInlineConfiguration {
       name: profile.id,
       include: ['suites/**/*.test.ts'],
       globalSetup: ['./suites/support/global-setup.ts'],
-      provide: { profile, familyOrder: [...FAMILY_ORDER] },
+      provide: { profile },
       // Checks talk to one server and time it: never two files at once.
       fileParallelism: false,
       maxConcurrency: 1,

@@ -3,11 +3,9 @@ import { describe, inject, test } from 'vitest';
 import { describeDiscovery } from '../lib/server/discovery.ts';
 import { SETUP_CHECK } from './support/setup-check.ts';
 
-describe(inject('profile').id, () => {
+describe(inject('run').profile.id, () => {
   test('setup.server-ready — the server was started or reached and answered its readiness probe', (t) => {
-    const profile = inject('profile');
-    const server = inject('server');
-    const setupError = inject('setupError');
+    const { profile, server, setupError } = inject('run');
     const disagreements = server.discovery?.disagreements ?? [];
     t.task.meta.conformance = {
       id: SETUP_CHECK.id,

@@ -19,6 +19,7 @@ import { describePreflight } from '../../lib/measure/fidelity.ts';
 import type { ServerInfo, SetupFailure } from '../../lib/model/types.ts';
 import { runMemory } from '../../lib/run/memory.ts';
 import { PREFLIGHT_DEFAULTS, runPreflight, startStampServer } from '../../lib/run/preflight.ts';
+import type { RunSnapshot } from '../../lib/run/run.ts';
 import { runDeadline } from '../../lib/run/run-deadline.ts';
 import { describeDiscovery, discoverServer } from '../../lib/server/discovery.ts';
 import {
@@ -39,20 +40,27 @@ export default async function setup(project: TestProject) {
   const profile = project.config.provide.profile!;
   const runId = randomBytes(4).toString('hex');
   const stateDir = mkdtempSync(join(tmpdir(), `conformance-${profile.id}-`));
-  project.provide('runId', runId);
-  project.provide('stateDir', stateDir);
-  project.provide('setupError', '');
   // The run's settings, read from the environment once (lib/config/settings.ts) and handed to every worker as data.
   const settings = settingsFromEnv();
-  project.provide('settings', settings);
   // The run deadline counts from the moment the server is ready (a model load is not the checks' time); until then
   // the wait bound holds. A CI job's timeout must cover both.
   let deadline = runDeadline(settings.deadlineS, Date.now());
-  const provideDeadline = () => {
-    project.provide('runDeadline', deadline?.checksEndAt ?? 0);
-    project.provide('runDeadlineS', deadline?.seconds ?? 0);
+  // The run as every worker sees it (lib/run/run.ts): provided whole each time setup learns something.
+  const run: RunSnapshot = {
+    runId,
+    settings,
+    profile,
+    server: { baseUrl: redact(profile.baseUrl), identity: {} },
+    setupError: '',
+    stateFile: join(stateDir, 'run-state.json'),
+    supervisor: '',
+    deadlineAt: 0,
   };
-  provideDeadline();
+  const provideRun = (patch: Partial<RunSnapshot> = {}) => {
+    Object.assign(run, patch, { deadlineAt: deadline?.checksEndAt ?? 0 });
+    project.provide('run', { ...run });
+  };
+  provideRun();
   const bounded = (ms: number) => (deadline ? Math.max(1_000, Math.min(ms, deadline.checksEndAt - Date.now())) : ms);
 
   const { url } = stripUrlCredentials(profile.baseUrl);
@@ -89,7 +97,6 @@ export default async function setup(project: TestProject) {
     const waited = await waitReady(profile, baseUrl, headers, server, { boundMs, onProgress: log });
     readiness = { ready: true, waitedMs: Math.round(waited.waitedMs), probes: waited.probes };
     deadline = runDeadline(settings.deadlineS, Date.now());
-    provideDeadline();
     info = await discoverServer(profile, baseUrl, headers, server?.pid);
     // A model the user named that the server refuses: their configuration, said once (lib/server/model-served.ts).
     if (!wantsServerModel(profile.model)) {
@@ -116,7 +123,7 @@ export default async function setup(project: TestProject) {
             actual: `${(e as Error).stack ?? e}`,
           };
     const printed = redact(printedSetupFailure(failure));
-    project.provide('setupError', printed);
+    provideRun({ setupError: printed });
     console.error(printed.replace(/^/gm, `[${profile.id}] `));
     // Never ready (the bound passed, or the process we started exited first): the CLI's own exit code.
     if (!readiness.ready)
@@ -130,8 +137,8 @@ export default async function setup(project: TestProject) {
   }
   info = { ...info, readiness };
   // Credentials never travel in the provided base URL: the workers rebuild headers from the env var.
-  project.provide('server', info);
-  if (stamp && setupErrorText(project)) {
+  provideRun({ server: info, profile });
+  if (stamp && run.setupError) {
     // Nothing to check against: the preflight's second of streams would be spent for nothing.
     await stamp.then(
       (s) => s.stop(),
@@ -139,16 +146,16 @@ export default async function setup(project: TestProject) {
     );
   } else if (stamp) {
     const fidelity = await runPreflight({ server: stamp });
-    project.provide('fidelity', fidelity);
+    provideRun({ fidelity });
     console.log(`[${profile.id}] ${describePreflight(fidelity)}`);
   }
   // The health sentinel's baseline: the server's own speed at the start, before any check (lib/server/sentinel.ts).
-  if (!setupErrorText(project) && settings.sentinel) {
+  if (!run.setupError && settings.sentinel) {
     const t0 = Date.now();
     const s = await measureBaseline({
       profile,
       server: info,
-      memory: runMemory(join(stateDir, 'run-state.json')),
+      memory: runMemory(run.stateFile),
       runId,
       deadlineAt: deadline?.checksEndAt,
     });
@@ -182,18 +189,14 @@ export default async function setup(project: TestProject) {
         `[${profile.id}] server stopped answering during ${r.after} (${r.process}); last request: ${redact(r.request)}; ${r.detail}`,
       );
       info = { ...info, restarts: [...(info.restarts ?? []), { ...r, request: redact(r.request) }] };
-      project.provide('server', info);
+      provideRun({ server: info });
     },
   });
-  project.provide('supervisor', setupErrorText(project) ? '' : supervisor.url);
+  provideRun({ supervisor: run.setupError ? '' : supervisor.url });
 
   return async () => {
     await supervisor.close();
     await server?.stop();
     rmSync(stateDir, { recursive: true, force: true });
   };
-}
-
-function setupErrorText(project: TestProject): string {
-  return (project.getProvidedContext() as { setupError?: string }).setupError ?? '';
 }

@@ -1,29 +1,15 @@
 // Values handed from vitest.config.ts / globalSetup to the checks (provide/inject).
-import type { RunSettings } from '../../lib/config/settings.ts';
-import type { CheckRecord, FidelityPreflight, Profile, ServerInfo } from '../../lib/model/types.ts';
+import type { CheckRecord, Profile } from '../../lib/model/types.ts';
+import type { RunSnapshot } from '../../lib/run/run.ts';
 
 export {};
 
 declare module 'vitest' {
   export interface ProvidedContext {
+    /** The profile a project runs, from vitest.config.ts: the global setup's input. */
     profile: Profile;
-    /** The run's settings (lib/config/settings.ts), read once by the global setup. */
-    settings: RunSettings;
-    server: ServerInfo;
-    /** Set when the server could not be started or reached: every check reports `error`, not `fail`. */
-    setupError: string;
-    runId: string;
-    /** Directory for cross-file state of this project's run (e.g. "server died during <id>"). */
-    stateDir: string;
-    /** The run's fidelity preflight (lib/run/preflight.ts): our client's own lag on this machine now; absent when skipped. */
-    fidelity?: FidelityPreflight;
-    /** Supervisor URL (restart a server the suite started that stopped answering); '' when there is none. */
-    supervisor: string;
-    /** Epoch ms after which no check starts and the check in flight is cut (CONFORMANCE_DEADLINE_S); 0: none. */
-    runDeadline: number;
-    runDeadlineS: number;
-    /** vitest.config.ts FAMILY_ORDER: the files still to come after a file (each costs a worker start and imports). */
-    familyOrder: string[];
+    /** The run as its global setup built it (lib/run/run.ts): what every check and reporter reads. */
+    run: RunSnapshot;
   }
 }
 

@@ -1,16 +1,16 @@
 // Registers declared checks as Vitest tests: one describe per profile id (so JUnit/JSON output tell
 // servers apart), one test per check whose name starts with the check id.
 
-import { join } from 'node:path';
 import { format } from 'node:util';
 import { describe, inject, test } from 'vitest';
 import { grade, RunDeadlineReached, runCheck, skipReason } from '../../lib/check/check.ts';
-import { TIMING_FAMILIES } from '../../lib/check/family-order.ts';
+import { FAMILY_ORDER, TIMING_FAMILIES } from '../../lib/check/family-order.ts';
 import { requestAuth } from '../../lib/config/request-auth.ts';
 import { redact, redactDeep } from '../../lib/config/secrets.ts';
 import type { RunSettings } from '../../lib/config/settings.ts';
 import type { CheckDef, RunMemory } from '../../lib/model/check.ts';
 import { runMemory } from '../../lib/run/memory.ts';
+import type { RunSnapshot } from '../../lib/run/run.ts';
 import { describeRequest, probeBudgetMs, requestsSince } from '../../lib/server/health.ts';
 import {
   disturbing,
@@ -39,12 +39,14 @@ for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
  */
 let workerMemory: RunMemory | undefined;
 const memory = (): RunMemory => {
-  workerMemory ??= runMemory(join(inject('stateDir'), 'run-state.json'));
+  workerMemory ??= runMemory(run().stateFile);
   return workerMemory;
 };
 
+/** The run as its global setup built it (lib/run/run.ts): one snapshot for the whole worker. */
+const run = (): RunSnapshot => inject('run');
 /** The run's settings (lib/config/settings.ts), read once by the global setup. */
-const settings = (): RunSettings => inject('settings');
+const settings = (): RunSettings => run().settings;
 
 /** When this module was evaluated: the family's own imports follow, and their cost sizes the deadline's reserve. */
 const moduleLoadedAt = Date.now();
@@ -63,28 +65,28 @@ export function runOrder(checks: CheckDef[]): CheckDef[] {
 }
 
 function guardContext(deadlineAt: number): GuardContext {
-  const profile = inject('profile');
+  const profile = run().profile;
   const { headers, secrets } = requestAuth(profile);
   return {
     profile,
-    server: inject('server'),
+    server: run().server,
     headers,
     secrets,
     memory: memory(),
-    supervisor: inject('supervisor') ?? '',
+    supervisor: run().supervisor,
     deadlineAt: deadlineAt || undefined,
   };
 }
 
 function sentinelContext(deadlineAt: number): SentinelContext {
   return {
-    profile: inject('profile'),
-    server: inject('server'),
+    profile: run().profile,
+    server: run().server,
     memory: memory(),
-    runId: inject('runId'),
+    runId: run().runId,
     deadlineAt: deadlineAt || undefined,
     waitBoundMs: healthWaitMs(),
-    log: (line) => console.log(`[${inject('profile').id}] ${line}`),
+    log: (line) => console.log(`[${run().profile.id}] ${line}`),
   };
 }
 
@@ -99,9 +101,9 @@ const healthWaitMs = () => settings().healthWaitMs ?? SENTINEL.waitBoundMs;
  * 2 s a file), and the reporters need the reserve lib/run/run-deadline.ts keeps.
  */
 function fileDeadline(fileFamily: string, importMs: number): number {
-  const deadline = inject('runDeadline') ?? 0;
+  const deadline = run().deadlineAt;
   if (!deadline) return 0;
-  const order = inject('familyOrder') ?? [];
+  const order = FAMILY_ORDER;
   const at = order.indexOf(fileFamily);
   const after = at === -1 ? order.length : order.length - 1 - at;
   return deadline - after * Math.max(2_000, 3 * importMs);
@@ -109,9 +111,9 @@ function fileDeadline(fileFamily: string, importMs: number): number {
 
 export function registerChecks(family: string, checks: CheckDef[], fileFamily = family): void {
   const importMs = Date.now() - moduleLoadedAt;
-  const profile = inject('profile');
-  const server = inject('server');
-  const setupError = inject('setupError');
+  const profile = run().profile;
+  const server = run().server;
+  const setupError = run().setupError;
   const { tier, strict } = settings();
 
   describe(profile.id, () => {
@@ -159,7 +161,7 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
           markDeadlineHit(memory());
           finish(
             'error',
-            `not run: the run deadline passed (CONFORMANCE_DEADLINE_S=${inject('runDeadlineS')}; checks stop a reserve before it so every report is written)`,
+            `not run: the run deadline passed (CONFORMANCE_DEADLINE_S=${settings().deadlineS ?? 0}; checks stop a reserve before it so every report is written)`,
           );
           if (firstTime(memory(), 'deadline')) throw new ConformanceError(meta.message);
           t.skip(meta.message);
@@ -189,9 +191,9 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
             server,
             tier,
             strict,
-            runId: inject('runId'),
+            runId: run().runId,
             deadlineAt: deadline || undefined,
-            preflight: inject('fidelity'),
+            preflight: run().fidelity,
             // One root cause, one failure, across the run's test files (lib/check/blocked.ts), and everything
             // else the run remembers: its memory, shared with the other files' workers (lib/run/memory.ts).
             memory: memory(),
@@ -207,7 +209,7 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
             markDeadlineHit(memory());
             finish(
               'inconclusive',
-              `${(e as Error).message} (CONFORMANCE_DEADLINE_S=${inject('runDeadlineS')}): our budget, not the server's failure`,
+              `${(e as Error).message} (CONFORMANCE_DEADLINE_S=${settings().deadlineS ?? 0}): our budget, not the server's failure`,
             );
             t.skip(`INCONCLUSIVE: ${meta.message}`);
             return;
