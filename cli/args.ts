@@ -2,7 +2,7 @@
 // never an exception from deep inside a run.
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { parseSlo } from '../lib/capacity/config.ts';
+import { CAPACITY_FLAGS, type CapacityFlag, parseSlo } from '../lib/capacity/config.ts';
 import { CHECKS_OF, FAMILY_ORDER } from '../lib/check/family-order.ts';
 import type { RunOptions } from './run.ts';
 
@@ -74,6 +74,13 @@ Run:
                         every figure certified (minutes; never part of the quick gate): docs/capacity.md
   --slo ttft-p99=MS,itl-p99=MS,e2e-p99=MS   goodput counts the requests that meet it (with --capacity)
   --dataset FILE        capacity prompts from a file: JSONL of OpenAI messages arrays, or ShareGPT JSON
+  Capacity, named as vllm bench serve names them (with --capacity; the profile's values are the defaults):
+  --max-concurrency N[,N…]   the sweep's bound (1, 2, 4, … N), or its levels, each measured; and the most
+                        requests a rate run keeps in flight
+  --request-rate R[,R…] rate runs at these req/s (inf: all at once) instead of fractions of saturation
+  --num-prompts N       requests per rate run and at least per sweep level (a p99 needs 100)
+  --burstiness B        gamma shape of the arrival gaps: 1 Poisson (default), below 1 burstier, inf constant
+  --input-len N, --output-len N   synthetic prompt and answer lengths in tokens (default 64, 64)
   --quiet               no progress lines (the final table and gate line still print)
 
 Families: ${SELECTABLE_FAMILIES.join(', ')} (--only setup: reachability alone)
@@ -163,6 +170,7 @@ export function parseCommand(argv: readonly string[]): Command {
         capacity: { type: 'boolean' },
         slo: { type: 'string' },
         dataset: { type: 'string' },
+        ...Object.fromEntries(Object.keys(CAPACITY_FLAGS).map((f) => [f, { type: 'string' as const }])),
       },
     });
   } catch (e) {
@@ -188,8 +196,18 @@ export function parseCommand(argv: readonly string[]): Command {
   if (v.tier && v.tier !== 'quick' && v.tier !== 'full')
     throw new UsageError(`--tier must be quick or full, not "${v.tier}"`);
   if (v['fail-on-regression'] && !v.baseline) throw new UsageError('--fail-on-regression needs --baseline FILE');
-  if ((v.slo || v.dataset) && !v.capacity && !v.only?.split(',').includes('capacity'))
-    throw new UsageError('--slo and --dataset shape a capacity run: give --capacity too');
+  const capacityFlags = capacityFlagValues(v as Record<string, string | boolean | undefined>);
+  const shaping = [
+    ...(v.slo ? ['--slo'] : []),
+    ...(v.dataset ? ['--dataset'] : []),
+    ...Object.keys(CAPACITY_FLAGS)
+      .filter((f) => (v as Record<string, unknown>)[f] !== undefined)
+      .map((f) => `--${f}`),
+  ];
+  if (shaping.length && !v.capacity && !v.only?.split(',').includes('capacity'))
+    throw new UsageError(
+      `${shaping.join(', ')} shape${shaping.length === 1 ? 's' : ''} a capacity run: give --capacity too`,
+    );
   if (v.slo)
     try {
       parseSlo(v.slo);
@@ -225,6 +243,51 @@ export function parseCommand(argv: readonly string[]): Command {
       ...(v.capacity || only?.includes('capacity') ? { capacity: true } : {}),
       ...(v.slo ? { slo: v.slo } : {}),
       ...(v.dataset ? { dataset: v.dataset } : {}),
+      ...capacityFlags,
     },
   };
+}
+
+/** The capacity flags given, checked (a bad value is a usage error naming the flag), as run options. */
+function capacityFlagValues(v: Record<string, string | boolean | undefined>): Partial<RunOptions> {
+  const out: Record<string, string> = {};
+  for (const f of Object.keys(CAPACITY_FLAGS) as CapacityFlag[]) {
+    const raw = v[f];
+    if (typeof raw !== 'string') continue;
+    try {
+      CAPACITY_FLAGS[f].parse(raw);
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+    out[CAPACITY_OPTION[f]] = raw;
+  }
+  return capacityOptions(out);
+}
+
+/** Each capacity flag's run option (RunOptions, the programmatic API's names). */
+export const CAPACITY_OPTION = {
+  'max-concurrency': 'maxConcurrency',
+  'request-rate': 'requestRate',
+  'num-prompts': 'numPrompts',
+  burstiness: 'burstiness',
+  'input-len': 'inputLen',
+  'output-len': 'outputLen',
+} as const satisfies Record<CapacityFlag, keyof RunOptions>;
+
+/** Flag text to run options: lists and numbers as the programmatic API takes them. */
+function capacityOptions(raw: Record<string, string>): Partial<RunOptions> {
+  const out: Partial<RunOptions> = {};
+  const list = (s: string) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
+  const numOrInf = (s: string): number | 'inf' => (/^\+?inf(inity)?$/i.test(s.trim()) ? 'inf' : Number(s));
+  if (raw.maxConcurrency) out.maxConcurrency = list(raw.maxConcurrency).map(Number);
+  if (raw.requestRate) out.requestRate = list(raw.requestRate).map(numOrInf);
+  if (raw.numPrompts) out.numPrompts = Number(raw.numPrompts);
+  if (raw.burstiness) out.burstiness = numOrInf(raw.burstiness);
+  if (raw.inputLen) out.inputLen = Number(raw.inputLen);
+  if (raw.outputLen) out.outputLen = Number(raw.outputLen);
+  return out;
 }
