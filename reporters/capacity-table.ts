@@ -72,7 +72,7 @@ export function capacityLines(t: CapacityTable): string[] {
 export interface PeerCell {
   text: string;
   flagged?: string;
-  /** The percentile is the level's largest sample (too few samples to be a percentile): "max of n". */
+  /** The samples behind a percentile from too few of them: it lies between their two largest, "~max of n". */
   maxOf?: number;
 }
 
@@ -154,11 +154,11 @@ export function peerTable(t: CapacityTable): {
   };
 }
 
-/** A cell as text: `!` when flagged, "(max of n)" for a percentile of too few samples. */
+/** A cell as text: `!` when flagged, "(~max of n)" for a percentile of too few samples. */
 const peerCellText = (c: PeerCell) =>
-  `${c.text}${c.maxOf !== undefined ? ` (max of ${c.maxOf})` : ''}${c.flagged ? '!' : ''}`;
+  `${c.text}${c.maxOf !== undefined ? ` (~max of ${c.maxOf})` : ''}${c.flagged ? '!' : ''}`;
 
-/** The peer table as text lines, with what `!` and "max of" mean. */
+/** The peer table as text lines, with what `!` and "~max of" mean. */
 export function peerLines(t: CapacityTable): string[] {
   if (!t.levels.length) return [];
   const { levels, rows } = peerTable(t);
@@ -178,7 +178,7 @@ export function peerLines(t: CapacityTable): string[] {
     ...(rows.some((r) => r.cells.some((c) => c.flagged)) ? ['! flagged: the reasons are listed above the table'] : []),
     ...(tooFew
       ? [
-          `(max of n): a percentile from too few requests to have one above it is the largest of them, not a percentile: a p99 needs at least ${MIN_SAMPLES.p99.value} requests, a p90 ${MIN_SAMPLES.p90.value} (--num-prompts ${MIN_SAMPLES.p99.value})`,
+          `(~max of n): a percentile from too few requests to have one above it lies between the two largest of them, the maximum rather than a percentile: a p99 needs at least ${MIN_SAMPLES.p99.value} requests, a p90 ${MIN_SAMPLES.p90.value} (--num-prompts ${MIN_SAMPLES.p99.value})`,
         ]
       : []),
   ];

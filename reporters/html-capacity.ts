@@ -88,7 +88,7 @@ function workloadText(t: CapacityTable): string {
 function peerCellHtml(c: PeerCell): string {
   const max =
     c.maxOf !== undefined
-      ? ` <span class="muted small" title="too few requests for a percentile: the largest of ${c.maxOf}">(max of ${c.maxOf})</span>`
+      ? ` <span class="muted small" title="too few requests for a percentile: it lies between the two largest of ${c.maxOf}">(~max of ${c.maxOf})</span>`
       : '';
   return c.flagged
     ? `<td class="num" data-flagged="${esc(c.flagged)}" title="${esc(c.flagged)}">${esc(c.text)}${max} !</td>`
@@ -99,7 +99,7 @@ function peerCellHtml(c: PeerCell): string {
 function peerTableHtml(t: CapacityTable): string {
   const { levels, rows } = peerTable(t);
   return (
-    `<p class="muted small">In <code>vllm bench serve</code>'s terms (the same figures as capacity.csv and capacity.json beside results.json): a sweep level is its run at request_rate inf with max_concurrency = the streams; ITL over all gaps, the others over requests; ! flagged (hover for the reason); (max of n): too few requests for a percentile, the value is their largest.</p>` +
+    `<p class="muted small">In <code>vllm bench serve</code>'s terms (the same figures as capacity.csv and capacity.json beside results.json): a sweep level is its run at request_rate inf with max_concurrency = the streams; ITL over all gaps, the others over requests; ! flagged (hover for the reason); (~max of n): too few requests for a percentile, the value lies between their two largest.</p>` +
     `<div class="scroll"><table class="capacity-peer"><thead><tr><th>column</th>${levels.map((l) => `<th>${esc(l)}</th>`).join('')}</tr></thead><tbody>` +
     rows
       .map(
