@@ -4,10 +4,13 @@
 // vLLM's request function and metrics as bench/peer_vllm_like.py rewrites them (`--metrics`: its arrivals, its
 // semaphore, its calculate_metrics with numpy), one run per sweep level (rate inf, max concurrency = the level) and per
 // rate (Poisson, max concurrency = the largest level). Alternately, ours then the peer's, `--rounds` times: a figure's
-// noise band is the larger of the two clients' own spreads between their rounds. Not in CI.
+// noise band is the larger of the two clients' own spreads between their rounds (at least 1 %). Not in CI.
 //
 //   node --import tsx bench/peer-capacity.ts [--targets reference,llama] [--levels 1,4,8] [--rates 2,4]
-//        [--num-prompts 100] [--input-len 64] [--output-len 64] [--rounds 2]
+//        [--num-prompts 100] [--input-len 64] [--output-len 64] [--rounds 2] [--client-cpus 0]
+//
+// --client-cpus pins both clients (our CLI, the Python peer) to these CPUs with taskset: on a shared 2-core machine a
+// client that spends more CPU per event otherwise takes it from the server (llama-server pins itself to the last core).
 //
 // Targets: `reference` (the reference server, 4 slots, its default 125 tok/s per stream), `llama` (the real
 // llama-server of the llama.cpp bundle, tiny model, 4 slots; CONFORMANCE_LLAMA_DIR or ../llama.cpp).
@@ -51,9 +54,13 @@ interface Target {
 
 type Figures = Record<string, number>;
 
+/** taskset -c CPUS for the clients, when asked. */
+let clientPin: string[] = [];
+
 function run(cmd: string, args: string[], timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const p = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = [...clientPin, cmd, ...args];
+    const p = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     p.stdout.on('data', (d) => (out += d));
@@ -84,7 +91,8 @@ async function ours(t: Target, p: Plan): Promise<Map<string, Figures>> {
   const bundled = (JSON.parse(readFileSync(join(ROOT, 'servers.json'), 'utf8')) as { servers: Array<{ id: string }> })
     .servers;
   const base = bundled.find((s) => s.id === t.profile)!;
-  const { start: _start, ...profile } = base as Record<string, unknown>;
+  // Not its start command (the server runs already), nor its hardware (a real model's, not the bench's tiny one).
+  const { start: _start, hardware: _hardware, ...profile } = base as Record<string, unknown>;
   const servers = join(dir, 'servers.json');
   writeFileSync(
     servers,
@@ -221,6 +229,7 @@ async function main(): Promise<void> {
       'input-len': { type: 'string', default: '64' },
       'output-len': { type: 'string', default: '64' },
       rounds: { type: 'string', default: '2' },
+      'client-cpus': { type: 'string' },
     },
   });
   const nums = (s: string) => s.split(',').filter(Boolean).map(Number);
@@ -235,6 +244,7 @@ async function main(): Promise<void> {
     throw new Error(`${PYTHON} needs python3-aiohttp and python3-numpy (apt-get install them): ${e.message}`);
   });
   const ts = await targets(v.targets!.split(','));
+  if (v['client-cpus']) clientPin = ['taskset', '-c', v['client-cpus']];
   const lines = [
     '| server | run | figure | ours (rounds) | vLLM-like (rounds) | difference | noise band | within |',
     '|---|---|---|---|---|---|---|---|',
@@ -268,7 +278,8 @@ async function main(): Promise<void> {
           const b = q.map((m) => m.get(key)?.[fp]).filter((x): x is number => x !== undefined && Number.isFinite(x));
           if (!a.length || !b.length) continue;
           const diff = (avg(a) - avg(b)) / Math.abs(avg(b) || 1);
-          const band = Math.max(spread(a), spread(b));
+          // At least 1 %: a rate-bound figure can repeat to 0.1 % in two rounds, which says nothing of the noise.
+          const band = Math.max(spread(a), spread(b), 0.01);
           const run_ = key.startsWith('c=')
             ? `${key.slice(2)} streams (rate inf)`
             : `${key.slice(2)} req/s Poisson, max ${Math.max(...plan.levels)}`;
