@@ -17,6 +17,7 @@ import type {
   TestSpecification,
   Vitest,
 } from 'vitest/node';
+import { capacityJson, type PeerRow, toCsv } from '../lib/capacity/peer-columns.ts';
 import type { Profile } from '../lib/check/types.ts';
 import { apiKeyOf } from '../lib/config/request-auth.ts';
 import { redact, redactDeep, stripUrlCredentials } from '../lib/config/secrets.ts';
@@ -373,7 +374,10 @@ export default class ResultsReporter implements Reporter {
     } catch (e) {
       this.addError(pr, 'results header', e);
     }
-    writeJsonAtomic(this.resultsPath(pr.project.name), redactResults(withCapacity(pr.file), pr.secrets));
+    const file = redactResults(withCapacity(pr.file), pr.secrets);
+    const path = this.resultsPath(pr.project.name);
+    writeJsonAtomic(path, file);
+    if (file.capacity) writeCapacityFiles(dirname(path), file);
   }
 
   private addError(pr: ProjectResults, where: string, e: unknown): void {
@@ -474,6 +478,21 @@ export function withCapacity(file: ResultsFile): ResultsFile {
   return { ...file, checks, capacity: capacity as ResultsFile['capacity'] };
 }
 const CAPACITY_CHECK = 'capacity.sweep';
+
+/**
+ * capacity.json and capacity.csv next to results.json: the capacity table in the columns of vLLM's benchmark result
+ * JSON, with our certification beside every figure (lib/capacity/peer-columns.ts, docs/capacity.md "Columns").
+ */
+export function writeCapacityFiles(dir: string, file: ResultsFile): void {
+  const t = file.capacity;
+  if (!t) return;
+  // The model as discovered ({ value, source }), else as the profile names it.
+  const served = (file.header.server as { model?: { value?: unknown } }).model?.value;
+  const model = served ?? (file.header.profile as { model?: unknown }).model;
+  const doc = capacityJson(t, { date: file.header.date, ...(typeof model === 'string' ? { model } : {}) });
+  writeJsonAtomic(join(dir, 'capacity.json'), doc);
+  writeTextAtomic(join(dir, 'capacity.csv'), toCsv(doc.runs as PeerRow[]));
+}
 
 /** Output directory of a results file's project (and shard) under a reports root. */
 export function dirOfResults(root: string, file: ResultsFile): string {

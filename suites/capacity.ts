@@ -6,6 +6,7 @@
 import { isServerFlag, NOT_JUDGED } from '../lib/capacity/certify.ts';
 import type { CapacityProfile } from '../lib/capacity/config.ts';
 import { capacityConfig } from '../lib/capacity/config.ts';
+import { levelName } from '../lib/capacity/peer-columns.ts';
 import { type CapacityRun, runCapacity } from '../lib/capacity/run.ts';
 import { judgeCollapse, judgeErrorsBelowSlots, judgeStarvation, VERDICT_THRESHOLDS } from '../lib/capacity/verdicts.ts';
 import type { CheckContext, CheckDef } from '../lib/check/check.ts';
@@ -101,8 +102,7 @@ export const checks: CheckDef[] = [
       const run = await capacityRun(ctx);
       if (isVerdict(run)) return run;
       const levels = run.table.levels;
-      const name = (l: (typeof levels)[number]) =>
-        l.mode === 'concurrency' ? `${l.concurrency} streams` : `${l.ratePerS?.toFixed(1)} req/s ${l.arrival}`;
+      const name = levelName;
       const server = levels.flatMap((l) => l.flags.filter(isServerFlag).map((f) => `${name(l)}: ${f.reason}`));
       const ours = levels.filter((l) => l.client.clientBound).map((l) => `${name(l)}: ${l.client.reason}`);
       // One entry per level: a level's unjudged delivery flags its four rate and latency figures with one reason.
