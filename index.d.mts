@@ -41,6 +41,16 @@ export interface RunOptions {
   slo?: string;
   /** Capacity prompts from a file: JSONL of OpenAI messages arrays, or ShareGPT JSON. */
   dataset?: string;
+  /** Capacity, as `vllm bench serve` names them (docs/capacity.md): the sweep's bound or its levels, and the most a
+   *  rate run keeps in flight (--max-concurrency); rate runs at these req/s, 'inf' all at once (--request-rate);
+   *  requests per rate run and at least per sweep level (--num-prompts); gamma shape of the gaps, 1 Poisson
+   *  (--burstiness); synthetic prompt and answer lengths (--input-len, --output-len). */
+  maxConcurrency?: number | number[];
+  requestRate?: number | 'inf' | Array<number | 'inf'>;
+  numPrompts?: number;
+  burstiness?: number | 'inf';
+  inputLen?: number;
+  outputLen?: number;
   /** Progress on the console: a live line on a TTY, plain lines otherwise, or none. */
   progress?: 'tty' | 'lines' | 'none';
   /** Every check on the console (as it ends and in the final table), not only what did not pass. */

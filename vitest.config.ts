@@ -2,8 +2,9 @@
 // plus `self` for the suite's own tests. `vitest run` without --project runs self + reference only.
 
 import type { TestProjectInlineConfiguration } from 'vitest/config';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { capacityRequested } from './lib/capacity/config.ts';
 import { FAMILY_ORDER } from './lib/check/family-order.ts';
 import { envProfile, loadServers } from './lib/config/profile.ts';
 import { settingsFromEnv } from './lib/config/settings.ts';
@@ -49,7 +50,7 @@ function requestedProjects(argv: string[], env: NodeJS.ProcessEnv): string[] {
 }
 
 // A bad CONFORMANCE_* setting (a deadline, a wait, a tier) stops the run here, with its message, before any server starts.
-settingsFromEnv();
+const settings = settingsFromEnv();
 const requested = requestedProjects(process.argv, process.env);
 const profiles: Profile[] = loadServers();
 if (requested.includes('env')) {
@@ -74,6 +75,10 @@ function serverProject(profile: Profile): TestProjectInlineConfiguration {
     test: {
       name: profile.id,
       include: ['suites/**/*.test.ts'],
+      // Capacity is a run mode beside the catalogue (docs/capacity.md): its file is in the run only when asked for.
+      ...(capacityRequested(profile, settings)
+        ? {}
+        : { exclude: [...configDefaults.exclude, 'suites/capacity.test.ts'] }),
       globalSetup: ['./suites/support/global-setup.ts'],
       provide: { profile },
       // Checks talk to one server and time it: never two files at once.

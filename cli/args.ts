@@ -1,7 +1,7 @@
 // The command line: subcommands and options, parsed into plain values. A usage error is a message naming the problem,
 // never an exception from deep inside a run.
 import { existsSync } from 'node:fs';
-import { parseSlo } from '../lib/capacity/config.ts';
+import { CAPACITY_FLAGS, type CapacityFlag, parseSlo } from '../lib/capacity/config.ts';
 import { CHECKS_OF, FAMILY_ORDER } from '../lib/check/family-order.ts';
 import { parseApis } from '../lib/config/apis.ts';
 import { closest, type OptionTable, optionHelp, parseOptions, UsageError } from './options.ts';
@@ -145,6 +145,42 @@ export const RUN_OPTIONS: OptionTable = {
     value: 'FILE',
     group: 'Run',
     help: 'capacity prompts from a file: JSONL of OpenAI messages arrays, or ShareGPT JSON',
+  },
+  'max-concurrency': {
+    type: 'string',
+    value: 'N[,N…]',
+    group: "Capacity, named as vllm bench serve names them (with --capacity; the profile's values are the defaults)",
+    help: "the sweep's bound (1, 2, 4, … N), or its levels, each measured; and the most requests a\nrate run keeps in flight",
+  },
+  'request-rate': {
+    type: 'string',
+    value: 'R[,R…]',
+    group: "Capacity, named as vllm bench serve names them (with --capacity; the profile's values are the defaults)",
+    help: 'rate runs at these req/s (inf: all at once) instead of fractions of saturation',
+  },
+  'num-prompts': {
+    type: 'string',
+    value: 'N',
+    group: "Capacity, named as vllm bench serve names them (with --capacity; the profile's values are the defaults)",
+    help: 'requests per rate run and at least per sweep level (a p99 needs 100)',
+  },
+  burstiness: {
+    type: 'string',
+    value: 'B',
+    group: "Capacity, named as vllm bench serve names them (with --capacity; the profile's values are the defaults)",
+    help: 'gamma shape of the arrival gaps: 1 Poisson (default), below 1 burstier, inf constant',
+  },
+  'input-len': {
+    type: 'string',
+    value: 'N',
+    group: "Capacity, named as vllm bench serve names them (with --capacity; the profile's values are the defaults)",
+    help: 'synthetic prompt length in tokens (default 64)',
+  },
+  'output-len': {
+    type: 'string',
+    value: 'N',
+    group: "Capacity, named as vllm bench serve names them (with --capacity; the profile's values are the defaults)",
+    help: 'synthetic answer length in tokens (default 64)',
   },
   quiet: { type: 'boolean', group: 'Run', help: 'no progress lines (what did not pass and the gate line still print)' },
   verbose: {
@@ -300,8 +336,18 @@ export function parseCommand(argv: readonly string[]): Command {
   if (v.tier && v.tier !== 'quick' && v.tier !== 'full')
     throw new UsageError(`--tier must be quick or full, not "${v.tier}"`);
   if (v['fail-on-regression'] && !v.baseline) throw new UsageError('--fail-on-regression needs --baseline FILE');
-  if ((v.slo || v.dataset) && !v.capacity && !v.only?.split(',').includes('capacity'))
-    throw new UsageError('--slo and --dataset shape a capacity run: give --capacity too');
+  const capacityFlags = capacityFlagValues(v as Record<string, string | boolean | undefined>);
+  const shaping = [
+    ...(v.slo ? ['--slo'] : []),
+    ...(v.dataset ? ['--dataset'] : []),
+    ...Object.keys(CAPACITY_FLAGS)
+      .filter((f) => (v as Record<string, unknown>)[f] !== undefined)
+      .map((f) => `--${f}`),
+  ];
+  if (shaping.length && !v.capacity && !v.only?.split(',').includes('capacity'))
+    throw new UsageError(
+      `${shaping.join(', ')} shape${shaping.length === 1 ? 's' : ''} a capacity run: give --capacity too`,
+    );
   if (v.slo)
     try {
       parseSlo(v.slo);
@@ -339,6 +385,51 @@ export function parseCommand(argv: readonly string[]): Command {
       ...(v.capacity || only?.includes('capacity') ? { capacity: true } : {}),
       ...(v.slo ? { slo: v.slo } : {}),
       ...(v.dataset ? { dataset: v.dataset } : {}),
+      ...capacityFlags,
     },
   };
+}
+
+/** The capacity flags given, checked (a bad value is a usage error naming the flag), as run options. */
+function capacityFlagValues(v: Record<string, string | boolean | undefined>): Partial<RunOptions> {
+  const out: Record<string, string> = {};
+  for (const f of Object.keys(CAPACITY_FLAGS) as CapacityFlag[]) {
+    const raw = v[f];
+    if (typeof raw !== 'string') continue;
+    try {
+      CAPACITY_FLAGS[f].parse(raw);
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+    out[CAPACITY_OPTION[f]] = raw;
+  }
+  return capacityOptions(out);
+}
+
+/** Each capacity flag's run option (RunOptions, the programmatic API's names). */
+export const CAPACITY_OPTION = {
+  'max-concurrency': 'maxConcurrency',
+  'request-rate': 'requestRate',
+  'num-prompts': 'numPrompts',
+  burstiness: 'burstiness',
+  'input-len': 'inputLen',
+  'output-len': 'outputLen',
+} as const satisfies Record<CapacityFlag, keyof RunOptions>;
+
+/** Flag text to run options: lists and numbers as the programmatic API takes them. */
+function capacityOptions(raw: Record<string, string>): Partial<RunOptions> {
+  const out: Partial<RunOptions> = {};
+  const list = (s: string) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
+  const numOrInf = (s: string): number | 'inf' => (/^\+?inf(inity)?$/i.test(s.trim()) ? 'inf' : Number(s));
+  if (raw.maxConcurrency) out.maxConcurrency = list(raw.maxConcurrency).map(Number);
+  if (raw.requestRate) out.requestRate = list(raw.requestRate).map(numOrInf);
+  if (raw.numPrompts) out.numPrompts = Number(raw.numPrompts);
+  if (raw.burstiness) out.burstiness = numOrInf(raw.burstiness);
+  if (raw.inputLen) out.inputLen = Number(raw.inputLen);
+  if (raw.outputLen) out.outputLen = Number(raw.outputLen);
+  return out;
 }

@@ -7,9 +7,7 @@
 // every check and every line a check logs. Reads only what the checks attach to their tasks and the run's events.
 import type { TestAnnotation, UserConsoleLog } from 'vitest';
 import type { Reporter, TestCase, TestModule, TestSpecification } from 'vitest/node';
-import { capacityRequested } from '../lib/capacity/config.ts';
 import { CHECKS_PER_FILE } from '../lib/check/family-order.ts';
-import type { Profile } from '../lib/model/types.ts';
 import { moduleRank } from '../reporters/run-order.ts';
 import type { ConformanceMeta } from '../suites/support/provided.d.ts';
 import {
@@ -55,8 +53,8 @@ export default class ProgressReporter implements Reporter {
 
   /** The checks this run will run: every selected suite file's, as `npm run families` counted them. */
   onTestRunStart(specifications: ReadonlyArray<TestSpecification>): void {
-    const profile = (specifications[0]?.project.config.provide as { profile?: Profile } | undefined)?.profile;
-    const capacityRun = profile ? capacityRequested(profile) : process.env.CONFORMANCE_CAPACITY === '1';
+    // The capacity file is in the run only when its mode is (vitest.config.ts): present, it is a capacity run.
+    const capacityRun = specifications.some((s) => fileOf(s.moduleId) === 'capacity');
     this.files = [...specifications]
       .sort((a, b) => moduleRank(a.moduleId) - moduleRank(b.moduleId))
       .flatMap((s) => {

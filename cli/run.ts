@@ -3,6 +3,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startVitest } from 'vitest/node';
+import { CAPACITY_FLAGS, type CapacityFlag } from '../lib/capacity/config.ts';
 import { loadDataset } from '../lib/capacity/dataset.ts';
 import { CHECKS_OF, FAMILY_ORDER } from '../lib/check/family-order.ts';
 import { readJsonFile } from '../lib/config/json-file.ts';
@@ -15,7 +16,7 @@ import { CONFORMANCE_REPORTERS } from '../reporters/list.ts';
 import { gateFailed, tally, toColumns } from '../reporters/render.ts';
 import { projectDir } from '../reporters/results.ts';
 import type { ResultsFile } from '../reporters/results-types.ts';
-import { EXIT, UsageError } from './args.ts';
+import { CAPACITY_OPTION, EXIT, UsageError } from './args.ts';
 
 export interface RunOptions {
   /** An OpenAI-compatible server's root (project id "env"); may hold {port} when `start` is given. */
@@ -52,6 +53,16 @@ export interface RunOptions {
   /** `ttft-p99=500,itl-p99=50` (ms). */
   slo?: string;
   dataset?: string;
+  /** Capacity, as `vllm bench serve` names them (docs/capacity.md): the sweep's bound or its levels, and the most a
+   *  rate run keeps in flight (--max-concurrency); rate runs at these req/s, 'inf' all at once (--request-rate);
+   *  requests per rate run and at least per sweep level (--num-prompts); gamma shape of the gaps, 1 Poisson
+   *  (--burstiness); synthetic prompt and answer lengths (--input-len, --output-len). */
+  maxConcurrency?: number | number[];
+  requestRate?: number | 'inf' | Array<number | 'inf'>;
+  numPrompts?: number;
+  burstiness?: number | 'inf';
+  inputLen?: number;
+  outputLen?: number;
   /** Progress on the console: a live line on a TTY, plain lines otherwise, or none. */
   progress?: 'tty' | 'lines' | 'none';
   /** Every check on the console (as it ends and in the final table), not only what did not pass. */
@@ -119,7 +130,26 @@ export function runEnvironment(o: RunOptions, cwd: string): { env: Record<string
   if (o.slo) env.CONFORMANCE_SLO = o.slo;
   if (o.dataset) env.CONFORMANCE_DATASET = resolve(cwd, o.dataset);
   if (o.verbose) env.CONFORMANCE_VERBOSE = '1';
+  Object.assign(env, capacityEnvironment(o));
   return { env, project };
+}
+
+/** The capacity options as the checks read them (CONFORMANCE_* of CAPACITY_FLAGS), each checked: a bad one is a
+ *  UsageError naming it. */
+export function capacityEnvironment(o: RunOptions): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [flag, option] of Object.entries(CAPACITY_OPTION) as Array<[CapacityFlag, keyof RunOptions]>) {
+    const v = o[option];
+    if (v === undefined) continue;
+    const text = [v].flat().map(String).join(',');
+    try {
+      CAPACITY_FLAGS[flag].parse(text);
+    } catch (e) {
+      throw new UsageError(`${option}: ${(e as Error).message}`);
+    }
+    env[CAPACITY_FLAGS[flag].env] = text;
+  }
+  return env;
 }
 
 /** Fail before Vitest starts when the profile cannot be loaded or found: a usage error, not a wall of errors. */

@@ -4,8 +4,10 @@
 // reason in the table: shown, never silent. Pure; every string from the results passes through esc().
 
 import { serverLevels } from '../lib/capacity/merge.ts';
+import { levelName } from '../lib/capacity/peer-columns.ts';
 import { flagReason } from '../lib/capacity/read.ts';
 import type { CapacityLevel, CapacityTable } from '../lib/capacity/types.ts';
+import { type PeerCell, peerTable } from './capacity-table.ts';
 import { esc, fmtNum } from './html-escape.ts';
 import type { Column } from './report-data.ts';
 import { type PlotSeries, plotSvg } from './svg-plot.ts';
@@ -46,8 +48,7 @@ function latencySeries(cols: WithCapacity[], pick: 'ttftMs' | 'itlMs', dep: read
 }
 
 function levelRow(l: CapacityLevel, t: CapacityTable): string {
-  const load =
-    l.mode === 'rate' ? `${fmtNum(l.ratePerS)} req/s ${l.arrival ?? ''}` : `${fmtNum(l.concurrency)} streams`;
+  const load = levelName(l);
   const pct = (p: { p50: number | null; p99: number | null }) =>
     `${fmtNum(p.p50 ?? undefined)} / ${fmtNum(p.p99 ?? undefined)}`;
   const sat = l.mode === 'concurrency' && t.saturation?.concurrency === l.concurrency && serverLevels(t).includes(l);
@@ -84,6 +85,32 @@ function workloadText(t: CapacityTable): string {
   );
 }
 
+function peerCellHtml(c: PeerCell): string {
+  const max =
+    c.maxOf !== undefined
+      ? ` <span class="muted small" title="too few requests for a percentile: it lies between the two largest of ${c.maxOf}">(~max of ${c.maxOf})</span>`
+      : '';
+  return c.flagged
+    ? `<td class="num" data-flagged="${esc(c.flagged)}" title="${esc(c.flagged)}">${esc(c.text)}${max} !</td>`
+    : `<td class="num">${esc(c.text)}${max}</td>`;
+}
+
+/** The levels in vLLM's column names (capacity.csv / capacity.json): a column per level, a row per figure. */
+function peerTableHtml(t: CapacityTable): string {
+  const { levels, rows } = peerTable(t);
+  return (
+    `<p class="muted small">In <code>vllm bench serve</code>'s terms (the same figures as capacity.csv and capacity.json beside results.json): a sweep level is its run at request_rate inf with max_concurrency = the streams; ITL over all gaps, the others over requests; ! flagged (hover for the reason); (~max of n): too few requests for a percentile, the value lies between their two largest.</p>` +
+    `<div class="scroll"><table class="capacity-peer"><thead><tr><th>column</th>${levels.map((l) => `<th>${esc(l)}</th>`).join('')}</tr></thead><tbody>` +
+    rows
+      .map(
+        (r) =>
+          `<tr data-key="${esc(r.key)}"><td><code>${esc(r.key)}</code>${r.unit ? ` <span class="muted small">(${esc(r.unit)})</span>` : ''}</td>${r.cells.map(peerCellHtml).join('')}</tr>`,
+      )
+      .join('') +
+    `</tbody></table></div>`
+  );
+}
+
 function tableOf(c: WithCapacity): string {
   const t = c.capacity;
   const s = t.saturation;
@@ -92,7 +119,7 @@ function tableOf(c: WithCapacity): string {
     `${s ? ` · saturation at ${esc(fmtNum(s.concurrency))} streams, ${esc(fmtNum(s.aggregateTps))} tok/s (${esc(s.why)})` : ' · no saturation found'}</span></summary>` +
     `<div class="scroll"><table><thead><tr><th>level</th><th>machine</th><th>sent / completed / errored / timed out</th><th>aggregate tok/s</th>` +
     `<th>TTFT p50 / p99 (ms)</th><th>ITL p50 / p99 (ms)</th><th>e2e p50 / p99 (ms)</th><th>output tokens usage / streamed</th><th>goodput</th><th>flagged figures</th></tr></thead>` +
-    `<tbody>${t.levels.map((l) => levelRow(l, t)).join('')}</tbody></table></div></details>`
+    `<tbody>${t.levels.map((l) => levelRow(l, t)).join('')}</tbody></table></div>${peerTableHtml(t)}</details>`
   );
 }
 
@@ -159,30 +186,28 @@ export function capacitySection(columns: readonly Column[]): string {
       title: 'Capacity: goodput vs request rate',
       xLabel: 'offered request rate (req/s)',
       yLabel: 'goodput (req/s within the SLO)',
-      // One series per arrival process: constant and Poisson runs at the same rate are two experiments.
-      series: cols.flatMap((c) =>
-        (['constant', 'poisson'] as const).flatMap((arrival) => {
-          const ls = rates(c.capacity).filter((l) => (l.arrival ?? 'constant') === arrival);
-          return ls.length
-            ? [
-                {
-                  name: `${c.label} ${arrival}`,
-                  points: ls.flatMap((l) =>
-                    point(
-                      l,
-                      l.ratePerS!,
-                      l.goodput!.ratePerS,
-                      DEPENDS.goodput,
-                      `${fmtNum(l.goodput!.fraction * 100)} % of sent`,
-                    ),
-                  ),
-                },
-              ]
-            : [];
-        }),
-      ),
+      // One series per arrival process: constant, Poisson and gamma runs at the same rate are different experiments.
+      series: cols.flatMap((c) => {
+        const byArrival = new Map<string, CapacityLevel[]>();
+        for (const l of rates(c.capacity)) {
+          const how = l.arrival === 'gamma' ? `gamma ${fmtNum(l.burstiness)}` : (l.arrival ?? 'constant');
+          byArrival.set(how, [...(byArrival.get(how) ?? []), l]);
+        }
+        return [...byArrival].map(([how, ls]) => ({
+          name: `${c.label} ${how}`,
+          points: ls.flatMap((l) =>
+            point(
+              l,
+              l.ratePerS!,
+              l.goodput!.ratePerS,
+              DEPENDS.goodput,
+              `${fmtNum(l.goodput!.fraction * 100)} % of sent`,
+            ),
+          ),
+        }));
+      }),
     }),
-    'Requests per second that met the SLO the user gave, at each offered rate (constant or seeded Poisson arrivals).',
+    'Requests per second that met the SLO the user gave, at each offered rate (constant, or seeded Poisson or gamma arrivals).',
   );
   return (
     `<section id="capacity"><h2>Capacity</h2><p class="muted small">From results.json <code>capacity</code>: a concurrency sweep and request-rate runs, each level’s figures certified by the checks on that level’s own streams (real streaming, usage consistent with the stream, server timings, our client’s headroom).` +

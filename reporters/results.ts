@@ -17,10 +17,10 @@ import type {
   TestSpecification,
   Vitest,
 } from 'vitest/node';
+import { capacityJson, type PeerRow, toCsv } from '../lib/capacity/peer-columns.ts';
 import { apiKeyOf } from '../lib/config/request-auth.ts';
 import { redact, redactDeep, stripUrlCredentials } from '../lib/config/secrets.ts';
 import type { Profile } from '../lib/model/types.ts';
-import type { RunSnapshot } from '../lib/run/run.ts';
 import type { ConformanceMeta } from '../suites/support/provided.d.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
 import { moduleRank } from './run-order.ts';
@@ -119,12 +119,8 @@ export function machineInfo(env: NodeJS.ProcessEnv = process.env): ResultsHeader
 /** The profile a project runs (undefined for the `self` project). */
 export function projectProfile(project: TestProject): Profile | undefined {
   try {
-    const provided = project.getProvidedContext() as { profile?: Profile; run?: RunSnapshot };
-    return (
-      provided.run?.profile ??
-      provided.profile ??
-      (project.config.provide as { profile?: Profile } | undefined)?.profile
-    );
+    const provided = project.getProvidedContext() as { profile?: Profile };
+    return provided.profile ?? (project.config.provide as { profile?: Profile } | undefined)?.profile;
   } catch {
     return (project.config.provide as { profile?: Profile } | undefined)?.profile;
   }
@@ -144,17 +140,16 @@ export function buildHeader(
   const root = vitest?.config.root ?? process.cwd();
   const profile = projectProfile(project);
   const secrets = profileSecrets(profile, env);
-  // The run as its global setup provided it (lib/run/run.ts); absent for a project without one (the self-tests).
-  let run: Partial<RunSnapshot> = {};
+  let provided: Record<string, unknown> = {};
   try {
-    run = (project.getProvidedContext() as { run?: RunSnapshot }).run ?? {};
+    provided = project.getProvidedContext() as unknown as Record<string, unknown>;
   } catch {
-    run = {};
+    provided = {};
   }
-  const server: Record<string, unknown> = { ...((run.server as Record<string, unknown> | undefined) ?? {}) };
+  const server: Record<string, unknown> = { ...((provided.server as Record<string, unknown> | undefined) ?? {}) };
   if (typeof server.baseUrl === 'string') server.baseUrl = stripUrlCredentials(server.baseUrl).url;
-  if (run.setupError) server.setupError = run.setupError;
-  const tier = run.settings?.tier ?? (env.CONFORMANCE_TIER === 'full' ? 'full' : 'quick');
+  if (typeof provided.setupError === 'string' && provided.setupError) server.setupError = provided.setupError;
+  const tier = env.CONFORMANCE_TIER === 'full' ? 'full' : 'quick';
   const header: ResultsHeader = {
     suite: suitePackage(root),
     date: startedAt.toISOString(),
@@ -163,11 +158,12 @@ export function buildHeader(
     server: redactDeep(server, secrets),
     machine: machineInfo(env),
     tier,
-    strict: run.settings?.strict ?? env.CONFORMANCE_STRICT === '1',
+    strict: env.CONFORMANCE_STRICT === '1',
   };
   const shard = shardOf(vitest);
   if (shard) header.shard = shard;
-  if (run.fidelity) header.fidelity = run.fidelity;
+  const fidelity = provided.fidelity;
+  if (typeof fidelity === 'object' && fidelity !== null) header.fidelity = fidelity as ResultsHeader['fidelity'];
   return header;
 }
 
@@ -378,7 +374,10 @@ export default class ResultsReporter implements Reporter {
     } catch (e) {
       this.addError(pr, 'results header', e);
     }
-    writeJsonAtomic(this.resultsPath(pr.project.name), redactResults(withCapacity(pr.file), pr.secrets));
+    const file = redactResults(withCapacity(pr.file), pr.secrets);
+    const path = this.resultsPath(pr.project.name);
+    writeJsonAtomic(path, file);
+    if (file.capacity) writeCapacityFiles(dirname(path), file);
   }
 
   private addError(pr: ProjectResults, where: string, e: unknown): void {
@@ -479,6 +478,21 @@ export function withCapacity(file: ResultsFile): ResultsFile {
   return { ...file, checks, capacity: capacity as ResultsFile['capacity'] };
 }
 const CAPACITY_CHECK = 'capacity.sweep';
+
+/**
+ * capacity.json and capacity.csv next to results.json: the capacity table in the columns of vLLM's benchmark result
+ * JSON, with our certification beside every figure (lib/capacity/peer-columns.ts, docs/capacity.md "Columns").
+ */
+export function writeCapacityFiles(dir: string, file: ResultsFile): void {
+  const t = file.capacity;
+  if (!t) return;
+  // The model as discovered ({ value, source }), else as the profile names it.
+  const served = (file.header.server as { model?: { value?: unknown } }).model?.value;
+  const model = served ?? (file.header.profile as { model?: unknown }).model;
+  const doc = capacityJson(t, { date: file.header.date, ...(typeof model === 'string' ? { model } : {}) });
+  writeJsonAtomic(join(dir, 'capacity.json'), doc);
+  writeTextAtomic(join(dir, 'capacity.csv'), toCsv(doc.runs as PeerRow[]));
+}
 
 /** Output directory of a results file's project (and shard) under a reports root. */
 export function dirOfResults(root: string, file: ResultsFile): string {

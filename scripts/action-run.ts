@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ONLY_FAMILIES } from '../cli/args.ts';
+import { CAPACITY_FLAGS, type CapacityFlag } from '../lib/capacity/config.ts';
 import { CHECKS_OF } from '../lib/check/family-order.ts';
 import { parseApis } from '../lib/config/apis.ts';
 import { readJsonFile } from '../lib/config/json-file.ts';
@@ -180,6 +181,29 @@ export function familiesOf(files: string): string[] | { error: string } {
   return out;
 }
 
+/**
+ * The capacity inputs as CLI flags: "capacity: true" and vllm bench serve's names (max-concurrency, request-rate,
+ * num-prompts, burstiness, input-len, output-len), each checked as the CLI checks it; a string says what is wrong.
+ */
+function capacityArgs(env: NodeJS.ProcessEnv, families: string[]): string[] | string {
+  const on = flag(env, 'CAPACITY', false);
+  if (typeof on === 'string') return on;
+  const args = on ? ['--capacity'] : [];
+  for (const f of Object.keys(CAPACITY_FLAGS) as CapacityFlag[]) {
+    const v = input(env, f.toUpperCase().replace(/-/g, '_'));
+    if (!v) continue;
+    try {
+      CAPACITY_FLAGS[f].parse(v);
+    } catch (e) {
+      return `input "${f}": ${(e as Error).message.replace(/^--[a-z-]+:?\s*/, '')}`;
+    }
+    if (!on && !families.includes('capacity'))
+      return `input "${f}" shapes a capacity run: set "capacity: true" (or run the capacity family with "files")`;
+    args.push(`--${f}`, v);
+  }
+  return args;
+}
+
 /** What the step runs, from its inputs: pure (the environment in, a plan or the reason out). */
 export function planAction(env: NodeJS.ProcessEnv): Planned {
   const basics = basicsOf(env);
@@ -265,6 +289,10 @@ export function planAction(env: NodeJS.ProcessEnv): Planned {
   args.push('--reports', basics.reportsDir);
   const machine = input(env, 'MACHINE');
   if (machine) args.push('--machine', machine);
+
+  const capacity = capacityArgs(env, families);
+  if (typeof capacity === 'string') return bad(capacity);
+  args.push(...capacity);
 
   const comment = flag(env, 'COMMENT', false);
   if (typeof comment === 'string') return bad(comment);

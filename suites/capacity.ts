@@ -4,14 +4,14 @@
 // when asked (--capacity, or "capacity" in the profile): never in the quick PR gate by default. docs/capacity.md.
 
 import { isServerFlag, NOT_JUDGED } from '../lib/capacity/certify.ts';
-import type { CapacityProfile } from '../lib/capacity/config.ts';
 import { capacityConfig } from '../lib/capacity/config.ts';
+import { levelName } from '../lib/capacity/peer-columns.ts';
 import { type CapacityRun, runCapacity } from '../lib/capacity/run.ts';
 import { judgeCollapse, judgeErrorsBelowSlots, judgeStarvation, VERDICT_THRESHOLDS } from '../lib/capacity/verdicts.ts';
 import { incompleteVerdict, shared } from '../lib/exchange/recordings.ts';
 import type { CheckContext, CheckDef } from '../lib/model/check.ts';
 import type { FamilySpec } from '../lib/model/family-spec.ts';
-import type { Verdict } from '../lib/model/types.ts';
+import type { CapacityProfile, Verdict } from '../lib/model/types.ts';
 import { borderline, fail, inconclusive, pass } from '../lib/model/verdict.ts';
 import { capacityLines } from '../reporters/capacity-table.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
@@ -33,7 +33,7 @@ const REF = 'issue 23 (capacity figures certified); seed study 004 (32-parallel 
 
 /** The run, recorded once per run and server and shared by every capacity check. */
 async function capacityRun(ctx: CheckContext): Promise<CapacityRun | Verdict> {
-  const cfg = capacityConfig(ctx.profile);
+  const cfg = capacityConfig(ctx.profile, ctx.settings);
   const r = await shared(
     ctx,
     'capacity',
@@ -69,7 +69,7 @@ export const checks: CheckDef[] = [
     rationale:
       'People choosing a server need how much it serves at what latency; a figure printed without the checks that make it true (a burst read as 14000 tok/s) misleads them.',
     reference: REF,
-    requires: ['openai-chat', 'capacity'],
+    requires: ['openai-chat'],
     timeoutMs: TIMEOUT_MS,
     async run(ctx) {
       const run = await capacityRun(ctx);
@@ -95,14 +95,13 @@ export const checks: CheckDef[] = [
     rationale:
       'A throughput or latency figure from burst-delivered streams, usage that does not count the stream, or beyond the hardware is not a decode rate: it must not be reported as one.',
     reference: `${REF}; docs/grading.md "Measuring"; lib/grading/phantom.ts`,
-    requires: ['openai-chat', 'capacity'],
+    requires: ['openai-chat'],
     timeoutMs: TIMEOUT_MS,
     async run(ctx) {
       const run = await capacityRun(ctx);
       if (isVerdict(run)) return run;
       const levels = run.table.levels;
-      const name = (l: (typeof levels)[number]) =>
-        l.mode === 'concurrency' ? `${l.concurrency} streams` : `${l.ratePerS?.toFixed(1)} req/s ${l.arrival}`;
+      const name = levelName;
       const server = levels.flatMap((l) => l.flags.filter(isServerFlag).map((f) => `${name(l)}: ${f.reason}`));
       const ours = levels.filter((l) => l.client.clientBound).map((l) => `${name(l)}: ${l.client.reason}`);
       // One entry per level: a level's unjudged delivery flags its four rate and latency figures with one reason.
@@ -144,7 +143,7 @@ export const checks: CheckDef[] = [
     rationale:
       'Overload should queue requests, not lose throughput: a server that serves markedly less when offered more falls over exactly when it is needed.',
     reference: REF,
-    requires: ['openai-chat', 'capacity'],
+    requires: ['openai-chat'],
     timeoutMs: TIMEOUT_MS,
     thresholds: { collapseBelow: VERDICT_THRESHOLDS.collapseBelow },
     async run(ctx) {
@@ -160,7 +159,7 @@ export const checks: CheckDef[] = [
     rationale:
       'A server that fails requests at a load it says it serves (its slots) breaks every client that stays within it; 429/503 belong above the slots.',
     reference: `${REF}; docs/grading.md "Declared and discovered capabilities"`,
-    requires: ['openai-chat', 'capacity'],
+    requires: ['openai-chat'],
     timeoutMs: TIMEOUT_MS,
     async run(ctx) {
       const run = await capacityRun(ctx);
@@ -182,7 +181,7 @@ export const checks: CheckDef[] = [
     rationale:
       'A scheduler that passes some requests over makes their users wait many times what everyone else waits: the median hides it, the p99 shows it.',
     reference: REF,
-    requires: ['openai-chat', 'capacity'],
+    requires: ['openai-chat'],
     timeoutMs: TIMEOUT_MS,
     thresholds: { starvationFactor: VERDICT_THRESHOLDS.starvationFactor },
     async run(ctx) {

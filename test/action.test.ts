@@ -381,6 +381,32 @@ describe('planAction: inputs to CLI arguments', () => {
     ]);
   });
 
+  test("capacity inputs, named as vllm bench serve's flags, pass as those flags; a bad one names the input", () => {
+    const cap = {
+      ...base,
+      INPUT_CAPACITY: 'true',
+      INPUT_MAX_CONCURRENCY: '8',
+      INPUT_REQUEST_RATE: '2,4,inf',
+      INPUT_NUM_PROMPTS: '200',
+      INPUT_BURSTINESS: '0.5',
+      INPUT_INPUT_LEN: '128',
+      INPUT_OUTPUT_LEN: '32',
+    };
+    expect(args(cap).join(' ')).toContain(
+      '--capacity --max-concurrency 8 --request-rate 2,4,inf --num-prompts 200 --burstiness 0.5 --input-len 128 --output-len 32',
+    );
+    expect(args({ ...base, INPUT_FILES: 'capacity', INPUT_NUM_PROMPTS: '100' })).toContain('--num-prompts');
+    expect(args(base)).not.toContain('--capacity');
+    expect(error({ ...base, INPUT_NUM_PROMPTS: '100' })).toMatch(
+      /"num-prompts" shapes a capacity run: set "capacity: true"/,
+    );
+    expect(error({ ...cap, INPUT_REQUEST_RATE: '2,soon' })).toBe(
+      'input "request-rate": "soon" is not a request rate (req/s above 0, or inf), e.g. 2,4,inf',
+    );
+    expect(error({ ...cap, INPUT_OUTPUT_LEN: '1' })).toMatch(/^input "output-len": needs a whole number of at least 2/);
+    expect(error({ ...cap, INPUT_CAPACITY: 'yes' })).toBe('input "capacity" must be true or false, not "yes"');
+  });
+
   test('bad inputs are refused with the reason', () => {
     expect(error({ GITHUB_WORKSPACE: '/ws' })).toMatch(/"project" .* or "base-url" .* is required/);
     expect(error({ ...base, INPUT_TIER: 'huge' })).toBe('input "tier" must be quick or full, not "huge"');

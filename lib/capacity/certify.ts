@@ -33,7 +33,11 @@ export const isServerFlag = (f: FlaggedFigure) =>
  * A level none of whose streams could be judged (each too short, or within our own client's lag) has its rate and
  * latency figures uncertified: a burst is then indistinguishable from a stream, so they are flagged as not judged.
  */
-function deliveryFlags(done: readonly Exchange[], stallMs: number, lv: Pick<CapacityLevel, 'itlMs'>): FlaggedFigure[] {
+function deliveryFlags(
+  done: readonly Exchange[],
+  stallMs: number,
+  lv: Pick<CapacityLevel, 'itlMs' | 'tpotMs'>,
+): FlaggedFigure[] {
   let judged = 0;
   let phantom = 0;
   let tooShort = 0;
@@ -70,18 +74,24 @@ function deliveryFlags(done: readonly Exchange[], stallMs: number, lv: Pick<Capa
       unjudged ? `${done.length - tooShort} within our client's lag (${unjudged})` : '',
     ].filter(Boolean);
     const why = `${NOT_JUDGED}: no stream of ${done.length} could be judged streamed or burst (${causes.join('; ')})`;
-    return (['itl', 'tpsPerStream', 'ttft', 'aggregateTps'] as const).map((figure) => ({ figure, reason: why }));
+    return (['itl', 'tpot', 'tpsPerStream', 'ttft', 'aggregateTps'] as const).map((figure) => ({
+      figure,
+      kind: 'not-judged' as const,
+      reason: why,
+    }));
   }
   if (phantom * 2 < judged) return [];
   const why = `burst delivery, not a decode rate (${phantom}/${judged} streams: ${first})`;
+  const burst = (figure: string, reason: string): FlaggedFigure => ({ figure, kind: 'burst', reason });
   return [
-    { figure: 'itl', reason: `ITL p50 ${fmt(lv.itlMs.p50 ?? undefined)} ms: ${why}` },
-    { figure: 'tpsPerStream', reason: `per-stream tok/s: ${why}` },
-    { figure: 'ttft', reason: `TTFT: the first token came with the rest (${why})` },
-    {
-      figure: 'aggregateTps',
-      reason: `aggregate tok/s: whole answers delivered in bursts, not streamed (${phantom}/${judged} streams)`,
-    },
+    burst('itl', `ITL p50 ${fmt(lv.itlMs.p50 ?? undefined)} ms: ${why}`),
+    burst('tpot', `TPOT mean ${fmt(lv.tpotMs?.mean ?? undefined)} ms: ${why}`),
+    burst('tpsPerStream', `per-stream tok/s: ${why}`),
+    burst('ttft', `TTFT: the first token came with the rest (${why})`),
+    burst(
+      'aggregateTps',
+      `aggregate tok/s: whole answers delivered in bursts, not streamed (${phantom}/${judged} streams)`,
+    ),
   ];
 }
 
@@ -96,6 +106,7 @@ function usageFlags(done: readonly Exchange[]): FlaggedFigure[] {
   return [
     {
       figure: 'usage',
+      kind: 'usage',
       reason: `usage.completion_tokens ${x.events?.usage?.completion_tokens} < ${x.events?.tokens.length} token events streamed (${bad.length}/${done.length} streams): usage does not count what was streamed`,
     },
   ];
@@ -120,6 +131,7 @@ function timingsFlags(done: readonly Exchange[]): FlaggedFigure[] {
   return [
     {
       figure: 'tpsPerStream',
+      kind: 'timings',
       reason: `per-stream tok/s disagrees with the server's own timings by ${fmt(r)}x (median of ${ratios.length} streams; e.g. ${example})`,
     },
   ];
@@ -145,6 +157,7 @@ function physicalFlags(aggregateTps: number, boundTps: number | undefined, strea
   return [
     {
       figure: 'aggregateTps',
+      kind: 'hardware',
       reason: `aggregate ${fmt(aggregateTps)} tok/s is beyond the hardware: ${streams} streams of batched decode can reach at most ${fmt(boundTps)} tok/s (x${margin} margin: ${fmt(boundTps * margin)})`,
     },
   ];
@@ -153,13 +166,17 @@ function physicalFlags(aggregateTps: number, boundTps: number | undefined, strea
 /** Every server-side flag of one level's streams. */
 export function certifyLevel(
   xs: readonly Exchange[],
-  lv: Pick<CapacityLevel, 'itlMs' | 'aggregateTps' | 'sent'>,
+  lv: Pick<CapacityLevel, 'itlMs' | 'tpotMs' | 'aggregateTps' | 'sent'>,
   o: { stallMs: number; boundTps?: number; streams: number },
 ): FlaggedFigure[] {
   const done = xs.filter(served);
   if (!done.length)
     return [
-      { figure: 'level', reason: `no request of ${lv.sent} was served: no figure of this level is the server's` },
+      {
+        figure: 'level',
+        kind: 'unserved',
+        reason: `no request of ${lv.sent} was served: no figure of this level is the server's`,
+      },
     ];
   return [
     ...deliveryFlags(done, o.stallMs, lv),

@@ -8,15 +8,19 @@
 //   aggregate = Σ completed output tokens of every machine / W: all machines started the level together, so the
 //               server served all those tokens within the longest window (off only by the start skew, which the
 //               schedule keeps small beside a level's seconds);
-//   counts and tokens are sums; goodput = Σ (good requests) / W; a level's concurrency or rate is the sum of the
+//   counts and tokens are sums; goodput = Σ (good requests) / W (each part's good requests from its own duration;
+//   W at least each part's vLLM duration, which may start before its first send); a level's concurrency or rate is the sum of the
 //   machines' (what the server saw at once);
 //   percentiles cannot be merged from percentiles: the combined p-th percentile lies between the machines' lowest
 //   and highest, so latencies show the highest (the bound a user plans with) and per-stream tok/s the lowest;
+//   means and population stds can: the sample-weighted mean, and the std of the union from each part's n, mean and
+//   std; throughputs are the sums over W (vLLM's duration of the merged level);
 //   flags are kept, each prefixed by its machine; a level some machine did not run is flagged as a whole, one whose
 //   windows differ by more than a quarter (the levels did not overlap as scheduled) on its aggregate;
 //   saturation follows the runner's rule (lib/capacity/saturation.ts) over the merged sweep, with the widest of the
 //   machines' noise bands.
 
+import { throughputs } from './level.ts';
 import { BAND_FLOOR, saturationOf } from './saturation.ts';
 import type { CapacityLevel, CapacityTable, FlaggedFigure, Percentiles } from './types.ts';
 
@@ -43,18 +47,32 @@ export function serverLevels(t: CapacityTable): CapacityLevel[] {
 
 function key(l: CapacityLevel): string {
   return l.mode === 'rate'
-    ? `rate:${l.arrival ?? 'constant'}:${l.ratePerS ?? '?'}`
+    ? `rate:${l.arrival ?? 'constant'}:${l.burstiness ?? ''}:${l.ratePerS ?? '?'}`
     : `concurrency:${l.concurrency ?? '?'}`;
 }
 
 const windowMs = (l: CapacityLevel) => Math.max(0, l.endedAt - l.startedAt);
 
+/** n, mean, population std and max of the union of the parts, exact from each part's own (undefined unless all have them). */
+function pooled(ps: Percentiles[]): Pick<Percentiles, 'n' | 'mean' | 'std' | 'max'> | undefined {
+  if (!ps.every((p) => p.n !== undefined && (p.n === 0 || (typeof p.mean === 'number' && typeof p.std === 'number'))))
+    return undefined;
+  const parts = ps.filter((p) => p.n! > 0);
+  const n = parts.reduce((a, p) => a + p.n!, 0);
+  if (!n) return { n: 0, mean: null, std: null, max: null };
+  const mean = parts.reduce((a, p) => a + p.n! * p.mean!, 0) / n;
+  const variance = parts.reduce((a, p) => a + p.n! * (p.std! ** 2 + (p.mean! - mean) ** 2), 0) / n;
+  const maxes = parts.map((p) => p.max).filter((x): x is number => typeof x === 'number');
+  return { n, mean, std: Math.sqrt(variance), max: maxes.length === parts.length ? Math.max(...maxes) : null };
+}
+
 function bound(ps: Percentiles[], pick: (xs: number[]) => number): Percentiles {
-  const one = (k: keyof Percentiles) => {
+  const one = (k: 'p50' | 'p90' | 'p99') => {
     const xs = ps.map((p) => p[k]).filter((x): x is number => x !== null);
     return xs.length === ps.length && xs.length ? pick(xs) : null;
   };
-  return { p50: one('p50'), p90: one('p90'), p99: one('p99') };
+  const maxOnly = [...new Set(ps.flatMap((p) => p.maxOnly ?? []))].sort();
+  return { p50: one('p50'), p90: one('p90'), p99: one('p99'), ...pooled(ps), ...(maxOnly.length ? { maxOnly } : {}) };
 }
 
 const sumOrNull = (xs: Array<number | null>) =>
@@ -76,27 +94,35 @@ function mergeLevel(parts: CapacityLevel[], machines: readonly string[], label: 
   if (missing.length)
     flags.push({
       figure: 'level',
+      kind: 'merge',
       reason: `measured by ${[...present].join(', ')} only (${missing.join(', ')} ran no such level): the server's load was not the scheduled one`,
     });
   const shortest = Math.min(...parts.map(windowMs));
   if (w > 0 && (w - shortest) / w > WINDOW_SPREAD_LIMIT)
     flags.push({
       figure: 'aggregateTps',
+      kind: 'merge',
       reason: `machine windows differ: ${parts.map((l) => `${l.machine} ${(windowMs(l) / 1000).toFixed(2)} s`).join(', ')} (more than ${WINDOW_SPREAD_LIMIT * 100} % apart): the levels did not overlap as scheduled`,
     });
-  const good = parts.map((l) => (l.goodput ? l.goodput.ratePerS * (windowMs(l) / 1000) : null));
+  const good = parts.map((l) => (l.goodput ? l.goodput.ratePerS * (l.durationS ?? windowMs(l) / 1000) : null));
   const sent = parts.reduce((a, l) => a + l.sent, 0);
   const bounds = parts.map((l) => l.physicalBoundTps).filter((x): x is number => x !== undefined);
   const reasons = parts
     .filter((l) => l.client.clientBound)
     .map((l) => `[${l.machine}] ${l.client.reason ?? 'client-bound'}`);
   const sum = (f: (l: CapacityLevel) => number) => parts.reduce((a, l) => a + f(l), 0);
+  const inputTokens = sumOrNull(parts.map((l) => l.inputTokens));
+  const durationS = Math.max(w / 1000, ...parts.map((l) => l.durationS ?? 0));
+  const totalOutputTokens = sum((l) => l.totalOutputTokens ?? l.outputTokens ?? l.streamedTokens);
+  const tpots = parts.map((l) => l.tpotMs);
   return {
     mode: first.mode,
     ...(first.mode === 'concurrency' ? { concurrency: sum((l) => l.concurrency ?? 0) } : {}),
     ...(first.mode === 'rate' ? { ratePerS: sum((l) => l.ratePerS ?? 0) } : {}),
     ...(first.arrival ? { arrival: first.arrival } : {}),
+    ...(first.burstiness !== undefined ? { burstiness: first.burstiness } : {}),
     ...(first.seed !== undefined ? { seed: first.seed } : {}),
+    ...(first.maxConcurrency !== undefined ? { maxConcurrency: sum((l) => l.maxConcurrency ?? 0) } : {}),
     machine: label,
     // A merged level has no clock of its own: its window starts at 0 and lasts W (endedAt − startedAt stays the window).
     startedAt: 0,
@@ -121,14 +147,22 @@ function mergeLevel(parts: CapacityLevel[], machines: readonly string[], label: 
       parts.map((l) => l.tpsPerStream),
       (xs) => Math.min(...xs),
     ),
+    ...(tpots.every((p) => p !== undefined)
+      ? {
+          tpotMs: bound(tpots as Percentiles[], (xs) => Math.max(...xs)),
+        }
+      : {}),
     aggregateTps: w > 0 ? (tokens.reduce<number>((a, x) => a + x, 0) * 1000) / w : 0,
-    inputTokens: sumOrNull(parts.map((l) => l.inputTokens)),
+    durationS,
+    totalOutputTokens,
+    ...throughputs({ completed: sum((l) => l.completed), durationS, totalOutputTokens, inputTokens }),
+    inputTokens,
     outputTokens: sumOrNull(parts.map((l) => l.outputTokens)),
     streamedTokens: sum((l) => l.streamedTokens),
-    ...(good.every((g) => g !== null) && w > 0
+    ...(good.every((g) => g !== null) && durationS > 0
       ? {
           goodput: {
-            ratePerS: (good.reduce<number>((a, g) => a + g!, 0) * 1000) / w,
+            ratePerS: good.reduce<number>((a, g) => a + g!, 0) / durationS,
             fraction: sent ? parts.reduce((a, l) => a + (l.goodput?.fraction ?? 0) * l.sent, 0) / sent : 0,
           },
         }

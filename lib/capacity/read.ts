@@ -3,22 +3,41 @@
 // nothing throws. Reports and the merge read through here; the runner writes the typed table directly.
 
 import { isJsonObject } from '../json.ts';
-import type { CapacityLevel, CapacityTable, FlaggedFigure, Percentiles, Slo } from './types.ts';
+import type { Slo } from '../model/types.ts';
+import type { CapacityLevel, CapacityTable, FlaggedFigure, FlagKind, Percentiles } from './types.ts';
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const numOrNull = (v: unknown): number | null => num(v) ?? null;
 
 function percentiles(v: unknown): Percentiles {
   const p = isJsonObject(v) ? v : {};
-  return { p50: numOrNull(p.p50), p90: numOrNull(p.p90), p99: numOrNull(p.p99) };
+  const n = num(p.n);
+  const maxOnly = Array.isArray(p.maxOnly)
+    ? p.maxOnly.filter((x): x is 'p90' | 'p99' => x === 'p90' || x === 'p99')
+    : [];
+  return {
+    p50: numOrNull(p.p50),
+    p90: numOrNull(p.p90),
+    p99: numOrNull(p.p99),
+    ...(n !== undefined
+      ? { n: Math.max(0, Math.round(n)), mean: numOrNull(p.mean), std: numOrNull(p.std), max: numOrNull(p.max) }
+      : {}),
+    ...(maxOnly.length ? { maxOnly } : {}),
+  };
 }
+
+const KINDS: readonly FlagKind[] = ['burst', 'not-judged', 'usage', 'timings', 'hardware', 'unserved', 'merge'];
 
 function flags(v: unknown): FlaggedFigure[] {
   if (!Array.isArray(v)) return [];
-  return v
-    .filter(isJsonObject)
-    .map((f) => ({ figure: String(f.figure ?? 'level'), reason: String(f.reason ?? 'flagged (no reason given)') }));
+  return v.filter(isJsonObject).map((f) => ({
+    figure: String(f.figure ?? 'level'),
+    ...(KINDS.includes(f.kind as FlagKind) ? { kind: f.kind as FlagKind } : {}),
+    reason: String(f.reason ?? 'flagged (no reason given)'),
+  }));
 }
+
+const ARRIVALS = ['constant', 'poisson', 'gamma', 'at-once'] as const;
 
 function level(v: unknown): CapacityLevel | undefined {
   if (!isJsonObject(v)) return undefined;
@@ -33,8 +52,12 @@ function level(v: unknown): CapacityLevel | undefined {
     mode,
     ...(num(v.concurrency) !== undefined ? { concurrency: num(v.concurrency) } : {}),
     ...(num(v.ratePerS) !== undefined ? { ratePerS: num(v.ratePerS) } : {}),
-    ...(v.arrival === 'constant' || v.arrival === 'poisson' ? { arrival: v.arrival } : {}),
+    ...(ARRIVALS.includes(v.arrival as CapacityLevel['arrival'] & string)
+      ? { arrival: v.arrival as CapacityLevel['arrival'] }
+      : {}),
+    ...(num(v.burstiness) !== undefined ? { burstiness: num(v.burstiness) } : {}),
     ...(num(v.seed) !== undefined ? { seed: num(v.seed) } : {}),
+    ...(num(v.maxConcurrency) !== undefined ? { maxConcurrency: num(v.maxConcurrency) } : {}),
     ...(typeof v.machine === 'string' && v.machine ? { machine: v.machine } : {}),
     startedAt,
     endedAt,
@@ -45,8 +68,19 @@ function level(v: unknown): CapacityLevel | undefined {
     ttftMs: percentiles(v.ttftMs),
     itlMs: percentiles(v.itlMs),
     e2eMs: percentiles(v.e2eMs),
+    ...(isJsonObject(v.tpotMs) ? { tpotMs: percentiles(v.tpotMs) } : {}),
     tpsPerStream: percentiles(v.tpsPerStream),
     aggregateTps: num(v.aggregateTps) ?? 0,
+    ...(num(v.durationS) !== undefined ? { durationS: num(v.durationS) } : {}),
+    ...(num(v.totalOutputTokens) !== undefined ? { totalOutputTokens: num(v.totalOutputTokens) } : {}),
+    ...(num(v.requestThroughput) !== undefined ? { requestThroughput: num(v.requestThroughput) } : {}),
+    ...(v.inputThroughput === null || num(v.inputThroughput) !== undefined
+      ? { inputThroughput: numOrNull(v.inputThroughput) }
+      : {}),
+    ...(num(v.outputThroughput) !== undefined ? { outputThroughput: num(v.outputThroughput) } : {}),
+    ...(v.totalTokenThroughput === null || num(v.totalTokenThroughput) !== undefined
+      ? { totalTokenThroughput: numOrNull(v.totalTokenThroughput) }
+      : {}),
     inputTokens: numOrNull(v.inputTokens),
     outputTokens: numOrNull(v.outputTokens),
     streamedTokens: count(v.streamedTokens),
@@ -60,6 +94,7 @@ function level(v: unknown): CapacityLevel | undefined {
       ...(typeof c.reason === 'string' ? { reason: c.reason } : {}),
     },
     ...(num(v.physicalBoundTps) !== undefined ? { physicalBoundTps: num(v.physicalBoundTps) } : {}),
+    ...(num(v.inFlight) !== undefined ? { inFlight: count(v.inFlight) } : {}),
     flags: flags(v.flags),
   };
 }

@@ -1,21 +1,15 @@
-// The capacity run: a concurrency sweep (1, 2, 4, … streams kept in flight, each sending `rounds` requests in turn)
-// up to the bound, or until aggregate output tok/s stops rising beyond its noise band or errors/timeouts appear, one
-// or more levels past saturation to see overload; then request-rate runs (constant and seeded Poisson arrivals) at
-// fractions of the request rate the saturation level served. Every request goes through chat() (lib/http/exchange.ts),
-// recorded and decoded as every check's is; every level is certified on its own streams (lib/capacity/certify.ts)
-// and measured for our own headroom (lib/capacity/client-meter.ts).
-import { hostname } from 'node:os';
 import { chat, type Exchange, generationBody } from '../exchange/exchange.ts';
 import { promptOfTokens } from '../exchange/prompts.ts';
-import type { Requester } from '../model/check.ts';
+import type { CheckContext } from '../model/check.ts';
 import type { Recording } from '../model/types.ts';
 import { fmt } from '../model/verdict.ts';
-import { arrivalOffsets } from './arrivals.ts';
+import { arrivalOf, arrivalOffsets } from './arrivals.ts';
 import { batchedBoundTps, certifyLevel } from './certify.ts';
 import { clientBoundReason, startClientMeter } from './client-meter.ts';
 import type { CapacityConfig } from './config.ts';
 import { type Dataset, loadDataset } from './dataset.ts';
 import { type LevelRequest, levelFigures, noiseBand, peakInFlight } from './level.ts';
+import { levelName } from './peer-columns.ts';
 import { BAND_FLOOR, type SweepPoint, saturationOf, stoppedRising } from './saturation.ts';
 import type { CapacityLevel, CapacityTable } from './types.ts';
 
@@ -30,7 +24,7 @@ export interface CapacityRun {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** A request body per call: synthetic prompts of the configured length, or the dataset's prompts in turn. */
-function bodies(ctx: Requester, cfg: CapacityConfig, dataset: Dataset | undefined): () => Promise<unknown> {
+function bodies(ctx: CheckContext, cfg: CapacityConfig, dataset: Dataset | undefined): () => Promise<unknown> {
   let i = 0;
   return async () => {
     const n = i++;
@@ -50,23 +44,41 @@ function bodies(ctx: Requester, cfg: CapacityConfig, dataset: Dataset | undefine
 /** Most requests one stream sends at a level, however fast the server (bounds a level on a very fast server). */
 const MAX_ROUNDS = 100;
 
+/** What bounds a level besides its own plan: the time left to the whole run (performance.now() ms). */
+interface LevelBound {
+  deadline: number;
+  /** Set when the deadline stopped the level before its plan was done. */
+  cut?: boolean;
+}
+
 /**
  * `c` streams, each sending requests one after another: `rounds` of them, and more while the level is shorter than
- * `minLevelMs` (a level of a few ms on a fast server is one timer tick and one scheduling hiccup: no measurement).
+ * `minLevelMs` (a level of a few ms on a fast server is one timer tick and one scheduling hiccup: no measurement) or
+ * fewer than `numPrompts` were sent in all (vLLM's --num-prompts through --max-concurrency streams).
  */
 async function closedLoop(
-  ctx: Requester,
+  ctx: CheckContext,
   c: number,
-  cfg: Pick<CapacityConfig, 'rounds' | 'minLevelMs'>,
+  cfg: Pick<CapacityConfig, 'rounds' | 'minLevelMs' | 'numPrompts'>,
   next: () => Promise<unknown>,
+  bound: LevelBound,
 ): Promise<LevelRequest[]> {
   const out: LevelRequest[] = [];
   const t0 = performance.now();
-  const more = (round: number) =>
-    round < MAX_ROUNDS && (round < cfg.rounds || performance.now() - t0 < cfg.minLevelMs) && !ctx.signal.aborted;
+  const target = cfg.numPrompts ?? 0;
+  const maxRounds = Math.max(MAX_ROUNDS, Math.ceil(target / c) + 1);
+  let taken = 0;
+  const more = (round: number) => {
+    if (ctx.signal.aborted || round >= maxRounds) return false;
+    if (!(round < cfg.rounds || performance.now() - t0 < cfg.minLevelMs || taken < target)) return false;
+    if (performance.now() < bound.deadline) return true;
+    bound.cut = true;
+    return false;
+  };
   await Promise.all(
     Array.from({ length: c }, async () => {
       for (let round = 0; more(round); round++) {
+        taken++;
         const x = await chat(ctx, await next());
         out.push({ x, round });
       }
@@ -75,16 +87,51 @@ async function closedLoop(
   return out;
 }
 
-/** Requests started at the given offsets whatever is still in flight (an open loop, as a real user population). */
-async function openLoop(ctx: Requester, offsets: number[], next: () => Promise<unknown>): Promise<LevelRequest[]> {
-  const t0 = performance.now();
+/**
+ * Requests arriving at the given offsets whatever is still in flight (an open loop, as a real user population), at
+ * most `cap` of them in flight: one that arrives with every slot taken waits for the next free one (vLLM's semaphore),
+ * and its times start when it is sent.
+ */
+async function openLoop(
+  ctx: CheckContext,
+  offsets: number[],
+  next: () => Promise<unknown>,
+  cap: number,
+  t0: number,
+  bound: LevelBound,
+): Promise<LevelRequest[]> {
   const running: Promise<LevelRequest>[] = [];
+  const waiting: Array<() => void> = [];
+  let inFlight = 0;
+  const acquire = (): Promise<void> => {
+    if (inFlight < cap) {
+      inFlight++;
+      return Promise.resolve();
+    }
+    return new Promise<void>((r) => waiting.push(r));
+  };
+  const release = () => {
+    const w = waiting.shift();
+    if (w) w();
+    else inFlight--;
+  };
   for (const off of offsets) {
     const wait = t0 + off - performance.now();
     if (wait >= 1) await sleep(wait);
     if (ctx.signal.aborted) break;
-    const body = await next();
-    running.push(chat(ctx, body).then((x) => ({ x })));
+    if (performance.now() >= bound.deadline) {
+      bound.cut = true;
+      break;
+    }
+    running.push(
+      acquire().then(async () => {
+        try {
+          return { x: await chat(ctx, await next()) };
+        } finally {
+          release();
+        }
+      }),
+    );
   }
   return Promise.all(running);
 }
@@ -93,18 +140,24 @@ async function openLoop(ctx: Requester, offsets: number[], next: () => Promise<u
 const eventsOf = (xs: readonly Exchange[]) =>
   xs.reduce((a, x) => a + (x.sse?.events.length ?? x.events?.tokens.length ?? 0), 0);
 
+type LevelMeta = Pick<
+  CapacityLevel,
+  'mode' | 'concurrency' | 'ratePerS' | 'arrival' | 'burstiness' | 'seed' | 'maxConcurrency'
+>;
+
 async function measure(
-  ctx: Requester,
+  ctx: CheckContext,
   cfg: CapacityConfig,
-  meta: Pick<CapacityLevel, 'mode' | 'concurrency' | 'ratePerS' | 'arrival' | 'seed'>,
-  send: () => Promise<LevelRequest[]>,
+  meta: LevelMeta,
+  send: (t0: number) => Promise<LevelRequest[]>,
   machine: string,
 ): Promise<{ level: CapacityLevel; xs: Exchange[] }> {
   const meter = startClientMeter();
-  const reqs = await send();
+  const t0 = performance.now();
+  const reqs = await send(t0);
   const xs = reqs.map((r) => r.x);
   const m = meter.stop(eventsOf(xs));
-  const fig = levelFigures(reqs, cfg.slo);
+  const fig = levelFigures(reqs, cfg.slo, t0);
   const inFlight = peakInFlight(xs);
   const streams = meta.concurrency ?? inFlight;
   const bound = batchedBoundTps(ctx.profile.hardware, streams, cfg.kvBytesPerStreamGB);
@@ -132,50 +185,79 @@ async function measure(
 
 /** One level as it ends, for the console (ctx.progress); `saturated` for a sweep level: has the aggregate stopped rising? */
 function describeLevel(l: CapacityLevel, saturated?: boolean): string {
-  const what = l.mode === 'concurrency' ? `${l.concurrency} streams` : `${fmt(l.ratePerS)} req/s ${l.arrival}`;
+  const what = levelName(l);
   const state = saturated === undefined ? '' : saturated ? ', saturated' : ', still rising';
   return `${what}: ${l.completed}/${l.sent} served, ${fmt(l.aggregateTps)} tok/s aggregate, TTFT p50/p99 ${fmt(l.ttftMs.p50 ?? undefined)}/${fmt(l.ttftMs.p99 ?? undefined)} ms, ITL p50 ${fmt(l.itlMs.p50 ?? undefined)} ms${state}${l.flags.length ? ` [${l.flags.length} flag(s)]` : ''}`;
 }
 
+/** The sweep's levels: the list given, else 1, 2, 4, … and the bound itself. */
+export function sweepLevels(cfg: Pick<CapacityConfig, 'levels' | 'maxConcurrency'>): number[] {
+  if (cfg.levels) return cfg.levels;
+  const out: number[] = [];
+  for (let c = 1; c < cfg.maxConcurrency; c *= 2) out.push(c);
+  return [...out, cfg.maxConcurrency];
+}
+
+/** A rate run: its rate (Infinity: all at once) and the gamma shape of its gaps (Infinity: constant). */
+interface RatePlan {
+  ratePerS: number;
+  burstiness: number;
+}
+
+/**
+ * The rate runs: at the rates given (--request-rate), with the burstiness given or Poisson (vLLM's default); else at
+ * fractions of the saturation level's served rate, with the burstiness given or both constant and Poisson.
+ */
+export function ratePlans(cfg: CapacityConfig, satRate: number): RatePlan[] {
+  const rates = cfg.requestRates ?? (satRate > 0 ? cfg.rateFractions.map((f) => f * satRate) : []);
+  const shapes =
+    cfg.burstiness !== undefined ? [cfg.burstiness] : cfg.requestRates ? [1] : [Number.POSITIVE_INFINITY, 1];
+  return rates.flatMap((ratePerS) =>
+    ratePerS === Number.POSITIVE_INFINITY
+      ? [{ ratePerS, burstiness: 1 }]
+      : shapes.map((burstiness) => ({ ratePerS, burstiness })),
+  );
+}
+
 /** Run the sweep and the rate runs within `budgetMs`; what was left out for time is named in the notes. */
-export async function runCapacity(
-  ctx: Requester & { progress(line: string): void },
-  cfg: CapacityConfig,
-  budgetMs: number,
-): Promise<CapacityRun> {
+export async function runCapacity(ctx: CheckContext, cfg: CapacityConfig, budgetMs: number): Promise<CapacityRun> {
   const t0 = performance.now();
-  const left = () => budgetMs - (performance.now() - t0);
+  const deadline = t0 + budgetMs;
+  const left = () => deadline - performance.now();
   const dataset = cfg.dataset ? loadDataset(cfg.dataset) : undefined;
   const next = bodies(ctx, cfg, dataset);
-  const machine = process.env.CONFORMANCE_MACHINE || hostname();
+  const machine = cfg.machine;
   const levels: CapacityLevel[] = [];
   const recordings: Recording[] = [];
   const notes: string[] = [];
   const points: SweepPoint[] = [];
+  const keep = (level: CapacityLevel, xs: Exchange[], bound: LevelBound) => {
+    levels.push(level);
+    recordings.push(...xs.map((x) => x.rec));
+    if (bound.cut) notes.push(`${levelName(level)} cut short at ${level.sent} requests: the time budget ran out`);
+  };
   await next(); // calibrates synthetic prompts (two short requests) before anything is timed
   let pastSaturation = 0;
-  let lastMs = 0;
-  for (
-    let c = 1;
-    c <= cfg.maxConcurrency;
-    c = c * 2 > cfg.maxConcurrency && c < cfg.maxConcurrency ? cfg.maxConcurrency : c * 2
-  ) {
-    // Doubling the streams past saturation doubles a round's time: a level that would not fit is not started.
-    if (lastMs > 0 && 2.2 * lastMs > left()) {
+  let last: { ms: number; sent: number } | undefined;
+  for (const c of sweepLevels(cfg)) {
+    // A level that would not fit is not started: its requests (at least c × rounds, or numPrompts) at no more
+    // throughput than the last level's, with a margin.
+    const planned = Math.max(c * cfg.rounds, cfg.numPrompts ?? 0);
+    if (last && 1.1 * last.ms * Math.max(1, planned / Math.max(1, last.sent)) > left()) {
       notes.push(`sweep stopped before ${c} streams: it would not fit the time left (${fmt(left() / 1000, 1)} s)`);
       break;
     }
+    const bound: LevelBound = { deadline };
     const s = performance.now();
     const { level, xs } = await measure(
       ctx,
       cfg,
       { mode: 'concurrency', concurrency: c },
-      () => closedLoop(ctx, c, cfg, next),
+      () => closedLoop(ctx, c, cfg, next, bound),
       machine,
     );
-    lastMs = performance.now() - s;
-    levels.push(level);
-    recordings.push(...xs.map((x) => x.rec));
+    last = { ms: performance.now() - s, sent: level.sent };
+    keep(level, xs, bound);
     points.push({
       concurrency: c,
       aggregateTps: level.aggregateTps,
@@ -185,15 +267,18 @@ export async function runCapacity(
       ttftP50Ms: level.ttftMs.p50,
     });
     const saturated = pastSaturation > 0 || stoppedRising(points);
-    ctx.progress(describeLevel(level, saturated));
-    if (ctx.signal.aborted) break;
+    ctx.progress(describeLevel(level, cfg.levels ? undefined : saturated));
+    if (ctx.signal.aborted || bound.cut) break;
     if (level.errored + level.timedOut > 0) {
       notes.push(`sweep stopped at ${c} streams: ${level.errored} errored, ${level.timedOut} timed out`);
       break;
     }
-    if (saturated) pastSaturation++;
-    if (pastSaturation >= Math.max(1, cfg.overloadLevels)) break;
-    if (c === cfg.maxConcurrency) notes.push(`sweep reached its bound of ${c} streams`);
+    // Levels given as a list are each measured; a doubling sweep stops past saturation.
+    if (!cfg.levels) {
+      if (saturated) pastSaturation++;
+      if (pastSaturation >= Math.max(1, cfg.overloadLevels)) break;
+      if (c === cfg.maxConcurrency) notes.push(`sweep reached its bound of ${c} streams`);
+    }
   }
   const sat = saturationOf(points);
   const table: CapacityTable = {
@@ -214,34 +299,46 @@ export async function runCapacity(
       : {}),
     machines: [machine],
   };
-  // Request-rate runs at fractions of what the saturation level served (requests completed per second of it).
+  // Request-rate runs at the rates given, or at fractions of what the saturation level served (requests completed
+  // per second of it).
   const satLevel = sat ? levels[sat.index] : undefined;
   const satRate =
     satLevel && satLevel.endedAt > satLevel.startedAt
       ? satLevel.completed / ((satLevel.endedAt - satLevel.startedAt) / 1000)
       : 0;
-  if (!(satRate > 0)) notes.push('no request-rate runs: the sweep found no saturation point to choose rates from');
-  else
-    for (const f of cfg.rateFractions)
-      for (const arrival of ['constant', 'poisson'] as const) {
-        const rate = f * satRate;
-        const expect = (cfg.rateRequests / rate) * 1000 + (satLevel!.e2eMs.p99 ?? 0);
-        if (expect * 1.5 > left() || ctx.signal.aborted) {
-          notes.push(`rate run at ${fmt(rate)} req/s (${arrival}) left out: it would not fit the time left`);
-          continue;
-        }
-        const offsets = arrivalOffsets(cfg.rateRequests, rate, arrival, cfg.seed);
-        const { level, xs } = await measure(
-          ctx,
-          cfg,
-          { mode: 'rate', ratePerS: rate, arrival, ...(arrival === 'poisson' ? { seed: cfg.seed } : {}) },
-          () => openLoop(ctx, offsets, next),
-          machine,
-        );
-        levels.push(level);
-        recordings.push(...xs.map((x) => x.rec));
-        ctx.progress(describeLevel(level));
-      }
+  if (!cfg.requestRates && !(satRate > 0))
+    notes.push('no request-rate runs: the sweep found no saturation point to choose rates from');
+  // The last sweep level's time per request at the bound: how long an all-at-once run of n requests takes.
+  const lastLevel = levels.at(-1);
+  const msPerRequest = lastLevel?.durationS && lastLevel.sent ? (lastLevel.durationS * 1000) / lastLevel.sent : 0;
+  const tail = satLevel?.e2eMs.p99 ?? lastLevel?.e2eMs.max ?? 0;
+  for (const plan of ratePlans(cfg, satRate)) {
+    const n = cfg.rateRequests;
+    const arrival = arrivalOf(plan.ratePerS, plan.burstiness);
+    const meta: LevelMeta = {
+      mode: 'rate',
+      ...(arrival === 'at-once' ? {} : { ratePerS: plan.ratePerS }),
+      arrival,
+      ...(arrival === 'poisson' || arrival === 'gamma' ? { burstiness: plan.burstiness, seed: cfg.seed } : {}),
+      maxConcurrency: cfg.maxConcurrency,
+    };
+    const expect = arrival === 'at-once' ? n * msPerRequest + tail : (n / plan.ratePerS) * 1000 + tail;
+    if (expect * 1.5 > left() || ctx.signal.aborted) {
+      notes.push(`rate run ${levelName(meta)} left out: it would not fit the time left`);
+      continue;
+    }
+    const offsets = arrivalOffsets(n, plan.ratePerS, plan.burstiness, cfg.seed);
+    const bound: LevelBound = { deadline };
+    const { level, xs } = await measure(
+      ctx,
+      cfg,
+      meta,
+      (start) => openLoop(ctx, offsets, next, cfg.maxConcurrency, start, bound),
+      machine,
+    );
+    keep(level, xs, bound);
+    ctx.progress(describeLevel(level));
+  }
   if (notes.length) table.notes = notes;
   return { table, recordings, notes };
 }

@@ -2,18 +2,35 @@
 // figures the conformance checks certify on that level's own streams. Shared by the runner (lib/capacity/), the
 // `capacity` family, results.json (optional top-level `capacity`), the console table, the HTML plots and the merge of
 // several load generators' tables (docs/capacity.md).
+import type { Slo } from '../model/types.ts';
 
-/** Percentiles of one figure over a level's requests (or inter-token gaps); null when there were none. */
+/**
+ * One figure over a level's requests (or inter-token gaps): percentiles by linear interpolation (numpy's default, as
+ * vLLM's np.percentile), null when there were none; with the sample count, mean, population std (numpy's np.std) and
+ * maximum (absent in tables written before them).
+ */
 export interface Percentiles {
   p50: number | null;
   p90: number | null;
   p99: number | null;
+  n?: number;
+  mean?: number | null;
+  std?: number | null;
+  max?: number | null;
+  /** Percentiles from too few samples to have one above them — a p99 from fewer than 100, a p90 from fewer than 10:
+   *  each lies between the two largest samples, so it is the maximum, not a percentile (level.ts). */
+  maxOnly?: Array<'p90' | 'p99'>;
 }
+
+/** What a flag says (certify.ts): the columns of the CSV and JSON export name it (lib/capacity/peer-columns.ts). */
+export type FlagKind = 'burst' | 'not-judged' | 'usage' | 'timings' | 'hardware' | 'unserved' | 'merge';
 
 /** A figure shown with a reason it cannot be trusted as the server's: never dropped, never silent. */
 export interface FlaggedFigure {
-  /** Which figure: 'itl', 'ttft', 'e2e', 'aggregateTps', 'tpsPerStream', 'usage', 'level' (all of it). */
+  /** Which figure: 'itl', 'tpot', 'ttft', 'e2e', 'aggregateTps', 'tpsPerStream', 'usage', 'level' (all of it). */
   figure: string;
+  /** Which certification flagged it (absent in tables written before kinds). */
+  kind?: FlagKind;
   /** Why, with the figure: "ITL p50 0.02 ms: burst delivery, not a decode rate". */
   reason: string;
 }
@@ -22,10 +39,15 @@ export interface CapacityLevel {
   mode: 'concurrency' | 'rate';
   /** Concurrency sweep: streams kept in flight. */
   concurrency?: number;
-  /** Request-rate run: requests started per second, and how arrivals were spaced (seeded when Poisson). */
+  /** Request-rate run: requests started per second (absent when all started at once: vLLM's rate inf), how arrivals
+   *  were spaced (seeded unless constant) and the gamma shape of the gaps (1: Poisson; absent when constant). */
   ratePerS?: number;
-  arrival?: 'constant' | 'poisson';
+  arrival?: 'constant' | 'poisson' | 'gamma' | 'at-once';
+  burstiness?: number;
   seed?: number;
+  /** Rate run: the most requests it kept in flight at once (vLLM's --max-concurrency); a request waits for a free one
+   *  before it is sent, and its times start when it is sent. */
+  maxConcurrency?: number;
   /** Which load generator measured it (docs/capacity.md: several machines against one server). */
   machine?: string;
   /** Epoch ms of the level's first start and last end, on `machine`'s clock. */
@@ -39,6 +61,17 @@ export interface CapacityLevel {
   ttftMs: Percentiles;
   itlMs: Percentiles;
   e2eMs: Percentiles;
+  /** Time per output token after the first, per request: (e2e − TTFT) / (output tokens − 1), requests of 2+ tokens. */
+  tpotMs?: Percentiles;
+  /** vLLM's `duration` (s): from the level's start (a rate run's schedule, a sweep level's first send) to the last end. */
+  durationS?: number;
+  /** Output tokens of the completed requests as the throughputs count them: usage where sent, else the stream's. */
+  totalOutputTokens?: number;
+  /** Per second of durationS: completed requests, input tokens (null without usage), output tokens, both. */
+  requestThroughput?: number;
+  inputThroughput?: number | null;
+  outputThroughput?: number;
+  totalTokenThroughput?: number | null;
   /** Output tokens per second of one stream (first token to last), over the level's streams. */
   tpsPerStream: Percentiles;
   /** Output tokens of all completed requests divided by the level's wall time. */
@@ -68,12 +101,6 @@ export interface CapacityLevel {
   inFlight?: number;
   /** Figures that failed a certifying check on this level's streams; empty when every figure is certified. */
   flags: FlaggedFigure[];
-}
-
-export interface Slo {
-  ttftP99Ms?: number;
-  itlP99Ms?: number;
-  e2eP99Ms?: number;
 }
 
 export interface CapacityTable {

@@ -2,10 +2,10 @@
 // Nothing here knows about Vitest: suites/support/ registers checks as tests, test/ runs them directly.
 
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { capacityRequested } from '../capacity/config.ts';
 import { API_FLAVOURS } from '../config/apis.ts';
 import { effectiveProfile } from '../config/effective.ts';
 import { redact } from '../config/secrets.ts';
+import { defaultSettings } from '../config/settings.ts';
 import { makeRequester } from '../exchange/requester.ts';
 import { budgetText } from '../measure/deadlines.ts';
 import { clientLag } from '../measure/fidelity.ts';
@@ -17,6 +17,7 @@ import type {
   FidelityPreflight,
   Outcome,
   Profile,
+  RunSettings,
   ServerInfo,
   Verdict,
 } from '../model/types.ts';
@@ -42,6 +43,8 @@ interface ContextOptions {
   deadlineAt?: number;
   /** What the run remembers (lib/run/memory.ts): checks of one run share it. */
   memory: RunMemory;
+  /** The run's settings (default: every default). */
+  settings?: RunSettings;
   /** The run's root causes (lib/check/blocked.ts): default, the memory's. */
   causes?: RootCauseStore;
 }
@@ -56,6 +59,7 @@ export function makeContext(
   return {
     ...req,
     check,
+    settings: o.settings ?? defaultSettings(),
     tier: o.tier ?? 'quick',
     strict: o.strict ?? false,
     threshold(name) {
@@ -87,7 +91,6 @@ export function skipReason(check: CheckDef, profile: Profile, server: ServerInfo
       // Unknown slots do not skip: the check runs on the batching parallel.speedup-2 measured (lib/measure/batching.ts).
       (cap === 'multi-slot' && slots !== undefined && slots < 2) ||
       (cap === 'hardware' && !profile.hardware) ||
-      (cap === 'capacity' && !capacityRequested(profile)) ||
       (cap === 'context-window' && !server.contextWindow);
     // An API: declared, or not ruled out by setup's probe (lib/server/api-discovery.ts).
     if (isApi(cap) && !effective.apis.includes(cap)) return apiSkipReason(profile, server, cap);
@@ -108,8 +111,6 @@ function hint(cap: Capability): string {
       return ' (set "hardware": memory bandwidth and active bytes per token)';
     case 'context-window':
       return ' (no window discovered: set context.declared)';
-    case 'capacity':
-      return ' (a capacity run is asked for with --capacity, or "capacity" in the profile: docs/capacity.md)';
     default:
       return '';
   }

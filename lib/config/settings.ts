@@ -2,29 +2,20 @@
 // environment (CONFORMANCE_* variables, how the CLI hands options to the Vitest run it drives) is read here and
 // nowhere else in lib/; everything below takes these values as parameters.
 
-export interface RunSettings {
-  tier: 'quick' | 'full';
-  /** SHOULD checks fail (CONFORMANCE_STRICT=1). */
-  strict: boolean;
-  /** Bound on the wait for readiness in s (CONFORMANCE_WAIT_S, --wait); absent: the profile's startTimeoutMs. */
-  waitS?: number;
-  /** Bound on the checks in s, counted from readiness (CONFORMANCE_DEADLINE_S, --deadline). */
-  deadlineS?: number;
-  /** The health sentinel runs (CONFORMANCE_HEALTH_SENTINEL=0 turns it off) … */
-  sentinel: boolean;
-  /** … and waits this long (ms) for a slowed server to recover (CONFORMANCE_HEALTH_WAIT_S). */
-  healthWaitMs?: number;
-  /** The fidelity preflight runs (CONFORMANCE_PREFLIGHT=0 turns it off). */
-  preflight: boolean;
-  /** A capacity run was asked for (CONFORMANCE_CAPACITY=1, --capacity), with an SLO and a dataset. */
-  capacity: boolean;
-  slo?: string;
-  dataset?: string;
-  /** Machine label recorded in results (CONFORMANCE_MACHINE, --machine). */
-  machine?: string;
-  /** The llama.cpp bundle's folder (CONFORMANCE_LLAMA_DIR). */
-  llamaDir?: string;
-}
+/**
+ * The capacity flags of `vllm bench serve` (--max-concurrency, …) and the variables the CLI hands them over in; their
+ * values are parsed by lib/capacity/config.ts.
+ */
+export const CAPACITY_FLAG_ENV = {
+  'max-concurrency': 'CONFORMANCE_MAX_CONCURRENCY',
+  'request-rate': 'CONFORMANCE_REQUEST_RATE',
+  'num-prompts': 'CONFORMANCE_NUM_PROMPTS',
+  burstiness: 'CONFORMANCE_BURSTINESS',
+  'input-len': 'CONFORMANCE_INPUT_LEN',
+  'output-len': 'CONFORMANCE_OUTPUT_LEN',
+} as const;
+
+import type { RunSettings } from '../model/types.ts';
 
 /** A variable that does not say what it must: named, with what it takes. */
 class SettingsError extends Error {
@@ -62,10 +53,16 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): RunSettin
     capacity: env.CONFORMANCE_CAPACITY === '1',
     slo: optional('CONFORMANCE_SLO'),
     dataset: optional('CONFORMANCE_DATASET'),
+    capacityFlags: Object.fromEntries(
+      Object.entries(CAPACITY_FLAG_ENV).flatMap(([flag, name]) => (optional(name) ? [[flag, optional(name)]] : [])),
+    ),
     machine: optional('CONFORMANCE_MACHINE'),
     llamaDir: optional('CONFORMANCE_LLAMA_DIR'),
   };
 }
+
+/** The settings of a run that was asked nothing: every default (self-tests, scripts). */
+export const defaultSettings = (): RunSettings => settingsFromEnv({});
 
 /** The environment a child process the run starts inherits (a server, a worker), with `extra` on top. */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {

@@ -62,6 +62,19 @@ export function mean(xs: Sample): number | undefined {
   return m;
 }
 
+/**
+ * Population standard deviation (divided by n, not n − 1): numpy's default `np.std` (ddof=0), which vLLM's benchmark
+ * reports as `std_*_ms`. Two passes over the values (mean first), so a large common offset does not cancel digits.
+ */
+export function std(xs: Sample): number | undefined {
+  const f = finite(xs);
+  const m = mean(f);
+  if (m === undefined) return undefined;
+  let s = 0;
+  for (const x of f) s += (x - m) * (x - m);
+  return Math.sqrt(s / f.length);
+}
+
 interface Summary {
   /** Number of finite values used. */
   n: number;

@@ -1,6 +1,6 @@
 // What a check is (declared data and a run function) and what it is given to run: the model's check types. The check
 // core (lib/check/check.ts) builds contexts and runs checks; everything below it takes a Requester, never a context.
-import type { Capability, ClientLag, Deadlines, Level, Profile, ServerInfo, Verdict } from './types.ts';
+import type { Capability, ClientLag, Deadlines, Level, Profile, RunSettings, ServerInfo, Verdict } from './types.ts';
 
 export type Tier = 'quick' | 'full';
 
@@ -75,6 +75,8 @@ export interface Requester {
 
 export interface CheckContext extends Requester {
   check: CheckDef;
+  /** The run's settings (what the command line asked: capacity flags, SLO, dataset …). */
+  settings: RunSettings;
   tier: Tier;
   strict: boolean;
   /** Threshold by name: profile override, else the check's default. */

@@ -1,6 +1,5 @@
 // Types at the boundaries of the harness. Everything in lib/ is plain functions over these;
 // nothing here knows about Vitest or its reporters.
-import type { CapacityProfile } from '../capacity/config.ts';
 
 export type ApiFlavour = 'openai-chat' | 'openai-completions' | 'anthropic-messages' | 'ollama-native';
 
@@ -113,8 +112,7 @@ export type Capability =
   | 'hardware' // memory bandwidth + active bytes per token declared
   | 'context-window' // a per-request window is known (declared or discovered)
   | 'tools' // tool calls: skipped only when declared false, else discovered by the family's probe
-  | 'structured-output' // response_format: likewise
-  | 'capacity'; // a capacity run was asked for (--capacity, or the profile's "capacity")
+  | 'structured-output'; // response_format: likewise
 
 export interface Verdict {
   outcome: RawOutcome;
@@ -370,4 +368,72 @@ export interface SetupFailure {
   evidence?: string[];
   /** What to change, when we know. */
   fix?: string;
+}
+
+/** The profile's `capacity` field (servers.schema.json): every key optional. */
+export interface CapacityProfile {
+  /** Highest concurrency of the sweep (default 64), or its levels, each measured (vLLM's --max-concurrency). */
+  maxConcurrency?: number | number[];
+  /** Requests each stream sends in turn at a level of the sweep (rounds; default 3, at least 2 for a noise band). */
+  rounds?: number;
+  /** Shortest level (ms, default 1000): on a fast server streams keep sending past `rounds` until it has lasted this long. */
+  minLevelMs?: number;
+  /** Synthetic prompts: prompt and output lengths in tokens (defaults 64 and 64). */
+  inputTokens?: number;
+  outputTokens?: number;
+  /** A dataset file of prompts instead (JSONL of OpenAI messages arrays, or ShareGPT JSON). */
+  dataset?: string;
+  slo?: Slo;
+  /** Request-rate runs, as fractions of the request rate the saturation level served (default [0.5, 0.9]). */
+  rateFractions?: number[];
+  /** Requests per request-rate run (default 24). */
+  rateRequests?: number;
+  /** Request-rate runs at these rates (req/s, "inf": all at once) instead of fractions of saturation (vLLM's --request-rate). */
+  requestRates?: Array<number | 'inf'>;
+  /** Requests per rate run and at least per sweep level (vLLM's --num-prompts). */
+  numPrompts?: number;
+  /** Shape of the gamma-distributed gaps of a rate run: 1 Poisson, "inf" constant (vLLM's --burstiness). */
+  burstiness?: number | 'inf';
+  /** Levels measured past the saturation point, to see overload (default 1). */
+  overloadLevels?: number;
+  /** KV cache bytes read per stream per decode step (GB), for the batched-decode bound (default 0: weights only). */
+  kvBytesPerStreamGB?: number;
+  /** Seed of the Poisson arrivals (default 1). */
+  seed?: number;
+}
+
+export interface Slo {
+  ttftP99Ms?: number;
+  itlP99Ms?: number;
+  e2eP99Ms?: number;
+}
+
+/**
+ * The run's settings as data: what the command line, the Action or a checkout's `npx vitest` asks of a run
+ * (lib/config/settings.ts reads them from the environment, once).
+ */
+export interface RunSettings {
+  tier: 'quick' | 'full';
+  /** SHOULD checks fail (CONFORMANCE_STRICT=1). */
+  strict: boolean;
+  /** Bound on the wait for readiness in s (CONFORMANCE_WAIT_S, --wait); absent: the profile's startTimeoutMs. */
+  waitS?: number;
+  /** Bound on the checks in s, counted from readiness (CONFORMANCE_DEADLINE_S, --deadline). */
+  deadlineS?: number;
+  /** The health sentinel runs (CONFORMANCE_HEALTH_SENTINEL=0 turns it off) … */
+  sentinel: boolean;
+  /** … and waits this long (ms) for a slowed server to recover (CONFORMANCE_HEALTH_WAIT_S). */
+  healthWaitMs?: number;
+  /** The fidelity preflight runs (CONFORMANCE_PREFLIGHT=0 turns it off). */
+  preflight: boolean;
+  /** A capacity run was asked for (CONFORMANCE_CAPACITY=1, --capacity), with an SLO and a dataset. */
+  capacity: boolean;
+  slo?: string;
+  dataset?: string;
+  /** The capacity flags given, by flag name (`max-concurrency`, …), as text (lib/capacity/config.ts parses them). */
+  capacityFlags: Partial<Record<string, string>>;
+  /** Machine label recorded in results (CONFORMANCE_MACHINE, --machine). */
+  machine?: string;
+  /** The llama.cpp bundle's folder (CONFORMANCE_LLAMA_DIR). */
+  llamaDir?: string;
 }

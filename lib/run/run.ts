@@ -1,8 +1,7 @@
 // The run: what a conformance run knows, built once by its global setup from the settings and the profile, and handed
 // to every worker as one snapshot (Vitest's provide('run')). A worker adds the memory it remembers with
 // (lib/run/memory.ts); everything that changes during the run lives there, in the run's state file.
-import type { RunSettings } from '../config/settings.ts';
-import type { FidelityPreflight, Profile, ServerInfo } from '../model/types.ts';
+import type { FidelityPreflight, Profile, RunSettings, ServerInfo } from '../model/types.ts';
 
 export interface RunSnapshot {
   /** Unique per run: every prompt starts with text unique to the request and the run. */

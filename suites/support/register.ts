@@ -7,8 +7,8 @@ import { grade, RunDeadlineReached, runCheck, skipReason } from '../../lib/check
 import { FAMILY_ORDER, TIMING_FAMILIES } from '../../lib/check/family-order.ts';
 import { requestAuth } from '../../lib/config/request-auth.ts';
 import { redact, redactDeep } from '../../lib/config/secrets.ts';
-import type { RunSettings } from '../../lib/config/settings.ts';
 import type { CheckDef, RunMemory } from '../../lib/model/check.ts';
+import type { RunSettings } from '../../lib/model/types.ts';
 import { runMemory } from '../../lib/run/memory.ts';
 import type { RunSnapshot } from '../../lib/run/run.ts';
 import { describeRequest, probeBudgetMs, requestsSince } from '../../lib/server/health.ts';

@@ -152,18 +152,6 @@ export const EXPECTATIONS: Record<string, PerConfig> = {
   'context.prefill-scaling': { outcomes: ['pass', 'inconclusive'], why: LOADED },
   'context.healthy-after': { outcomes: ['pass', 'inconclusive'], why: SPEED },
 
-  // --- capacity: opt-in (--capacity or the profile's "capacity"), so the catalogue skips it; its sweep against this
-  // llama-server was run by hand (docs/capacity.md), a minute and more of saturating load being past CI's budget.
-  ...Object.fromEntries(
-    [
-      'capacity.sweep',
-      'capacity.figures-certified',
-      'capacity.no-collapse',
-      'capacity.no-errors-below-slots',
-      'capacity.no-starvation',
-    ].map((id) => [id, { outcomes: ['skip'], why: 'capacity runs are opt-in (--capacity); not asked for here' }]),
-  ),
-
   // --- client libraries, structured output, tools
   'clients.openai': { outcomes: ['known'], why: B4747_KNOWN },
   'clients.langchain': { outcomes: ['known'], why: B4747_KNOWN },
