@@ -14,6 +14,13 @@ import type { ClientLag, Evidence, Recording, Verdict } from '../model/types.ts'
 import { borderline, fail, fmt, inconclusive, pass, pct } from '../model/verdict.ts';
 
 const ms = (x: number | undefined) => `${fmt(x, 1)} ms`;
+/** Inconclusive, never a fail: our client's own lateness (`lag`) could explain the figures. */
+const lagExplains = (lag: ClientLag, figures: string, metrics: Verdict['metrics'], evidence: Evidence[]) =>
+  inconclusive(
+    `our client's own lag of up to ${ms(lag.ms)} (${lag.source}) could explain ${figures}`,
+    metrics,
+    evidence,
+  );
 /** "128" when every stream asked the same length, else "96–128". */
 const fmtSizes = (xs: number[]) => (new Set(xs).size === 1 ? `${xs[0]}` : `${Math.min(...xs)}–${Math.max(...xs)}`);
 
@@ -136,11 +143,7 @@ export function gradeTtftBeforeEnd(input: {
   const medTtft = median(ttfts)!;
   const medE2e = median(e2es)!;
   if ((medTtft - stall) / medE2e <= maxRatio) {
-    return inconclusive(
-      `our client's own lag of up to ${ms(stall)} (${input.lag.source}) could explain ${figures}`,
-      metrics,
-      evidence,
-    );
+    return lagExplains(input.lag, figures, metrics, evidence);
   }
   if (band === 'fail') {
     return fail(
@@ -209,11 +212,7 @@ export function gradeSpread(input: {
   if (bands.every((b) => b === 'pass')) return pass(figures, metrics, evidence);
   const corrected = (xs: number[]) => median(xs.map((v, i) => v - allowance[i]!))!;
   if (corrected(readShares) <= maxRead && corrected(lateShares) <= maxLate) {
-    return inconclusive(
-      `our client's own lag of up to ${ms(stall)} (${input.lag.source}) could explain ${figures}`,
-      metrics,
-      evidence,
-    );
+    return lagExplains(input.lag, figures, metrics, evidence);
   }
   if (bands.includes('fail')) {
     const violations: string[] = [];
@@ -298,11 +297,7 @@ export function gradeHeadersEarly(input: {
   if (band === 'pass') return pass(figures, metrics, evidence);
   const stall = input.lag.ms;
   if ((median(heads)! - stall) / medEnd <= maxShare) {
-    return inconclusive(
-      `our client's own lag of up to ${ms(stall)} (${input.lag.source}) could explain ${figures}`,
-      metrics,
-      evidence,
-    );
+    return lagExplains(input.lag, figures, metrics, evidence);
   }
   if (band === 'fail') {
     return fail(
