@@ -3,10 +3,9 @@
 // drawn from a fixed seed (reproducible), bounded in count, per-request time and total time. A hung request is
 // cut after a short deadline and reported; a 200 to a request that should have been refused is cut at its first
 // token. Reference: OpenAI API reference "Error codes" (400 invalid_request_error), RFC 9110 §15.5 (4xx: the client
-// erred) and §15.6 (5xx: the server failed).
+// erred) and §15.6 (5xx: the server failed). This file builds the cases and sends them; lib/grading/errors.ts classifies
+// each answer and grades the campaign.
 import fc from 'fast-check';
-import { classifyErrorBody, OPENAI_ERROR_SHAPE } from '../lib/decode/error-body.ts';
-import { escapeBytes } from '../lib/decode/stream-decoder.ts';
 import {
   chat,
   describeExchange,
@@ -15,11 +14,20 @@ import {
   getJson,
   uniquePrompt,
 } from '../lib/exchange/exchange.ts';
-import { bodyJson, bodyText, record } from '../lib/http/recorder.ts';
+import {
+  type Campaign,
+  classify,
+  gradeNoServerError,
+  gradeOptionalTypes,
+  gradeRefusals,
+  gradeSurvives,
+  type Outcome,
+  serverFailure,
+} from '../lib/grading/errors.ts';
+import { bodyJson, record } from '../lib/http/recorder.ts';
 import type { CheckContext, CheckDef } from '../lib/model/check.ts';
 import type { FamilySpec } from '../lib/model/family-spec.ts';
-import type { Deadlines, Recording, Verdict } from '../lib/model/types.ts';
-import { fail, inconclusive, pass, warn } from '../lib/model/verdict.ts';
+import type { Deadlines } from '../lib/model/types.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
 import { blockedIfUnserved } from './support/root-causes.ts';
 
@@ -237,7 +245,7 @@ export function malformedBodies(valid: string, sampled: number): Array<{ body: s
 }
 
 // ------------------------------------------------------------------------------------------------------------
-// Sending and grading one case
+// Sending the cases (lib/grading/errors.ts classifies each answer and grades the campaign)
 
 function errorDeadlines(ctx: CheckContext): Deadlines {
   const d = ctx.threshold('deadlineMs');
@@ -247,62 +255,6 @@ function errorDeadlines(ctx: CheckContext): Deadlines {
 /** A valid streaming request, small and bounded: each case breaks one thing in it. */
 function baseRequest(ctx: CheckContext): Record<string, unknown> {
   return generationBody(ctx, 'openai-chat', { prompt: uniquePrompt(ctx, 'Say hello.'), maxTokens: 4, stream: true });
-}
-
-interface Outcome {
-  /** Human label of the case, with the request as sent. */
-  label: string;
-  rec: Recording;
-  /** 'refused' (4xx + error info), 'refused-bare' (4xx, no error info), 'accepted' (2xx), 'server-error' (5xx), 'hang', 'dropped', 'other'. */
-  kind: 'refused' | 'refused-bare' | 'accepted' | 'server-error' | 'hang' | 'dropped' | 'other';
-  shape?: string;
-  shapeNote?: string;
-}
-
-export function classify(label: string, rec: Recording, json: unknown): Outcome {
-  const s = rec.status;
-  const f = rec.failure?.kind;
-  // A 2xx is an acceptance whatever follows: with a deadline this short and no measured pace, a slow first token cannot
-  // be told from a stuck one (docs/grading.md "Who owns a deadline"), so it is not judged here.
-  if (s !== undefined && s >= 200 && s < 300) return { label, rec, kind: 'accepted' };
-  // No answer within the deadline.
-  if (f === 'headers-timeout' || f === 'total-timeout' || f === 'token-idle') return { label, rec, kind: 'hang' };
-  if (s === undefined) return { label, rec, kind: f === 'connect' || f === 'reset' ? 'dropped' : 'other' };
-  if (s >= 500) return { label, rec, kind: 'server-error' };
-  if (s >= 400) {
-    const e = classifyErrorBody(json);
-    return { label, rec, kind: e.shape === 'none' ? 'refused-bare' : 'refused', shape: e.shape, shapeNote: e.note };
-  }
-  return { label, rec, kind: 'other' };
-}
-
-function outcomeLine(o: Outcome, deadlineMs: number): string {
-  const body = escapeBytes(bodyText(o.rec), 160);
-  const sent = `request ${o.rec.requestBody ? escapeBytes(o.rec.requestBody, 300) : '(empty body)'}`;
-  switch (o.kind) {
-    case 'hang':
-      return `${o.label}: no response within ${deadlineMs} ms (the request hung${o.rec.status ? ` after HTTP ${o.rec.status}` : ''}); ${sent}`;
-    case 'dropped':
-      return `${o.label}: connection ${o.rec.failure?.kind === 'connect' ? 'refused (did the server crash?)' : 'dropped without a response'} — ${o.rec.failure?.message}; ${sent}`;
-    case 'server-error':
-      return `${o.label}: HTTP ${o.rec.status} (a server error for a client mistake, RFC 9110 §15.6), body ${body}; ${sent}`;
-    case 'accepted': {
-      const f = o.rec.failure?.kind;
-      const how =
-        f === 'aborted'
-          ? 'cut at its first token'
-          : f
-            ? `no token within ${deadlineMs} ms; a slow first token is not judged here`
-            : 'answered';
-      return `${o.label}: HTTP ${o.rec.status} — the request was accepted (${how}); ${sent}`;
-    }
-    case 'refused-bare':
-      return `${o.label}: HTTP ${o.rec.status} but no error object (${o.shapeNote}), body ${body}; ${sent}`;
-    case 'refused':
-      return `${o.label}: HTTP ${o.rec.status}, ${o.shapeNote}, body ${body}`;
-    default:
-      return `${o.label}: ${o.rec.status ? `HTTP ${o.rec.status}` : (o.rec.failure?.message ?? 'no response')}; ${sent}`;
-  }
 }
 
 async function sendMutation(ctx: CheckContext, base: Record<string, unknown>, m: Mutation): Promise<Outcome> {
@@ -325,11 +277,7 @@ async function sendRaw(ctx: CheckContext, body: string, what: string): Promise<O
 }
 
 /** Run cases one by one, bounded in time; stop after the first hang or a dropped connection (each costs a deadline). */
-async function campaign<T>(
-  ctx: CheckContext,
-  cases: T[],
-  run: (c: T) => Promise<Outcome>,
-): Promise<{ outcomes: Outcome[]; stopped?: string }> {
+async function campaign<T>(ctx: CheckContext, cases: T[], run: (c: T) => Promise<Outcome>): Promise<Campaign> {
   const t0 = performance.now();
   const outcomes: Outcome[] = [];
   ctx.log(
@@ -358,96 +306,12 @@ async function campaign<T>(
   return { outcomes };
 }
 
-function tally(outcomes: Outcome[]): Record<string, number> {
-  const t: Record<string, number> = {};
-  for (const o of outcomes) {
-    const k = o.rec.status !== undefined && o.kind !== 'hang' ? `HTTP ${o.rec.status}` : o.kind;
-    t[k] = (t[k] ?? 0) + 1;
-  }
-  return t;
-}
-
-/** What each kind of answer is, in the words a message uses ("which case each was"). */
-const KIND_TEXT: Record<Outcome['kind'], string> = {
-  refused: 'refused with a 4xx error object',
-  'refused-bare': 'refused with a 4xx but no error object',
-  accepted: 'accepted with a 2xx',
-  'server-error': 'a server error (5xx) for client input',
-  hang: 'no answer in time (hang)',
-  dropped: 'the connection dropped without an answer',
-  other: 'another answer',
-};
-
-/** "3 accepted with a 2xx, 1 a server error (5xx) for client input" for some outcomes. */
-function kindSummary(os: readonly Outcome[]): string {
-  const n = new Map<Outcome['kind'], number>();
-  for (const o of os) n.set(o.kind, (n.get(o.kind) ?? 0) + 1);
-  return [...n].map(([k, c]) => `${c} ${KIND_TEXT[k]}`).join(', ');
-}
-
-function evidenceOf(os: readonly Outcome[]): Verdict['evidence'] {
-  return os
-    .slice(0, 6)
-    .map((o) => ({ label: o.label, status: o.rec.status, e2eMs: o.rec.tEnd, wire: escapeBytes(bodyText(o.rec), 300) }));
-}
-
-/** Grade a must-refuse campaign: every case 4xx with an error object; other error shapes warn (clear evidence). */
-function gradeRefusals(
-  ctx: CheckContext,
-  r: { outcomes: Outcome[]; stopped?: string },
-  requirement: string,
-  expectedNote: string,
-): Verdict {
-  const deadline = ctx.threshold('deadlineMs');
-  const bad = r.outcomes.filter((o) => o.kind !== 'refused');
-  const offShape = r.outcomes.filter((o) => o.kind === 'refused' && o.shape !== 'openai');
-  const metrics = {
-    seed: SEED,
-    cases: r.outcomes.length,
-    outcomes: tally(r.outcomes),
-    stopped: r.stopped,
-    deadlineMs: deadline,
-  };
-  if (bad.length > 0) {
-    const lines = bad.map((o) => outcomeLine(o, deadline));
-    return fail(
-      {
-        requirement,
-        expected: `HTTP 4xx (400, or 422/413/415) with ${OPENAI_ERROR_SHAPE}, within ${deadline} ms${expectedNote}`,
-        actual: `${bad.length} of ${r.outcomes.length} cases not refused (${kindSummary(bad)}); first: ${lines[0]!}`,
-        violations: [...lines.slice(1), ...(r.stopped ? [`campaign ${r.stopped}`] : [])],
-      },
-      metrics,
-      evidenceOf([...bad, ...offShape]),
-    );
-  }
-  if (offShape.length > 0) {
-    return warn(
-      `every case was refused with a 4xx, but ${offShape.length} error bod${offShape.length === 1 ? 'y is' : 'ies are'} not the OpenAI error object (clients reading error.message show nothing): ` +
-        offShape
-          .slice(0, 3)
-          .map((o) => outcomeLine(o, deadline))
-          .join('; '),
-      metrics,
-      evidenceOf(offShape),
-    );
-  }
-  return pass(
-    `${r.outcomes.length} cases (fast-check seed ${SEED}), each refused with a 4xx OpenAI error object: ${JSON.stringify(tally(r.outcomes))}`,
-    metrics,
-  );
-}
-
 const deadlineThreshold = {
   deadlineMs: {
     value: 3_000,
     why: 'a refusal takes milliseconds; 3 s is generous on a loaded machine and bounds the cost of a server that hangs',
   },
 };
-
-/** Answers that are a server failure whatever the input: 5xx, a hang, a dropped connection (and anything not HTTP 2xx/4xx). */
-const serverFailure = (o: Outcome) =>
-  o.kind === 'server-error' || o.kind === 'hang' || o.kind === 'dropped' || o.kind === 'other';
 
 // ------------------------------------------------------------------------------------------------------------
 
@@ -468,12 +332,13 @@ export const checks: CheckDef[] = [
       const valid = JSON.stringify(baseRequest(ctx));
       const cases = malformedBodies(valid, 8);
       const r = await campaign(ctx, cases, (c) => sendRaw(ctx, c.body, c.what));
-      return gradeRefusals(
-        ctx,
-        r,
-        'A request body that is not valid JSON MUST get a 4xx response with an error object, promptly: not a 5xx, a hang or a dropped connection.',
-        '',
-      );
+      return gradeRefusals(r, {
+        requirement:
+          'A request body that is not valid JSON MUST get a 4xx response with an error object, promptly: not a 5xx, a hang or a dropped connection.',
+        expectedNote: '',
+        deadlineMs: ctx.threshold('deadlineMs'),
+        seed: SEED,
+      });
     },
   },
   {
@@ -492,12 +357,13 @@ export const checks: CheckDef[] = [
     async run(ctx) {
       const base = baseRequest(ctx);
       const r = await campaign(ctx, requiredShapeCases(8), (m) => sendMutation(ctx, base, m));
-      return gradeRefusals(
-        ctx,
-        r,
-        'A request without its required shape (messages missing, empty or not an array; a message that is not an object or lacks a valid role or content) MUST get a 4xx response with an error object, promptly: not a 200, a 5xx, a hang or a dropped connection.',
-        ' (each case: a valid request with exactly one part of its required shape broken)',
-      );
+      return gradeRefusals(r, {
+        requirement:
+          'A request without its required shape (messages missing, empty or not an array; a message that is not an object or lacks a valid role or content) MUST get a 4xx response with an error object, promptly: not a 200, a 5xx, a hang or a dropped connection.',
+        expectedNote: ' (each case: a valid request with exactly one part of its required shape broken)',
+        deadlineMs: ctx.threshold('deadlineMs'),
+        seed: SEED,
+      });
     },
   },
   {
@@ -514,44 +380,9 @@ export const checks: CheckDef[] = [
     thresholds: { ...deadlineThreshold },
     timeoutMs: 30_000,
     async run(ctx) {
-      const deadline = ctx.threshold('deadlineMs');
       const base = baseRequest(ctx);
       const r = await campaign(ctx, optionalTypeCases(6), (m) => sendMutation(ctx, base, m));
-      // A 5xx, a hang or a drop is a server failure, graded by errors.no-server-error; here only refused vs accepted.
-      const judged = r.outcomes.filter(
-        (o) => o.kind === 'refused' || o.kind === 'refused-bare' || o.kind === 'accepted',
-      );
-      const accepted = judged.filter((o) => o.kind === 'accepted');
-      const elsewhere = r.outcomes.filter((o) => !judged.includes(o));
-      const metrics = {
-        seed: SEED + 3,
-        cases: r.outcomes.length,
-        outcomes: tally(r.outcomes),
-        accepted: accepted.map((o) => o.label),
-        stopped: r.stopped,
-      };
-      const note = elsewhere.length
-        ? `; ${elsewhere.length} case(s) answered otherwise (${kindSummary(elsewhere)}: errors.no-server-error grades those)`
-        : '';
-      if (judged.length === 0)
-        return inconclusive(`no case was answered with a 4xx or a 2xx${note}`, metrics, evidenceOf(elsewhere));
-      if (accepted.length > 0) {
-        return fail(
-          {
-            requirement:
-              "A request with a wrong-typed optional parameter SHOULD get a 4xx naming the field; accepting it (lenient parsing: the value ignored or coerced) hides the client's bug, though the server is not broken.",
-            expected: `HTTP 4xx with ${OPENAI_ERROR_SHAPE}`,
-            actual: `${accepted.length} of ${judged.length} cases accepted with HTTP ${[...new Set(accepted.map((o) => o.rec.status))].join('/')} (lenient parsing): ${accepted.map((o) => o.label).join(', ')}${note}`,
-            violations: accepted.map((o) => outcomeLine(o, deadline)),
-          },
-          metrics,
-          evidenceOf(accepted),
-        );
-      }
-      return pass(
-        `${judged.length} wrong-typed optional parameters (fast-check seed ${SEED + 3}), each refused with a 4xx: ${JSON.stringify(tally(judged))}${note}`,
-        metrics,
-      );
+      return gradeOptionalTypes(r, { deadlineMs: ctx.threshold('deadlineMs'), seed: SEED + 3 });
     },
   },
   {
@@ -567,46 +398,20 @@ export const checks: CheckDef[] = [
     thresholds: { ...deadlineThreshold },
     timeoutMs: 30_000,
     async run(ctx) {
-      const deadline = ctx.threshold('deadlineMs');
       const base = baseRequest(ctx);
       const r = await campaign(ctx, [...optionalTypeCases(6), ...absurdValueCases(6)], (m) =>
         sendMutation(ctx, base, m),
       );
-      const bad = r.outcomes.filter(serverFailure);
-      const accepted = r.outcomes.filter((o) => o.kind === 'accepted');
-      const metrics = {
+      const v = gradeNoServerError(r, {
+        deadlineMs: ctx.threshold('deadlineMs'),
         seed: SEED,
-        cases: r.outcomes.length,
-        outcomes: tally(r.outcomes),
-        clamped: accepted.map((o) => o.label),
-        stopped: r.stopped,
-      };
-      if (bad.length > 0) {
-        const lines = bad.map((o) => outcomeLine(o, deadline));
-        const failed = fail(
-          {
-            requirement:
-              'A request with a wrong-typed optional parameter or an absurd value MUST get a 4xx error, or (ignoring or clamping the value) a normal bounded answer: never a 5xx, a hang or a dropped connection.',
-            expected: `HTTP 4xx with an error object, or HTTP 200 that starts answering within ${deadline} ms`,
-            actual: `${bad.length} of ${r.outcomes.length} cases failed on the server's side (${kindSummary(bad)}); first: ${lines[0]!}`,
-            violations: [...lines.slice(1), ...(r.stopped ? [`campaign ${r.stopped}`] : [])],
-          },
-          metrics,
-          evidenceOf(bad),
-        );
-        // The cases are streamed requests: on a server the run found serving no stream at all (every one a 500), their
-        // 5xx is that cause, reported once; else this check's own finding.
-        return blockedIfUnserved(
-          failed,
-          bad.map((o) => o.rec),
-          { ownFinding: true },
-        );
-      }
-      return pass(
-        `${r.outcomes.length} cases (fast-check seeds ${SEED + 3}, ${SEED + 1}): ${r.outcomes.length - accepted.length} refused with a 4xx, ${accepted.length} answered (ignored or clamped, cut at the first token)` +
-          (accepted.length ? `: ${accepted.map((o) => o.label).join(', ')}` : ''),
-        metrics,
-      );
+        seeds: [SEED + 3, SEED + 1],
+      });
+      // The cases are streamed requests: on a server the run found serving no stream at all (every one a 500), their
+      // 5xx is that cause, reported once; else this check's own finding.
+      if (v.outcome !== 'fail') return v;
+      const bad = r.outcomes.filter(serverFailure).map((o) => o.rec);
+      return blockedIfUnserved(v, bad, { ownFinding: true });
     },
   },
   {
@@ -649,42 +454,11 @@ export const checks: CheckDef[] = [
         { deadlines: { headersMs: 15_000, totalMs: 20_000 } },
       );
       const models = await getJson(ctx, '/v1/models');
-      const violations: string[] = [];
-      const content = (x.json as { choices?: Array<{ message?: { content?: unknown } }> } | undefined)?.choices?.[0]
-        ?.message;
-      if (x.rec.status !== 200 || x.rec.failure || !content)
-        violations.push(`a normal chat completion: ${describeExchange(x)}, body ${escapeBytes(bodyText(x.rec), 160)}`);
-      if (models.rec.status !== 200 || !Array.isArray((models.json as { data?: unknown } | undefined)?.data))
-        violations.push(`GET /v1/models: ${describeExchange(models)}, body ${escapeBytes(bodyText(models.rec), 160)}`);
-      const metrics = {
-        badRequests: r.outcomes.length,
-        outcomes: tally(r.outcomes),
-        stopped: r.stopped,
-        normalStatus: x.rec.status,
-        modelsStatus: models.rec.status,
-      };
-      if (violations.length > 0) {
-        return fail(
-          {
-            requirement:
-              'After invalid requests the server MUST still answer a normal chat completion and GET /v1/models.',
-            expected: 'HTTP 200 chat.completion and HTTP 200 model list',
-            actual: `after ${r.outcomes.length} bad requests the server no longer answers: ${violations[0]}`,
-            violations: [
-              ...violations.slice(1),
-              ...r.outcomes
-                .filter((o) => o.kind === 'dropped' || o.kind === 'hang')
-                .slice(0, 3)
-                .map((o) => `during the campaign: ${outcomeLine(o, ctx.threshold('deadlineMs'))}`),
-            ],
-          },
-          metrics,
-        );
-      }
-      return pass(
-        `after ${r.outcomes.length} bad requests (${JSON.stringify(tally(r.outcomes))}) a normal chat completion and GET /v1/models both answer 200`,
-        metrics,
-      );
+      return gradeSurvives(r, {
+        chat: { rec: x.rec, json: x.json, described: describeExchange(x) },
+        models: { rec: models.rec, json: models.json, described: describeExchange(models) },
+        deadlineMs: ctx.threshold('deadlineMs'),
+      });
     },
   },
 ];

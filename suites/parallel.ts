@@ -20,9 +20,11 @@ import { filler } from '../lib/exchange/prompts.ts';
 import { served, textlessNote, textlessTokens } from '../lib/exchange/served.ts';
 import { gradeIsolation, type IsolationStream } from '../lib/grading/isolation.ts';
 import {
+  batchingFromSpeedup,
   gradeNoStarvation,
   gradeScaling,
   gradeSpeedup,
+  refusedParallel,
   type ScalingLevel,
   type ScalingRep,
   type StarvationStream,
@@ -150,6 +152,93 @@ function failedRequest(requirement: string, xs: Array<{ label: string; x: Exchan
   );
 }
 
+/** parallel.speedup-2's thresholds, as lib/grading/parallel.ts gradeSpeedup reads them. */
+function speedupThresholds(ctx: CheckContext) {
+  return {
+    failBelow: ctx.threshold('failBelow'),
+    warnBelow: ctx.threshold('warnBelow'),
+    alpha: ctx.threshold('alpha'),
+    minReps: ctx.threshold('minReps'),
+    starvedLoopP99Ms: ctx.threshold('starvedLoopP99Ms'),
+  };
+}
+type SpeedupThresholds = ReturnType<typeof speedupThresholds>;
+
+/** What gradeSpeedup and its sequential rule read of the repetitions so far. */
+const speedupFigures = (singles: Exchange[], pairs: Exchange[][], thresholds: SpeedupThresholds) => ({
+  singleTps: singles.map((x) => x.metrics?.wallTps),
+  aggregateTps: pairs.map((p) => aggregateWallTps(p.map(timed))),
+  thresholds,
+});
+
+/**
+ * parallel.speedup-2's requests: a warm-up, then repetitions of a single request and a pair released together; past
+ * the first block, more only while a slowdown is not yet clear, and none that would not fit the check's budget.
+ */
+async function speedupReps(
+  ctx: CheckContext,
+  w: ReturnType<typeof speedupWorkload> & { sizing: string; thresholds: SpeedupThresholds; t0: number },
+): Promise<
+  | {
+      singles: Exchange[];
+      pairs: Exchange[][];
+      short?: string;
+      clientCpu?: { single: number; pair: number; cores: number };
+    }
+  | { verdict: Verdict }
+> {
+  const { sizing, thresholds, t0 } = w;
+  // One repetition: a single request, then a pair. Its cost is what the last one took (re-measured as it goes),
+  // before the first one an estimate from the pace (about 3 single requests' time: a pair that does not batch).
+  let lastRepMs: number | undefined;
+  const repMs = () => {
+    const p = paceFor(ctx);
+    return lastRepMs ?? (p ? expectedMs(p, w.tokens, 3) : 0);
+  };
+  ctx.log(
+    `warm-up, then ${w.reps} × (1 request alone, 2 released together) of ${w.tokens} tokens (${sizing}), up to ${w.maxReps} while a slowdown is not yet clear (≈ ${fmt((repMs() * w.reps) / 1000, 1)} s)`,
+  );
+  const warm = await chat(ctx, streamBody(ctx, w.tokens));
+  if (endedByUs(warm.rec))
+    return {
+      verdict: inconclusive(budgetText('the warm-up request finished', paceFor(ctx), describeExchange(warm)), {
+        tokens: w.tokens,
+        sizing,
+      }),
+    };
+  if (!ok(warm))
+    return { verdict: failedRequest('A plain streamed request MUST be served.', [{ label: 'warm-up', x: warm }]) };
+  const singles: Exchange[] = [];
+  const pairs: Exchange[][] = [];
+  // Our own CPU share while single and parallel requests run: on a small machine the client competes with the server.
+  const cpuSingle = new CpuMeter();
+  const cpuPair = new CpuMeter();
+  let short: string | undefined;
+  for (let r = 0; r < w.maxReps && !ctx.signal.aborted; r++) {
+    // Sequential rule (pure, simulated): past the first block, go on only while a slowdown is not yet clear.
+    if (r >= w.reps && (r - w.reps) % 2 === 0 && !speedupUndecided(speedupFigures(singles, pairs, thresholds))) break;
+    // Our budget: a repetition that would not fit is not started (re-estimated from the pace just measured).
+    const left = budgetOf(ctx) - (performance.now() - t0);
+    if (r > 0 && repMs() > left) {
+      short = `${r} repetition(s) measured: the next (~${Math.round(repMs())} ms at ${describePace(paceFor(ctx))}) would not fit the ${Math.round(Math.max(0, left))} ms left of the check's budget`;
+      break;
+    }
+    const r0 = performance.now();
+    cpuSingle.start();
+    singles.push(await chat(ctx, streamBody(ctx, w.tokens)));
+    cpuSingle.stop();
+    cpuPair.start();
+    pairs.push(await together(ctx, 2, w.tokens));
+    cpuPair.stop();
+    lastRepMs = performance.now() - r0;
+    if (r === w.reps)
+      ctx.log(`slowdown not yet clear after ${w.reps} repetitions: measuring more (up to ${w.maxReps})`);
+  }
+  const [cs, cp] = [cpuSingle.result(), cpuPair.result()];
+  const clientCpu = cs && cp ? { single: cs.share, pair: cp.share, cores: cp.cores } : undefined;
+  return { singles, pairs, short, clientCpu };
+}
+
 const starvedLoop: Threshold = {
   value: 100,
   why: 'a client event loop that stalls for 100 ms or more at p99 mis-times requests of a few hundred ms: inconclusive, never a failure',
@@ -190,61 +279,10 @@ export const checks: CheckDef[] = [
       const pace = await measurePace(ctx);
       w.tokens = sized(ctx, pace, 'speedup', w.tokens);
       const sizing = `${sizedFrom(pace)}: ${w.tokens} tokens per request`;
-      // One repetition: a single request, then a pair. Its cost is what the last one took (re-measured as it goes),
-      // before the first one an estimate from the pace (about 3 single requests' time: a pair that does not batch).
-      let lastRepMs: number | undefined;
-      const repMs = () => {
-        const p = paceFor(ctx);
-        return lastRepMs ?? (p ? expectedMs(p, w.tokens, 3) : 0);
-      };
-      ctx.log(
-        `warm-up, then ${w.reps} × (1 request alone, 2 released together) of ${w.tokens} tokens (${sizing}), up to ${w.maxReps} while a slowdown is not yet clear (≈ ${fmt((repMs() * w.reps) / 1000, 1)} s)`,
-      );
-      const warm = await chat(ctx, streamBody(ctx, w.tokens));
-      if (endedByUs(warm.rec))
-        return inconclusive(budgetText('the warm-up request finished', paceFor(ctx), describeExchange(warm)), {
-          tokens: w.tokens,
-          sizing,
-        });
-      if (!ok(warm)) return failedRequest('A plain streamed request MUST be served.', [{ label: 'warm-up', x: warm }]);
-      const singles: Exchange[] = [];
-      const pairs: Exchange[][] = [];
-      // Our own CPU share while single and parallel requests run: on a small machine the client competes with the server.
-      const cpuSingle = new CpuMeter();
-      const cpuPair = new CpuMeter();
-      const thresholds = {
-        failBelow: ctx.threshold('failBelow'),
-        warnBelow: ctx.threshold('warnBelow'),
-        alpha: ctx.threshold('alpha'),
-        minReps: ctx.threshold('minReps'),
-        starvedLoopP99Ms: ctx.threshold('starvedLoopP99Ms'),
-      };
-      const measured = () => ({
-        singleTps: singles.map((x) => x.metrics?.wallTps),
-        aggregateTps: pairs.map((p) => aggregateWallTps(p.map(timed))),
-        thresholds,
-      });
-      let short: string | undefined;
-      for (let r = 0; r < w.maxReps && !ctx.signal.aborted; r++) {
-        // Sequential rule (pure, simulated): past the first block, go on only while a slowdown is not yet clear.
-        if (r >= w.reps && (r - w.reps) % 2 === 0 && !speedupUndecided(measured())) break;
-        // Our budget: a repetition that would not fit is not started (re-estimated from the pace just measured).
-        const left = budgetOf(ctx) - (performance.now() - t0);
-        if (r > 0 && repMs() > left) {
-          short = `${r} repetition(s) measured: the next (~${Math.round(repMs())} ms at ${describePace(paceFor(ctx))}) would not fit the ${Math.round(Math.max(0, left))} ms left of the check's budget`;
-          break;
-        }
-        const r0 = performance.now();
-        cpuSingle.start();
-        singles.push(await chat(ctx, streamBody(ctx, w.tokens)));
-        cpuSingle.stop();
-        cpuPair.start();
-        pairs.push(await together(ctx, 2, w.tokens));
-        cpuPair.stop();
-        lastRepMs = performance.now() - r0;
-        if (r === w.reps)
-          ctx.log(`slowdown not yet clear after ${w.reps} repetitions: measuring more (up to ${w.maxReps})`);
-      }
+      const thresholds = speedupThresholds(ctx);
+      const m = await speedupReps(ctx, { ...w, sizing, thresholds, t0 });
+      if ('verdict' in m) return m.verdict;
+      const { singles, pairs, short } = m;
       const loop = ctx.loopDelay();
       const ours = [...singles, ...pairs.flat()].find((x) => endedByUs(x.rec));
       if (ours)
@@ -257,10 +295,12 @@ export const checks: CheckDef[] = [
       const pairItems = pairs.flatMap((p, i) => p.map((x, j) => ({ label: `pair ${i + 1}, request ${j + 1}`, x })));
       const refused = pairItems.filter(({ x }) => rejected(x));
       if (refused.length) {
-        return inconclusive(
-          `the server refused ${refused.length} of ${pairItems.length} parallel request(s) (${refused.map(({ label, x }) => `${label}: HTTP ${x.rec.status}${x.rec.headers['retry-after'] ? `, Retry-After ${x.rec.headers['retry-after']}` : ''}`).join('; ')}), so no parallel speed can be measured`,
-          { refused: refused.length },
-        );
+        const named = refused.map(({ label, x }) => ({
+          label,
+          status: x.rec.status,
+          retryAfter: x.rec.headers['retry-after'],
+        }));
+        return refusedParallel(named, pairItems.length);
       }
       const badPairs = pairItems.filter(({ x }) => !ok(x));
       if (badPairs.length) return failedRequest('Two concurrent streamed requests MUST both be served.', badPairs);
@@ -269,25 +309,15 @@ export const checks: CheckDef[] = [
           tokens: w.tokens,
           sizing,
         });
-      const [cs, cp] = [cpuSingle.result(), cpuPair.result()];
-      const clientCpu = cs && cp ? { single: cs.share, pair: cp.share, cores: cp.cores } : undefined;
-      const v = gradeSpeedup({ ...measured(), slots: ctx.profile.slots, loop, clientCpu });
-      if (ctx.profile.slots === undefined && (v.outcome === 'pass' || v.outcome === 'fail')) {
-        // Slots unknown: clear batching (a pass at ≥ warnBelow) enables the multi-slot checks at 2 concurrent.
-        const sp = (v.metrics as { speedup?: { estimate?: number; low?: number } } | undefined)?.speedup;
-        const batches = v.outcome === 'pass' && sp?.estimate !== undefined && sp.estimate >= thresholds.warnBelow;
-        recordBatching(
-          ctx,
-          batches
-            ? {
-                concurrency: 2,
-                speedup: sp!.estimate!,
-                low: sp!.low,
-                source: `batching measured by parallel.speedup-2 (${fmt(sp!.estimate)}x at 2 concurrent)`,
-              }
-            : null,
-        );
-      }
+      const v = gradeSpeedup({
+        ...speedupFigures(singles, pairs, thresholds),
+        slots: ctx.profile.slots,
+        loop,
+        clientCpu: m.clientCpu,
+      });
+      // Slots unknown: clear batching (a pass at ≥ warnBelow) enables the multi-slot checks at 2 concurrent.
+      if (ctx.profile.slots === undefined && (v.outcome === 'pass' || v.outcome === 'fail'))
+        recordBatching(ctx, batchingFromSpeedup(v, thresholds.warnBelow));
       const note = `${textlessNote([...singles, ...pairs.flat()])} (${sizing}${short ? `; ${short}` : ''})`;
       // The two workloads the speedup compares, as every report shows a workload (lib/measure/workload.ts): without
       // them a report made a row of the bare speedup, named by the check and empty but for the ratio.

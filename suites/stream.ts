@@ -2,6 +2,9 @@
 // Medians over repetitions; a verdict fails only when a confidence bound is past the threshold; too short or too
 // noisy a measurement, or a starved client, is inconclusive (a warn), never a pass and never a fail.
 // Reference: the seeds (Rapid-MLX's TTFT equalled the whole response time), OpenAI API reference "stream".
+//
+// The verdict rules are pure functions in lib/grading/stream.ts; this file records the streams, times the slots and
+// hands them the figures.
 
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
 import { usableSlots } from '../lib/exchange/batching.ts';
@@ -20,16 +23,27 @@ import { incompleteVerdict, type SharedRecording, shared } from '../lib/exchange
 import { textlessNote, textlessTokens } from '../lib/exchange/served.ts';
 import { type BusyReader, findBusyReader } from '../lib/exchange/server-load.ts';
 import { measureServing, type Serving } from '../lib/exchange/serving.ts';
+import {
+  brokenLongStreams,
+  gradeCancelByCounters,
+  gradeCancelByDelay,
+  gradeHeadersEarly,
+  gradeSpread,
+  gradeTtftBeforeEnd,
+  itlOf,
+  orphanNotCancellable,
+  tooFewLongStreams,
+} from '../lib/grading/stream.ts';
 import { bodyText } from '../lib/http/recorder.ts';
 import { clientAllowanceMs } from '../lib/measure/client-lag.ts';
 import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
 import { decodeMsPerToken, describePace, expectedMs, type Pace, sizedFrom, tokensAt } from '../lib/measure/pace.ts';
-import { bootstrapMedianCI, bootstrapRatioCI, median, summarize } from '../lib/measure/stats.ts';
-import { bandAbove, pollUntil, type ReadSpread, readSpread, stallShare } from '../lib/measure/timing.ts';
+import { median } from '../lib/measure/stats.ts';
+import { pollUntil } from '../lib/measure/timing.ts';
 import type { CheckContext, CheckDef } from '../lib/model/check.ts';
 import type { FamilySpec } from '../lib/model/family-spec.ts';
 import type { Evidence, Verdict } from '../lib/model/types.ts';
-import { borderline, fail, fmt, inconclusive, pass, pct } from '../lib/model/verdict.ts';
+import { fail, fmt, inconclusive } from '../lib/model/verdict.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
 import { blockedIfUnserved } from './support/root-causes.ts';
 
@@ -43,7 +57,6 @@ export const family: FamilySpec = {
 
 const CAP = 200;
 const cap = (xs: number[]) => xs.slice(0, CAP).map((x) => Math.round(x * 10) / 10);
-const ms = (x: number | undefined) => `${fmt(x, 1)} ms`;
 
 /** A request that did not give a complete 200 stream: why, or undefined when it did. */
 function streamProblem(x: Exchange): string | undefined {
@@ -155,26 +168,13 @@ function usable(
   if (r.incomplete) return { verdict: incompleteVerdict(r, what) };
   const ls = r.value;
   const problems = ls.exchanges.map(streamProblem);
-  const broken = problems.map((p, i) => (p ? `request ${i + 1}: ${p}` : undefined)).filter((p): p is string => !!p);
-  if (broken.length > 0) {
+  const broken = brokenLongStreams(
+    problems,
+    ls.exchanges.map((x, i) => evidenceOf(`request ${i + 1}`, x)),
+  );
+  if (broken) {
     const failed = ls.exchanges.filter((_x, i) => problems[i]).map((x) => x.rec);
-    return {
-      verdict: blockedIfUnserved(
-        fail(
-          {
-            requirement:
-              'A streaming chat completion MUST answer 200 with a complete event stream before its timing can be judged.',
-            expected:
-              "HTTP 200, text/event-stream, ending normally (a silence far longer than the stream's own token gap is a stall)",
-            actual: broken[0]!,
-            violations: broken.slice(1),
-          },
-          undefined,
-          ls.exchanges.map((x, i) => evidenceOf(`request ${i + 1}`, x)),
-        ),
-        failed,
-      ),
-    };
+    return { verdict: blockedIfUnserved(broken, failed) };
   }
   const tokens = ls.exchanges.map((x) => x.metrics?.completionTokens ?? 0);
   const sources = [...new Set(ls.exchanges.map((x) => x.metrics?.tokenSource ?? 'none'))].join('/');
@@ -184,27 +184,8 @@ function usable(
   );
   if (ok.length < 2) {
     const textless = textlessNote(ls.exchanges);
-    if (textless)
-      return {
-        verdict: inconclusive(
-          `${ok.length} of ${ls.exchanges.length} streams carried text to time${textless}; ${what} needs 2 (${ls.sizing})`,
-          { completionTokens: tokens, sizes: ls.sizes },
-        ),
-      };
-    if (ls.short)
-      return {
-        verdict: inconclusive(`${ls.short}; ${what} needs 2 (${ls.sizing})`, {
-          completionTokens: tokens,
-          sizes: ls.sizes,
-        }),
-      };
-    return {
-      verdict: inconclusive(
-        `responses too short to judge: completion tokens ${JSON.stringify(tokens)} (from ${sources}), need at least ${ls.minTokens} in 2 of ${ls.exchanges.length} ` +
-          `(declare forceLength in the profile if the server supports ignore_eos or min_tokens)`,
-        { completionTokens: tokens, tokenSource: sources },
-      ),
-    };
+    const counts = { completionTokens: tokens, tokenSource: sources, usable: ok.length, recorded: ls.exchanges.length };
+    return { verdict: tooFewLongStreams({ long: ls, ...counts, textless, short: ls.short, what }) };
   }
   return { ok, ls };
 }
@@ -214,20 +195,6 @@ function usable(
 
 const ORPHAN_TOKENS = 500;
 const TOKENS_BEFORE_ABORT = 8;
-
-/**
- * Time per token of a live stream: the mean gap over its token span, not the median gap — a fast server delivers
- * several tokens per read, the events of one read share a timestamp, and the median gap is then 0 (llama-server at
- * hundreds of tok/s), which would make every remaining generation look already over. A stream whose tokens all came
- * in one read is timed from its first token to `untilAbs` (when it was aborted).
- */
-function itlOf(s: Pick<LiveStream, 'times' | 'firstAbs'>, untilAbs?: number): number | undefined {
-  const t = s.times;
-  if (t.length >= 2 && t[t.length - 1]! > t[0]!) return (t[t.length - 1]! - t[0]!) / (t.length - 1);
-  if (untilAbs !== undefined && s.firstAbs !== undefined && t.length >= 1 && untilAbs > s.firstAbs)
-    return (untilAbs - s.firstAbs) / t.length;
-  return undefined;
-}
 
 /** The orphan keeps generating for about this long after the abort unless cancelled (sized from the measured speed). */
 const ORPHAN_MS = 6_000;
@@ -256,29 +223,22 @@ async function cancelByCounters(ctx: CheckContext, reader: BusyReader): Promise<
     if (await within(orphan.reach(TOKENS_BEFORE_ABORT), startBound(ctx), ctx.signal)) break;
     orphan.ac.abort();
     const x = await orphan.done;
-    if (x.rec.failure?.kind === 'aborted')
-      return inconclusive(
-        `no ${TOKENS_BEFORE_ABORT} token events within ${startBound(ctx)} ms: too slow to test cancellation`,
-        undefined,
-        [evidenceOf('orphan', x)],
-      );
-    const problem = streamProblem(x);
-    if (problem)
-      return blockedIfUnserved(
-        fail({
-          requirement: 'A long streaming request MUST start streaming so that cancelling it can be tested.',
-          expected: 'HTTP 200 and token events',
-          actual: problem,
-        }),
-        [x.rec],
-      );
+    const timedOut = x.rec.failure?.kind === 'aborted';
+    const problem = timedOut ? undefined : streamProblem(x);
+    const v = orphanNotCancellable({
+      timedOut,
+      problem,
+      textless: textlessNote([x]),
+      attempt,
+      events: orphan.count,
+      maxTokens: n,
+      tokensBeforeAbort: TOKENS_BEFORE_ABORT,
+      startBoundMs: startBound(ctx),
+      evidence: [evidenceOf('orphan', x)],
+    });
     // Tokens served without text (lib/measure/served.ts) give nothing to cut the stream after: once more, with a fresh prompt.
-    if (textlessTokens(x) !== undefined && attempt < 2) continue;
-    if (textlessTokens(x) !== undefined)
-      return inconclusive(`no orphan stream of ${attempt} carried text to cancel it after${textlessNote([x])}`);
-    return inconclusive(
-      `the generation ended after ${orphan.count} token event(s), before it could be cancelled (declare forceLength so ${n} tokens can be requested)`,
-    );
+    if (!v) continue;
+    return problem ? blockedIfUnserved(v, [x.rec]) : v;
   }
   const busyDuring = await reader.read();
   if (busyDuring === undefined || busyDuring <= baseline) {
@@ -298,20 +258,7 @@ async function cancelByCounters(ctx: CheckContext, reader: BusyReader): Promise<
   });
   const freedMs = performance.now() - abortedAt;
   const remainingMs = itl !== undefined ? (n - seen) * itl : undefined;
-  const metrics = {
-    method: 'counters',
-    source: reader.source,
-    baselineBusy: baseline,
-    busyDuring,
-    busyAfter: polled.value,
-    polls: polled.polls,
-    freedAfterMs: polled.ok ? polled.elapsedMs : undefined,
-    tokensBeforeAbort: seen,
-    orphanMaxTokens: n,
-    itlMs: itl,
-    expectedRemainingMs: remainingMs,
-  };
-  const evidence = [evidenceOf('orphan (aborted)', x)];
+  let drained: { ok: boolean; elapsedMs: number } | undefined;
   if (!polled.ok) {
     // Still busy. Keep watching until the orphan would have ended by itself: a counter that drops then is the
     // generation running to its end (the fault); one that never drops may just be stale (vLLM updates its gauges
@@ -320,60 +267,31 @@ async function cancelByCounters(ctx: CheckContext, reader: BusyReader): Promise<
     ctx.log(
       `slot still busy ${Math.round(freedMs)} ms after the disconnect; watching it for up to ${Math.round(drainMs)} ms (the orphan's natural end is about ${fmt(remainingMs, 0)} ms away)`,
     );
-    const drained = await pollUntil(reader.read, (v) => v !== undefined && v <= baseline, {
+    const d = await pollUntil(reader.read, (v) => v !== undefined && v <= baseline, {
       intervalMs: 50,
       deadlineMs: drainMs,
       signal: ctx.signal,
     });
-    const freedAfter = polled.elapsedMs + drained.elapsedMs;
-    const m2 = { ...metrics, freedAfterMs: drained.ok ? freedAfter : undefined };
-    if (!drained.ok) {
+    drained = d;
+    if (!d.ok)
       ctx.log(
-        `${reader.source} stayed at ${drained.value ?? 'unknown'} even after the orphan would have ended: a stale counter is no evidence; judging by timing instead`,
+        `${reader.source} stayed at ${d.value ?? 'unknown'} even after the orphan would have ended: a stale counter is no evidence; judging by timing instead`,
       );
-      return undefined;
-    }
-    if (remainingMs === undefined || freedAfter >= 0.5 * remainingMs) {
-      return fail(
-        {
-          requirement:
-            'When the client disconnects, the server MUST stop generating for it and free its slot (generation continues after disconnect otherwise, wasting a slot for every abandoned request).',
-          expected: `${reader.source} back to ${baseline} busy within ${freeWithin} ms of the disconnect`,
-          actual:
-            `still ${polled.value ?? 'unknown'} busy ${Math.round(polled.elapsedMs)} ms after the client disconnected (after ${seen} of ${n} tokens); ` +
-            `freed only ${Math.round(freedAfter)} ms after the disconnect, when the orphaned generation would have run to its end (about ${fmt(remainingMs, 0)} ms)`,
-        },
-        m2,
-        evidence,
-      );
-    }
-    return borderline(
-      `slow to free the slot: ${reader.source} back to ${baseline} only ${Math.round(freedAfter)} ms after the client disconnected (limit ${freeWithin} ms), ` +
-        `though well before the generation's natural end (about ${fmt(remainingMs, 0)} ms)`,
-      m2,
-      evidence,
-    );
   }
-  const freed = polled.elapsedMs;
-  if (forced && remainingMs !== undefined && freed > remainingMs / 2) {
-    return inconclusive(
-      `the slot was freed ${Math.round(freed)} ms after the disconnect, but the generation had only about ${Math.round(remainingMs)} ms left: cancellation cannot be told from completion`,
-      metrics,
-      evidence,
-    );
-  }
-  if (!forced && itl !== undefined && freed > Math.max(200, 5 * itl)) {
-    return inconclusive(
-      `the slot was freed ${Math.round(freed)} ms after the disconnect; without forceLength the model may simply have finished (declare forceLength for a clear verdict)`,
-      metrics,
-      evidence,
-    );
-  }
-  return pass(
-    `${reader.source}: busy ${baseline} → ${busyDuring} during the stream → ${polled.value} ${Math.round(freed)} ms after the client disconnected (after ${seen} of ${n} tokens)`,
-    metrics,
-    evidence,
-  );
+  return gradeCancelByCounters({
+    source: reader.source,
+    baseline,
+    busyDuring,
+    polled,
+    drained,
+    tokensBeforeAbort: seen,
+    orphanMaxTokens: n,
+    itlMs: itl,
+    remainingMs,
+    forced,
+    freeWithinMs: freeWithin,
+    evidence: [evidenceOf('orphan (aborted)', x)],
+  });
 }
 
 async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
@@ -474,53 +392,77 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
       [evidenceOf('probe', px)],
     );
   }
-  const remainingMs = itl !== undefined ? (n - seen) * itl : undefined;
-  const metrics = {
-    method: 'all-slots-busy delay',
+  return gradeCancelByDelay({
     slots: k,
-    baselineTtftMs: baseTtft,
-    probeDelayAfterDisconnectMs: delay,
-    allowedMs: allowed,
-    itlMs: itl,
-    expectedRemainingMs: remainingMs,
-    orphanMaxTokens: n,
+    slotsNote,
     serving: measured,
-  };
-  const evidence = [
-    evidenceOf('probe', px),
-    ...xs.slice(0, 3).map((x, i) => evidenceOf(`orphan ${i + 1} (aborted)`, x)),
-  ];
-  if (!got || delay === undefined) {
-    return fail(
-      {
-        requirement:
-          'When the client disconnects, the server MUST stop generating for it and free its slot (generation continues after disconnect otherwise).',
-        expected: `with all ${k} slots busy and then disconnected, a waiting request gets its first token within ${Math.round(allowed)} ms (${freeWithin} ms + 3 × its lone TTFT ${Math.round(baseTtft)} ms)`,
-        actual: `no first token ${Math.round(2 * allowed)} ms after all ${k} streams were disconnected: the orphaned generations kept the slots (about ${fmt(remainingMs, 0)} ms of generation left)${slotsNote}`,
-      },
-      metrics,
-      evidence,
-    );
+    baselineTtftMs: baseTtft,
+    freeWithinMs: freeWithin,
+    allowedMs: allowed,
+    probeInTime: got,
+    probeDelayMs: delay,
+    itlMs: itl,
+    remainingMs: itl !== undefined ? (n - seen) * itl : undefined,
+    orphanMaxTokens: n,
+    forced: !!ctx.profile.forceLength,
+    evidence: [evidenceOf('probe', px), ...xs.slice(0, 3).map((x, i) => evidenceOf(`orphan ${i + 1} (aborted)`, x))],
+  });
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// stream.headers-early: up to 3 long-prompt streams of 2 tokens, timed from the request to its headers and first token
+
+async function recordPrefills(
+  ctx: CheckContext,
+): Promise<{ xs: Exchange[]; sizes: number[]; rate: number | undefined } | { verdict: Verdict }> {
+  const window = ctx.server.contextWindow?.value;
+  const cap = Math.floor(Math.min(ctx.threshold('promptTokens'), window !== undefined ? window * 0.75 : Infinity));
+  const prefillMs = ctx.threshold('prefillMs');
+  // Prompt length from the measured prefill rate (lib/measure/pace.ts), re-sized after each request; 1000 tokens until
+  // a rate is known. The loop stops when the next request would not fit 60 % of the check's bound.
+  const sizeFor = (tps: number | undefined) =>
+    Math.max(Math.min(256, cap), Math.min(cap, tps !== undefined ? Math.round((tps * prefillMs) / 1000) : 1000));
+  let rate = paceFor(ctx)?.prefillTps;
+  let target = sizeFor(rate);
+  const budgetMs = 0.6 * (ctx.check.timeoutMs ?? 60_000);
+  const t0 = performance.now();
+  const xs: Exchange[] = [];
+  const sizes: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const expect = rate !== undefined ? (target / rate) * 1000 : 0;
+    if (i >= 2 && performance.now() - t0 + expect > budgetMs) break;
+    let prompt: string;
+    try {
+      prompt = (await promptOfTokens(ctx, target, i * 97)).prompt;
+    } catch (e) {
+      return { verdict: inconclusive(`cannot build a prompt of a known length: ${(e as Error).message}`) };
+    }
+    const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens: 2, stream: true }));
+    const evidence = [evidenceOf(`request ${i + 1}`, x)];
+    if (x.rec.failure?.kind === 'headers-timeout') {
+      const requirement =
+        'Response headers SHOULD be sent when the request is accepted, before a long prefill ends, so clients with header timeouts keep waiting.';
+      const actual = `no response headers within ${ctx.deadlines.headersMs} ms for a ${target}-token prompt: ${describeExchange(x)}`;
+      const expected = `headers within ${ctx.deadlines.headersMs} ms (the headers deadline)`;
+      return { verdict: fail({ requirement, expected, actual }, undefined, evidence) };
+    }
+    const problem = streamProblem(x);
+    if (endedByUs(x.rec)) {
+      const why = budgetText(`the ${target}-token request ended`, paceFor(ctx), describeExchange(x));
+      return { verdict: inconclusive(why, undefined, evidence) };
+    }
+    if (problem) {
+      const why = `the ${target}-token request did not give a stream to time (${problem}); the context and api checks judge that`;
+      return { verdict: blockedIfUnserved(inconclusive(why, undefined, evidence), [x.rec]) };
+    }
+    xs.push(x);
+    sizes.push(target);
+    const sent = x.events?.usage?.prompt_tokens ?? target;
+    const ttft = x.metrics?.ttftMs;
+    if (ttft !== undefined && ttft > 0) rate = (sent / ttft) * 1000;
+    target = sizeFor(rate);
   }
-  if (delay > allowed) {
-    return borderline(
-      `the probe waited ${Math.round(delay)} ms after all ${k} streams were disconnected (allowed ${Math.round(allowed)} ms): slow to free slots, or a slow first token${slotsNote}`,
-      metrics,
-      evidence,
-    );
-  }
-  if (!ctx.profile.forceLength) {
-    return inconclusive(
-      `the probe got its first token ${Math.round(delay)} ms after the disconnect, but without forceLength a busy stream may have ended by itself (declare forceLength for a clear verdict)`,
-      metrics,
-      evidence,
-    );
-  }
-  return pass(
-    `all ${k} slots busy${slotsNote}; ${Math.round(delay)} ms after they were disconnected the waiting probe got its first token (allowed ${Math.round(allowed)} ms)`,
-    metrics,
-    evidence,
-  );
+  return { xs, sizes, rate };
 }
 
 // ------------------------------------------------------------------------------------------------------------
@@ -542,7 +484,6 @@ const LONG_SIZING = {
 };
 /** Bound of each long-stream check: 3 streams of the minimum length at 3 tok/s (about 35 s) fit 60 % of it. */
 const LONG_TIMEOUT_MS = 120_000;
-const fmtSizes = (xs: number[]) => (new Set(xs).size === 1 ? `${xs[0]}` : `${Math.min(...xs)}–${Math.max(...xs)}`);
 
 export const checks: CheckDef[] = [
   {
@@ -566,56 +507,21 @@ export const checks: CheckDef[] = [
       const rec = await longStreams(ctx);
       const u = usable(rec, 'the long streams were recorded');
       if ('verdict' in u) return u.verdict;
-      const ls = u.ls;
-      const maxRatio = ctx.threshold('maxRatio');
-      const ttfts = u.ok.map((x) => x.metrics?.ttftMs);
-      const e2es = u.ok.map((x) => x.rec.tEnd);
-      const ci = bootstrapRatioCI(ttfts, e2es, { seed: 1 });
       // Our lateness while the streams were recorded (sampled at 1 ms: lib/measure/client-lag.ts), with the run's preflight lag.
       const lag = ctx.clientLag({ p99Ms: rec.lag.p99Ms, maxMs: clientAllowanceMs(rec.lag) });
-      const stall = lag.ms;
-      const metrics = {
-        sizes: ls.sizes,
-        sizing: ls.sizing,
-        ratio: ci.estimate,
-        ratioLow: ci.low,
-        ratioHigh: ci.high,
-        ttftMs: summarize(ttfts),
-        e2eMs: summarize(e2es),
-        ttftSamples: ttfts,
-        e2eSamples: e2es,
-        completionTokens: u.ok.map((x) => x.metrics?.completionTokens),
-        clientStallMs: stall,
-      };
-      const evidence = u.ok.map((x, i) => evidenceOf(`stream ${i + 1}`, x));
-      const band = bandAbove(ci.estimate, ci.low, maxRatio);
-      const figures = `median TTFT ${ms(median(ttfts))} vs median end-to-end ${ms(median(e2es))} (ratio ${fmt(ci.estimate, 3)}, 95 % CI ${fmt(ci.low, 3)}–${fmt(ci.high, 3)}) over ${u.ok.length} streams of ${fmtSizes(ls.sizes)} tokens (${ls.sizing})`;
-      if (band === 'pass') return pass(figures, metrics, evidence);
-      const medTtft = median(ttfts)!;
-      const medE2e = median(e2es)!;
-      if ((medTtft - stall) / medE2e <= maxRatio) {
-        return inconclusive(
-          `our client's own lag of up to ${ms(stall)} (${lag.source}) could explain ${figures}`,
-          metrics,
-          evidence,
-        );
-      }
-      if (band === 'fail') {
-        return fail(
-          {
-            requirement: `For a generation of ${fmtSizes(ls.sizes)} tokens (at least ${ls.minTokens}, sized so the decode dwarfs the TTFT), median TTFT MUST be at most ${maxRatio} of median end-to-end time: tokens are streamed as they are generated, not held until the end.`,
-            expected: `ttft / e2e ≤ ${maxRatio} (a streaming server: about prefill / (prefill + ${fmtSizes(ls.sizes)} decode steps))`,
-            actual: `${figures}: the first token arrived only ${ms(medE2e - medTtft)} before the end of the stream`,
-            violations: u.ok.map(
-              (x, i) =>
-                `stream ${i + 1}: TTFT ${ms(x.metrics?.ttftMs)}, end ${ms(x.rec.tEnd)}, ${x.metrics?.completionTokens} tokens in ${x.events?.tokens.length} events over ${x.rec.reads.length} reads`,
-            ),
-          },
-          metrics,
-          evidence,
-        );
-      }
-      return borderline(`borderline: ${figures}; the threshold is ${maxRatio}`, metrics, evidence);
+      return gradeTtftBeforeEnd({
+        streams: u.ok.map((x) => ({
+          ttftMs: x.metrics?.ttftMs,
+          e2eMs: x.rec.tEnd,
+          completionTokens: x.metrics?.completionTokens,
+          tokenEvents: x.events?.tokens.length,
+          reads: x.rec.reads.length,
+        })),
+        long: u.ls,
+        maxRatio: ctx.threshold('maxRatio'),
+        lag,
+        evidence: u.ok.map((x, i) => evidenceOf(`stream ${i + 1}`, x)),
+      });
     },
   },
   {
@@ -643,71 +549,14 @@ export const checks: CheckDef[] = [
       const rec = await longStreams(ctx);
       const u = usable(rec, 'the long streams were recorded');
       if ('verdict' in u) return u.verdict;
-      const ls = u.ls;
-      const maxRead = ctx.threshold('maxReadShare');
-      const maxLate = ctx.threshold('maxLateShare');
-      const spreads = u.ok.map((x) => readSpread({ tokens: x.events!.tokens, tEnd: x.rec.tEnd }));
-      if (spreads.some((s) => !s)) return inconclusive('a stream carried no generated text to time');
-      const sp = spreads as ReadSpread[];
-      const readShares = sp.map((s) => s.maxReadShare);
-      const lateShares = sp.map((s) => s.lateShare);
-      const readCi = bootstrapMedianCI(readShares, { seed: 1 });
-      const lateCi = bootstrapMedianCI(lateShares, { seed: 2 });
-      const lag = ctx.clientLag({ p99Ms: rec.lag.p99Ms, maxMs: clientAllowanceMs(rec.lag) });
-      const stall = lag.ms;
-      const allowance = u.ok.map((x) => stallShare(stall, 0, x.rec.tEnd));
-      const metrics = {
-        sizes: ls.sizes,
-        sizing: ls.sizing,
-        maxReadShare: readCi.estimate,
-        maxReadShareLow: readCi.low,
-        lateShare: lateCi.estimate,
-        lateShareLow: lateCi.low,
-        readShareSamples: readShares,
-        lateShareSamples: lateShares,
-        reads: sp.map((s) => s.reads),
-        events: sp.map((s) => s.events),
-        clientStallMs: stall,
-      };
-      const evidence = u.ok.map((x, i) => evidenceOf(`stream ${i + 1}`, x));
-      const bands = [bandAbove(readCi.estimate, readCi.low, maxRead), bandAbove(lateCi.estimate, lateCi.low, maxLate)];
-      const figures = `largest single read ${pct(readCi.estimate)} of the text (limit ${pct(maxRead)}), last 5 % of the request time ${pct(lateCi.estimate)} (limit ${pct(maxLate)}); medians over ${sp.length} streams of ${fmtSizes(ls.sizes)} tokens (${ls.sizing})`;
-      if (bands.every((b) => b === 'pass')) return pass(figures, metrics, evidence);
-      const corrected = (xs: number[]) => median(xs.map((v, i) => v - allowance[i]!))!;
-      if (corrected(readShares) <= maxRead && corrected(lateShares) <= maxLate) {
-        return inconclusive(
-          `our client's own lag of up to ${ms(stall)} (${lag.source}) could explain ${figures}`,
-          metrics,
-          evidence,
-        );
-      }
-      if (bands.includes('fail')) {
-        const violations: string[] = [];
-        sp.forEach((s, i) => {
-          if (s.maxReadShare > maxRead)
-            violations.push(
-              `stream ${i + 1}: one read at ${ms(s.maxReadAt)} carried ${pct(s.maxReadShare)} of the text (${s.maxReadEvents} of ${s.events} token events; ${s.reads} reads carried text)`,
-            );
-          if (s.lateShare > maxLate)
-            violations.push(
-              `stream ${i + 1}: ${pct(s.lateShare)} of the text arrived after ${ms(s.lateFrom)}, in the last 5 % of the ${ms(u.ok[i]!.rec.tEnd)} request`,
-            );
-        });
-        const worst = u.ok[readShares.indexOf(Math.max(...readShares))]!;
-        return fail(
-          {
-            requirement:
-              'Tokens MUST arrive spread over the request as they are generated: no single read may carry a large share of them, and the end of the request may not carry most of them (the server holds tokens and flushes them at the end otherwise).',
-            expected: `largest read ≤ ${pct(maxRead)} of the text and ≤ ${pct(maxLate)} of it in the last 5 % of the whole request time`,
-            actual: figures,
-            violations,
-            bytes: escapeBytes(bodyText(worst.rec), 300),
-          },
-          metrics,
-          evidence,
-        );
-      }
-      return borderline(`borderline: ${figures}`, metrics, evidence);
+      return gradeSpread({
+        streams: u.ok.map((x) => ({ tokens: x.events!.tokens, rec: x.rec })),
+        long: u.ls,
+        maxReadShare: ctx.threshold('maxReadShare'),
+        maxLateShare: ctx.threshold('maxLateShare'),
+        lag: ctx.clientLag({ p99Ms: rec.lag.p99Ms, maxMs: clientAllowanceMs(rec.lag) }),
+        evidence: u.ok.map((x, i) => evidenceOf(`stream ${i + 1}`, x)),
+      });
     },
   },
   {
@@ -739,115 +588,19 @@ export const checks: CheckDef[] = [
     },
     timeoutMs: 90_000,
     async run(ctx) {
-      const window = ctx.server.contextWindow?.value;
-      const cap = Math.floor(Math.min(ctx.threshold('promptTokens'), window !== undefined ? window * 0.75 : Infinity));
-      const minPrefill = ctx.threshold('minPrefillMs');
-      const maxShare = ctx.threshold('maxHeadersShare');
-      const prefillMs = ctx.threshold('prefillMs');
-      // Prompt length from the measured prefill rate (lib/measure/pace.ts), re-sized after each request; 1000 tokens until
-      // a rate is known. The loop stops when the next request would not fit 60 % of the check's bound.
-      const sizeFor = (tps: number | undefined) =>
-        Math.max(Math.min(256, cap), Math.min(cap, tps !== undefined ? Math.round((tps * prefillMs) / 1000) : 1000));
-      let rate = paceFor(ctx)?.prefillTps;
-      let target = sizeFor(rate);
-      const budgetMs = 0.6 * (ctx.check.timeoutMs ?? 60_000);
-      const t0 = performance.now();
-      const xs: Exchange[] = [];
-      const sizes: number[] = [];
-      for (let i = 0; i < 3; i++) {
-        const expect = rate !== undefined ? (target / rate) * 1000 : 0;
-        if (i >= 2 && performance.now() - t0 + expect > budgetMs) break;
-        let prompt: string;
-        try {
-          prompt = (await promptOfTokens(ctx, target, i * 97)).prompt;
-        } catch (e) {
-          return inconclusive(`cannot build a prompt of a known length: ${(e as Error).message}`);
-        }
-        const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens: 2, stream: true }));
-        if (x.rec.failure?.kind === 'headers-timeout') {
-          return fail(
-            {
-              requirement:
-                'Response headers SHOULD be sent when the request is accepted, before a long prefill ends, so clients with header timeouts keep waiting.',
-              expected: `headers within ${ctx.deadlines.headersMs} ms (the headers deadline)`,
-              actual: `no response headers within ${ctx.deadlines.headersMs} ms for a ${target}-token prompt: ${describeExchange(x)}`,
-            },
-            undefined,
-            [evidenceOf(`request ${i + 1}`, x)],
-          );
-        }
-        const problem = streamProblem(x);
-        if (endedByUs(x.rec))
-          return inconclusive(
-            budgetText(`the ${target}-token request ended`, paceFor(ctx), describeExchange(x)),
-            undefined,
-            [evidenceOf(`request ${i + 1}`, x)],
-          );
-        if (problem)
-          return blockedIfUnserved(
-            inconclusive(
-              `the ${target}-token request did not give a stream to time (${problem}); the context and api checks judge that`,
-              undefined,
-              [evidenceOf(`request ${i + 1}`, x)],
-            ),
-            [x.rec],
-          );
-        xs.push(x);
-        sizes.push(target);
-        const sent = x.events?.usage?.prompt_tokens ?? target;
-        const ttft = x.metrics?.ttftMs;
-        if (ttft !== undefined && ttft > 0) rate = (sent / ttft) * 1000;
-        target = sizeFor(rate);
-      }
-      const target2 = fmtSizes(sizes);
-      const heads = xs.map((x) => x.rec.tHeaders);
-      const ends = xs.map((x) => x.metrics?.ttftMs ?? x.rec.reads.find((r) => r.bytes.length > 0)?.t ?? x.rec.tEnd);
-      const shares = xs.map((x, i) => (x.rec.tHeaders ?? Infinity) / ends[i]!);
-      const ci = bootstrapMedianCI(shares, { seed: 3 });
-      const metrics = {
-        promptTokens: sizes,
-        prefillTps: rate,
-        headersMs: summarize(heads),
-        prefillEndMs: summarize(ends),
-        headersShare: ci.estimate,
-        headersShareLow: ci.low,
-        samples: { heads, ends },
-      };
-      const evidence = xs.map((x, i) => evidenceOf(`request ${i + 1}`, x));
-      const medEnd = median(ends)!;
-      const figures = `headers after ${ms(median(heads))}, first token after ${ms(medEnd)} (headers at ${pct(ci.estimate)} of the prefill; medians over ${xs.length} requests with ${target2}-token prompts; prompt length sized from the measured prefill rate ${fmt(rate, 0)} tok/s)`;
-      if (medEnd < minPrefill) {
-        return inconclusive(
-          `prefill too short to tell: ${figures}; needs a first token after ≥ ${minPrefill} ms`,
-          metrics,
-          evidence,
-        );
-      }
-      const band = bandAbove(ci.estimate, ci.low, maxShare);
-      if (band === 'pass') return pass(figures, metrics, evidence);
-      const lag = ctx.clientLag();
-      const stall = lag.ms;
-      if ((median(heads)! - stall) / medEnd <= maxShare) {
-        return inconclusive(
-          `our client's own lag of up to ${ms(stall)} (${lag.source}) could explain ${figures}`,
-          metrics,
-          evidence,
-        );
-      }
-      if (band === 'fail') {
-        return fail(
-          {
-            requirement:
-              'Response headers SHOULD be sent when the request is accepted, before a long prefill ends, so clients with header timeouts keep waiting.',
-            expected: `headers within ${pct(maxShare)} of the time to the first token`,
-            actual: `${figures}: the status and headers came only with the first token, nothing during the prefill`,
-            violations: xs.map((x, i) => `request ${i + 1}: headers ${ms(x.rec.tHeaders)}, first token ${ms(ends[i])}`),
-          },
-          metrics,
-          evidence,
-        );
-      }
-      return borderline(`borderline: ${figures}`, metrics, evidence);
+      const r = await recordPrefills(ctx);
+      if ('verdict' in r) return r.verdict;
+      const firstToken = (x: Exchange) =>
+        x.metrics?.ttftMs ?? x.rec.reads.find((b) => b.bytes.length > 0)?.t ?? x.rec.tEnd;
+      return gradeHeadersEarly({
+        requests: r.xs.map((x) => ({ headersMs: x.rec.tHeaders, prefillEndMs: firstToken(x) })),
+        promptTokens: r.sizes,
+        prefillTps: r.rate,
+        minPrefillMs: ctx.threshold('minPrefillMs'),
+        maxHeadersShare: ctx.threshold('maxHeadersShare'),
+        lag: ctx.clientLag(),
+        evidence: r.xs.map((x, i) => evidenceOf(`request ${i + 1}`, x)),
+      });
     },
   },
   {

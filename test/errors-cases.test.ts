@@ -90,7 +90,7 @@ test("required-shape cases touch only messages; optional-type cases only optiona
 });
 
 test("a 2xx is an acceptance even when no token follows in time; no answer at all is a hang; 5xx and drops are the server's", async () => {
-  const { classify } = await import('../suites/errors.ts');
+  const { classify } = await import('../lib/grading/errors.ts');
   const rec = (status: number | undefined, failure?: string) =>
     ({
       method: 'POST',

@@ -1,6 +1,13 @@
 // parallel.no-starvation at any speed: a stream is "one burst" only against the server's own decode rate.
 import { describe, expect, test } from 'vitest';
-import { arrivedInBurst, gradeNoStarvation, type StarvationStream } from '../lib/grading/parallel.ts';
+import {
+  arrivedInBurst,
+  batchingFromSpeedup,
+  gradeNoStarvation,
+  refusedParallel,
+  type StarvationStream,
+} from '../lib/grading/parallel.ts';
+import { pass, warn } from '../lib/model/verdict.ts';
 
 const stream = (first: number, tokens: number, msPerToken: number): StarvationStream => ({
   status: 200,
@@ -30,5 +37,27 @@ describe("bursts against the server's own rate", () => {
     );
     // Without the rate every 3000 tok/s stream looks like a burst: no evidence either way.
     expect(gradeNoStarvation({ reps: [serial, serial], slots: 4, thresholds: th }).outcome).toBe('inconclusive');
+  });
+});
+
+describe('parallel.speedup-2 beside its grade', () => {
+  test('refused parallel requests leave no speed to measure, each named with its status and Retry-After', () => {
+    const v = refusedParallel([{ label: 'pair 1, request 2', status: 503, retryAfter: '1' }], 10);
+    expect(v.outcome).toBe('inconclusive');
+    expect(v.message).toBe(
+      'the server refused 1 of 10 parallel request(s) (pair 1, request 2: HTTP 503, Retry-After 1), so no parallel speed can be measured',
+    );
+  });
+
+  test('only a pass at the batching band counts as batching for the multi-slot checks', () => {
+    const at = (estimate: number) => ({ speedup: { estimate, low: estimate - 0.2 } });
+    expect(batchingFromSpeedup(pass('batching works', at(1.9)), 1.3)).toEqual({
+      concurrency: 2,
+      speedup: 1.9,
+      low: 1.7,
+      source: 'batching measured by parallel.speedup-2 (1.90x at 2 concurrent)',
+    });
+    expect(batchingFromSpeedup(pass('informational: serialised', at(1.0)), 1.3)).toBe(null);
+    expect(batchingFromSpeedup(warn('no effective batching', at(1.9)), 1.3)).toBe(null);
   });
 });

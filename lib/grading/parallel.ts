@@ -164,6 +164,41 @@ export function speedupUndecided(input: Omit<SpeedupInput, 'slots' | 'loop'>): b
   return ci.estimate < input.thresholds.failBelow && ci.high >= input.thresholds.failBelow;
 }
 
+/** A parallel request the server refused (429/503), as parallel.speedup-2 names it. */
+interface RefusedRequest {
+  label: string;
+  status?: number;
+  retryAfter?: string;
+}
+
+/** parallel.speedup-2 when the server refused some of the parallel requests: no parallel speed to measure. */
+export function refusedParallel(refused: readonly RefusedRequest[], total: number): Verdict {
+  return inconclusive(
+    `the server refused ${refused.length} of ${total} parallel request(s) (${refused.map(({ label, status, retryAfter }) => `${label}: HTTP ${status}${retryAfter ? `, Retry-After ${retryAfter}` : ''}`).join('; ')}), so no parallel speed can be measured`,
+    { refused: refused.length },
+  );
+}
+
+/**
+ * What a graded parallel.speedup-2 says of batching where the slots are unknown: clear batching (a pass at ≥
+ * `warnBelow`) lets the multi-slot checks run at 2 concurrent; anything else, none (null).
+ */
+export function batchingFromSpeedup(
+  v: Verdict,
+  warnBelow: number,
+): { concurrency: number; speedup: number; low?: number; source: string } | null {
+  const sp = (v.metrics as { speedup?: { estimate?: number; low?: number } } | undefined)?.speedup;
+  const batches = v.outcome === 'pass' && sp?.estimate !== undefined && sp.estimate >= warnBelow;
+  return batches
+    ? {
+        concurrency: 2,
+        speedup: sp!.estimate!,
+        low: sp!.low,
+        source: `batching measured by parallel.speedup-2 (${fmt(sp!.estimate)}x at 2 concurrent)`,
+      }
+    : null;
+}
+
 export interface ScalingRep {
   aggregateTps?: number;
   ttftMs: ReadonlyArray<number | undefined>;
