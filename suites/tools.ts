@@ -10,6 +10,8 @@
 // The tools offered have bounded parameters (enums only), so even a random-weight model under a grammar finishes a
 // call within the token budget. Capability `tools`: declared, or discovered by the probe request of tools.supported.
 // Recordings are shared between checks (one request each, memoized per run and server).
+//
+// The judges are pure functions in lib/grading/tools.ts; this file sends the requests and declares the checks.
 
 import { anthropicAnswer, anthropicStreamedToolUses, chatAnswer, streamedToolCalls } from '../lib/decode/tool-calls.ts';
 import { type Exchange, generationBody, send, uniquePrompt } from '../lib/exchange/exchange.ts';
