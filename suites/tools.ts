@@ -10,27 +10,41 @@
 // The tools offered have bounded parameters (enums only), so even a random-weight model under a grammar finishes a
 // call within the token budget. Capability `tools`: declared, or discovered by the probe request of tools.supported.
 // Recordings are shared between checks (one request each, memoized per run and server).
+//
+// The judges are pure functions in lib/grading/tools.ts; this file sends the requests and declares the checks.
 
-import { jsonPrefix } from '../lib/decode/json-prefix.ts';
-import { escapeBytes } from '../lib/decode/stream-decoder.ts';
-import {
-  anthropicAnswer,
-  anthropicStreamedToolUses,
-  callShapeProblems,
-  chatAnswer,
-  judgeArguments,
-  judgeValue,
-  streamedToolCalls,
-  type ToolCall,
-  toolUseShapeProblems,
-} from '../lib/decode/tool-calls.ts';
+import { anthropicAnswer, anthropicStreamedToolUses, chatAnswer, streamedToolCalls } from '../lib/decode/tool-calls.ts';
 import { type Exchange, generationBody, send, uniquePrompt } from '../lib/exchange/exchange.ts';
 import { sharedValue } from '../lib/exchange/recordings.ts';
-import { bodyText } from '../lib/http/recorder.ts';
+import {
+  isVerdict,
+  judgeAnthropicStream,
+  judgeAnthropicToolUse,
+  judgeArgumentsValid,
+  judgeAutoChoice,
+  judgeDescriptionOptional,
+  judgeFinishReason,
+  judgeFollowUp,
+  judgeNamedChoice,
+  judgeNoneChoice,
+  judgeParallelFalse,
+  judgeParallelIndexes,
+  judgeRequiredCall,
+  judgeStreamArguments,
+  judgeStreamDeltas,
+  judgeStreamFinish,
+  judgeStreamIncremental,
+  judgeTruncation,
+  type RequiredAnswer,
+  requiredAnswer,
+  TIME_PARAMS,
+  TOOL_BUDGET,
+  WEATHER_PARAMS,
+} from '../lib/grading/tools.ts';
 import type { CheckContext, CheckDef } from '../lib/model/check.ts';
 import type { FamilySpec } from '../lib/model/family-spec.ts';
 import type { ApiFlavour, Verdict } from '../lib/model/types.ts';
-import { fail, inconclusive, pass, skip } from '../lib/model/verdict.ts';
+import { skip } from '../lib/model/verdict.ts';
 import { classifyAnswer, featureGate, judgeInvalidCases, probeCheck, unanswered } from '../lib/server/feature-probe.ts';
 import { faultProof, type Proof, passProof, skipProof } from './support/proof.ts';
 import { blockedIfUnserved } from './support/root-causes.ts';
@@ -46,22 +60,8 @@ const OPENAI = 'OpenAI API reference, Chat Completions (https://platform.openai.
 const ANTHROPIC = 'Anthropic Messages API, tool use (https://docs.anthropic.com/en/api/messages)';
 
 // ---------------------------------------------------------------------------------------------------------------
-// The tools we offer: bounded parameters (enums), so every call is short.
+// The tools we offer (their parameters and the token budget are in lib/grading/tools.ts, which judges by them).
 
-const CITY = { type: 'string', enum: ['Paris', 'Tokyo', 'Lima'] };
-const WEATHER_PARAMS = {
-  type: 'object',
-  properties: { city: CITY, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
-  required: ['city', 'unit'],
-  additionalProperties: false,
-};
-const TIME_PARAMS = {
-  type: 'object',
-  properties: { city: CITY, format: { type: 'string', enum: ['12h', '24h'] } },
-  required: ['city', 'format'],
-  additionalProperties: false,
-};
-const PARAMS: Record<string, unknown> = { get_weather: WEATHER_PARAMS, get_time: TIME_PARAMS };
 const WEATHER = {
   type: 'function',
   function: { name: 'get_weather', description: 'Get the current weather in a city.', parameters: WEATHER_PARAMS },
@@ -76,8 +76,6 @@ const ANTHROPIC_WEATHER = {
   input_schema: WEATHER_PARAMS,
 };
 
-/** max_tokens of a tool request: llama-server b4747 spends 54–67 tokens on one such call; two fit with room. */
-const BUDGET = 256;
 const WEATHER_PROMPT = 'What is the weather in Paris right now, in celsius? Use the get_weather tool.';
 const BOTH_PROMPT = 'What are the weather (celsius) and the local time (24h) in Tokyo? Call get_weather and get_time.';
 
@@ -94,7 +92,7 @@ function toolRequest(
 ) {
   return generationBody(ctx, 'openai-chat', {
     prompt: uniquePrompt(ctx, o.prompt),
-    maxTokens: o.maxTokens ?? BUDGET,
+    maxTokens: o.maxTokens ?? TOOL_BUDGET,
     stream: o.stream,
     extra: { tools: o.tools, ...(o.choice !== undefined ? { tool_choice: o.choice } : {}), ...o.extra },
   });
@@ -145,7 +143,7 @@ const parallelAllowed = (ctx: CheckContext) =>
 function anthropicRequest(ctx: CheckContext, choice: unknown, stream: boolean) {
   return generationBody(ctx, 'anthropic-messages', {
     prompt: uniquePrompt(ctx, WEATHER_PROMPT),
-    maxTokens: BUDGET,
+    maxTokens: TOOL_BUDGET,
     stream,
     extra: { tools: [ANTHROPIC_WEATHER], tool_choice: choice },
   });
@@ -163,51 +161,18 @@ function streamUnusable(x: Exchange, what: string): Verdict | undefined {
   return unanswered(x, what, '');
 }
 
-const names = (calls: readonly ToolCall[]) => JSON.stringify(calls.map((c) => c.name));
-const excerpt = (x: Exchange) => escapeBytes(bodyText(x.rec), 400);
-/** Cut by max_tokens: the verdict on what was written is inconclusive, never a failure of its JSON. */
-const cut = (finish: unknown) => finish === 'length';
+const streamedCalls = (x: Exchange) => streamedToolCalls(x.events?.chunks ?? []);
 
-/** Every problem of the calls of one answer: envelope (id, type, name) and arguments (JSON, schema). */
-function callProblems(calls: readonly ToolCall[], offered: readonly string[], what: 'shape' | 'arguments'): string[] {
-  return calls.flatMap((c, i) => {
-    const label = `tool_calls[${i}] (${JSON.stringify(c.name)})`;
-    if (what === 'shape') return callShapeProblems(c, offered, label);
-    const schema = typeof c.name === 'string' ? PARAMS[c.name] : undefined;
-    if (!schema) return [];
-    const v = judgeArguments(c.arguments, schema);
-    return v.state === 'valid'
-      ? []
-      : v.problems.map((p) => `${label}: ${p} — arguments ${escapeBytes(String(c.arguments), 120)}`);
-  });
-}
-
-/** A non-streamed answer under "required": the calls, or the verdict when there is nothing to judge. */
-async function requiredCalls(
-  ctx: CheckContext,
-): Promise<{ x: Exchange; calls: ToolCall[]; finish: unknown } | Verdict> {
+/** The non-streamed answer under "required", or the verdict when there is nothing to judge. */
+async function requiredCalls(ctx: CheckContext): Promise<RequiredAnswer | Verdict> {
   const x = await required(ctx);
   const bad = unanswered(
     x,
     'a tool_choice "required" request',
     'A chat request with tools and tool_choice "required" MUST be answered.',
   );
-  if (bad) return bad;
-  const a = chatAnswer(x.json);
-  if (a.problem)
-    return fail({
-      requirement: 'The answer MUST be a chat.completion with choices[0].message.',
-      expected: 'choices[0].message with tool_calls',
-      actual: a.problem,
-      bytes: excerpt(x),
-    });
-  if (a.calls.length === 0 && cut(a.finishReason))
-    return inconclusive(
-      `max_tokens ${BUDGET} ran out before the call was complete (finish_reason "length", content ${escapeBytes(String(a.content), 120)})`,
-    );
-  return { x, calls: a.calls, finish: a.finishReason };
+  return bad ?? requiredAnswer(chatAnswer(x.json), x.rec);
 }
-const isVerdict = (v: unknown): v is Verdict => typeof v === 'object' && v !== null && 'outcome' in v;
 
 const base = { requires: ['openai-chat', 'tools'] as CheckDef['requires'], timeoutMs: 180_000 }; // two requests of up to 256 tokens at 3 tok/s
 
@@ -241,24 +206,7 @@ export const checks: CheckDef[] = [
     reference: `${OPENAI}: tool_choice "required" (the model must call one or more tools); message.tool_calls[] {id, type "function", function {name, arguments}}`,
     run: gated(async (ctx) => {
       const r = await requiredCalls(ctx);
-      if (isVerdict(r)) return r;
-      const problems =
-        r.calls.length === 0
-          ? [
-              `no tool_calls at all (content ${escapeBytes(String(chatAnswer(r.x.json).content), 160)}, finish_reason ${JSON.stringify(r.finish)})`,
-            ]
-          : callProblems(r.calls, ['get_weather'], 'shape');
-      if (problems.length) {
-        return fail({
-          requirement:
-            'Under tool_choice "required" the message MUST carry tool_calls, each with a non-empty string id, type "function" and the name of an offered function.',
-          expected: '[{"id": "call_…", "type": "function", "function": {"name": "get_weather", "arguments": "{…}"}}]',
-          actual: problems[0]!,
-          violations: problems.slice(1),
-          bytes: excerpt(r.x),
-        });
-      }
-      return pass(`${r.calls.length} call(s) ${names(r.calls)}, ids ${JSON.stringify(r.calls.map((c) => c.id))}`);
+      return isVerdict(r) ? r : judgeRequiredCall(r);
     }),
   },
   {
@@ -271,20 +219,7 @@ export const checks: CheckDef[] = [
     reference: `${OPENAI}: function.arguments "the arguments to call the function with, as generated by the model in JSON format"; tools[].function.parameters (JSON Schema)`,
     run: gated(async (ctx) => {
       const r = await requiredCalls(ctx);
-      if (isVerdict(r)) return r;
-      if (r.calls.length === 0) return inconclusive('no tool call to judge (tools.required-call reports it)');
-      const problems = callProblems(r.calls, ['get_weather'], 'arguments');
-      if (problems.length) {
-        return fail({
-          requirement:
-            "function.arguments MUST be a string holding a JSON object that validates against the function's parameters schema.",
-          expected: `JSON like {"city": "Paris", "unit": "celsius"} (schema ${JSON.stringify(WEATHER_PARAMS)})`,
-          actual: problems[0]!,
-          violations: problems.slice(1),
-          bytes: excerpt(r.x),
-        });
-      }
-      return pass(`arguments valid: ${r.calls.map((c) => escapeBytes(String(c.arguments), 80)).join(', ')}`);
+      return isVerdict(r) ? r : judgeArgumentsValid(r);
     }),
   },
   {
@@ -297,21 +232,7 @@ export const checks: CheckDef[] = [
     reference: `${OPENAI}: finish_reason "tool_calls" if the model called a tool`,
     run: gated(async (ctx) => {
       const r = await requiredCalls(ctx);
-      if (isVerdict(r)) return r;
-      if (r.calls.length === 0) return inconclusive('no tool call was made (tools.required-call reports it)');
-      if (cut(r.finish))
-        return inconclusive(
-          `finish_reason "length": max_tokens ${BUDGET} cut the answer (tools.truncation-length judges cuts)`,
-        );
-      if (r.finish !== 'tool_calls') {
-        return fail({
-          requirement: 'A message that calls tools (tool_choice "required") MUST end with finish_reason "tool_calls".',
-          expected: '"tool_calls"',
-          actual: `finish_reason ${JSON.stringify(r.finish)} with ${r.calls.length} call(s) ${names(r.calls)}`,
-          bytes: excerpt(r.x),
-        });
-      }
-      return pass(`finish_reason "tool_calls" after ${r.calls.length} call(s)`);
+      return isVerdict(r) ? r : judgeFinishReason(r);
     }),
   },
   {
@@ -336,31 +257,7 @@ export const checks: CheckDef[] = [
         'a named tool_choice request',
         'A chat request with a named tool_choice MUST be answered.',
       );
-      if (bad) return bad;
-      const a = chatAnswer(x.json);
-      if (a.calls.length === 0 && cut(a.finishReason))
-        return inconclusive(`max_tokens ${BUDGET} ran out before the call was complete`);
-      const wrong = a.calls.filter((c) => c.name !== 'get_time');
-      const problems = [
-        ...(a.calls.length === 0 ? [`no tool_calls (content ${escapeBytes(String(a.content), 120)})`] : []),
-        ...(wrong.length
-          ? [`called ${names(wrong)} although tool_choice named "get_time" (the name was ignored)`]
-          : []),
-        ...(a.calls.length && !['tool_calls', 'stop'].includes(String(a.finishReason)) && !cut(a.finishReason)
-          ? [`finish_reason ${JSON.stringify(a.finishReason)}`]
-          : []),
-      ];
-      if (problems.length) {
-        return fail({
-          requirement:
-            'tool_choice {"type": "function", "function": {"name": "get_time"}} MUST call get_time and no other function.',
-          expected: 'tool_calls that all name get_time; finish_reason "tool_calls" or "stop"',
-          actual: problems[0]!,
-          violations: problems.slice(1),
-          bytes: excerpt(x),
-        });
-      }
-      return pass(`named choice honoured: ${names(a.calls)}, finish_reason ${JSON.stringify(a.finishReason)}`);
+      return bad ?? judgeNamedChoice(chatAnswer(x.json), x.rec);
     }),
   },
   {
@@ -374,31 +271,7 @@ export const checks: CheckDef[] = [
     run: gated(async (ctx) => {
       const x = await probe(ctx);
       const bad = unanswered(x, 'the tool_choice "auto" request', 'A chat request with tools MUST be answered.');
-      if (bad) return bad;
-      const a = chatAnswer(x.json);
-      // The calls' ids and arguments are judged under "required" (tools.required-call, tools.arguments-valid).
-      const problems = a.calls.length
-        ? a.finishReason !== 'tool_calls' && !cut(a.finishReason)
-          ? [`finish_reason ${JSON.stringify(a.finishReason)} after tool calls (expected "tool_calls")`]
-          : []
-        : rawCallInText(a.content, ['get_weather']);
-      if (cut(a.finishReason) && (a.calls.length === 0 || problems.length))
-        return inconclusive(`max_tokens ${BUDGET} cut the answer (content ${escapeBytes(String(a.content), 100)})`);
-      if (problems.length) {
-        return fail({
-          requirement:
-            'Under tool_choice "auto" a tool call MUST come as message.tool_calls with finish_reason "tool_calls", not as text in content.',
-          expected: 'content text without a tool call in it, or tool_calls and finish_reason "tool_calls"',
-          actual: problems[0]!,
-          violations: problems.slice(1),
-          bytes: excerpt(x),
-        });
-      }
-      return pass(
-        a.calls.length
-          ? `called ${names(a.calls)}, finish_reason "tool_calls"`
-          : `answered in text (${escapeBytes(String(a.content), 60)})`,
-      );
+      return bad ?? judgeAutoChoice(chatAnswer(x.json), x.rec);
     }),
   },
   {
@@ -417,19 +290,7 @@ export const checks: CheckDef[] = [
         'a tool_choice "none" request',
         'A chat request with tool_choice "none" MUST be answered.',
       );
-      if (bad) return bad;
-      const a = chatAnswer(x.json);
-      if (a.calls.length || a.finishReason === 'tool_calls') {
-        return fail({
-          requirement: 'Under tool_choice "none" the model MUST NOT call a tool.',
-          expected: 'a message with content, no tool_calls, finish_reason "stop" or "length"',
-          actual: `${a.calls.length} tool call(s) ${names(a.calls)}, finish_reason ${JSON.stringify(a.finishReason)}`,
-          bytes: excerpt(x),
-        });
-      }
-      return pass(
-        `text answer (${escapeBytes(String(a.content), 60)}), finish_reason ${JSON.stringify(a.finishReason)}`,
-      );
+      return bad ?? judgeNoneChoice(chatAnswer(x.json), x.rec);
     }),
   },
   {
@@ -450,33 +311,7 @@ export const checks: CheckDef[] = [
       );
       // A server that serves no streamed chat request at all fails once for it (lib/check/blocked.ts).
       if (bad) return bad.outcome === 'fail' ? blockedIfUnserved(bad, [x.rec]) : bad;
-      const s = streamedToolCalls(x.events?.chunks ?? []);
-      if (s.calls.length === 0 && cut(s.finishReasons.at(-1)))
-        return inconclusive(`max_tokens ${BUDGET} ran out before a call began`);
-      const problems = [
-        ...(s.calls.length === 0 ? [`no tool-call deltas in the stream (content ${escapeBytes(s.content, 120)})`] : []),
-        ...s.problems,
-        // first-delta fields are in s.problems; here only whether the name is one we offered
-        ...s.calls.flatMap((c, i) =>
-          callShapeProblems(c, ['get_weather'], `streamed call ${i}`).filter((p) =>
-            p.includes('is not one of the offered tools'),
-          ),
-        ),
-      ];
-      if (problems.length) {
-        return fail({
-          requirement:
-            'Each streamed tool call MUST start with a delta carrying index, a non-empty id, type "function" and function.name; its argument fragments follow under the same index.',
-          expected:
-            '{"index": 0, "id": "call_…", "type": "function", "function": {"name": "get_weather", "arguments": ""}}, then {"index": 0, "function": {"arguments": "…"}} …',
-          actual: problems[0]!,
-          violations: problems.slice(1),
-          bytes: excerpt(x),
-        });
-      }
-      return pass(
-        `${s.calls.length} streamed call(s) ${names(s.calls)}, ids ${JSON.stringify(s.calls.map((c) => c.id))}`,
-      );
+      return judgeStreamDeltas(streamedCalls(x), x.rec);
     }),
   },
   {
@@ -489,25 +324,7 @@ export const checks: CheckDef[] = [
     reference: `${OPENAI}: chat completion chunk, delta.tool_calls[].function.arguments (fragments of the JSON arguments)`,
     run: gated(async (ctx) => {
       const x = await streamed(ctx);
-      const bad = streamUnusable(x, 'the streamed tool_choice "required" request');
-      if (bad) return bad;
-      const s = streamedToolCalls(x.events?.chunks ?? []);
-      if (s.calls.length === 0) return inconclusive('no streamed call to judge (tools.stream-deltas reports it)');
-      if (cut(s.finishReasons.at(-1)))
-        return inconclusive(`max_tokens ${BUDGET} cut the stream (tools.truncation-length judges cuts)`);
-      const problems = callProblems(s.calls, ['get_weather'], 'arguments');
-      if (problems.length) {
-        return fail({
-          requirement:
-            'The argument fragments of each streamed call, concatenated, MUST be a JSON object that validates against the parameters schema.',
-          expected: `e.g. {"city": "Paris", "unit": "celsius"} (schema ${JSON.stringify(WEATHER_PARAMS)})`,
-          actual: problems[0]!,
-          violations: problems.slice(1),
-        });
-      }
-      return pass(
-        `arguments valid after concatenating ${s.fragmentEvents.join('+')} fragment(s): ${s.calls.map((c) => escapeBytes(String(c.arguments), 80)).join(', ')}`,
-      );
+      return streamUnusable(x, 'the streamed tool_choice "required" request') ?? judgeStreamArguments(streamedCalls(x));
     }),
   },
   {
@@ -520,20 +337,7 @@ export const checks: CheckDef[] = [
     reference: `${OPENAI}: chat completion chunk, finish_reason "tool_calls" if the model called a tool (set on the last chunk of the choice)`,
     run: gated(async (ctx) => {
       const x = await streamed(ctx);
-      const bad = streamUnusable(x, 'the streamed tool_choice "required" request');
-      if (bad) return bad;
-      const s = streamedToolCalls(x.events?.chunks ?? []);
-      if (s.calls.length === 0) return inconclusive('no streamed call to judge (tools.stream-deltas reports it)');
-      if (s.finishReasons.length === 1 && cut(s.finishReasons[0]))
-        return inconclusive(`max_tokens ${BUDGET} cut the stream`);
-      if (s.finishReasons.length !== 1 || s.finishReasons[0] !== 'tool_calls') {
-        return fail({
-          requirement: 'A streamed answer that calls tools MUST carry exactly one finish_reason, "tool_calls".',
-          expected: 'one chunk with finish_reason "tool_calls"',
-          actual: `finish_reason(s) ${JSON.stringify(s.finishReasons)} after ${s.calls.length} streamed call(s)`,
-        });
-      }
-      return pass('one finish_reason, "tool_calls"');
+      return streamUnusable(x, 'the streamed tool_choice "required" request') ?? judgeStreamFinish(streamedCalls(x));
     }),
   },
   {
@@ -546,17 +350,9 @@ export const checks: CheckDef[] = [
     reference: `${OPENAI}: chat completion chunk (delta.tool_calls[].function.arguments may arrive in fragments); docs/servers.md "Burst delivery" (mlx-omni-server, oMLX send calls whole)`,
     run: gated(async (ctx) => {
       const x = await streamed(ctx);
-      const bad = streamUnusable(x, 'the streamed tool_choice "required" request');
-      if (bad) return bad;
-      const s = streamedToolCalls(x.events?.chunks ?? []);
-      if (s.calls.length === 0) return inconclusive('no streamed call to judge (tools.stream-deltas reports it)');
-      const metrics = { fragmentEvents: s.fragmentEvents };
-      if (s.fragmentEvents.every((n) => n <= 1))
-        return pass(
-          `arguments arrived whole, in one delta per call (${s.fragmentEvents.join(', ')}): allowed, but nothing of the call streams`,
-          metrics,
-        );
-      return pass(`arguments spread over ${s.fragmentEvents.join(', ')} delta(s) per call`, metrics);
+      return (
+        streamUnusable(x, 'the streamed tool_choice "required" request') ?? judgeStreamIncremental(streamedCalls(x))
+      );
     }),
   },
   {
@@ -569,48 +365,7 @@ export const checks: CheckDef[] = [
     reference: `${OPENAI}: parallel_tool_calls (default true); delta.tool_calls[].index; message.tool_calls[].id`,
     run: gated(async (ctx) => {
       const x = await parallelStream(ctx);
-      const bad = streamUnusable(x, 'the streamed two-tool request');
-      if (bad) return bad;
-      const s = streamedToolCalls(x.events?.chunks ?? []);
-      const metrics = { calls: s.calls.length };
-      const mixed = s.calls.filter((c) => typeof c.name === 'string' && !(c.name in PARAMS));
-      const merged =
-        s.calls.some((c) => typeof c.arguments === 'string' && jsonPrefix(c.arguments).state === 'invalid') ||
-        mixed.length > 0 ||
-        s.problems.some((p) => /changes (id|function\.name)/.test(p));
-      const ids = s.calls.map((c) => c.id).filter((id) => typeof id === 'string' && id !== '');
-      const indexes = s.calls.map((c) => c.index);
-      const problems = [
-        ...(merged
-          ? [
-              `calls streamed under one index were merged: ${s.calls.map((c) => `index ${JSON.stringify(c.index)} ${JSON.stringify(c.name)} arguments ${escapeBytes(String(c.arguments), 80)}`).join('; ')}`,
-            ]
-          : []),
-        ...s.problems.filter((p) => /changes/.test(p)),
-        ...(new Set(indexes).size < indexes.length ? [`indexes ${JSON.stringify(indexes)} repeat`] : []),
-        ...(new Set(ids).size < ids.length ? [`ids ${JSON.stringify(ids)} repeat`] : []),
-      ];
-      if (problems.length) {
-        return fail(
-          {
-            requirement: 'Each tool call in a turn MUST have its own index in the stream and its own id.',
-            expected: "index 0, 1, … and distinct ids, each call's arguments a JSON object of its own",
-            actual: problems[0]!,
-            violations: problems.slice(1),
-            bytes: excerpt(x),
-          },
-          metrics,
-        );
-      }
-      if (s.calls.length < 2)
-        return inconclusive(
-          `the model made ${s.calls.length} call(s) in the turn: nothing to tell apart (no model can be forced to call in parallel)`,
-          metrics,
-        );
-      return pass(
-        `${s.calls.length} calls ${names(s.calls)} under indexes ${JSON.stringify(indexes)} with distinct ids`,
-        metrics,
-      );
+      return streamUnusable(x, 'the streamed two-tool request') ?? judgeParallelIndexes(streamedCalls(x), x.rec);
     }),
   },
   {
@@ -638,29 +393,8 @@ export const checks: CheckDef[] = [
         'A chat request with parallel_tool_calls: false MUST be answered, or refused with a 4xx.',
       );
       if (bad) return bad;
-      const off = chatAnswer(x.json);
       const on = classifyAnswer(allowed).kind === 'ok' ? chatAnswer(allowed.json).calls.length : undefined;
-      const metrics = { callsWithParallel: on, callsWithoutParallel: off.calls.length };
-      if (off.calls.length > 1) {
-        return fail(
-          {
-            requirement: 'With parallel_tool_calls: false the model MUST make at most one tool call per turn.',
-            expected: 'one call (or none)',
-            actual: `${off.calls.length} calls ${names(off.calls)}`,
-            bytes: excerpt(x),
-          },
-          metrics,
-        );
-      }
-      if (on === undefined || on < 2)
-        return inconclusive(
-          `the model made ${on ?? 'no readable'} call(s) with parallel calls allowed, so one call with them off shows nothing`,
-          metrics,
-        );
-      return pass(
-        `${on} calls with parallel calls allowed, ${off.calls.length} with parallel_tool_calls: false`,
-        metrics,
-      );
+      return judgeParallelFalse(chatAnswer(x.json), on, x.rec);
     }),
   },
   {
@@ -691,21 +425,7 @@ export const checks: CheckDef[] = [
         { role: 'tool', tool_call_id: callId, content: '{"temperature": 21, "sky": "clear"}' },
       ];
       const x = await send(ctx, 'openai-chat', body);
-      const a = classifyAnswer(x);
-      if (a.kind === 'budget') return inconclusive(a.detail);
-      const answer = a.kind === 'ok' ? chatAnswer(x.json) : undefined;
-      if (!answer || answer.problem) {
-        return fail({
-          requirement:
-            'A conversation with an assistant tool_calls message and the matching role "tool" message MUST be accepted and answered.',
-          expected: 'HTTP 200 with choices[0].message (text, or another call)',
-          actual: a.kind === 'ok' ? answer!.problem! : a.detail,
-          bytes: excerpt(x),
-        });
-      }
-      return pass(
-        `answered: ${answer.calls.length ? `another call ${names(answer.calls)}` : `text ${escapeBytes(String(answer.content), 60)}`}, finish_reason ${JSON.stringify(answer.finishReason)}`,
-      );
+      return judgeFollowUp(classifyAnswer(x), chatAnswer(x.json), x.rec);
     }),
   },
   {
@@ -739,34 +459,8 @@ export const checks: CheckDef[] = [
         'A chat request with tools and a small max_tokens MUST be answered.',
       );
       if (bad) return bad;
-      const a = chatAnswer(x.json);
       const used = (x.json as { usage?: { completion_tokens?: unknown } })?.usage?.completion_tokens;
-      const broken = a.calls.filter(
-        (c) => judgeArguments(c.arguments, PARAMS[String(c.name)] ?? {}).state === 'invalid-json',
-      );
-      const metrics = { maxTokens: limit, fullCallTokens: n, completionTokens: used, finishReason: a.finishReason };
-      if (a.finishReason === 'length')
-        return pass(
-          `finish_reason "length" at max_tokens ${limit}${a.calls.length ? ` (arguments as cut: ${a.calls.map((c) => escapeBytes(String(c.arguments), 60)).join(', ')})` : ''}`,
-          metrics,
-        );
-      const reachedLimit = typeof used === 'number' && used >= limit;
-      if (broken.length || reachedLimit) {
-        return fail(
-          {
-            requirement:
-              'A tool call cut by max_tokens MUST end with finish_reason "length" (its arguments are incomplete), never "tool_calls".',
-            expected: `finish_reason "length" at max_tokens ${limit}`,
-            actual: `finish_reason ${JSON.stringify(a.finishReason)} with ${used ?? 'unknown'} completion tokens${broken.length ? `, arguments not JSON: ${broken.map((c) => escapeBytes(String(c.arguments), 80)).join(', ')}` : ''}`,
-            bytes: excerpt(x),
-          },
-          metrics,
-        );
-      }
-      return inconclusive(
-        `max_tokens ${limit} did not cut the answer (${used ?? 'unknown'} tokens, finish_reason ${JSON.stringify(a.finishReason)}): the full call took ${n ?? 'an unknown number of'} tokens`,
-        metrics,
-      );
+      return judgeTruncation(chatAnswer(x.json), { limit, fullCallTokens: n, completionTokens: used }, x.rec);
     }),
   },
   {
@@ -784,15 +478,7 @@ export const checks: CheckDef[] = [
         'openai-chat',
         toolRequest(ctx, { prompt: WEATHER_PROMPT, tools: [bare], choice: 'required', stream: false }),
       );
-      const a = classifyAnswer(x);
-      if (a.kind === 'ok') return pass('accepted (HTTP 200)');
-      if (a.kind === 'budget') return inconclusive(a.detail);
-      return fail({
-        requirement: 'A tool whose function has no description (an optional field) MUST be accepted like any other.',
-        expected: 'HTTP 200',
-        actual: a.detail,
-        bytes: excerpt(x),
-      });
+      return judgeDescriptionOptional(classifyAnswer(x), x.rec);
     }),
   },
   {
@@ -848,33 +534,7 @@ export const checks: CheckDef[] = [
         'a Messages request with tools',
         'A Messages request with tools MUST be answered, or refused with a 4xx.',
       );
-      if (bad) return bad;
-      const a = anthropicAnswer(x.json);
-      if (a.toolUses.length === 0 && a.stopReason === 'max_tokens')
-        return inconclusive(`max_tokens ${BUDGET} ran out before the tool_use block was complete`);
-      const problems = [
-        ...(a.problem ? [a.problem] : []),
-        ...(a.toolUses.length === 0 ? [`no tool_use block (text ${escapeBytes(a.text, 100)})`] : []),
-        ...a.toolUses.flatMap((u, i) => [
-          ...toolUseShapeProblems(u, ['get_weather'], `tool_use ${i}`),
-          ...judgeValue(u.input, WEATHER_PARAMS).problems.map((p) => `tool_use ${i} input: ${p}`),
-        ]),
-        ...(a.toolUses.length && a.stopReason !== 'tool_use'
-          ? [`stop_reason ${JSON.stringify(a.stopReason)} (expected "tool_use")`]
-          : []),
-      ];
-      if (problems.length) {
-        return fail({
-          requirement:
-            'Under tool_choice {"type": "any"} the content MUST hold tool_use blocks with an id, an offered name and an input object that validates, and stop_reason MUST be "tool_use".',
-          expected:
-            '[{"type": "tool_use", "id": "toolu_…", "name": "get_weather", "input": {"city": "Paris", "unit": "celsius"}}], stop_reason "tool_use"',
-          actual: problems[0]!,
-          violations: problems.slice(1),
-          bytes: excerpt(x),
-        });
-      }
-      return pass(`${a.toolUses.length} tool_use block(s), stop_reason "tool_use"`);
+      return bad ?? judgeAnthropicToolUse(anthropicAnswer(x.json), x.rec);
     }),
   },
   {
@@ -896,59 +556,10 @@ export const checks: CheckDef[] = [
         'a streamed Messages request with tools',
         'A streamed Messages request with tools MUST be answered, or refused with a 4xx.',
       );
-      if (bad) return bad;
-      const s = anthropicStreamedToolUses(x.events?.chunks ?? []);
-      if (s.toolUses.length === 0 && s.stopReason === 'max_tokens')
-        return inconclusive(`max_tokens ${BUDGET} ran out before a tool_use block began`);
-      const problems = [
-        ...(s.toolUses.length === 0
-          ? [`no tool_use content block in the stream (text ${escapeBytes(s.text, 100)})`]
-          : []),
-        ...s.problems,
-        ...s.toolUses.flatMap((u, i) => {
-          const args = judgeArguments(u.json, WEATHER_PARAMS);
-          return [
-            ...toolUseShapeProblems(u, ['get_weather'], `tool_use ${i}`),
-            ...(args.state === 'valid'
-              ? []
-              : args.problems.map((p) => `tool_use ${i} partial_json: ${p} — ${escapeBytes(String(u.json), 100)}`)),
-          ];
-        }),
-        ...(s.toolUses.length && s.stopReason !== 'tool_use' && s.stopReason !== 'max_tokens'
-          ? [`stop_reason ${JSON.stringify(s.stopReason)} (expected "tool_use")`]
-          : []),
-      ];
-      if (s.stopReason === 'max_tokens' && problems.length)
-        return inconclusive(`max_tokens ${BUDGET} cut the stream: ${problems[0]}`);
-      if (problems.length) {
-        return fail({
-          requirement:
-            'A streamed tool_use block MUST start with content_block_start carrying its id and name; its input_json_delta fragments MUST concatenate to a JSON object that validates; stop_reason MUST be "tool_use".',
-          expected:
-            'content_block_start {type "tool_use", id, name}, input_json_delta fragments, message_delta stop_reason "tool_use"',
-          actual: problems[0]!,
-          violations: problems.slice(1),
-          bytes: excerpt(x),
-        });
-      }
-      return pass(
-        `${s.toolUses.length} streamed tool_use block(s) in ${s.fragmentEvents.join('+')} fragment(s), stop_reason "tool_use"`,
-      );
+      return bad ?? judgeAnthropicStream(anthropicStreamedToolUses(x.events?.chunks ?? []), x.rec);
     }),
   },
 ];
-
-/** A tool call written as text: JSON or <tool_call> markup in content naming an offered function. */
-function rawCallInText(content: unknown, offered: readonly string[]): string[] {
-  if (typeof content !== 'string') return [];
-  const t = content.trim();
-  const named = offered.find((n) => t.includes(n));
-  if (!named) return [];
-  if (/<\/?tool_call>|"tool_calls?"\s*:|"arguments"\s*:|"parameters"\s*:/.test(t) || /^[{[]/.test(t)) {
-    return [`the call to ${named} came as text in content, not as message.tool_calls: ${escapeBytes(t, 160)}`];
-  }
-  return [];
-}
 
 const skipped = skipProof;
 

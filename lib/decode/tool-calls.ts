@@ -99,7 +99,7 @@ export interface ToolCall {
   index?: unknown;
 }
 
-interface ChatAnswer {
+export interface ChatAnswer {
   message?: Obj;
   content: unknown;
   finishReason: unknown;
@@ -145,7 +145,7 @@ export function callShapeProblems(c: ToolCall, offered: readonly string[], label
 // ---------------------------------------------------------------------------------------------------------------
 // OpenAI, streamed
 
-interface StreamedCalls {
+export interface StreamedCalls {
   calls: ToolCall[];
   /** Protocol problems of the deltas (index, first-delta fields, id changes). */
   problems: string[];
@@ -232,7 +232,7 @@ interface ToolUse {
   json?: string;
 }
 
-interface AnthropicAnswer {
+export interface AnthropicAnswer {
   stopReason: unknown;
   toolUses: ToolUse[];
   text: string;
