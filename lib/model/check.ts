@@ -43,6 +43,13 @@ export interface CheckDef {
   timing?: boolean;
   /** Sends nothing: reports what the run measured (health.sentinel), so it may run after destructive checks. */
   readsRun?: boolean;
+  /**
+   * The checks whose failure this check's precondition rests on: ['sse.content-type'] for a check that needs a
+   * streamed chat request served. A verdict marked blocked on a failed request (lib/grading/preconditions.ts) names
+   * the first of them as the check that reports it (lib/check/blocked.ts); a check that declares none reports it
+   * itself. Each names a MUST check that runs before this one (test/registry.test.ts).
+   */
+  dependsOn?: readonly string[];
   run(ctx: CheckContext): Promise<Verdict>;
 }
 
