@@ -6,9 +6,11 @@ import { causeLabel, maxPlausibleTps, phantomFromEvidence, physicalFlag } from '
 import { isJsonObject } from '../lib/json.ts';
 import { describePreflight } from '../lib/measure/fidelity.ts';
 import type { WorkloadFigures } from '../lib/measure/workload.ts';
+import type { HeadlineFigure } from '../lib/model/figures.ts';
 import type { Outcome, SetupFailure } from '../lib/model/types.ts';
 import { describeSetupFailure, SETUP_HEADLINE, setupFailureOf } from '../lib/server/setup-failure.ts';
 import { clientMatrixLines } from './clients-matrix.ts';
+import { providerOf } from './figures.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
 import { inRunOrder } from './run-order.ts';
 
@@ -902,7 +904,8 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
   const t = tally(col.checks);
   const ran = (c: CheckResult) => c.outcome !== 'skip';
   const fam = (f: string) => col.checks.filter((c) => c.family === f && ran(c));
-  const byId = (id: string) => col.checks.find((c) => c.id === id);
+  // Each badge reads the check that provides its figure (lib/model/figures.ts), never one named here.
+  const provider = (figure: HeadlineFigure) => providerOf(col.checks, figure);
 
   const conformance: BadgeSpec = {
     name: 'conformance',
@@ -911,8 +914,8 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
     color: t.graded === 0 ? 'lightgrey' : colourOf(col.checks.map((c) => c.outcome)),
   };
 
-  // streaming: real (tokens arrive as generated), phantom (flushed: metrics.gen-tps-plausible), buffered (stream.* failed).
-  const plausible = byId('metrics.gen-tps-plausible');
+  // streaming: real (tokens arrive as generated), phantom (flushed: the phantom verdict), buffered (stream.* failed).
+  const plausible = provider('gen_tps_phantom');
   const streamChecks = [...fam('stream'), ...(plausible && ran(plausible) ? [plausible] : [])];
   let streaming: BadgeSpec | undefined;
   if (streamChecks.length === 0) streaming = undefined;
@@ -942,8 +945,8 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
       color: colourOf(streamChecks.map((c) => c.outcome)),
     };
 
-  // batching: parallel.speedup-2's speedup figure.
-  const sp = byId('parallel.speedup-2');
+  // batching: the speedup with 2 requests.
+  const sp = provider('speedup_2');
   let batching: BadgeSpec | undefined;
   if (!sp || !ran(sp)) batching = undefined;
   else {
@@ -962,7 +965,7 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
 
   // long context: does an over-long prompt get its 400, and do the context checks pass?
   const ctx = fam('context');
-  const over = byId('context.over-window-400');
+  const over = provider('over_window');
   let long: BadgeSpec | undefined;
   if (ctx.length === 0) long = undefined;
   else {

@@ -208,6 +208,7 @@ export function checkFromTestCase(tc: TestCase, root: string): CheckResult | und
     if (meta.evidence) r.evidence = meta.evidence;
     if (meta.loopDelay) r.loopDelay = meta.loopDelay;
     if (meta.blockedBy) r.blockedBy = meta.blockedBy;
+    if (meta.provides?.length) r.provides = meta.provides;
     return r;
   }
   // No conformance meta and skipped: never started (left out by -t, or a skipped file): not part of this run's results.

@@ -226,6 +226,7 @@ export const checks: CheckDef[] = [
     title: 'prefill time grows about linearly with the prompt, not quadratically',
     level: 'MUST',
     dependsOn: ['sse.content-type'],
+    provides: ['prefill_curve'],
     rationale:
       'A quadratic prefill turns a long prompt into a stall: a 52k-token prompt took 31 min instead of 2–3 (seed 000); mlx-vlm is pathological above 30k tokens.',
     reference:
@@ -559,6 +560,7 @@ export const checks: CheckDef[] = [
     id: 'context.served-window',
     title: "the served window is the model's trained context (or the one the profile declares for it)",
     level: 'SHOULD',
+    provides: ['served_window'],
     rationale:
       "omlx serves and enforces 32768 tokens by default on a model trained for far more; a user who declared the model's 262144 must see that.",
     reference:
@@ -607,6 +609,7 @@ export const checks: CheckDef[] = [
     title: 'a prompt of ≥ 1.25x the window gets HTTP 400 (context exceeded) before prefill and before any SSE bytes',
     level: 'MUST',
     dependsOn: ['sse.content-type'],
+    provides: ['over_window'],
     rationale:
       'A client must learn at once that the prompt is too long: a 500 is retried, a drop or hang stalls it, truncation silently loses the prompt, an in-stream error arrives after it accepted a 200.',
     reference: `${REF_OPENAI_ERRORS}; vLLM "maximum context length is N tokens", llama.cpp 400 exceed_context_size_error (docs/servers.md "llama.cpp", "vllm")`,

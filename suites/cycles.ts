@@ -346,6 +346,7 @@ export const checks: CheckDef[] = [
     id: 'cycles.no-slowdown',
     title: 'throughput does not decay over repeated cycles of the same workload',
     level: 'MUST',
+    provides: ['cycles_slope', 'cycle_curve'],
     rationale:
       'A server that gets slower the longer it runs (mlx-vlm: 790 -> 3.5 tok/s) is unusable for long sessions whatever its first figure says.',
     reference: REFERENCE,

@@ -254,6 +254,7 @@ export const checks: CheckDef[] = [
     title: 'tokens reach the client as they are generated (no phantom gen_tps from a flush)',
     level: 'MUST',
     dependsOn: ['sse.content-type'],
+    provides: ['wall_tps_p50', 'ttft_p50', 'gen_tps_p50', 'gen_tps_phantom'],
     rationale:
       'A stream flushed at the end makes every benchmark report an impossible decode rate and a TTFT that is really the whole response time.',
     reference: REFERENCE_PHANTOM,

@@ -163,6 +163,7 @@ export const checks: CheckDef[] = [
     title: 'two requests released together are served at least as fast in aggregate as one alone',
     level: 'MUST',
     dependsOn: ['sse.content-type'],
+    provides: ['speedup_2'],
     rationale:
       'Parallel requests that are slower in aggregate than serial ones (mlx-omni-server 0.85x) punish every multi-user or agent workload.',
     reference: REF_SEED,
@@ -317,6 +318,7 @@ export const checks: CheckDef[] = [
     title: 'aggregate throughput, TTFT and per-stream speed at 1, 2, 4, … concurrent streams',
     level: 'INFO',
     dependsOn: ['sse.content-type'],
+    provides: ['best_scaling', 'scaling_curve'],
     rationale:
       'Where batching saturates and what it costs each user (seed 004: vllm-mlx 1150, llama.cpp 890, Ollama 720 tok/s at 32 parallel) is what a user choosing a server compares.',
     reference: 'Seed study 004 (32-parallel table: aggregate throughput and TTFT per server)',

@@ -550,6 +550,7 @@ export const checks: CheckDef[] = [
     title: 'the first token arrives long before the end of a long generation',
     level: 'MUST',
     dependsOn: ['sse.content-type'],
+    provides: ['ttft_p50', 'first_token_share'],
     rationale:
       'Streaming exists to show text as it is generated; a server that sends the first token with the last (Rapid-MLX: TTFT equal to the whole response time) is not streaming.',
     reference:
@@ -624,6 +625,7 @@ export const checks: CheckDef[] = [
     title: 'tokens arrive spread over the request, not in one burst at the end',
     level: 'MUST',
     dependsOn: ['sse.content-type'],
+    provides: ['read_share'],
     rationale:
       'A server that holds tokens and flushes them at the end breaks live display and makes naive clients compute phantom tokens/s (vllm-mlx 14000 tok/s).',
     reference:

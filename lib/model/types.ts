@@ -310,6 +310,8 @@ export interface CheckRecord {
   loopDelay?: { p99Ms: number; maxMs: number };
   /** Inconclusive because a precondition failed: the check that reports the root cause (lib/check/blocked.ts). */
   blockedBy?: string;
+  /** The headline figures its metrics carry, as the check declares them (CheckDef.provides; lib/model/figures.ts). */
+  provides?: string[];
 }
 
 // Our own client's fidelity (lib/run/fidelity.ts measures it).
