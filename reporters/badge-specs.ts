@@ -1,8 +1,10 @@
 // Badges: what each badge of a column says (conformance, streaming, batching, long context) and its colour; the
 // shields.io endpoint JSON of one. reporters/badges.ts writes them.
 
+import type { HeadlineFigure } from '../lib/model/figures.ts';
 import type { Outcome } from '../lib/model/types.ts';
 import { type Column, setupFailureOfColumn, tally } from './columns.ts';
+import { providerOf } from './figures.ts';
 import type { CheckResult } from './results-types.ts';
 import { figure } from './workload-rows.ts';
 
@@ -49,7 +51,8 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
   const t = tally(col.checks);
   const ran = (c: CheckResult) => c.outcome !== 'skip';
   const fam = (f: string) => col.checks.filter((c) => c.family === f && ran(c));
-  const byId = (id: string) => col.checks.find((c) => c.id === id);
+  // Each badge reads the check that provides its figure (lib/model/figures.ts), never one named here.
+  const provider = (figure: HeadlineFigure) => providerOf(col.checks, figure);
 
   const conformance: BadgeSpec = {
     name: 'conformance',
@@ -58,8 +61,8 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
     color: t.graded === 0 ? 'lightgrey' : colourOf(col.checks.map((c) => c.outcome)),
   };
 
-  // streaming: real (tokens arrive as generated), phantom (flushed: metrics.gen-tps-plausible), buffered (stream.* failed).
-  const plausible = byId('metrics.gen-tps-plausible');
+  // streaming: real (tokens arrive as generated), phantom (flushed: the phantom verdict), buffered (stream.* failed).
+  const plausible = provider('gen_tps_phantom');
   const streamChecks = [...fam('stream'), ...(plausible && ran(plausible) ? [plausible] : [])];
   let streaming: BadgeSpec | undefined;
   if (streamChecks.length === 0) streaming = undefined;
@@ -89,8 +92,8 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
       color: colourOf(streamChecks.map((c) => c.outcome)),
     };
 
-  // batching: parallel.speedup-2's speedup figure.
-  const sp = byId('parallel.speedup-2');
+  // batching: the speedup with 2 requests.
+  const sp = provider('speedup_2');
   let batching: BadgeSpec | undefined;
   if (!sp || !ran(sp)) batching = undefined;
   else {
@@ -109,7 +112,7 @@ export function badgeSpecs(col: Column): BadgeSpec[] {
 
   // long context: does an over-long prompt get its 400, and do the context checks pass?
   const ctx = fam('context');
-  const over = byId('context.over-window-400');
+  const over = provider('over_window');
   let long: BadgeSpec | undefined;
   if (ctx.length === 0) long = undefined;
   else {

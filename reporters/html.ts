@@ -9,12 +9,12 @@ import { isJsonObject } from '../lib/json.ts';
 import { describePreflight } from '../lib/measure/fidelity.ts';
 import { describeSetupFailure, SETUP_HEADLINE, setupFailureOf } from '../lib/server/setup-failure.ts';
 import { clientMatrixHtml } from './clients-matrix.ts';
+import { declaredSources, providerOf } from './figures.ts';
 import { capacitySection } from './html-capacity.ts';
 import { esc, fmtNum } from './html-escape.ts';
 import {
   type Column,
   CURVE_SOURCES,
-  type CurveSpec,
   checkRows,
   columnPhantom,
   columnsOf,
@@ -237,7 +237,10 @@ function runsSection(columns: Column[]): string {
 
 /** Top of the aggregate-throughput curve: the best aggregate rate and the concurrency where it was reached. */
 function peakAggregate(col: Column): { y: number; x: number } | undefined {
-  const pts = curvePoints(col.checks.get(CURVE_SOURCES.scaling.check)?.metrics, CURVE_SOURCES.scaling.spec);
+  const pts = curvePoints(
+    providerOf(col.checks.values(), CURVE_SOURCES.scaling.figure)?.metrics,
+    CURVE_SOURCES.scaling.spec,
+  );
   let best: { x: number; y: number } | undefined;
   for (const p of pts) if (!best || p.y > best.y) best = p;
   return best;
@@ -338,14 +341,27 @@ function workloadSection(columns: Column[], rows: CheckResult[]): string {
 
 // ---------------------------------------------------------------------------------------------------------
 
-function seriesFor(columns: Column[], check: string, spec: CurveSpec): PlotSeries[] {
-  return columns.map((c) => ({ name: c.label, points: curvePoints(c.checks.get(check)?.metrics, spec) }));
+type Curve = (typeof CURVE_SOURCES)[keyof typeof CURVE_SOURCES];
+
+function seriesFor(columns: Column[], curve: Curve): PlotSeries[] {
+  return columns.map((c) => ({
+    name: c.label,
+    points: curvePoints(providerOf(c.checks.values(), curve.figure)?.metrics, curve.spec),
+  }));
+}
+
+/** The checks a curve was read from (those the catalogue declares when no column has one): the plot's caption names them. */
+function sourcesOf(columns: Column[], curve: Curve): string {
+  const ids = new Set(
+    columns.map((c) => providerOf(c.checks.values(), curve.figure)?.id).filter((id) => id !== undefined),
+  );
+  return (ids.size ? [...ids] : declaredSources(curve.figure)).map((id) => `<code>${esc(id)}</code>`).join(', ');
 }
 
 /** The three plots of the conformance checks; none when no run measured any of them (e.g. a capacity-only run). */
 function plotsSection(columns: Column[]): string {
   const sources = [CURVE_SOURCES.scaling, CURVE_SOURCES.prefill, CURVE_SOURCES.cycles];
-  if (!sources.some((src) => seriesFor(columns, src.check, src.spec).some((x) => x.points.length > 0))) return '';
+  if (!sources.some((src) => seriesFor(columns, src).some((x) => x.points.length > 0))) return '';
   const figures: string[] = [];
   const add = (svg: string, caption: string) =>
     figures.push(`<figure>${svg}<figcaption>${caption}</figcaption></figure>`);
@@ -356,9 +372,9 @@ function plotsSection(columns: Column[]): string {
       xLabel: 'concurrent requests',
       yLabel: 'aggregate tok/s',
       xScale: 'log2',
-      series: seriesFor(columns, CURVE_SOURCES.scaling.check, CURVE_SOURCES.scaling.spec),
+      series: seriesFor(columns, CURVE_SOURCES.scaling),
     }),
-    `From <code>${CURVE_SOURCES.scaling.check}</code> (metrics.curve): total completion tokens of N barrier-released requests / (last end − first start). A server that batches rises; one that serialises stays flat.`,
+    `From ${sourcesOf(columns, CURVE_SOURCES.scaling)} (metrics.curve): total completion tokens of N barrier-released requests / (last end − first start). A server that batches rises; one that serialises stays flat.`,
   );
   add(
     plotSvg({
@@ -368,9 +384,9 @@ function plotsSection(columns: Column[]): string {
       yLabel: 'TTFT (ms)',
       xScale: 'log2',
       yScale: 'log10',
-      series: seriesFor(columns, CURVE_SOURCES.prefill.check, CURVE_SOURCES.prefill.spec),
+      series: seriesFor(columns, CURVE_SOURCES.prefill),
     }),
-    `From <code>${CURVE_SOURCES.prefill.check}</code> (metrics.curve): median time to first token at each prompt length, on log–log axes: a linear prefill rises one decade per decade of prompt (slope 1), a quadratic one twice as steeply (slope 2).`,
+    `From ${sourcesOf(columns, CURVE_SOURCES.prefill)} (metrics.curve): median time to first token at each prompt length, on log–log axes: a linear prefill rises one decade per decade of prompt (slope 1), a quadratic one twice as steeply (slope 2).`,
   );
   add(
     plotSvg({
@@ -378,9 +394,9 @@ function plotsSection(columns: Column[]): string {
       title: 'Throughput per cycle',
       xLabel: 'cycle',
       yLabel: 'wall tok/s',
-      series: seriesFor(columns, CURVE_SOURCES.cycles.check, CURVE_SOURCES.cycles.spec),
+      series: seriesFor(columns, CURVE_SOURCES.cycles),
     }),
-    `From <code>${CURVE_SOURCES.cycles.check}</code> (metrics.cycles): wall_tps of each cycle of the same workload after a dropped warm-up. It should stay level.`,
+    `From ${sourcesOf(columns, CURVE_SOURCES.cycles)} (metrics.cycles): wall_tps of each cycle of the same workload after a dropped warm-up. It should stay level.`,
   );
   return `<section id="plots"><h2>Plots</h2><div class="plots">${figures.join('')}</div></section>`;
 }

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { redact } from '../lib/config/secrets.ts';
 import type { Outcome, SetupFailure } from '../lib/model/types.ts';
 import { describeSetupFailure, SETUP_HEADLINE, setupFailureOf } from '../lib/server/setup-failure.ts';
+import { SETUP_CHECK } from '../suites/support/setup-check.ts';
 import { OUTCOMES, tally } from './render.ts';
 import { shardOf, writeTextAtomic } from './results.ts';
 import type { CheckResult, ResultsFile } from './results-types.ts';
@@ -84,7 +85,7 @@ function testcase(project: string, c: CheckResult, stopped?: SetupFailure): stri
       `      <failure type="fail" message="${attr(`${head}: ${firstLine(c.message)}`)}">${text(c.message)}${c.reference ? `\n\nReference: ${text(c.reference)}` : ''}</failure>`,
     );
   // What stopped the run before its checks (never ready, a configuration error) is said as that, not as our fault.
-  else if (c.outcome === 'error' && stopped && c.id === 'setup.server-ready')
+  else if (c.outcome === 'error' && stopped && c.id === SETUP_CHECK.id)
     out.push(
       `      <error type="${attr(stopped.kind)}" message="${attr(describeSetupFailure(stopped, { oneLine: true }))}">${text(describeSetupFailure(stopped))}</error>`,
     );

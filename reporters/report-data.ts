@@ -12,6 +12,8 @@ import { readCapacity } from '../lib/capacity/read.ts';
 import type { CapacityTable } from '../lib/capacity/types.ts';
 import { NOT_HEADLINE } from '../lib/check/family-order.ts';
 import { isJsonObject } from '../lib/json.ts';
+import type { HeadlineFigure } from '../lib/model/figures.ts';
+import { declaredSources, providerOf, providersOf } from './figures.ts';
 import { inRunOrder } from './run-order.ts';
 
 const OUTCOMES: readonly Outcome[] = [
@@ -108,6 +110,7 @@ export function normaliseResults(input: unknown): ReadResults {
         ? { loopDelay: { p99Ms: num(c.loopDelay.p99Ms) ?? NaN, maxMs: num(c.loopDelay.maxMs) ?? NaN } }
         : {}),
       ...(typeof c.blockedBy === 'string' && c.blockedBy ? { blockedBy: c.blockedBy } : {}),
+      ...(Array.isArray(c.provides) ? { provides: c.provides.filter((f): f is string => typeof f === 'string') } : {}),
     });
   }
   const fin = isJsonObject(r.finished) ? { date: str(r.finished.date), reason: str(r.finished.reason) } : undefined;
@@ -390,15 +393,36 @@ interface Figure {
   phantom?: Phantom;
 }
 
-/** Where a headline figure is preferably read: single-stream figures from the metrics/stream families, speedup from parallel.speedup-2. */
-const PREFERRED: Record<FigureName, { ids: string[]; families: string[] }> = {
-  wallTps: { ids: ['metrics.gen-tps-plausible'], families: ['metrics', 'stream', 'api', 'sse'] },
-  ttft: { ids: ['metrics.gen-tps-plausible', 'stream.ttft-before-end'], families: ['metrics', 'stream', 'api', 'sse'] },
-  genTps: { ids: ['metrics.gen-tps-plausible'], families: ['metrics', 'stream', 'api', 'sse'] },
-  speedup: { ids: ['parallel.speedup-2'], families: ['parallel'] },
+/** Single-stream figures: the metrics family's workload first, then the stream family's, then any single stream. */
+const SINGLE_STREAM = ['metrics', 'stream', 'api', 'sse'];
+
+/**
+ * Where a headline figure is read: the checks that provide it (lib/model/figures.ts), those of the families listed
+ * first, in that order; then any check of those families that carries the figure.
+ */
+const PREFERRED: Record<FigureName, { figure: HeadlineFigure; families: string[] }> = {
+  wallTps: { figure: 'wall_tps_p50', families: SINGLE_STREAM },
+  ttft: { figure: 'ttft_p50', families: SINGLE_STREAM },
+  genTps: { figure: 'gen_tps_p50', families: SINGLE_STREAM },
+  speedup: { figure: 'speedup_2', families: ['parallel'] },
 };
 
-/** The headline figure of a column: from the preferred check, else the first preferred family having it, else any check. */
+/** Several providers of a figure (ttft_p50: the metrics and the stream families'): the preferred family's first. */
+function byPreference<T>(name: FigureName, xs: T[], familyOf: (x: T) => string): T[] {
+  const { families } = PREFERRED[name];
+  const rank = (x: T) => {
+    const i = families.indexOf(familyOf(x));
+    return i === -1 ? families.length : i;
+  };
+  return [...xs].sort((a, b) => rank(a) - rank(b));
+}
+
+/** The checks the catalogue declares provide a headline figure, in the order headlineFigure reads them. */
+export function headlineSources(name: FigureName): string[] {
+  return byPreference(name, [...declaredSources(PREFERRED[name].figure)], (id) => id.split('.')[0]!);
+}
+
+/** The headline figure of a column: from the checks that provide it, else the first preferred family having it, else any check. */
 export function headlineFigure(col: Column, name: FigureName): Figure {
   const hw = hardwareOf(col);
   const pick = (c: CheckResult | undefined): Figure | undefined => {
@@ -415,8 +439,8 @@ export function headlineFigure(col: Column, name: FigureName): Figure {
       : undefined;
   };
   const pref = PREFERRED[name];
-  for (const id of pref.ids) {
-    const f = pick(col.checks.get(id));
+  for (const c of byPreference(name, providersOf(col.checks.values(), pref.figure), (c) => c.family)) {
+    const f = pick(c);
     if (f) return f;
   }
   const ordered = [...col.checks.values()].sort((a, b) => a.id.localeCompare(b.id));
@@ -435,13 +459,13 @@ export function headlineFigure(col: Column, name: FigureName): Figure {
   return {};
 }
 
-/** Phantom flag for a column's headline gen_tps: its source check's flag, else metrics.gen-tps-plausible not passing. */
+/** Phantom flag for a column's headline gen_tps: its source check's flag, else the check providing the verdict not passing. */
 export function columnPhantom(col: Column, headline: Figure = headlineFigure(col, 'genTps')): Phantom | undefined {
   if (headline.phantom) return headline.phantom;
-  const g = col.checks.get('metrics.gen-tps-plausible');
+  const g = providerOf(col.checks.values(), 'gen_tps_phantom');
   if (g && (g.outcome === 'fail' || g.outcome === 'known')) {
     return {
-      cause: 'flagged by metrics.gen-tps-plausible',
+      cause: `flagged by ${g.id}`,
       detail: firstLine(g.message.replace(/^known issue \([^)]*\):\s*/, '')),
       from: g.id,
     };
@@ -464,7 +488,7 @@ interface CurvePoint {
   note?: string;
 }
 
-export interface CurveSpec {
+interface CurveSpec {
   /** Keys to look at first (e.g. "curve", "cycles"); then every array in the metrics. */
   prefer: string[];
   x: RegExp[];
@@ -579,7 +603,7 @@ export function curvePoints(metrics: unknown, spec: CurveSpec): CurvePoint[] {
   return [];
 }
 
-/** Aggregate throughput vs concurrency (parallel.scaling → metrics.curve). */
+/** Aggregate throughput vs concurrency (metrics.curve). */
 const SCALING_CURVE: CurveSpec = {
   prefer: ['curve', 'points', 'levels', 'scaling'],
   x: [/^concurrency$/, /^(n|c|level|parallel|streams|clients|requests|users)$/, /concurren/, /parallel/],
@@ -594,7 +618,7 @@ const SCALING_CURVE: CurveSpec = {
   note: [/ttft.*p50|^ttft/, /ttft.*p99/, /stream.*tps|perstream/],
 };
 
-/** TTFT vs prompt length (context.prefill-scaling). */
+/** TTFT vs prompt length (metrics.curve). */
 const PREFILL_CURVE: CurveSpec = {
   prefer: ['curve', 'points', 'samples', 'lengths', 'prefill'],
   x: [/^prompttokens$/, /^prompt(tokens|len|length)/, /prompt.*tok/, /^tokens$/, /^(length|len)$/, /tokens/, /length/],
@@ -602,7 +626,7 @@ const PREFILL_CURVE: CurveSpec = {
   note: [/censored/, /^n$/],
 };
 
-/** Per-cycle throughput (cycles.no-slowdown → metrics.cycles). */
+/** Per-cycle throughput (metrics.cycles). */
 const CYCLE_CURVE: CurveSpec = {
   prefer: ['cycles', 'perCycle', 'cycleTps', 'curve', 'points'],
   x: [/^cycle$/, /^(cycle|index|i|n)/, /cycle/],
@@ -611,11 +635,12 @@ const CYCLE_CURVE: CurveSpec = {
   note: [/ttft/],
 };
 
+/** The plots' curves: read from the check that provides each (lib/model/figures.ts). */
 export const CURVE_SOURCES = {
-  scaling: { check: 'parallel.scaling', spec: SCALING_CURVE },
-  prefill: { check: 'context.prefill-scaling', spec: PREFILL_CURVE },
-  cycles: { check: 'cycles.no-slowdown', spec: CYCLE_CURVE },
-} as const;
+  scaling: { figure: 'scaling_curve', spec: SCALING_CURVE },
+  prefill: { figure: 'prefill_curve', spec: PREFILL_CURVE },
+  cycles: { figure: 'cycle_curve', spec: CYCLE_CURVE },
+} as const satisfies Record<string, { figure: HeadlineFigure; spec: CurveSpec }>;
 
 /** Counts of each outcome in a column. */
 export function outcomeCounts(col: Column): Record<Outcome, number> {

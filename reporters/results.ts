@@ -21,6 +21,7 @@ import { capacityJson, type PeerRow, toCsv } from '../lib/capacity/peer-columns.
 import { apiKeyOf } from '../lib/config/request-auth.ts';
 import { redact, redactDeep, stripUrlCredentials } from '../lib/config/secrets.ts';
 import type { Profile } from '../lib/model/types.ts';
+import type { RunSnapshot } from '../lib/run/run.ts';
 import type { ConformanceMeta } from '../suites/support/provided.d.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
 import { moduleRank } from './run-order.ts';
@@ -119,8 +120,12 @@ export function machineInfo(env: NodeJS.ProcessEnv = process.env): ResultsHeader
 /** The profile a project runs (undefined for the `self` project). */
 export function projectProfile(project: TestProject): Profile | undefined {
   try {
-    const provided = project.getProvidedContext() as { profile?: Profile };
-    return provided.profile ?? (project.config.provide as { profile?: Profile } | undefined)?.profile;
+    const provided = project.getProvidedContext() as { profile?: Profile; run?: RunSnapshot };
+    return (
+      provided.run?.profile ??
+      provided.profile ??
+      (project.config.provide as { profile?: Profile } | undefined)?.profile
+    );
   } catch {
     return (project.config.provide as { profile?: Profile } | undefined)?.profile;
   }
@@ -140,16 +145,17 @@ export function buildHeader(
   const root = vitest?.config.root ?? process.cwd();
   const profile = projectProfile(project);
   const secrets = profileSecrets(profile, env);
-  let provided: Record<string, unknown> = {};
+  // The run as its global setup provided it (lib/run/run.ts); absent for a project without one (the self-tests).
+  let run: Partial<RunSnapshot> = {};
   try {
-    provided = project.getProvidedContext() as unknown as Record<string, unknown>;
+    run = (project.getProvidedContext() as { run?: RunSnapshot }).run ?? {};
   } catch {
-    provided = {};
+    run = {};
   }
-  const server: Record<string, unknown> = { ...((provided.server as Record<string, unknown> | undefined) ?? {}) };
+  const server: Record<string, unknown> = { ...((run.server as Record<string, unknown> | undefined) ?? {}) };
   if (typeof server.baseUrl === 'string') server.baseUrl = stripUrlCredentials(server.baseUrl).url;
-  if (typeof provided.setupError === 'string' && provided.setupError) server.setupError = provided.setupError;
-  const tier = env.CONFORMANCE_TIER === 'full' ? 'full' : 'quick';
+  if (run.setupError) server.setupError = run.setupError;
+  const tier = run.settings?.tier ?? (env.CONFORMANCE_TIER === 'full' ? 'full' : 'quick');
   const header: ResultsHeader = {
     suite: suitePackage(root),
     date: startedAt.toISOString(),
@@ -158,12 +164,11 @@ export function buildHeader(
     server: redactDeep(server, secrets),
     machine: machineInfo(env),
     tier,
-    strict: env.CONFORMANCE_STRICT === '1',
+    strict: run.settings?.strict ?? env.CONFORMANCE_STRICT === '1',
   };
   const shard = shardOf(vitest);
   if (shard) header.shard = shard;
-  const fidelity = provided.fidelity;
-  if (typeof fidelity === 'object' && fidelity !== null) header.fidelity = fidelity as ResultsHeader['fidelity'];
+  if (run.fidelity) header.fidelity = run.fidelity;
   return header;
 }
 
@@ -209,6 +214,7 @@ export function checkFromTestCase(tc: TestCase, root: string): CheckResult | und
     if (meta.evidence) r.evidence = meta.evidence;
     if (meta.loopDelay) r.loopDelay = meta.loopDelay;
     if (meta.blockedBy) r.blockedBy = meta.blockedBy;
+    if (meta.provides?.length) r.provides = meta.provides;
     return r;
   }
   // No conformance meta and skipped: never started (left out by -t, or a skipped file): not part of this run's results.

@@ -7,12 +7,15 @@ import { serverLevels } from '../lib/capacity/merge.ts';
 import { flagReason } from '../lib/capacity/read.ts';
 import type { CapacityTable } from '../lib/capacity/types.ts';
 import { isJsonObject } from '../lib/json.ts';
+import type { HeadlineFigure } from '../lib/model/figures.ts';
+import { declaredSources, providerOf } from './figures.ts';
 import { esc, fmtNum } from './html-escape.ts';
 import {
   type Column,
   columnPhantom,
   columnsOf,
   headlineFigure,
+  headlineSources,
   metricNumber,
   normaliseResults,
 } from './report-data.ts';
@@ -81,17 +84,20 @@ export type CellName =
   | 'overWindow'
   | 'cyclesSlope';
 
-/** Column heads, in table order. */
+/** The checks the catalogue declares provide these figures (lib/model/figures.ts), for the table's notes. */
+const sources = (...figures: HeadlineFigure[]) => [...new Set(figures.flatMap(declaredSources))].join(', ');
+
+/** Column heads, in table order, with the checks each cell is read from (the first that provides its figure). */
 const MATRIX_COLUMNS: ReadonlyArray<{ name: CellName; head: string; check: string }> = [
-  { name: 'wallTps', head: 'wall_tps_p50 (tok/s)', check: 'metrics.gen-tps-plausible' },
-  { name: 'ttft', head: 'ttft_p50 (ms)', check: 'metrics.gen-tps-plausible' },
-  { name: 'speedup2', head: 'speedup(2)', check: 'parallel.speedup-2' },
-  { name: 'bestScaling', head: 'best speedup (parallel.scaling)', check: 'parallel.scaling' },
-  { name: 'streaming', head: 'real streaming?', check: 'stream.ttft-before-end, stream.spread' },
-  { name: 'phantom', head: 'phantom gen_tps?', check: 'metrics.gen-tps-plausible' },
-  { name: 'servedWindow', head: 'served window', check: 'context.served-window' },
-  { name: 'overWindow', head: 'over the window', check: 'context.over-window-400' },
-  { name: 'cyclesSlope', head: 'cycles slope', check: 'cycles.no-slowdown' },
+  { name: 'wallTps', head: 'wall_tps_p50 (tok/s)', check: headlineSources('wallTps').join(', ') },
+  { name: 'ttft', head: 'ttft_p50 (ms)', check: headlineSources('ttft').join(', ') },
+  { name: 'speedup2', head: 'speedup(2)', check: sources('speedup_2') },
+  { name: 'bestScaling', head: `best speedup (${sources('best_scaling')})`, check: sources('best_scaling') },
+  { name: 'streaming', head: 'real streaming?', check: sources('first_token_share', 'read_share') },
+  { name: 'phantom', head: 'phantom gen_tps?', check: sources('gen_tps_phantom') },
+  { name: 'servedWindow', head: 'served window', check: sources('served_window') },
+  { name: 'overWindow', head: 'over the window', check: sources('over_window') },
+  { name: 'cyclesSlope', head: 'cycles slope', check: sources('cycles_slope') },
 ];
 
 /** Shown only when some row ran a capacity sweep (results.json `capacity`), so tables without one keep their shape. */
@@ -188,8 +194,11 @@ function figureCell(col: Column, name: 'wallTps' | 'ttft'): Cell {
   };
 }
 
+/** The first check of the column that provides `figure`. */
+const from = (col: Column, figure: HeadlineFigure) => providerOf(col.checks.values(), figure);
+
 function speedupCell(col: Column): Cell {
-  const c = col.checks.get('parallel.speedup-2');
+  const c = from(col, 'speedup_2');
   const none = notMeasured(c);
   if (none) return none;
   const m = c!.metrics;
@@ -205,7 +214,7 @@ function speedupCell(col: Column): Cell {
 }
 
 function scalingCell(col: Column): Cell {
-  const c = col.checks.get('parallel.scaling');
+  const c = from(col, 'best_scaling');
   const none = notMeasured(c);
   if (none) return none;
   const gain = metricNumber(c!.metrics, ['bestGain']);
@@ -215,8 +224,8 @@ function scalingCell(col: Column): Cell {
 }
 
 function streamingCell(col: Column): Cell {
-  const tb = col.checks.get('stream.ttft-before-end');
-  const sp = col.checks.get('stream.spread');
+  const tb = from(col, 'first_token_share');
+  const sp = from(col, 'read_share');
   if (!tb && !sp) return { text: 'n/a', outcome: 'n/a' };
   const ratio = metricNumber(tb?.metrics, ['ratio']);
   const share = metricNumber(sp?.metrics, ['maxReadShare']);
@@ -233,7 +242,7 @@ function streamingCell(col: Column): Cell {
 }
 
 function phantomCell(col: Column): Cell {
-  const g = col.checks.get('metrics.gen-tps-plausible');
+  const g = from(col, 'gen_tps_phantom');
   const f = headlineFigure(col, 'genTps');
   const ph = columnPhantom(col, f);
   if (ph)
@@ -250,7 +259,7 @@ function phantomCell(col: Column): Cell {
 }
 
 function servedWindowCell(col: Column): Cell {
-  const c = col.checks.get('context.served-window');
+  const c = from(col, 'served_window');
   const none = notMeasured(c);
   if (none) return none;
   const m = c!.metrics;
@@ -282,7 +291,7 @@ const OVER_WINDOW_TEXT: Record<string, string> = {
 };
 
 function overWindowCell(col: Column): Cell {
-  const c = col.checks.get('context.over-window-400');
+  const c = from(col, 'over_window');
   const none = notMeasured(c);
   if (none) return none;
   const findings =
@@ -295,7 +304,7 @@ function overWindowCell(col: Column): Cell {
 }
 
 function cyclesCell(col: Column): Cell {
-  const c = col.checks.get('cycles.no-slowdown');
+  const c = from(col, 'cycles_slope');
   const none = notMeasured(c);
   if (none) return none;
   const m = c!.metrics;

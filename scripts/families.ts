@@ -2,7 +2,8 @@
 // (`export const family: FamilySpec` in suites/<family>.ts; setup's in suites/support/setup-check.ts):
 //   - suites/<family>.test.ts, the Vitest entry of each suite file (a stub: registerChecks);
 //   - lib/check/family-order.ts: FAMILY_ORDER (the sequencer in vitest.config.ts, per-file deadlines in
-//     suites/support/register.ts, the reports' order, the CLI's --only/--skip) and the per-family lists;
+//     suites/support/register.ts, the reports' order, the CLI's --only/--skip), the per-family lists, and which checks
+//     provide each headline figure (FIGURE_SOURCES, from each check's `provides`);
 //   - the families table in docs/families.md, between <!-- families:begin --> and <!-- families:end -->.
 // test/families.test.ts fails when any of them differs from what this script would write.
 // The rendering is pure (modules in, text out) so the test can run it on Vite's view of the suites.
@@ -12,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { CheckDef } from '../lib/model/check.ts';
 import type { FamilySpec } from '../lib/model/family-spec.ts';
+import { HEADLINE_FIGURES, type HeadlineFigure } from '../lib/model/figures.ts';
 import { SETUP_CHECK, SETUP_FAMILY } from '../suites/support/setup-check.ts';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..');
@@ -27,7 +29,7 @@ export const HAND_WRITTEN_ENTRIES = ['suites/setup.test.ts'];
 /** What a suite file exports, as far as this script is concerned. */
 export interface SuiteModule {
   family?: FamilySpec;
-  checks?: readonly Pick<CheckDef, 'id' | 'level'>[];
+  checks?: readonly Pick<CheckDef, 'id' | 'level' | 'provides' | 'destructive'>[];
 }
 
 /** suites/<name>.ts files that are families (not their Vitest entries, not the Vite-only catalogue). */
@@ -103,6 +105,21 @@ export function renderStub(spec: FamilySpec): string {
   ].join('\n');
 }
 
+/** Figure → the checks that provide it, in run order (families in order; a file's destructive checks after the rest). */
+export function figureSources(
+  specs: readonly FamilySpec[],
+  modules: Readonly<Record<string, SuiteModule>>,
+): Record<HeadlineFigure, string[]> {
+  const inOrder = specs.flatMap((s) => {
+    const checks = modules[s.name]?.checks ?? [];
+    return [...checks.filter((c) => !c.destructive), ...checks.filter((c) => c.destructive)];
+  });
+  const figures = Object.keys(HEADLINE_FIGURES) as HeadlineFigure[];
+  return Object.fromEntries(
+    figures.map((f) => [f, inOrder.filter((c) => c.provides?.includes(f)).map((c) => c.id)]),
+  ) as Record<HeadlineFigure, string[]>;
+}
+
 /** lib/check/family-order.ts: plain data, no imports (vitest.config.ts loads it at config time). */
 export function renderFamilyOrder(
   specs: readonly FamilySpec[],
@@ -126,6 +143,17 @@ export function renderFamilyOrder(
     `export const CHECKS_OF: Readonly<Record<string, string>> = {${Object.entries(parts)
       .map(([f, fam]) => ` ${quote(f)}: ${quote(fam)}`)
       .join(',')}${Object.keys(parts).length ? ' ' : ''}};`,
+    '',
+    '/**',
+    ' * Which checks provide each headline figure (their `provides`, lib/model/figures.ts), in run order. Reports read a',
+    ' * figure from the checks a results file says provide it; for files written before checks recorded that, from these',
+    ' * (reporters/figures.ts). Never a check id in a reporter.',
+    ' */',
+    `export const FIGURE_SOURCES: Readonly<Record<string, readonly string[]>> = {${Object.entries(
+      figureSources(specs, modules),
+    )
+      .map(([f, ids]) => ` ${f}: ${list(ids)}`)
+      .join(',')} };`,
     '',
     '/** Families whose checks time the server (`timing: true`). */',
     `export const TIMING_FAMILIES: readonly string[] = ${list(specs.filter((s) => s.timing).map((s) => s.name))};`,

@@ -46,7 +46,7 @@ async function messagesStream(ctx: CheckContext): Promise<SharedRecording<Sample
 async function judged(ctx: CheckContext, judge: (s: Sample) => Verdict): Promise<Verdict> {
   const r = await messagesStream(ctx);
   if (r.incomplete) return incompleteVerdict(r, 'the shared /v1/messages stream was recorded');
-  return unusable([r.value], 'streamed /v1/messages', 'anthropic.event-lines') ?? judge(r.value);
+  return unusable([r.value], 'streamed /v1/messages') ?? judge(r.value);
 }
 
 const base = { requires: ['anthropic-messages'] as CheckDef['requires'], timeoutMs: 90_000 };
@@ -66,6 +66,7 @@ export const checks: CheckDef[] = [
     id: 'anthropic.event-sequence',
     title: 'Messages stream events follow message_start … content blocks … message_delta → message_stop',
     level: 'MUST',
+    dependsOn: ['anthropic.event-lines'],
     rationale:
       'SDKs build the message with a state machine over this flow; a delta before its block or a missing message_stop breaks it.',
     reference: STREAMING,

@@ -300,6 +300,7 @@ export const checks: CheckDef[] = [
     id: 'api.stop-sequence',
     title: 'stop sequences end the completion and never appear in its text',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
     rationale:
       'Clients use stop to cut structured output (one line, one field); text past a stop string, or the stop string itself, corrupts it.',
     reference:

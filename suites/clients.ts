@@ -391,6 +391,8 @@ export const checks: CheckDef[] = DRIVERS.map(
     id: `clients.${d.id}`,
     title: `${d.title} (${d.packages.map((p) => `${p}@${installedVersion(p) ?? '?'}`).join(', ')}) streams and answers correctly`,
     level: 'SHOULD',
+    // A stream the server does not serve at all is not the client's to get wrong: the sse family reports it.
+    dependsOn: ['sse.content-type'],
     rationale: RATIONALES[d.id]!,
     reference: REFERENCES[d.id]!,
     requires: [d.flavour],

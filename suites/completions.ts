@@ -54,7 +54,7 @@ async function completionsStream(ctx: CheckContext): Promise<SharedRecording<Sam
 async function judged(ctx: CheckContext, judge: (s: Sample) => Verdict): Promise<Verdict> {
   const r = await completionsStream(ctx);
   if (r.incomplete) return incompleteVerdict(r, 'the shared /v1/completions stream was recorded');
-  return unusable([r.value], 'streamed /v1/completions', 'completions.framing') ?? judge(r.value);
+  return unusable([r.value], 'streamed /v1/completions') ?? judge(r.value);
 }
 
 /** The four framing judges of the sse family, applied to this stream; every failing one is reported. */
@@ -97,6 +97,7 @@ export const checks: CheckDef[] = [
     id: 'completions.done-terminator',
     title: 'data: [DONE] ends the /v1/completions stream',
     level: 'MUST',
+    dependsOn: ['completions.framing'],
     rationale: 'Clients stop reading at [DONE]; without it they wait for a timeout or report a truncated completion.',
     reference: COMPLETIONS,
     run: (ctx) => judged(ctx, (s) => judgeDoneTerminator([s])),
@@ -106,6 +107,7 @@ export const checks: CheckDef[] = [
     id: 'completions.chunk-schema',
     title: 'every /v1/completions chunk is a text_completion object; id and model stable',
     level: 'MUST',
+    dependsOn: ['completions.framing'],
     rationale:
       'Typed clients validate object "text_completion" and read choices[].text; a chat-shaped chunk breaks them.',
     reference:

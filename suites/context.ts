@@ -225,6 +225,8 @@ export const checks: CheckDef[] = [
     disturbs: true, // long prompts: the health sentinel probes after it
     title: 'prefill time grows about linearly with the prompt, not quadratically',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
+    provides: ['prefill_curve'],
     rationale:
       'A quadratic prefill turns a long prompt into a stall: a 52k-token prompt took 31 min instead of 2–3 (seed 000); mlx-vlm is pathological above 30k tokens.',
     reference:
@@ -558,6 +560,7 @@ export const checks: CheckDef[] = [
     id: 'context.served-window',
     title: "the served window is the model's trained context (or the one the profile declares for it)",
     level: 'SHOULD',
+    provides: ['served_window'],
     rationale:
       "omlx serves and enforces 32768 tokens by default on a model trained for far more; a user who declared the model's 262144 must see that.",
     reference:
@@ -605,6 +608,8 @@ export const checks: CheckDef[] = [
     timing: true, // its hang and rejection-latency verdicts time the server
     title: 'a prompt of ≥ 1.25x the window gets HTTP 400 (context exceeded) before prefill and before any SSE bytes',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
+    provides: ['over_window'],
     rationale:
       'A client must learn at once that the prompt is too long: a 500 is retried, a drop or hang stalls it, truncation silently loses the prompt, an in-stream error arrives after it accepted a 200.',
     reference: `${REF_OPENAI_ERRORS}; vLLM "maximum context length is N tokens", llama.cpp 400 exceed_context_size_error (docs/servers.md "llama.cpp", "vllm")`,
@@ -910,6 +915,7 @@ export const checks: CheckDef[] = [
     timing: true, // its before/after comparison means nothing on a server already degraded before it
     title: 'after long and over-long prompts, a normal request works at normal speed',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
     rationale:
       'A server that degrades after one long prompt (a cache never freed, a slot left broken) fails every user after it, long after the prompt that did it.',
     reference:

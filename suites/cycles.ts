@@ -271,7 +271,8 @@ function cycleSamples(run: CyclesRun): CycleSample[] {
 
 /**
  * Requests that did not complete: a server that errors mid-run fails the timing checks outright — one of them, once,
- * when the requests were not served at all (the others are blocked by it: lib/check/blocked.ts).
+ * when the requests were not served at all: cycles.no-slowdown, which the others declare they depend on (they are
+ * blocked by it: lib/check/blocked.ts).
  */
 function brokenRequests(run: CyclesRun): Verdict | undefined {
   const bad = run.requests.filter((q) => !served(q.x));
@@ -292,7 +293,6 @@ function brokenRequests(run: CyclesRun): Verdict | undefined {
   return blockedIfUnserved(
     v,
     bad.map((q) => q.x.rec),
-    { reporter: 'cycles.no-slowdown' },
   );
 }
 
@@ -346,6 +346,7 @@ export const checks: CheckDef[] = [
     id: 'cycles.no-slowdown',
     title: 'throughput does not decay over repeated cycles of the same workload',
     level: 'MUST',
+    provides: ['cycles_slope', 'cycle_curve'],
     rationale:
       'A server that gets slower the longer it runs (mlx-vlm: 790 -> 3.5 tok/s) is unusable for long sessions whatever its first figure says.',
     reference: REFERENCE,
@@ -373,6 +374,7 @@ export const checks: CheckDef[] = [
     id: 'cycles.no-stalls',
     title: 'no recurring stalls (a pause every n requests) while serving a steady workload',
     level: 'SHOULD',
+    dependsOn: ['cycles.no-slowdown'],
     rationale:
       'A periodic GC pause freezes every stream for its length; a slope of medians cannot see it, the largest token gap can.',
     reference: `${REFERENCE}; mlx-vlm #1400 (GC and cache clearing in finalizers)`,
@@ -419,6 +421,7 @@ export const checks: CheckDef[] = [
     id: 'cycles.ttft-stable',
     title: 'time to first token does not grow over repeated cycles',
     level: 'MUST',
+    dependsOn: ['cycles.no-slowdown'],
     rationale:
       'A first token that arrives later every cycle (growing caches, queues, fragmentation) makes an interactive client feel broken over time.',
     reference: REFERENCE,
@@ -447,6 +450,7 @@ export const checks: CheckDef[] = [
     id: 'cycles.memory',
     title: "the server's memory plateaus under a steady workload",
     level: 'SHOULD',
+    dependsOn: ['cycles.no-slowdown'],
     rationale:
       'Memory that keeps growing after caches reached their cap ends in an out-of-memory abort (vllm-mlx #442, Rapid-MLX Metal leak).',
     reference: `${REFERENCE}; RSS of the process tree via ps (works on Linux and macOS)`,

@@ -390,6 +390,7 @@ export const checks: CheckDef[] = [
     destructive: true, // fuzzed and absurd requests may crash or wedge the server
     title: 'wrong-typed optional parameters and absurd values never get a 5xx, a dropped connection or a hang',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
     rationale:
       "Client input, however wrong, is the client's error: a 5xx tells monitoring the server failed, a drop or a hang leaves the client guessing; a 4xx or a bounded answer (clamping) are both fine.",
     reference:

@@ -253,6 +253,8 @@ export const checks: CheckDef[] = [
     id: 'metrics.gen-tps-plausible',
     title: 'tokens reach the client as they are generated (no phantom gen_tps from a flush)',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
+    provides: ['wall_tps_p50', 'ttft_p50', 'gen_tps_p50', 'gen_tps_phantom'],
     rationale:
       'A stream flushed at the end makes every benchmark report an impossible decode rate and a TTFT that is really the whole response time.',
     reference: REFERENCE_PHANTOM,
@@ -325,6 +327,7 @@ export const checks: CheckDef[] = [
     id: 'metrics.gen-tps-physical',
     title: 'single-stream decode rate is below the memory-bandwidth bound',
     level: 'SHOULD',
+    dependsOn: ['sse.content-type'],
     rationale:
       'Decode is memory-bound: one stream cannot beat bandwidth / active bytes per token, so a figure above it is a measurement artefact or a wrong profile.',
     reference:
@@ -392,6 +395,7 @@ export const checks: CheckDef[] = [
     id: 'metrics.usage-matches-stream',
     title: 'usage.completion_tokens agrees with max_tokens, finish_reason and the streamed events',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
     rationale:
       'Throughput, billing and context accounting all divide by completion_tokens; an inflated count inflates every rate a client computes.',
     reference:
@@ -458,6 +462,7 @@ export const checks: CheckDef[] = [
     id: 'metrics.server-timings-agree',
     title: "the server's own timing figures agree with what the client measured",
     level: 'SHOULD',
+    dependsOn: ['sse.content-type'],
     rationale:
       "Dashboards and benchmark tables quote the server's self-reported tok/s; a figure the client cannot reproduce misleads everyone who reads it.",
     reference:

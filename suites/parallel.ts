@@ -251,6 +251,8 @@ export const checks: CheckDef[] = [
     id: 'parallel.speedup-2',
     title: 'two requests released together are served at least as fast in aggregate as one alone',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
+    provides: ['speedup_2'],
     rationale:
       'Parallel requests that are slower in aggregate than serial ones (mlx-omni-server 0.85x) punish every multi-user or agent workload.',
     reference: REF_SEED,
@@ -345,6 +347,8 @@ export const checks: CheckDef[] = [
     id: 'parallel.scaling',
     title: 'aggregate throughput, TTFT and per-stream speed at 1, 2, 4, … concurrent streams',
     level: 'INFO',
+    dependsOn: ['sse.content-type'],
+    provides: ['best_scaling', 'scaling_curve'],
     rationale:
       'Where batching saturates and what it costs each user (seed 004: vllm-mlx 1150, llama.cpp 890, Ollama 720 tok/s at 32 parallel) is what a user choosing a server compares.',
     reference: 'Seed study 004 (32-parallel table: aggregate throughput and TTFT per server)',
@@ -420,6 +424,7 @@ export const checks: CheckDef[] = [
     id: 'parallel.no-starvation',
     title: "concurrent streams within the server's slots all make progress together",
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
     rationale:
       'A server that declares N slots but serialises makes the second user wait for the whole of the first answer before seeing a token.',
     reference:
@@ -505,6 +510,7 @@ export const checks: CheckDef[] = [
     id: 'parallel.isolation',
     title: 'concurrent streams never mix ids, models or text',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
     rationale:
       "A batching bug that moves tokens between sequences sends one user another user's text; nothing downstream can detect it.",
     reference:

@@ -35,7 +35,6 @@ import type { CheckContext, CheckDef } from '../lib/model/check.ts';
 import type { FamilySpec } from '../lib/model/family-spec.ts';
 import type { Verdict } from '../lib/model/types.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
-import { STREAMED_CHAT_REPORTER } from './support/root-causes.ts';
 
 /** The family (scripts/families.ts derives its test file, its place in FAMILY_ORDER and its docs row from this). */
 export const family: FamilySpec = {
@@ -92,8 +91,6 @@ export function sseRun(ctx: CheckContext): Promise<SharedRecording<SseRun>> {
 // ---------------------------------------------------------------------------------------------------------
 // Checks
 
-/** The check that reports a streamed chat request the server did not serve (the family's first; lib/check/blocked.ts). */
-const REPORTER = STREAMED_CHAT_REPORTER;
 const streams = (run: SseRun) => [run.withUsage, run.withoutUsage];
 /**
  * Judge the streams that were answered (HTTP 200 with a body). A stream the server refused (say, a 400 for
@@ -109,8 +106,8 @@ async function judged(
   if (rec.incomplete) return incompleteVerdict(rec, `the shared ${what} streams were recorded`);
   const run = rec.value;
   const all = streams(run);
-  const ok = all.filter((s) => !unusable([s], what, REPORTER));
-  if (ok.length === 0) return unusable(all, what, REPORTER)!;
+  const ok = all.filter((s) => !unusable([s], what));
+  if (ok.length === 0) return unusable(all, what)!;
   const v = judge(run, ok);
   const left = all.filter((s) => !ok.includes(s));
   if (left.length)
@@ -127,6 +124,8 @@ export const checks: CheckDef[] = [
     id: 'sse.content-type',
     title: 'streams are sent as text/event-stream',
     level: 'MUST',
+    // Reports a streamed chat request the server does not serve at all: every check that needs one served declares
+    // dependsOn: ['sse.content-type'] and is blocked by it (lib/check/blocked.ts).
     rationale:
       'Clients choose the SSE parser by media type; a stream labelled application/json is read as one JSON body and fails.',
     reference: `${OPENAI_STREAM}; WHATWG HTML §9.2.5 (text/event-stream)`,
@@ -137,6 +136,7 @@ export const checks: CheckDef[] = [
     id: 'sse.event-terminator',
     title: 'every event ends with a blank line',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
     rationale:
       'An event is dispatched only by the blank line after it: without it a client sees nothing, or several chunks glued into one.',
     reference: WHATWG,
@@ -147,6 +147,7 @@ export const checks: CheckDef[] = [
     id: 'sse.no-lone-cr',
     title: 'line ends are LF or CRLF, not a lone CR',
     level: 'SHOULD',
+    dependsOn: ['sse.content-type'],
     rationale:
       'A lone CR is a valid SSE line end, but many clients split lines only on LF and then never see an event end.',
     reference: `${WHATWG}: end-of-line = CRLF / LF / CR`,
@@ -157,6 +158,7 @@ export const checks: CheckDef[] = [
     id: 'sse.data-prefix',
     title: 'every payload line starts with "data:"',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
     rationale: 'A JSON line without the data: field name is not data for any SSE client: the chunk is silently lost.',
     reference: `${WHATWG}: the field name is the text before the first colon`,
     run: (ctx) => judged(ctx, 'streamed chat', (_r, s) => judgeDataPrefix(s)),
@@ -166,6 +168,7 @@ export const checks: CheckDef[] = [
     id: 'sse.unknown-fields',
     title: 'no unknown SSE field names (e.g. an "error:" line)',
     level: 'SHOULD',
+    dependsOn: ['sse.content-type'],
     rationale:
       'Clients ignore unknown fields, so an error or payload sent under another field name never reaches the user.',
     reference: `${WHATWG}: "Otherwise: the field is ignored"`,
@@ -176,6 +179,7 @@ export const checks: CheckDef[] = [
     id: 'sse.one-json-per-event',
     title: 'each event carries exactly one JSON object',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
     rationale:
       'Clients JSON.parse each event: two objects in one event, or one object split over two, throw and lose the chunk.',
     reference: OPENAI_STREAM,
@@ -186,6 +190,7 @@ export const checks: CheckDef[] = [
     id: 'sse.done-terminator',
     title: 'data: [DONE] is the last event and the body ends after it',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
     rationale:
       'OpenAI clients stop at [DONE]; without it they wait for a timeout or report a truncated stream, and events after it are lost.',
     reference: OPENAI_STREAM,
@@ -196,6 +201,7 @@ export const checks: CheckDef[] = [
     id: 'sse.chunk-schema',
     title: 'every chunk is a valid chat.completion.chunk; id and model stable',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
     rationale:
       'Typed clients (openai-python, openai-node) reject chunks with missing or mistyped fields and key the message on a stable id.',
     reference:
@@ -220,6 +226,7 @@ export const checks: CheckDef[] = [
     id: 'sse.role-first',
     title: 'the first delta carries role "assistant"',
     level: 'SHOULD',
+    dependsOn: ['sse.content-type'],
     rationale: 'Clients that assemble the message from deltas take its role from the first one.',
     reference: 'OpenAI API reference, chat completion chunk: choices[].delta.role (sent on the first chunk)',
     run: (ctx) => judged(ctx, 'streamed chat', (_r, s) => judgeRoleFirst(s)),
@@ -229,6 +236,7 @@ export const checks: CheckDef[] = [
     id: 'sse.finish-once',
     title: 'exactly one valid finish_reason, on the last choice chunk',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
     rationale:
       'Clients end a choice at its finish_reason: none means "truncated", two or text after it means duplicated or lost output.',
     reference:
@@ -240,6 +248,7 @@ export const checks: CheckDef[] = [
     id: 'sse.usage-chunk',
     title: 'with include_usage, usage arrives before [DONE]',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
     rationale:
       'Clients that ask for usage in a stream need it for accounting and tokens/s; it must come before the terminator.',
     reference:
@@ -247,10 +256,7 @@ export const checks: CheckDef[] = [
     async run(ctx) {
       const rec = await sseRun(ctx);
       if (rec.incomplete) return incompleteVerdict(rec, 'the shared streamed chat (include_usage) was recorded');
-      return (
-        unusable([rec.value.withUsage], 'streamed chat (include_usage)', REPORTER) ??
-        judgeUsageChunk(rec.value.withUsage)
-      );
+      return unusable([rec.value.withUsage], 'streamed chat (include_usage)') ?? judgeUsageChunk(rec.value.withUsage);
     },
   },
   {
@@ -258,6 +264,7 @@ export const checks: CheckDef[] = [
     id: 'sse.usage-form',
     title: "usage takes OpenAI's form: one extra chunk with choices: [], only when asked",
     level: 'SHOULD',
+    dependsOn: ['sse.content-type'],
     rationale:
       'Clients read choices[0] of each chunk; usage in the finish chunk, repeated, or sent unasked breaks them or double-counts.',
     reference:
@@ -266,9 +273,7 @@ export const checks: CheckDef[] = [
       judged(
         ctx,
         'streamed chat',
-        (r) =>
-          unusable([r.withUsage, r.withoutUsage], 'streamed chat', REPORTER) ??
-          judgeUsageForm(r.withUsage, r.withoutUsage),
+        (r) => unusable([r.withUsage, r.withoutUsage], 'streamed chat') ?? judgeUsageForm(r.withUsage, r.withoutUsage),
       ),
   },
   {
@@ -276,6 +281,7 @@ export const checks: CheckDef[] = [
     id: 'sse.utf8-intact',
     title: 'streamed text is valid UTF-8 with every character intact',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
     rationale:
       "A server that splits a character between deltas or sends bad bytes shows users U+FFFD (the seeds' phantom-parser class of bug).",
     reference: 'RFC 3629 (UTF-8); WHATWG HTML §9.2.6 (streams are UTF-8); RFC 8259 §8.2 (unpaired surrogates)',
@@ -286,6 +292,7 @@ export const checks: CheckDef[] = [
     id: 'sse.comments',
     title: 'which SSE comments the server sends, and how often',
     level: 'INFO',
+    dependsOn: ['sse.content-type'],
     rationale:
       'Keep-alive comments (": ping", ": keep-alive", ":") are valid but make time-to-first-byte differ from TTFT; users should know.',
     reference: `${WHATWG}: a line starting with ":" is ignored; docs/servers.md "SSE comments" (llama.cpp ":", vllm-mlx ": heartbeat", oMLX ": keep-alive")`,

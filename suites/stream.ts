@@ -490,6 +490,8 @@ export const checks: CheckDef[] = [
     id: 'stream.ttft-before-end',
     title: 'the first token arrives long before the end of a long generation',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
+    provides: ['ttft_p50', 'first_token_share'],
     rationale:
       'Streaming exists to show text as it is generated; a server that sends the first token with the last (Rapid-MLX: TTFT equal to the whole response time) is not streaming.',
     reference:
@@ -528,6 +530,8 @@ export const checks: CheckDef[] = [
     id: 'stream.spread',
     title: 'tokens arrive spread over the request, not in one burst at the end',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
+    provides: ['read_share'],
     rationale:
       'A server that holds tokens and flushes them at the end breaks live display and makes naive clients compute phantom tokens/s (vllm-mlx 14000 tok/s).',
     reference:
@@ -563,6 +567,7 @@ export const checks: CheckDef[] = [
     id: 'stream.headers-early',
     title: 'response headers arrive before a long prefill ends',
     level: 'SHOULD',
+    dependsOn: ['sse.content-type'],
     rationale:
       'Clients with a header timeout give up on a server that sends nothing while it prefills a long prompt; headers (and pings) keep the connection visibly alive.',
     reference:
@@ -608,6 +613,7 @@ export const checks: CheckDef[] = [
     disturbs: true, // abandoned streams: the health sentinel probes after it
     title: 'a client disconnect stops the generation and frees its slot',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
     rationale:
       'Every abandoned request (a closed tab, a client timeout) otherwise keeps a slot and the GPU busy until it ends, delaying everyone else.',
     reference:

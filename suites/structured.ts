@@ -232,6 +232,7 @@ export const checks: CheckDef[] = [
     id: 'structured.json-object-stream',
     title: 'response_format json_object, streamed: the content deltas form a JSON object',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
     rationale:
       'Streaming clients parse the concatenated deltas; a server that constrains only non-streamed answers breaks them.',
     reference: `${OPENAI}: response_format json_object; stream (chat completion chunks, delta.content)`,
@@ -252,6 +253,7 @@ export const checks: CheckDef[] = [
     id: 'structured.json-schema-stream',
     title: 'response_format json_schema (strict), streamed: the content deltas form JSON that validates',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
     rationale:
       'Streaming clients parse the concatenated deltas against the same schema; the constraint must hold in both modes.',
     reference: `${OPENAI}: response_format json_schema; stream (chat completion chunks, delta.content)`,

@@ -299,6 +299,7 @@ export const checks: CheckDef[] = [
     title:
       'streamed tool calls: the first delta of each call carries index, id, type and function.name; later deltas keep its index',
     level: 'MUST',
+    dependsOn: ['sse.content-type'],
     rationale:
       'Streaming clients (the OpenAI SDKs, LangChain) assemble calls by index and key them by id: a delta without them is dropped or merged into the wrong call.',
     reference: `${OPENAI}: chat completion chunk, choices[].delta.tool_calls[] {index, id, type "function", function {name, arguments}}`,

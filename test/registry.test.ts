@@ -113,3 +113,29 @@ test('destructive checks run after every check that only observes (family order,
   ])
     expect(order.find((c) => c.id === id)?.destructive, id).toBe(true);
 });
+
+test('every dependsOn names a MUST check that runs no later than the dependent, in every tier it runs in', async () => {
+  const { FAMILY_ORDER } = await import('../vitest.config.ts');
+  const { runOrder } = await import('../suites/support/register.ts');
+  const order = FAMILY_ORDER.flatMap((f) => runOrder(families[f]?.checks ?? []));
+  const at = new Map(order.map((c, i) => [c.id, i]));
+  // Checks whose dependency runs after them, each with why that is right. api.stop-sequence: its streamed half is only
+  // a means (mayReport: false), so it never reports a stream not served; it names the check that will, later.
+  const LATER: Record<string, string> = { 'api.stop-sequence': 'sse.content-type' };
+  const problems: string[] = [];
+  for (const c of order)
+    for (const id of c.dependsOn ?? []) {
+      const dep = order.find((d) => d.id === id);
+      if (!dep) problems.push(`${c.id} depends on ${id}, which is no check`);
+      else if (id === c.id) problems.push(`${c.id} depends on itself (a check that declares none reports its cause)`);
+      else if (dep.level !== 'MUST')
+        problems.push(`${c.id} depends on ${id}, a ${dep.level} check: only a MUST one reports`);
+      else if (at.get(id)! > at.get(c.id)! && LATER[c.id] !== id)
+        problems.push(`${c.id} depends on ${id}, which runs after it`);
+      else if (dep.tier === 'full' && c.tier !== 'full')
+        problems.push(`${c.id} runs in the quick tier, ${id} only in full`);
+    }
+  expect(problems).toEqual([]);
+  // The lint itself: at least the streamed-chat dependents are declared.
+  expect(order.filter((c) => c.dependsOn?.includes('sse.content-type')).length).toBeGreaterThanOrEqual(30);
+});

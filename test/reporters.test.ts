@@ -123,10 +123,14 @@ describe('a real run: api + metrics against the reference server', () => {
       (c) => c.id,
     );
     expect(results.checks.map((c) => c.id).sort()).toEqual(expected.sort());
+    const declared = new Map([...families.api.checks, ...families.metrics.checks].map((c) => [c.id, c.provides]));
     for (const c of results.checks) {
       expect(c.message.length, c.id).toBeGreaterThan(0);
       expect(c.reference.length, c.id).toBeGreaterThan(0);
+      // What it provides, as declared (the reports read headline figures by it: reporters/figures.ts).
+      expect(c.provides, c.id).toEqual(declared.get(c.id));
     }
+    expect(results.checks.find((c) => c.id === 'metrics.gen-tps-plausible')?.provides).toContain('wall_tps_p50');
   });
 
   test('exit status follows the gate: non-zero exactly when a check failed or errored', () => {

@@ -19,10 +19,14 @@ import { families } from '../suites/catalogue.ts';
 const P: Precondition = {
   key: 'streamed POST /v1/chat/completions → HTTP 500',
   detail: 'streamed POST /v1/chat/completions answered HTTP 500',
-  reporter: 'sse.content-type',
 };
 const failed = fail({ requirement: 'A streamed chat request MUST be answered.', expected: '200', actual: '500' });
-const c = (id: string, level: Level = 'MUST') => ({ id, level });
+/** A check as declared: every one here but the reporter itself depends on sse.content-type. */
+const c = (id: string, level: Level = 'MUST') => ({
+  id,
+  level,
+  ...(id === 'sse.content-type' ? {} : { dependsOn: ['sse.content-type'] }),
+});
 
 describe('resolveBlocked', () => {
   test('the first MUST check to meet a failed precondition reports it; later ones are blocked by it', () => {
@@ -61,6 +65,20 @@ describe('resolveBlocked', () => {
       'sse.content-type',
     );
   });
+  test('the check named is the one the blocked check declares it depends on; with none, the check itself', () => {
+    const store = rootCauses(freshMemory());
+    const stalls = { id: 'cycles.no-stalls', level: 'SHOULD' as const, dependsOn: ['cycles.no-slowdown'] };
+    expect(resolveBlocked(stalls, blockedOn(warn('not met'), P), store).blockedBy).toBe('cycles.no-slowdown');
+    const alone = resolveBlocked({ id: 'x.info', level: 'INFO' }, blockedOn(warn('not met'), P), store);
+    expect(alone.blockedBy).toBe('x.info');
+    // A MUST check that declares none is the reporter: it fails and records the cause.
+    expect(resolveBlocked({ id: 'cycles.no-slowdown', level: 'MUST' }, blockedOn(failed, P), store).outcome).toBe(
+      'fail',
+    );
+    expect(resolveBlocked(stalls, blockedOn(warn('not met'), P), store).message).toMatch(
+      /^blocked by cycles\.no-slowdown: /,
+    );
+  });
   test('another answer is another cause; a verdict without a precondition is untouched', () => {
     const store = rootCauses(freshMemory());
     resolveBlocked(c('sse.content-type'), blockedOn(failed, P), store);
@@ -84,7 +102,7 @@ test('one cause is one kind of request answered alike: the same status and error
     body: new TextEncoder().encode(JSON.stringify({ error: { message, type: 'server_error' } })),
     truncated: false,
   });
-  const key = (r: Recording) => requestPrecondition(r, 'sse.content-type').key;
+  const key = (r: Recording) => requestPrecondition(r).key;
   const mock = (at: number) => rec(true, 500, `Bad control character in string literal in JSON at position ${at}`);
   expect(key(mock(97))).toBe(key(mock(212)));
   expect(key(mock(97))).toMatch(/^streamed POST \/v1\/chat\/completions → HTTP 500 "Bad control character/);

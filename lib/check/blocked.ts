@@ -4,10 +4,11 @@
 //    run's root cause for that kind of request and answer;
 //  - every later check meeting the same failure is `inconclusive`, "blocked by <that check>", with its own figures;
 //  - a SHOULD or INFO check is never "not met" for want of evidence: with no root cause recorded yet it is
-//    inconclusive too, naming the check that reports such a failure.
+//    inconclusive too, naming the check that reports such a failure: the first it declares it depends on
+//    (CheckDef.dependsOn), or itself when it declares none.
 // The record lives as long as the run, in its memory (shared by the workers of a Vitest run: lib/run/memory.ts).
-import type { RunMemory, SharedSlice } from '../model/check.ts';
-import type { Level, Verdict } from '../model/types.ts';
+import type { CheckDef, RunMemory, SharedSlice } from '../model/check.ts';
+import type { Verdict } from '../model/types.ts';
 
 /** A failure recorded as the run's root cause for one kind of request. */
 interface RootCause {
@@ -44,9 +45,14 @@ export function rootCauses(memory: RunMemory): RootCauseStore {
  * failure and may report it, else inconclusive naming the check that reports it. Verdicts without a precondition pass
  * through unchanged.
  */
-export function resolveBlocked(check: { id: string; level: Level }, v: Verdict, store: RootCauseStore): Verdict {
+export function resolveBlocked(
+  check: Pick<CheckDef, 'id' | 'level' | 'dependsOn'>,
+  v: Verdict,
+  store: RootCauseStore,
+): Verdict {
   const p = v.precondition;
   if (!p) return v;
+  const reporter = check.dependsOn?.[0] ?? check.id;
   const root = store.get(p.key);
   if (root && root.check !== check.id)
     return {
@@ -64,10 +70,10 @@ export function resolveBlocked(check: { id: string; level: Level }, v: Verdict, 
   }
   return {
     outcome: 'inconclusive',
-    message: `blocked by ${p.reporter}: ${p.detail} (${p.reporter} reports it; this check has nothing to judge)`,
+    message: `blocked by ${reporter}: ${p.detail} (${reporter} reports it; this check has nothing to judge)`,
     metrics: v.metrics,
     evidence: v.evidence,
     precondition: p,
-    blockedBy: p.reporter,
+    blockedBy: reporter,
   };
 }

@@ -32,6 +32,28 @@ export const FAMILY_ORDER: readonly string[] = [
 /** Suite files that hold checks of another family (`checksOf`): file → family. --only/--skip name the family. */
 export const CHECKS_OF: Readonly<Record<string, string>> = { 'api-last': 'api' };
 
+/**
+ * Which checks provide each headline figure (their `provides`, lib/model/figures.ts), in run order. Reports read a
+ * figure from the checks a results file says provide it; for files written before checks recorded that, from these
+ * (reporters/figures.ts). Never a check id in a reporter.
+ */
+export const FIGURE_SOURCES: Readonly<Record<string, readonly string[]>> = {
+  wall_tps_p50: ['metrics.gen-tps-plausible'],
+  ttft_p50: ['stream.ttft-before-end', 'metrics.gen-tps-plausible'],
+  gen_tps_p50: ['metrics.gen-tps-plausible'],
+  gen_tps_phantom: ['metrics.gen-tps-plausible'],
+  speedup_2: ['parallel.speedup-2'],
+  best_scaling: ['parallel.scaling'],
+  scaling_curve: ['parallel.scaling'],
+  prefill_curve: ['context.prefill-scaling'],
+  cycle_curve: ['cycles.no-slowdown'],
+  cycles_slope: ['cycles.no-slowdown'],
+  served_window: ['context.served-window'],
+  over_window: ['context.over-window-400'],
+  first_token_share: ['stream.ttft-before-end'],
+  read_share: ['stream.spread'],
+};
+
 /** Families whose checks time the server (`timing: true`). */
 export const TIMING_FAMILIES: readonly string[] = ['stream', 'metrics', 'parallel', 'capacity', 'cycles'];
 

@@ -1,6 +1,6 @@
 // A check's precondition, named from the request that failed it (docs/grading.md "Blocked checks"): what kind of
 // request it was and how it was answered, so one cause is one kind of request answered alike. The check core decides
-// who reports it (lib/check/blocked.ts); these build the verdict's mark.
+// who reports it, from the check's declared `dependsOn` (lib/check/blocked.ts); these build the verdict's mark.
 import { escapeBytes } from '../decode/stream-decoder.ts';
 import type { Precondition, Recording, Verdict } from '../model/types.ts';
 
@@ -34,11 +34,10 @@ function causeText(rec: Recording): string {
  * The precondition a failed request stands for: its kind (streamed or not, method and path) and its answer, with the
  * error text it carried — one cause is one kind of request answered alike (`streamed POST /v1/chat/completions → HTTP
  * 500 "Bad control character in string literal in JSON at position #…"`), so a 500 of another origin ("Cannot use
- * tools with stream") is a cause of its own. `reporter`: the check that reports this kind of failure.
+ * tools with stream") is a cause of its own. Who reports it is the check's declaration (`dependsOn`: lib/check/blocked.ts).
  */
 export function requestPrecondition(
   rec: Recording,
-  reporter: string,
   o: Pick<Precondition, 'mayReport' | 'ownFinding'> = {},
 ): Precondition {
   let path = rec.url;
@@ -54,7 +53,6 @@ export function requestPrecondition(
   return {
     key: `${kind} → ${answer}${said ? ` ${JSON.stringify(said)}` : ''}`,
     detail: `${kind} answered ${answer}${body}`,
-    reporter,
     ...o,
   };
 }

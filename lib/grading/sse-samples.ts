@@ -61,9 +61,9 @@ export function evidenceOf(samples: readonly Sample[]): Evidence[] {
 
 /**
  * A sample that cannot be judged because the request itself failed: the server's failure, stated plainly, once — by
- * the first check that meets it (`reporter` names the one that reports it; lib/check/blocked.ts).
+ * the first check that meets it (the others name the check they declare they depend on; lib/check/blocked.ts).
  */
-export function unusable(samples: readonly Sample[], what: string, reporter: string): Verdict | undefined {
+export function unusable(samples: readonly Sample[], what: string): Verdict | undefined {
   // Our side ending a request (lib/measure/deadlines.ts) is never the server's failure: lib/http/recordings.ts marks such a
   // recording incomplete and its readers grade it inconclusive before they get here.
   const bad = samples.filter(
@@ -84,5 +84,5 @@ export function unusable(samples: readonly Sample[], what: string, reporter: str
     undefined,
     evidenceOf(samples),
   );
-  return blockedOn(failed, requestPrecondition(bad[0]!.rec, reporter));
+  return blockedOn(failed, requestPrecondition(bad[0]!.rec));
 }

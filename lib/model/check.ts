@@ -1,5 +1,6 @@
 // What a check is (declared data and a run function) and what it is given to run: the model's check types. The check
 // core (lib/check/check.ts) builds contexts and runs checks; everything below it takes a Requester, never a context.
+import type { HeadlineFigure } from './figures.ts';
 import type { Capability, ClientLag, Deadlines, Level, Profile, RunSettings, ServerInfo, Verdict } from './types.ts';
 
 export type Tier = 'quick' | 'full';
@@ -43,6 +44,19 @@ export interface CheckDef {
   timing?: boolean;
   /** Sends nothing: reports what the run measured (health.sentinel), so it may run after destructive checks. */
   readsRun?: boolean;
+  /**
+   * The headline figures and curves its metrics carry (lib/model/figures.ts): reports read a figure from the checks
+   * that provide it, never by check id. results.json records it with the check; for older files the same from
+   * the declarations (lib/check/family-order.ts FIGURE_SOURCES, written by npm run families).
+   */
+  provides?: readonly HeadlineFigure[];
+  /**
+   * The checks whose failure this check's precondition rests on: ['sse.content-type'] for a check that needs a
+   * streamed chat request served. A verdict marked blocked on a failed request (lib/grading/preconditions.ts) names
+   * the first of them as the check that reports it (lib/check/blocked.ts); a check that declares none reports it
+   * itself. Each names a MUST check that runs before this one (test/registry.test.ts).
+   */
+  dependsOn?: readonly string[];
   run(ctx: CheckContext): Promise<Verdict>;
 }
 

@@ -140,11 +140,10 @@ export interface Precondition {
   key: string;
   /** One line: what this check's own request got (status, error text). */
   detail: string;
-  /** The check that reports this kind of failure when it meets it first (named while no root cause is recorded). */
-  reporter: string;
   /**
    * May this check report the failure itself when it meets it first (default: a MUST check may)? False for a check to
-   * which the request is only a means (api.stop-sequence's streamed half): it stays inconclusive, naming `reporter`.
+   * which the request is only a means (api.stop-sequence's streamed half): it stays inconclusive, naming the check it
+   * depends on (its declared `dependsOn`).
    */
   mayReport?: boolean;
   /**
@@ -309,6 +308,8 @@ export interface CheckRecord {
   loopDelay?: { p99Ms: number; maxMs: number };
   /** Inconclusive because a precondition failed: the check that reports the root cause (lib/check/blocked.ts). */
   blockedBy?: string;
+  /** The headline figures its metrics carry, as the check declares them (CheckDef.provides; lib/model/figures.ts). */
+  provides?: string[];
 }
 
 // Our own client's fidelity (lib/run/fidelity.ts measures it).

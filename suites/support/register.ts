@@ -132,6 +132,7 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
           message: '',
           rationale: check.rationale,
           reference: check.reference,
+          ...(check.provides?.length ? { provides: [...check.provides] } : {}),
           profileId: profile.id,
         };
         t.task.meta.conformance = meta;

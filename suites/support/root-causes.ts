@@ -1,26 +1,9 @@
-// Which check reports a request the server did not serve, for the checks that need that request only as a means
-// (lib/check/blocked.ts: one root cause, one failure; the others are inconclusive "blocked by" it).
+// Blocked verdicts for the checks that need a request only as a means (lib/check/blocked.ts: one root cause, one
+// failure; the others are inconclusive "blocked by" it). Which check reports the cause is each check's declaration
+// (`dependsOn`), not an argument here.
 import { blockedOn, requestPrecondition } from '../../lib/grading/preconditions.ts';
 import { endingOf } from '../../lib/measure/deadlines.ts';
-import type { Recording, Verdict } from '../../lib/model/types.ts';
-
-/** A plain streamed chat request not served: the sse family's first check reports it. */
-export const STREAMED_CHAT_REPORTER = 'sse.content-type';
-
-/** `v`, marked as resting on the failed request `rec` (reported by `reporter`, the sse family's first check by default). */
-function blockedByRequest(
-  v: Verdict,
-  rec: Recording,
-  o: { reporter?: string; mayReport?: boolean; ownFinding?: boolean } = {},
-): Verdict {
-  return blockedOn(
-    v,
-    requestPrecondition(rec, o.reporter ?? STREAMED_CHAT_REPORTER, {
-      mayReport: o.mayReport,
-      ownFinding: o.ownFinding,
-    }),
-  );
-}
+import type { Precondition, Recording, Verdict } from '../../lib/model/types.ts';
 
 /** Not served: the server answered a status other than 200, or failed before any byte of a body (not our side's ending). */
 function unserved(rec: Recording): boolean {
@@ -34,10 +17,10 @@ function unserved(rec: Recording): boolean {
 export function blockedIfUnserved(
   v: Verdict,
   recs: readonly Recording[],
-  o: { reporter?: string; mayReport?: boolean; ownFinding?: boolean } = {},
+  o: Pick<Precondition, 'mayReport' | 'ownFinding'> = {},
 ): Verdict {
   if (recs.length === 0 || !recs.every(unserved)) return v;
   // One cause: every request answered alike (the same status and error text); mixed answers are the check's own evidence.
-  if (new Set(recs.map((r) => requestPrecondition(r, '').key)).size > 1) return v;
-  return blockedByRequest(v, recs[0]!, o);
+  if (new Set(recs.map((r) => requestPrecondition(r).key)).size > 1) return v;
+  return blockedOn(v, requestPrecondition(recs[0]!, o));
 }
