@@ -23,6 +23,7 @@ import { redact, redactDeep, stripUrlCredentials } from '../lib/config/secrets.t
 import type { Profile } from '../lib/model/types.ts';
 import type { RunSnapshot } from '../lib/run/run.ts';
 import type { ConformanceMeta } from '../suites/support/provided.d.ts';
+import { providerOf } from './figures.ts';
 import type { CheckResult, ResultsFile, ResultsHeader, RunError } from './results-types.ts';
 import { moduleRank } from './run-order.ts';
 
@@ -472,18 +473,22 @@ export function runResults(
 }
 
 /**
- * The capacity table moved from the capacity.sweep check's metrics to the file's top-level `capacity` (once, not in
- * both places): what the console table, the HTML plots and the merge of several machines read.
+ * The capacity table moved from the metrics of the check that provides it to the file's top-level `capacity` (once,
+ * not in both places): the capacity mode's own section, what the console table, the HTML plots and the merge of
+ * several machines read.
  */
 export function withCapacity(file: ResultsFile): ResultsFile {
-  const i = file.checks.findIndex((c) => c.id === CAPACITY_CHECK && c.metrics?.capacity !== undefined);
+  const sweep = providerOf(
+    file.checks.filter((c) => c.metrics?.capacity !== undefined),
+    'capacity_table',
+  );
+  const i = sweep ? file.checks.indexOf(sweep) : -1;
   if (i < 0) return file;
   const { capacity, ...metrics } = file.checks[i]!.metrics!;
   const checks = [...file.checks];
   checks[i] = { ...checks[i]!, metrics };
   return { ...file, checks, capacity: capacity as ResultsFile['capacity'] };
 }
-const CAPACITY_CHECK = 'capacity.sweep';
 
 /**
  * capacity.json and capacity.csv next to results.json: the capacity table in the columns of vLLM's benchmark result

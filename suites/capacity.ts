@@ -70,6 +70,7 @@ export const checks: CheckDef[] = [
       'People choosing a server need how much it serves at what latency; a figure printed without the checks that make it true (a burst read as 14000 tok/s) misleads them.',
     reference: REF,
     requires: ['openai-chat'],
+    provides: ['capacity_table'],
     timeoutMs: TIMEOUT_MS,
     async run(ctx) {
       const run = await capacityRun(ctx);
@@ -96,6 +97,7 @@ export const checks: CheckDef[] = [
       'A throughput or latency figure from burst-delivered streams, usage that does not count the stream, or beyond the hardware is not a decode rate: it must not be reported as one.',
     reference: `${REF}; docs/grading.md "Measuring"; lib/grading/phantom.ts`,
     requires: ['openai-chat'],
+    provides: ['capacity_table'],
     timeoutMs: TIMEOUT_MS,
     async run(ctx) {
       const run = await capacityRun(ctx);
@@ -160,6 +162,7 @@ export const checks: CheckDef[] = [
       'A server that fails requests at a load it says it serves (its slots) breaks every client that stays within it; 429/503 belong above the slots.',
     reference: `${REF}; docs/grading.md "Declared and discovered capabilities"`,
     requires: ['openai-chat'],
+    provides: ['capacity_table'],
     timeoutMs: TIMEOUT_MS,
     async run(ctx) {
       const run = await capacityRun(ctx);

@@ -52,6 +52,7 @@ export const FIGURE_SOURCES: Readonly<Record<string, readonly string[]>> = {
   over_window: ['context.over-window-400'],
   first_token_share: ['stream.ttft-before-end'],
   read_share: ['stream.spread'],
+  capacity_table: ['capacity.sweep', 'capacity.figures-certified', 'capacity.no-errors-below-slots'],
 };
 
 /** Families whose checks time the server (`timing: true`). */

@@ -23,6 +23,8 @@ export const HEADLINE_FIGURES = {
   first_token_share:
     'time to first token as a share of the response time (ratio): near 1, the stream was held back until the end',
   read_share: 'the largest share of the text that came in one read (maxReadShare): near 1, the stream came at once',
+  capacity_table:
+    "the capacity mode's table: sweep levels, rate runs, saturation (metrics.capacity; results.json keeps it at its top level)",
 } as const;
 
 export type HeadlineFigure = keyof typeof HEADLINE_FIGURES;
