@@ -8,6 +8,7 @@
 
 import type { CpuUse } from '../measure/machine-load.ts';
 import { logLogSlope, median } from '../measure/stats.ts';
+import { fmt } from '../model/verdict.ts';
 import { contention } from './cycles.ts';
 import { attentionExcess, extrapolatePrefill, type PrefillFit, prefillMs } from './prefill-fit.ts';
 
@@ -22,9 +23,6 @@ export interface TimingGrade {
   borderline?: boolean;
 }
 
-/** Round for messages. */
-const r = (x: number | undefined, d = 2) =>
-  x === undefined || !Number.isFinite(x) ? 'n/a' : Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(d);
 /** "97.1 % CI" for an interval's actual coverage. */
 const cov = (c: number | undefined) => (c === undefined ? 'no CI: too few samples,' : `${(c * 100).toFixed(1)} % CI`);
 
@@ -119,12 +117,12 @@ export function guardStarvation(
   if (again && again.outcome === g.outcome)
     return {
       ...g,
-      reason: `${g.reason} (holds even with our client's event-loop delay, p99 ${r(loop.p99Ms)} ms, counted against it)`,
+      reason: `${g.reason} (holds even with our client's event-loop delay, p99 ${fmt(loop.p99Ms)} ms, counted against it)`,
       figures,
     };
   return {
     outcome: 'inconclusive',
-    reason: `our client was starved (event-loop delay p99 ${r(loop.p99Ms)} ms > ${maxLoopP99Ms} ms), so its timing cannot be graded; it would have been ${g.outcome}: ${g.reason}`,
+    reason: `our client was starved (event-loop delay p99 ${fmt(loop.p99Ms)} ms > ${maxLoopP99Ms} ms), so its timing cannot be graded; it would have been ${g.outcome}: ${g.reason}`,
     figures,
   };
 }
@@ -220,13 +218,13 @@ export interface OverWindowFinding {
 /** Classify the answer to a prompt of at least 1.25x the window. */
 export function classifyOverWindow(o: OverWindowObservation): OverWindowFinding {
   const mode = o.stream ? 'stream' : 'non-stream';
-  const what = `${mode} request with a ~${o.sentTokens}-token prompt (${r(o.sentTokens / o.window)}x the ${o.window}-token window)`;
+  const what = `${mode} request with a ~${o.sentTokens}-token prompt (${fmt(o.sentTokens / o.window)}x the ${o.window}-token window)`;
   if (o.status === undefined) {
     if (o.failure?.kind === 'headers-timeout' || o.failure?.kind === 'total-timeout' || o.failure?.kind === 'aborted')
       return {
         kind: 'no-response',
         verdict: 'fail',
-        summary: `${what}: no response within ${r(o.waitedMs)} ms (the server hangs instead of rejecting)`,
+        summary: `${what}: no response within ${fmt(o.waitedMs)} ms (the server hangs instead of rejecting)`,
       };
     return {
       kind: 'dropped',
@@ -339,18 +337,18 @@ export function gradeRejectionLatency(
   if (rej <= t.immediateMs)
     return {
       outcome: 'pass',
-      reason: `rejected in ${r(rej)} ms (median of ${rejectMs.length}), within ${t.immediateMs} ms: no prefill was paid for${pre !== undefined ? ` (a within-window prompt of similar size takes ${r(pre)} ms to its first token)` : ''}`,
+      reason: `rejected in ${fmt(rej)} ms (median of ${rejectMs.length}), within ${t.immediateMs} ms: no prefill was paid for${pre !== undefined ? ` (a within-window prompt of similar size takes ${fmt(pre)} ms to its first token)` : ''}`,
       figures,
     };
   if (pre === undefined)
     return {
       outcome: 'inconclusive',
-      reason: `rejected in ${r(rej)} ms, and no within-window prefill time to compare with`,
+      reason: `rejected in ${fmt(rej)} ms, and no within-window prefill time to compare with`,
       figures,
     };
   const ci = ratioCI(rejectMs, prefillMs);
   Object.assign(figures, { ratio: ci.estimate, ratioLow: ci.low, ratioHigh: ci.high, coverage: ci.coverage });
-  const text = `rejection took ${r(rej)} ms (median of ${rejectMs.length}), ${r(ci.estimate)}x the ${r(pre)} ms prefill of a within-window prompt of similar size (${cov(ci.coverage)} ${r(ci.low)}–${r(ci.high)})`;
+  const text = `rejection took ${fmt(rej)} ms (median of ${rejectMs.length}), ${fmt(ci.estimate)}x the ${fmt(pre)} ms prefill of a within-window prompt of similar size (${cov(ci.coverage)} ${fmt(ci.low)}–${fmt(ci.high)})`;
   if (ci.low !== undefined && ci.low >= t.failFraction)
     return {
       outcome: 'fail',
@@ -488,7 +486,7 @@ export function gradePrefillScaling(points: readonly ScalingPoint[], t: ScalingT
     return {
       ...base,
       outcome: 'inconclusive',
-      reason: `TTFT grew by only ${r(spread)} ms from ${upper[0].tokens} to ${top} tokens (need ${t.minSpreadMs} ms): prefill is hidden by fixed costs and noise`,
+      reason: `TTFT grew by only ${fmt(spread)} ms from ${upper[0].tokens} to ${top} tokens (need ${t.minSpreadMs} ms): prefill is hidden by fixed costs and noise`,
       figures,
     };
   const window = Math.max(t.windowTokens ?? top, top);
@@ -550,11 +548,11 @@ export function gradePrefillScaling(points: readonly ScalingPoint[], t: ScalingT
   const x = ex.excess;
   const xLow = ex.excessLow ?? 0; // no interval (too few usable replicates): nothing is clear
   const ci = (lo: number | undefined, hi: number | undefined, d = 1) =>
-    lo === undefined || hi === undefined ? 'no interval' : `95 % CI ${r(lo, d)}–${r(hi, d)}`;
+    lo === undefined || hi === undefined ? 'no interval' : `95 % CI ${fmt(lo, d)}–${fmt(hi, d)}`;
   const text =
-    `TTFT = ${r(fit.fixedMs, 1)} ms + ${fit.perTokenMs.toPrecision(3)} ms·n + ${fit.perTokenSqMs.toPrecision(3)} ms·n² over ${fitted[0].tokens}–${top} tokens (medians ${r(fitted[0].ttftMsP50)} → ${r(fitted[fitted.length - 1].ttftMsP50)} ms; log-log slope without the ${r(fit.fixedMs, 1)} ms fixed cost ${r(slope.slope)}, ${ci(slope.low, slope.high, 2)}): ` +
-    `the ${window}-token window${t.windowSource ? ` (${t.windowSource})` : ''} extrapolates to ${r(ex.windowMs / 1000, 1)} s of prefill (${ci(figures.windowPrefillLowS, figures.windowPrefillHighS)}), ` +
-    `${r(x, 1)}x (${ci(ex.excessLow, ex.excessHigh)}) the ${r(linearS, 1)} s its short-prompt rate of ${r(shortRate, 0)} tok/s (at ${short} tokens) predicts`;
+    `TTFT = ${fmt(fit.fixedMs, 1)} ms + ${fit.perTokenMs.toPrecision(3)} ms·n + ${fit.perTokenSqMs.toPrecision(3)} ms·n² over ${fitted[0].tokens}–${top} tokens (medians ${fmt(fitted[0].ttftMsP50)} → ${fmt(fitted[fitted.length - 1].ttftMsP50)} ms; log-log slope without the ${fmt(fit.fixedMs, 1)} ms fixed cost ${fmt(slope.slope)}, ${ci(slope.low, slope.high, 2)}): ` +
+    `the ${window}-token window${t.windowSource ? ` (${t.windowSource})` : ''} extrapolates to ${fmt(ex.windowMs / 1000, 1)} s of prefill (${ci(figures.windowPrefillLowS, figures.windowPrefillHighS)}), ` +
+    `${fmt(x, 1)}x (${ci(ex.excessLow, ex.excessHigh)}) the ${fmt(linearS, 1)} s its short-prompt rate of ${fmt(shortRate, 0)} tok/s (at ${short} tokens) predicts`;
   const kappa = t.attentionCostFactor;
   const factor = t.unexplainedFactor;
   if (t.width) {
@@ -563,26 +561,26 @@ export function gradePrefillScaling(points: readonly ScalingPoint[], t: ScalingT
     const bar = factor * explained;
     const layers = layersOf(t.width);
     Object.assign(figures, { modelWidth: d, explainedExcess: explained, unexplained: x / explained });
-    const physics = `attention in a ${d}-wide model (${t.width.source}${layers ? `; ~${r(layers, 0)} layers of ~12·d² weights in its ${r(t.width.params! / 1e6, 1)} M parameters` : ''}) costs a share of about n/(6·${d}) per token and, at up to ${kappa}x its FLOP cost, explains ${r(explained, 1)}x`;
+    const physics = `attention in a ${d}-wide model (${t.width.source}${layers ? `; ~${fmt(layers, 0)} layers of ~12·d² weights in its ${fmt(t.width.params! / 1e6, 1)} M parameters` : ''}) costs a share of about n/(6·${d}) per token and, at up to ${kappa}x its FLOP cost, explains ${fmt(explained, 1)}x`;
     if (xLow >= bar)
       return {
         ...out,
         outcome: 'fail',
-        reason: `${text}; ${physics}: prefill grows quadratically, ${r(x / explained, 1)}x faster than attention explains (lower bound ${r(xLow, 1)}x ≥ ${factor} × ${r(explained, 1)}x), beyond the model's physics`,
+        reason: `${text}; ${physics}: prefill grows quadratically, ${fmt(x / explained, 1)}x faster than attention explains (lower bound ${fmt(xLow, 1)}x ≥ ${factor} × ${fmt(explained, 1)}x), beyond the model's physics`,
         figures,
       };
     if (x >= bar)
       return {
         ...out,
         outcome: 'warn',
-        reason: `${text}; ${physics}: ${r(x / explained, 1)}x that by the estimate, past ${factor}x, but the lower bound ${r(xLow, 1)}x is not`,
+        reason: `${text}; ${physics}: ${fmt(x / explained, 1)}x that by the estimate, past ${factor}x, but the lower bound ${fmt(xLow, 1)}x is not`,
         figures,
         borderline: true,
       };
     return {
       ...out,
       outcome: 'pass',
-      reason: `${text}; ${physics}: ${x < 2 ? 'close to linear' : 'superlinear, within what real attention explains'} (a defect needs ${factor}x that, ${r(bar, 1)}x)`,
+      reason: `${text}; ${physics}: ${x < 2 ? 'close to linear' : 'superlinear, within what real attention explains'} (a defect needs ${factor}x that, ${fmt(bar, 1)}x)`,
       figures,
     };
   }
@@ -594,14 +592,14 @@ export function gradePrefillScaling(points: readonly ScalingPoint[], t: ScalingT
     return {
       ...out,
       outcome: 'fail',
-      reason: `${text}; ${unknown}, but even a ${t.narrowestWidth}-wide model's attention at ${kappa}x its FLOP cost explains only ${r(widest, 1)}x: prefill grows quadratically beyond any model's physics (lower bound ${r(xLow, 1)}x ≥ ${factor} × ${r(widest, 1)}x)`,
+      reason: `${text}; ${unknown}, but even a ${t.narrowestWidth}-wide model's attention at ${kappa}x its FLOP cost explains only ${fmt(widest, 1)}x: prefill grows quadratically beyond any model's physics (lower bound ${fmt(xLow, 1)}x ≥ ${factor} × ${fmt(widest, 1)}x)`,
       figures,
     };
   if (x >= t.excessFactor)
     return {
       ...out,
       outcome: 'warn',
-      reason: `${text}; ${unknown}: ${r(x, 1)}x is at least ${t.excessFactor}x, growth a wide model's attention does not explain (declare modelWidth to judge it; a fail needs ${r(failBar, 1)}x, what no model ${t.narrowestWidth} or more wide explains)`,
+      reason: `${text}; ${unknown}: ${fmt(x, 1)}x is at least ${t.excessFactor}x, growth a wide model's attention does not explain (declare modelWidth to judge it; a fail needs ${fmt(failBar, 1)}x, what no model ${t.narrowestWidth} or more wide explains)`,
       figures,
       borderline: true,
     };
@@ -679,7 +677,7 @@ export function gradeSlowdown(
     };
   const ci = ratioCI(b, a);
   Object.assign(figures, { slowdown: ci.estimate, slowdownLow: ci.low, slowdownHigh: ci.high, coverage: ci.coverage });
-  const text = `wall_tps ${r(median(b))} tok/s before the long requests, ${r(median(a))} tok/s after (medians of ${b.length} and ${a.length}): slowdown ${r(ci.estimate)}x (${cov(ci.coverage)} ${r(ci.low)}–${r(ci.high)})`;
+  const text = `wall_tps ${fmt(median(b))} tok/s before the long requests, ${fmt(median(a))} tok/s after (medians of ${b.length} and ${a.length}): slowdown ${fmt(ci.estimate)}x (${cov(ci.coverage)} ${fmt(ci.low)}–${fmt(ci.high)})`;
   if (ci.low !== undefined && ci.low >= t.failSlowdown)
     return { outcome: 'fail', reason: `${text}, lower bound ≥ ${t.failSlowdown}x`, figures };
   if (ci.estimate !== undefined && ci.estimate >= t.warnSlowdown && ci.low !== undefined && ci.low > 1)
