@@ -7,7 +7,8 @@
 // truncation); seed study 000 (omlx 400 above 32768 on a model trained for more; mlx-vlm > 30k pathology;
 // a 52k-token prefill taking 31 min instead of 2–3).
 //
-// Grading functions are pure and live in lib/grading/context.ts (simulated in test/context-grading.test.ts).
+// Grading functions are pure and live in lib/grading/ (timing-grade.ts, over-window.ts, prefill-scaling.ts,
+// healthy-after.ts, context-window.ts; simulated in test/context-grading.test.ts).
 
 import { escapeBytes } from '../lib/decode/stream-decoder.ts';
 import {
@@ -21,23 +22,17 @@ import {
 } from '../lib/exchange/exchange.ts';
 import { calibrate, promptOfTokens } from '../lib/exchange/prompts.ts';
 import { served } from '../lib/exchange/served.ts';
+import { bisectLargestAccepted, gradeServedWindow, type ProbeAnswer } from '../lib/grading/context-window.ts';
+import { gradeSlowdown, neighbourExplains } from '../lib/grading/healthy-after.ts';
+import { classifyOverWindow, gradeRejectionLatency, type OverWindowFinding } from '../lib/grading/over-window.ts';
 import {
-  bisectLargestAccepted,
-  classifyOverWindow,
   gradePrefillScaling,
-  gradeRejectionLatency,
-  gradeServedWindow,
-  gradeSlowdown,
-  guardStarvation,
-  neighbourExplains,
-  type OverWindowFinding,
-  type ProbeAnswer,
   type ScalingPoint,
   type ScalingThresholds,
   scalingLengths,
   scalingWorstCase,
-  type TimingGrade,
-} from '../lib/grading/context.ts';
+} from '../lib/grading/prefill-scaling.ts';
+import { guardStarvation, type TimingGrade } from '../lib/grading/timing-grade.ts';
 import { bodyText } from '../lib/http/recorder.ts';
 import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
 import { cpuSnapshot, cpuUse } from '../lib/measure/machine-load.ts';
