@@ -22,7 +22,17 @@ import {
 } from '../lib/exchange/exchange.ts';
 import { calibrate, promptOfTokens } from '../lib/exchange/prompts.ts';
 import { served } from '../lib/exchange/served.ts';
-import { bisectLargestAccepted, gradeServedWindow, type ProbeAnswer } from '../lib/grading/context-window.ts';
+import {
+  bisectLargestAccepted,
+  type JudgedWindow,
+  judgeServedWindow,
+  judgeWithinWindow,
+  type ProbeAnswer,
+  promptLabel,
+  type WindowPrompt,
+  windowNote,
+  windowText,
+} from '../lib/grading/context-window.ts';
 import { gradeSlowdown, neighbourExplains } from '../lib/grading/healthy-after.ts';
 import { classifyOverWindow, gradeRejectionLatency, type OverWindowFinding } from '../lib/grading/over-window.ts';
 import {
@@ -41,7 +51,7 @@ import { median, summarize } from '../lib/measure/stats.ts';
 import type { CheckContext, CheckDef } from '../lib/model/check.ts';
 import type { FamilySpec } from '../lib/model/family-spec.ts';
 import type { Evidence, Profile, Recording } from '../lib/model/types.ts';
-import { fail, fmt, inconclusive, pass, skip, warn } from '../lib/model/verdict.ts';
+import { fail, fmt, inconclusive, pass, warn } from '../lib/model/verdict.ts';
 import { describeWindowDisagreement, windowDisagreement } from '../lib/server/discovery.ts';
 import { discoverModelWidth } from '../lib/server/model-width.ts';
 import { faultProof, type Proof, passProof, plainProof } from './support/proof.ts';
@@ -64,18 +74,14 @@ function windowOf(ctx: CheckContext): number {
   return w;
 }
 
-function windowText(ctx: CheckContext): string {
-  return `${windowOf(ctx)}-token window (${ctx.server.contextWindow!.source})`;
-}
-
-/**
- * Where the server states a larger window beside the one discovery chose (a total over its slots beside what each
- * slot holds): both figures, and what a prompt between them gets (`observed`) or that the smaller one is judged.
- */
-function windowNote(ctx: CheckContext, observed?: string): string {
+/** The window judged, with a larger one the server also states (discovery's figures, for the graders). */
+function judgedWindow(ctx: CheckContext): JudgedWindow {
   const d = windowDisagreement(ctx.server);
-  if (!d) return '';
-  return `${describeWindowDisagreement(d)}: ${observed ? `prompts between them get ${observed}` : `judged at ${d.served.value}, the smallest it states`}`;
+  return {
+    value: windowOf(ctx),
+    source: ctx.server.contextWindow!.source,
+    ...(d ? { disagreement: { described: describeWindowDisagreement(d), larger: d.larger.map((w) => w.value) } } : {}),
+  };
 }
 
 /**
@@ -491,15 +497,13 @@ export const checks: CheckDef[] = [
     },
     timeoutMs: 2 * LONG_REQUEST_MS + 60_000,
     async run(ctx) {
-      const window = windowOf(ctx);
+      const w = judgedWindow(ctx);
       const cal = await calibrate(ctx);
-      const violations: string[] = [];
-      let rejected = 0;
       const ev: Evidence[] = [];
-      const sizes: Record<string, unknown>[] = [];
+      const prompts: WindowPrompt[] = [];
       for (const fraction of [ctx.threshold('lowFraction'), ctx.threshold('highFraction')]) {
-        const maxTokens = Math.max(1, Math.min(ctx.threshold('maxTokens'), Math.floor((window * (1 - fraction)) / 2)));
-        const target = fitting(window, fraction, maxTokens);
+        const maxTokens = Math.max(1, Math.min(ctx.threshold('maxTokens'), Math.floor((w.value * (1 - fraction)) / 2)));
+        const target = fitting(w.value, fraction, maxTokens);
         const { prompt, expectedTokens } = await promptOfTokens(ctx, target, Math.round(fraction * 100));
         ctx.log(
           `${Math.round(fraction * 100)} % of the window: ~${expectedTokens} prompt tokens, max_tokens ${maxTokens}`,
@@ -507,44 +511,23 @@ export const checks: CheckDef[] = [
         const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens, stream: false }), {
           deadlines: longDeadlines(ctx),
         });
-        const label = `${Math.round(fraction * 100)} % prompt (~${expectedTokens} tokens of the ${window}-token window, max_tokens ${maxTokens})`;
-        ev.push(evidence(label, x));
-        const counted = promptTokensOf(x);
-        const choices = (x.json as { choices?: unknown } | undefined)?.choices;
-        sizes.push({ fraction, sent: expectedTokens, counted, maxTokens, status: x.rec.status, ms: x.rec.tEnd });
-        if (x.rec.status !== 200) {
-          const msg =
-            x.json !== undefined ? escapeBytes(JSON.stringify(x.json), 240) : escapeBytes(bodyText(x.rec), 240);
-          if (x.rec.status !== undefined && x.rec.status >= 400 && x.rec.status < 500) rejected++;
-          violations.push(
-            `${label}: ${x.rec.status !== undefined && x.rec.status < 500 ? 'rejected' : 'not served'} — ${describeExchange(x)} ${msg}`,
-          );
-        } else if (!Array.isArray(choices) || choices.length === 0) {
-          violations.push(
-            `${label}: HTTP 200 without a choices array (${x.jsonError ?? escapeBytes(bodyText(x.rec), 200)})`,
-          );
-        } else if (counted !== undefined && counted < expectedTokens * ctx.threshold('minCountedFraction')) {
-          violations.push(
-            `${label}: HTTP 200 but usage.prompt_tokens is ${counted}: the prompt was silently truncated inside the advertised window`,
-          );
-        }
+        const p: WindowPrompt = {
+          fraction,
+          sent: expectedTokens,
+          counted: promptTokensOf(x),
+          maxTokens,
+          rec: x.rec,
+          json: x.json,
+          jsonError: x.jsonError,
+          described: describeExchange(x),
+        };
+        ev.push(evidence(promptLabel(p, w.value), x));
+        prompts.push(p);
       }
-      const metrics = { window, windowSource: ctx.server.contextWindow!.source, calibration: cal, sizes };
-      if (violations.length) {
-        return fail(
-          {
-            requirement: `Prompts inside the advertised window MUST be served: ~50 % and ~90 % of the ${windowText(ctx)} (max_tokens within what is left)${windowNote(ctx) ? `; ${windowNote(ctx)}` : ''}.`,
-            expected: 'HTTP 200 with a completion for both, usage.prompt_tokens about the size sent',
-            actual: `${violations.length} of 2 prompts not served as sent${rejected ? ': the server enforces a smaller window than it advertises' : ''}`,
-            violations,
-          },
-          metrics,
-          ev,
-        );
-      }
-      return pass(
-        `both served: ${sizes.map((s) => `${s.counted ?? `~${s.sent}`} prompt tokens → 200`).join(', ')} (window ${window})${windowNote(ctx) ? `; ${windowNote(ctx)}` : ''}`,
-        metrics,
+      return judgeWithinWindow(
+        prompts,
+        w,
+        { minCountedFraction: ctx.threshold('minCountedFraction'), calibration: cal },
         ev,
       );
     },
@@ -566,32 +549,11 @@ export const checks: CheckDef[] = [
     },
     timeoutMs: 10_000,
     async run(ctx) {
-      const served = ctx.server.contextWindow!;
       const declared = ctx.profile.context.modelTrained;
       const trained = declared
         ? { value: declared, source: 'declared in profile (context.modelTrained)' }
         : ctx.server.trainedContext;
-      const g = gradeServedWindow(served, trained, ctx.threshold('minServedFraction'));
-      const metrics = {
-        servedWindow: served.value,
-        servedSource: served.source,
-        trainedContext: trained?.value,
-        trainedSource: trained?.source,
-        fraction: g.fraction,
-      };
-      if (g.outcome === 'skip') return skip(g.reason);
-      if (g.outcome === 'fail') {
-        return fail(
-          {
-            requirement:
-              'A server SHOULD serve the context the model was trained for (or tell the user how to raise its limit).',
-            expected: `a per-request window of ${trained!.value} tokens (≥ ${ctx.threshold('minServedFraction') * 100} % of the trained context)`,
-            actual: `${served.value} tokens served (${served.source}) against ${trained!.value} trained (${trained!.source}): ${g.reason.split(': ').pop()}`,
-          },
-          metrics,
-        );
-      }
-      return pass(g.reason, metrics);
+      return judgeServedWindow(ctx.server.contextWindow!, trained, ctx.threshold('minServedFraction'));
     },
   },
   {
@@ -691,10 +653,10 @@ export const checks: CheckDef[] = [
         const between = windowDisagreement(ctx.server)?.larger.some((w) => w.value > runs[0].sent);
         const failed = fail(
           {
-            requirement: `A prompt of ≥ ${ctx.threshold('overFactor')}x the ${windowText(ctx)} MUST get HTTP 400 with an error object that says the context is exceeded, before prefill and before any SSE bytes (stream and non-stream).`,
+            requirement: `A prompt of ≥ ${ctx.threshold('overFactor')}x the ${windowText(judgedWindow(ctx))} MUST get HTTP 400 with an error object that says the context is exceeded, before prefill and before any SSE bytes (stream and non-stream).`,
             expected:
               'HTTP 400, Content-Type application/json, {"error":{"message":"…maximum context length…","code":"context_length_exceeded"}} (or another error object saying the context/prompt is too long)',
-            actual: `${unique[0].summary}${between ? ` (${windowNote(ctx, got)})` : ''}`,
+            actual: `${unique[0].summary}${between ? ` (${windowNote(judgedWindow(ctx), got)})` : ''}`,
             violations: unique.slice(1).map((f) => f.summary),
           },
           metrics,

@@ -1,15 +1,132 @@
-// The window a server serves: context.served-window (against the model's trained context) and context.max-accepted
-// (the largest prompt it accepts, by bisection).
-// Pure (the bisection's probe is injected), unit-tested in test/context-grading.test.ts. Sizes in tokens as the server
-// counts them (usage.prompt_tokens, calibrated).
+// The window a server serves: context.within-window (prompts inside it served), context.served-window (against the
+// model's trained context) and context.max-accepted (the largest prompt it accepts, by bisection).
+// Pure (the bisection's probe is injected), unit-tested in test/context-grading.test.ts and
+// test/context-verdicts.test.ts. Sizes in tokens as the server counts them (usage.prompt_tokens, calibrated).
 
-// ---------------------------------------------------------------------------------------------------------------
-// context.served-window
+import { escapeBytes } from '../decode/stream-decoder.ts';
+import { bodyText } from '../http/recorder.ts';
+import type { Evidence, Recording, Verdict } from '../model/types.ts';
+import { fail, pass, skip } from '../model/verdict.ts';
 
 interface Figure {
   value: number;
   source: string;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// The window judged
+
+/** The window a check judges, where it came from, and a larger one the server also states (lib/server/discovery.ts). */
+export interface JudgedWindow extends Figure {
+  /** The server states a larger window beside this one (a total over its slots beside what each slot holds). */
+  disagreement?: {
+    /** Both figures, as discovery describes them. */
+    described: string;
+    /** The larger windows (tokens). */
+    larger: number[];
+  };
+}
+
+export function windowText(w: JudgedWindow): string {
+  return `${w.value}-token window (${w.source})`;
+}
+
+/**
+ * Where the server states a larger window beside the one discovery chose (a total over its slots beside what each
+ * slot holds): both figures, and what a prompt between them gets (`observed`) or that the smaller one is judged.
+ */
+export function windowNote(w: JudgedWindow, observed?: string): string {
+  const d = w.disagreement;
+  if (!d) return '';
+  return `${d.described}: ${observed ? `prompts between them get ${observed}` : `judged at ${w.value}, the smallest it states`}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// context.within-window
+
+/** One prompt inside the window and what came back. */
+export interface WindowPrompt {
+  fraction: number;
+  /** Prompt tokens sent (calibrated estimate). */
+  sent: number;
+  /** usage.prompt_tokens of the answer. */
+  counted?: number;
+  maxTokens: number;
+  rec: Recording;
+  json?: unknown;
+  jsonError?: string;
+  /** The exchange in one phrase (its status or failure: lib/exchange describeExchange). */
+  described: string;
+}
+
+/** How messages and evidence name a prompt of the window. */
+export function promptLabel(p: Pick<WindowPrompt, 'fraction' | 'sent' | 'maxTokens'>, window: number): string {
+  return `${Math.round(p.fraction * 100)} % prompt (~${p.sent} tokens of the ${window}-token window, max_tokens ${p.maxTokens})`;
+}
+
+/**
+ * Prompts inside the advertised window must be served as sent: HTTP 200 with choices, usage.prompt_tokens not below
+ * `minCountedFraction` of the prompt (else it was cut). A 4xx means the server enforces a smaller window.
+ */
+export function judgeWithinWindow(
+  prompts: readonly WindowPrompt[],
+  w: JudgedWindow,
+  o: { minCountedFraction: number; calibration: unknown },
+  ev: Evidence[],
+): Verdict {
+  const violations: string[] = [];
+  let rejected = 0;
+  for (const p of prompts) {
+    const label = promptLabel(p, w.value);
+    const status = p.rec.status;
+    const choices = (p.json as { choices?: unknown } | undefined)?.choices;
+    if (status !== 200) {
+      const msg = p.json !== undefined ? escapeBytes(JSON.stringify(p.json), 240) : escapeBytes(bodyText(p.rec), 240);
+      if (status !== undefined && status >= 400 && status < 500) rejected++;
+      violations.push(
+        `${label}: ${status !== undefined && status < 500 ? 'rejected' : 'not served'} — ${p.described} ${msg}`,
+      );
+    } else if (!Array.isArray(choices) || choices.length === 0) {
+      violations.push(
+        `${label}: HTTP 200 without a choices array (${p.jsonError ?? escapeBytes(bodyText(p.rec), 200)})`,
+      );
+    } else if (p.counted !== undefined && p.counted < p.sent * o.minCountedFraction) {
+      violations.push(
+        `${label}: HTTP 200 but usage.prompt_tokens is ${p.counted}: the prompt was silently truncated inside the advertised window`,
+      );
+    }
+  }
+  const sizes = prompts.map((p) => ({
+    fraction: p.fraction,
+    sent: p.sent,
+    counted: p.counted,
+    maxTokens: p.maxTokens,
+    status: p.rec.status,
+    ms: p.rec.tEnd,
+  }));
+  const metrics = { window: w.value, windowSource: w.source, calibration: o.calibration, sizes };
+  const note = windowNote(w);
+  if (violations.length) {
+    return fail(
+      {
+        requirement: `Prompts inside the advertised window MUST be served: ~50 % and ~90 % of the ${windowText(w)} (max_tokens within what is left)${note ? `; ${note}` : ''}.`,
+        expected: 'HTTP 200 with a completion for both, usage.prompt_tokens about the size sent',
+        actual: `${violations.length} of 2 prompts not served as sent${rejected ? ': the server enforces a smaller window than it advertises' : ''}`,
+        violations,
+      },
+      metrics,
+      ev,
+    );
+  }
+  return pass(
+    `both served: ${sizes.map((s) => `${s.counted ?? `~${s.sent}`} prompt tokens → 200`).join(', ')} (window ${w.value})${note ? `; ${note}` : ''}`,
+    metrics,
+    ev,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// context.served-window
 
 /** Served per-request window against the model's trained context: below `minFraction` of it is a finding. */
 export function gradeServedWindow(
@@ -32,6 +149,31 @@ export function gradeServedWindow(
       fraction,
     };
   return { outcome: 'pass', reason: `${both}: ${(fraction * 100).toFixed(1)} % served`, fraction };
+}
+
+/** The served window against the trained one (declared in the profile, else reported), as the check's verdict. */
+export function judgeServedWindow(served: Figure, trained: Figure | undefined, minServedFraction: number): Verdict {
+  const g = gradeServedWindow(served, trained, minServedFraction);
+  const metrics = {
+    servedWindow: served.value,
+    servedSource: served.source,
+    trainedContext: trained?.value,
+    trainedSource: trained?.source,
+    fraction: g.fraction,
+  };
+  if (g.outcome === 'skip') return skip(g.reason);
+  if (g.outcome === 'fail') {
+    return fail(
+      {
+        requirement:
+          'A server SHOULD serve the context the model was trained for (or tell the user how to raise its limit).',
+        expected: `a per-request window of ${trained!.value} tokens (≥ ${minServedFraction * 100} % of the trained context)`,
+        actual: `${served.value} tokens served (${served.source}) against ${trained!.value} trained (${trained!.source}): ${g.reason.split(': ').pop()}`,
+      },
+      metrics,
+    );
+  }
+  return pass(g.reason, metrics);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
