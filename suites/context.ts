@@ -25,9 +25,11 @@ import { served } from '../lib/exchange/served.ts';
 import {
   bisectLargestAccepted,
   type JudgedWindow,
+  judgeMaxAccepted,
   judgeServedWindow,
   judgeWithinWindow,
   type ProbeAnswer,
+  probeAnswer,
   promptLabel,
   type WindowPrompt,
   windowNote,
@@ -800,13 +802,7 @@ export const checks: CheckDef[] = [
           stopAfterTokens: 1,
           deadlines: { headersMs: bound, tokenIdleMs: bound, totalMs: bound * 2 },
         });
-        const s = x.rec.status;
-        const answer: ProbeAnswer =
-          s !== undefined && s >= 400 && s < 500
-            ? 'rejected'
-            : s === 200 || (s === undefined && x.rec.failure?.kind === 'headers-timeout')
-              ? 'accepted'
-              : 'error';
+        const answer = probeAnswer(x.rec);
         ctx.log(`probe ${probeNo}: ~${tokens} tokens → ${answer} (${describeExchange(x)})`);
         if (ev.length < 30) ev.push(evidence(`probe ~${tokens} tokens: ${answer}`, x));
         return answer;
@@ -825,40 +821,19 @@ export const checks: CheckDef[] = [
       });
       ev.push(evidence(`confirmation at ~${result.largestAccepted} tokens`, confirm));
       const counted = confirm.rec.status === 200 ? promptTokensOf(confirm) : undefined;
-      const largest = counted ?? result.largestAccepted;
-      // Probes were sized by calibration; the confirmed count rescales them to the server's own token count.
-      const scale = counted !== undefined ? counted / result.largestAccepted : 1;
-      const rejected = result.smallestRejected !== undefined ? Math.round(result.smallestRejected * scale) : undefined;
-      const metrics = {
-        window,
-        largestAccepted: largest,
-        counted: counted !== undefined,
-        smallestRejected: rejected,
-        calibrationScale: scale,
-        stop: result.stop,
-        probes: result.probes.map((p) => ({ ...p, tokens: Math.round(p.tokens * scale) })),
-        acceptBoundMs: bound,
-        resolution,
-      };
-      const figures = `largest accepted prompt ${largest} tokens${counted !== undefined ? ' (usage.prompt_tokens)' : ' (calibrated estimate)'}, smallest rejected ≈ ${rejected ?? 'none'}, advertised window ${window} (${ctx.server.contextWindow!.source}); ${result.probes.length} probes, stopped on ${result.stop}`;
-      if (result.stop === 'no-limit-found')
-        return warn(
-          `no prompt up to ~${growUntil} tokens (${ctx.threshold('growUntilFactor')}x the window) was rejected: the window is not enforced; ${figures}`,
-          metrics,
-          ev,
-        );
-      if (largest < window * ctx.threshold('minAcceptedFraction')) {
-        return fail(
-          {
-            requirement: 'The largest prompt a server accepts SHOULD match the window it advertises.',
-            expected: `≥ ${Math.round(window * ctx.threshold('minAcceptedFraction'))} tokens (${ctx.threshold('minAcceptedFraction') * 100} % of the ${window}-token window) accepted with max_tokens 1`,
-            actual: `${figures}: only ${fmt((largest / window) * 100, 1)} % of the advertised window is usable`,
-          },
-          metrics,
-          ev,
-        );
-      }
-      return pass(figures, metrics, ev);
+      return judgeMaxAccepted(
+        result,
+        counted,
+        ctx.server.contextWindow!,
+        {
+          acceptBoundMs: bound,
+          resolution,
+          growUntil,
+          growUntilFactor: ctx.threshold('growUntilFactor'),
+          minAcceptedFraction: ctx.threshold('minAcceptedFraction'),
+        },
+        ev,
+      );
     },
   },
   {

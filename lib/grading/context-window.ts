@@ -6,7 +6,7 @@
 import { escapeBytes } from '../decode/stream-decoder.ts';
 import { bodyText } from '../http/recorder.ts';
 import type { Evidence, Recording, Verdict } from '../model/types.ts';
-import { fail, pass, skip } from '../model/verdict.ts';
+import { fail, fmt, pass, skip, warn } from '../model/verdict.ts';
 
 interface Figure {
   value: number;
@@ -233,4 +233,75 @@ export async function bisectLargestAccepted(
     else hi = mid;
   }
   return { largestAccepted: lo, smallestRejected: hi, probes, stop: 'resolution' };
+}
+
+/**
+ * What a probe's answer counts as: a 4xx rejects; a 200, or no headers within the bound (the deadline aborted it: no
+ * 4xx came), accepts; anything else (5xx, dropped) is an error, which bisection counts as not accepted.
+ */
+export function probeAnswer(rec: Pick<Recording, 'status' | 'failure'>): ProbeAnswer {
+  const s = rec.status;
+  return s !== undefined && s >= 400 && s < 500
+    ? 'rejected'
+    : s === 200 || (s === undefined && rec.failure?.kind === 'headers-timeout')
+      ? 'accepted'
+      : 'error';
+}
+
+interface MaxAcceptedSettings {
+  /** Each probe's bound (ms): no 4xx by then counts as accepted. */
+  acceptBoundMs: number;
+  resolution: number;
+  /** How far past the window the bisection looked for a limit (tokens), and as a factor of the window. */
+  growUntil: number;
+  growUntilFactor: number;
+  minAcceptedFraction: number;
+}
+
+/**
+ * The largest accepted prompt beside the advertised window. `counted` is usage.prompt_tokens of a request confirming
+ * the largest accepted size: it rescales the calibrated probe sizes to the server's own count.
+ */
+export function judgeMaxAccepted(
+  result: BisectResult,
+  counted: number | undefined,
+  w: Figure,
+  o: MaxAcceptedSettings,
+  ev: Evidence[],
+): Verdict {
+  const window = w.value;
+  const largest = counted ?? result.largestAccepted;
+  // Probes were sized by calibration; the confirmed count rescales them to the server's own token count.
+  const scale = counted !== undefined ? counted / result.largestAccepted : 1;
+  const rejected = result.smallestRejected !== undefined ? Math.round(result.smallestRejected * scale) : undefined;
+  const metrics = {
+    window,
+    largestAccepted: largest,
+    counted: counted !== undefined,
+    smallestRejected: rejected,
+    calibrationScale: scale,
+    stop: result.stop,
+    probes: result.probes.map((p) => ({ ...p, tokens: Math.round(p.tokens * scale) })),
+    acceptBoundMs: o.acceptBoundMs,
+    resolution: o.resolution,
+  };
+  const figures = `largest accepted prompt ${largest} tokens${counted !== undefined ? ' (usage.prompt_tokens)' : ' (calibrated estimate)'}, smallest rejected ≈ ${rejected ?? 'none'}, advertised window ${window} (${w.source}); ${result.probes.length} probes, stopped on ${result.stop}`;
+  if (result.stop === 'no-limit-found')
+    return warn(
+      `no prompt up to ~${o.growUntil} tokens (${o.growUntilFactor}x the window) was rejected: the window is not enforced; ${figures}`,
+      metrics,
+      ev,
+    );
+  if (largest < window * o.minAcceptedFraction) {
+    return fail(
+      {
+        requirement: 'The largest prompt a server accepts SHOULD match the window it advertises.',
+        expected: `≥ ${Math.round(window * o.minAcceptedFraction)} tokens (${o.minAcceptedFraction * 100} % of the ${window}-token window) accepted with max_tokens 1`,
+        actual: `${figures}: only ${fmt((largest / window) * 100, 1)} % of the advertised window is usable`,
+      },
+      metrics,
+      ev,
+    );
+  }
+  return pass(figures, metrics, ev);
 }
