@@ -32,11 +32,15 @@ import {
   probeAnswer,
   promptLabel,
   type WindowPrompt,
-  windowNote,
-  windowText,
 } from '../lib/grading/context-window.ts';
 import { gradeSlowdown, neighbourExplains } from '../lib/grading/healthy-after.ts';
-import { classifyOverWindow, gradeRejectionLatency, type OverWindowFinding } from '../lib/grading/over-window.ts';
+import {
+  classifyOverWindow,
+  judgeOverWindowAnswers,
+  judgeRejectionTiming,
+  type OverWindowRun,
+  rejectionTimes,
+} from '../lib/grading/over-window.ts';
 import {
   gradePrefillScaling,
   type ScalingPoint,
@@ -44,12 +48,12 @@ import {
   scalingLengths,
   scalingWorstCase,
 } from '../lib/grading/prefill-scaling.ts';
-import { guardStarvation, type TimingGrade } from '../lib/grading/timing-grade.ts';
+import { guardStarvation } from '../lib/grading/timing-grade.ts';
 import { bodyText } from '../lib/http/recorder.ts';
 import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
 import { cpuSnapshot, cpuUse } from '../lib/measure/machine-load.ts';
 import { sizedFrom, tokensAt } from '../lib/measure/pace.ts';
-import { median, summarize } from '../lib/measure/stats.ts';
+import { median } from '../lib/measure/stats.ts';
 import type { CheckContext, CheckDef } from '../lib/model/check.ts';
 import type { FamilySpec } from '../lib/model/family-spec.ts';
 import type { Evidence, Profile, Recording } from '../lib/model/types.ts';
@@ -153,11 +157,8 @@ const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 // ---------------------------------------------------------------------------------------------------------------
 // context.over-window-400 pieces, reused by healthy-after
 
-interface OverWindowRun {
-  stream: boolean;
-  finding: OverWindowFinding;
+interface OverWindowRequest extends OverWindowRun {
   x: Exchange;
-  sent: number;
 }
 
 async function overWindowRequest(
@@ -166,7 +167,7 @@ async function overWindowRequest(
   targetTokens: number,
   waitMs: number,
   offset: number,
-): Promise<OverWindowRun> {
+): Promise<OverWindowRequest> {
   const window = windowOf(ctx);
   const { prompt, expectedTokens } = await promptOfTokens(ctx, targetTokens, offset);
   const body = generationBody(ctx, 'openai-chat', {
@@ -196,7 +197,7 @@ async function overWindowRequest(
     sseErrorField: stream ? /^error:[ ]?(.*)$/m.exec(bodyText(x.rec))?.[1] : undefined,
     waitedMs: waitMs,
   });
-  return { stream, finding, x, sent: expectedTokens };
+  return { stream, finding, x, rec: x.rec, sent: expectedTokens };
 }
 
 /** How long to wait for an answer to an over-long prompt: a few within-window prefills, never less than a floor. */
@@ -210,8 +211,26 @@ function noAnswerBound(ctx: CheckContext, prefillMs: number | undefined): number
   );
 }
 
-function timingVerdictPart(g: TimingGrade): string {
-  return g.outcome === 'pass' ? g.reason : `${g.outcome}: ${g.reason}`;
+/**
+ * The over-long requests of context.over-window-400: a first round of non-stream and stream together (a hanging
+ * server costs one wait, not two), then, while every answer is a rejection, more rounds to time.
+ */
+async function overWindowRounds(ctx: CheckContext, target: number, waitMs: number): Promise<OverWindowRequest[]> {
+  const runs = await Promise.all([
+    overWindowRequest(ctx, false, target, waitMs, 1),
+    overWindowRequest(ctx, true, target, waitMs, 2),
+  ]);
+  const allRejected = () => runs.every((r) => r.finding.verdict === 'pass');
+  if (allRejected()) {
+    for (let i = 1; i < ctx.threshold('repetitions'); i++) {
+      runs.push(
+        await overWindowRequest(ctx, false, target, waitMs, 10 + i),
+        await overWindowRequest(ctx, true, target, waitMs, 20 + i),
+      );
+      if (!allRejected()) break;
+    }
+  }
+  return runs;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -599,7 +618,8 @@ export const checks: CheckDef[] = [
     },
     timeoutMs: 3 * LONG_REQUEST_MS + 300_000,
     async run(ctx) {
-      const window = windowOf(ctx);
+      const w = judgedWindow(ctx);
+      const window = w.value;
       await calibrate(ctx);
       const ev: Evidence[] = [];
       // Anchor: the prefill time of a within-window prompt of similar size (the 90 % prompt).
@@ -610,72 +630,25 @@ export const checks: CheckDef[] = [
       const waitMs = noAnswerBound(ctx, anchor.ttft);
       const target = Math.ceil(window * ctx.threshold('overFactor'));
       ctx.log(`over-window prompt ~${target} tokens (window ${window}); waiting at most ${waitMs} ms for each answer`);
-
-      // Round 1: non-stream and stream together (a hanging server costs one wait, not two).
-      const round1 = await Promise.all([
-        overWindowRequest(ctx, false, target, waitMs, 1),
-        overWindowRequest(ctx, true, target, waitMs, 2),
-      ]);
-      const runs: OverWindowRun[] = [...round1];
-      const allRejected = () => runs.every((r) => r.finding.verdict === 'pass');
-      if (allRejected()) {
-        for (let i = 1; i < ctx.threshold('repetitions'); i++) {
-          runs.push(
-            await overWindowRequest(ctx, false, target, waitMs, 10 + i),
-            await overWindowRequest(ctx, true, target, waitMs, 20 + i),
-          );
-          if (!allRejected()) break;
-        }
-      }
+      const runs = await overWindowRounds(ctx, target, waitMs);
       runs.forEach((r, i) =>
         ev.push(
           evidence(`round ${Math.floor(i / 2) + 1} ${r.stream ? 'stream' : 'non-stream'}: ${r.finding.kind}`, r.x),
         ),
       );
-      const findings = runs.map((r) => r.finding);
-      const rejectMs = runs
-        .filter((r) => r.finding.verdict !== 'fail' && r.x.rec.tHeaders !== undefined)
-        .map((r) => r.x.rec.tHeaders!);
-      const metrics: Record<string, unknown> = {
-        window,
-        promptTokens: runs[0].sent,
-        overFactor: runs[0].sent / window,
-        waitMs,
-        findings: findings.map((f) => f.kind),
-        rejectMs: summarize(rejectMs),
-        rejectSamples: rejectMs,
-        prefillAnchorMs: prefills,
-      };
-      const bad = findings.filter((f) => f.verdict === 'fail');
-      if (bad.length) {
-        const unique = [...new Map(bad.map((f) => [f.summary, f])).values()];
-        // A prompt between the window judged and a larger one the server advertises: say what it got there.
-        const first = runs.find((r) => r.finding === unique[0]);
-        const got = first?.x.rec.status !== undefined ? `HTTP ${first.x.rec.status}` : unique[0].kind;
-        const between = windowDisagreement(ctx.server)?.larger.some((w) => w.value > runs[0].sent);
-        const failed = fail(
-          {
-            requirement: `A prompt of ≥ ${ctx.threshold('overFactor')}x the ${windowText(judgedWindow(ctx))} MUST get HTTP 400 with an error object that says the context is exceeded, before prefill and before any SSE bytes (stream and non-stream).`,
-            expected:
-              'HTTP 400, Content-Type application/json, {"error":{"message":"…maximum context length…","code":"context_length_exceeded"}} (or another error object saying the context/prompt is too long)',
-            actual: `${unique[0].summary}${between ? ` (${windowNote(judgedWindow(ctx), got)})` : ''}`,
-            violations: unique.slice(1).map((f) => f.summary),
-          },
-          metrics,
-          ev,
-        );
-        // Only the streamed requests failed, not served at all, on a server the run found serving no stream (every
-        // stream a 500): blocked by the check that reported that; else this check's own finding.
-        const badRuns = runs.filter((r) => r.finding.verdict === 'fail');
-        return badRuns.every((r) => r.stream)
+      const bad = judgeOverWindowAnswers({ runs, window: w, waitMs, prefills, ev }, ctx.threshold('overFactor'));
+      // Only the streamed requests failed, not served at all, on a server the run found serving no stream (every
+      // stream a 500): blocked by the check that reported that; else this check's own finding.
+      if (bad)
+        return bad.failed.every((r) => r.stream)
           ? blockedIfUnserved(
-              failed,
-              badRuns.map((r) => r.x.rec),
+              bad.verdict,
+              bad.failed.map((r) => r.rec),
               { ownFinding: true },
             )
-          : failed;
-      }
+          : bad.verdict;
       // Timing: only when the rejection was not immediate do we need more prefill samples to compare with.
+      const rejectMs = rejectionTimes(runs);
       if ((median(rejectMs) ?? 0) > ctx.threshold('immediateMs')) {
         ctx.log(`rejection took ${fmt(median(rejectMs))} ms; timing two more within-window prefills to compare`);
         for (let i = 0; i < 2; i++) {
@@ -683,54 +656,15 @@ export const checks: CheckDef[] = [
           if (p.ttft !== undefined) prefills.push(p.ttft);
         }
       }
-      const rt = {
-        immediateMs: ctx.threshold('immediateMs'),
-        failFraction: ctx.threshold('failFraction'),
-        warnFraction: ctx.threshold('warnFraction'),
-      };
-      const timing = guardStarvation(
-        gradeRejectionLatency(rejectMs, prefills, rt),
+      return judgeRejectionTiming(
+        { runs, window: w, waitMs, prefills, ev },
+        {
+          immediateMs: ctx.threshold('immediateMs'),
+          failFraction: ctx.threshold('failFraction'),
+          warnFraction: ctx.threshold('warnFraction'),
+          maxLoopDelayMs: ctx.threshold('maxLoopDelayMs'),
+        },
         ctx.loopDelay(),
-        ctx.threshold('maxLoopDelayMs'),
-        (d) =>
-          gradeRejectionLatency(
-            rejectMs.map((x) => Math.max(0.1, x - d)),
-            prefills.map((x) => x + d),
-            rt,
-          ),
-      );
-      Object.assign(metrics, timing.figures, { prefillAnchorMs: prefills });
-      const warned = findings.filter((f) => f.verdict === 'warn');
-      if (timing.outcome === 'fail') {
-        return fail(
-          {
-            requirement:
-              'The over-long prompt MUST be rejected before prefill (an up-front length check), in bounded time.',
-            expected: `a 400 in well under the ${fmt(median(prefills))} ms a within-window prompt of similar size takes to prefill`,
-            actual: timing.reason,
-            violations: findings.map((f) => f.summary),
-          },
-          metrics,
-          ev,
-        );
-      }
-      if (timing.outcome === 'inconclusive')
-        return inconclusive(`${timing.reason}; answers: ${findings[0].summary}`, metrics, ev);
-      if (timing.outcome === 'warn' || warned.length) {
-        // Borderline only when nothing but a borderline timing warn is behind it (a wrong status or body is clear evidence).
-        const v = warn(
-          [...warned.map((f) => f.summary), ...(timing.outcome === 'warn' ? [timingVerdictPart(timing)] : [])].join(
-            '; ',
-          ),
-          metrics,
-          ev,
-        );
-        return !warned.length && timing.borderline ? { ...v, borderline: true } : v;
-      }
-      return pass(
-        `${findings.length} over-long requests (stream and non-stream) rejected: ${findings[0].summary.replace(/^.*?: /, '')}; ${timing.reason}`,
-        metrics,
-        ev,
       );
     },
   },

@@ -3,9 +3,11 @@
 // simulated with seeded noise (test/context-grading.test.ts runs 10,000 noisy trials of the timing gradings).
 // Times in ms, sizes in tokens as the server counts them (usage.prompt_tokens, calibrated).
 
-import { median } from '../measure/stats.ts';
-import { fmt } from '../model/verdict.ts';
-import { coverageText, ratioCI, type TimingGrade } from './timing-grade.ts';
+import { median, summarize } from '../measure/stats.ts';
+import type { Evidence, Recording, Verdict } from '../model/types.ts';
+import { fail, fmt, inconclusive, pass, warn } from '../model/verdict.ts';
+import { type JudgedWindow, windowNote, windowText } from './context-window.ts';
+import { coverageText, guardStarvation, ratioCI, type TimingGrade } from './timing-grade.ts';
 
 /** Text a server uses to say the context is exceeded (vLLM, llama.cpp, omlx, Rapid-MLX, mlx-serve, Anthropic). */
 export const CONTEXT_EXCEEDED_RE =
@@ -84,7 +86,7 @@ type OverWindowKind =
   | 'accepted' // 200 otherwise (the prompt was processed: the window is not enforced)
   | 'other';
 
-export interface OverWindowFinding {
+interface OverWindowFinding {
   kind: OverWindowKind;
   /** pass: meets the requirement; warn: a client can live with it; fail: violates it. */
   verdict: 'pass' | 'warn' | 'fail';
@@ -240,4 +242,134 @@ export function gradeRejectionLatency(
       borderline: !(ci.low !== undefined && ci.low >= t.warnFraction),
     };
   return { outcome: 'pass', reason: `${text}: rejected before prefill`, figures };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The check's verdict
+
+/** One over-long request: its mode, the prompt sent, what came back and how it was classified. */
+export interface OverWindowRun {
+  stream: boolean;
+  finding: OverWindowFinding;
+  /** Prompt tokens sent (calibrated estimate). */
+  sent: number;
+  rec: Recording;
+}
+
+/** What the check recorded: the over-long requests in the order sent, and the within-window prefills beside them. */
+interface OverWindowRecord {
+  runs: readonly OverWindowRun[];
+  window: JudgedWindow;
+  /** How long each over-long request was given to answer (ms). */
+  waitMs: number;
+  /** TTFTs of within-window prompts of similar size (ms). */
+  prefills: number[];
+  ev: Evidence[];
+}
+
+/** Times to the headers of the answers that did not fail: the rejection latencies judged against a prefill. */
+export function rejectionTimes(runs: readonly OverWindowRun[]): number[] {
+  return runs.filter((r) => r.finding.verdict !== 'fail' && r.rec.tHeaders !== undefined).map((r) => r.rec.tHeaders!);
+}
+
+function overWindowMetrics(o: OverWindowRecord): Record<string, unknown> {
+  const rejectMs = rejectionTimes(o.runs);
+  return {
+    window: o.window.value,
+    promptTokens: o.runs[0].sent,
+    overFactor: o.runs[0].sent / o.window.value,
+    waitMs: o.waitMs,
+    findings: o.runs.map((r) => r.finding.kind),
+    rejectMs: summarize(rejectMs),
+    rejectSamples: rejectMs,
+    prefillAnchorMs: o.prefills,
+  };
+}
+
+/**
+ * The answers: a fail naming each distinct one that violates the requirement (and the requests behind it, so the
+ * caller can tell a stream the server serves to no one), or undefined when none does.
+ */
+export function judgeOverWindowAnswers(
+  o: OverWindowRecord,
+  overFactor: number,
+): { verdict: Verdict; failed: OverWindowRun[] } | undefined {
+  const { runs } = o;
+  const bad = runs.map((r) => r.finding).filter((f) => f.verdict === 'fail');
+  if (!bad.length) return undefined;
+  const unique = [...new Map(bad.map((f) => [f.summary, f])).values()];
+  // A prompt between the window judged and a larger one the server advertises: say what it got there.
+  const first = runs.find((r) => r.finding === unique[0]);
+  const got = first?.rec.status !== undefined ? `HTTP ${first.rec.status}` : unique[0].kind;
+  const between = o.window.disagreement?.larger.some((w) => w > runs[0].sent);
+  const verdict = fail(
+    {
+      requirement: `A prompt of ≥ ${overFactor}x the ${windowText(o.window)} MUST get HTTP 400 with an error object that says the context is exceeded, before prefill and before any SSE bytes (stream and non-stream).`,
+      expected:
+        'HTTP 400, Content-Type application/json, {"error":{"message":"…maximum context length…","code":"context_length_exceeded"}} (or another error object saying the context/prompt is too long)',
+      actual: `${unique[0].summary}${between ? ` (${windowNote(o.window, got)})` : ''}`,
+      violations: unique.slice(1).map((f) => f.summary),
+    },
+    overWindowMetrics(o),
+    o.ev,
+  );
+  return { verdict, failed: runs.filter((r) => r.finding.verdict === 'fail') };
+}
+
+function timingVerdictPart(g: TimingGrade): string {
+  return g.outcome === 'pass' ? g.reason : `${g.outcome}: ${g.reason}`;
+}
+
+/**
+ * Every answer a rejection (or a warn a client can live with): was it rejected before prefill? gradeRejectionLatency,
+ * guarded against our own client's starvation, with the answers' warns beside it.
+ */
+export function judgeRejectionTiming(
+  o: OverWindowRecord,
+  t: RejectionThresholds & { maxLoopDelayMs: number },
+  loop: { p99Ms: number; maxMs: number } | undefined,
+): Verdict {
+  const { prefills, ev } = o;
+  const rejectMs = rejectionTimes(o.runs);
+  const findings = o.runs.map((r) => r.finding);
+  const rt = { immediateMs: t.immediateMs, failFraction: t.failFraction, warnFraction: t.warnFraction };
+  const timing = guardStarvation(gradeRejectionLatency(rejectMs, prefills, rt), loop, t.maxLoopDelayMs, (d) =>
+    gradeRejectionLatency(
+      rejectMs.map((x) => Math.max(0.1, x - d)),
+      prefills.map((x) => x + d),
+      rt,
+    ),
+  );
+  const metrics = overWindowMetrics(o);
+  Object.assign(metrics, timing.figures, { prefillAnchorMs: prefills });
+  const warned = findings.filter((f) => f.verdict === 'warn');
+  if (timing.outcome === 'fail') {
+    return fail(
+      {
+        requirement:
+          'The over-long prompt MUST be rejected before prefill (an up-front length check), in bounded time.',
+        expected: `a 400 in well under the ${fmt(median(prefills))} ms a within-window prompt of similar size takes to prefill`,
+        actual: timing.reason,
+        violations: findings.map((f) => f.summary),
+      },
+      metrics,
+      ev,
+    );
+  }
+  if (timing.outcome === 'inconclusive')
+    return inconclusive(`${timing.reason}; answers: ${findings[0].summary}`, metrics, ev);
+  if (timing.outcome === 'warn' || warned.length) {
+    // Borderline only when nothing but a borderline timing warn is behind it (a wrong status or body is clear evidence).
+    const v = warn(
+      [...warned.map((f) => f.summary), ...(timing.outcome === 'warn' ? [timingVerdictPart(timing)] : [])].join('; '),
+      metrics,
+      ev,
+    );
+    return !warned.length && timing.borderline ? { ...v, borderline: true } : v;
+  }
+  return pass(
+    `${findings.length} over-long requests (stream and non-stream) rejected: ${findings[0].summary.replace(/^.*?: /, '')}; ${timing.reason}`,
+    metrics,
+    ev,
+  );
 }
