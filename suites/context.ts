@@ -33,7 +33,12 @@ import {
   promptLabel,
   type WindowPrompt,
 } from '../lib/grading/context-window.ts';
-import { gradeSlowdown, neighbourExplains } from '../lib/grading/healthy-after.ts';
+import {
+  gradeAfterSet,
+  judgeHealthyAfter,
+  judgeServedAfter,
+  type NormalRequest,
+} from '../lib/grading/healthy-after.ts';
 import {
   classifyOverWindow,
   judgeOverWindowAnswers,
@@ -48,10 +53,10 @@ import {
   scalingLengths,
   scalingWorstCase,
 } from '../lib/grading/prefill-scaling.ts';
-import { guardStarvation } from '../lib/grading/timing-grade.ts';
+import { guardStarvation, type TimingGrade } from '../lib/grading/timing-grade.ts';
 import { bodyText } from '../lib/http/recorder.ts';
 import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
-import { cpuSnapshot, cpuUse } from '../lib/measure/machine-load.ts';
+import { type CpuUse, cpuSnapshot, cpuUse } from '../lib/measure/machine-load.ts';
 import { sizedFrom, tokensAt } from '../lib/measure/pace.ts';
 import { median } from '../lib/measure/stats.ts';
 import type { CheckContext, CheckDef } from '../lib/model/check.ts';
@@ -231,6 +236,83 @@ async function overWindowRounds(ctx: CheckContext, target: number, waitMs: numbe
     }
   }
   return runs;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// context.healthy-after pieces
+
+/** Tokens of each normal request: about `requestMs` of decoding at the measured speed, else the `maxTokens` threshold. */
+async function normalSize(
+  ctx: CheckContext,
+  window: number | undefined,
+): Promise<{ maxTokens: number; sizing: string }> {
+  const pace = await measurePace(ctx);
+  const maxTokens = pace
+    ? tokensAt(pace, {
+        targetMs: ctx.threshold('requestMs'),
+        min: 8,
+        max: Math.min(1024, window ? Math.floor(window / 2) : 1024),
+        wallCapMs: 5_000,
+      })
+    : ctx.threshold('maxTokens');
+  return { maxTokens, sizing: `${sizedFrom(pace)}: ${maxTokens} tokens per normal request` };
+}
+
+/** A normal streamed request, the same before and after the long ones. */
+function normalRequest(ctx: CheckContext, maxTokens: number): Promise<Exchange> {
+  return chat(
+    ctx,
+    generationBody(ctx, 'openai-chat', {
+      prompt: uniquePrompt(ctx, 'Write a short paragraph about rivers and stones.'),
+      maxTokens,
+      stream: true,
+      exactLength: true,
+      extra: STREAM_USAGE,
+    }),
+  );
+}
+
+/**
+ * A timed set of normal requests, and who used the CPUs during it (where the suite started the server): a neighbour
+ * that arrives between the sets slows a CPU-bound server exactly like a degradation would (lib/grading/cycles.ts
+ * contention).
+ */
+async function timedNormalSet(
+  ctx: CheckContext,
+  reps: number,
+  label: string,
+  normal: (label: string) => Promise<Exchange>,
+): Promise<{ xs: Exchange[]; cpu?: CpuUse }> {
+  const pid = ctx.server.startedPid;
+  const a = cpuSnapshot(pid);
+  const xs: Exchange[] = [];
+  for (let i = 0; i < reps; i++) xs.push(await normal(`${label} ${i + 1}`));
+  const b = cpuSnapshot(pid);
+  return { xs, cpu: a && b ? cpuUse(a, b) : undefined };
+}
+
+/** The long requests between the timed sets: a prompt near the window that runs, and an over-long one in each mode. */
+async function longRequests(
+  ctx: CheckContext,
+  window: number | undefined,
+  longTokens: number,
+  ev: Evidence[],
+): Promise<{ longPromptStatus?: number; overWindow: string[] }> {
+  const long = await timedPrefill(ctx, longTokens, longDeadlines(ctx), 7);
+  ev.push(evidence(`long prompt ~${long.sent} tokens`, long.x));
+  const waitMs = noAnswerBound(ctx, long.ttft);
+  const overs = window
+    ? [
+        await overWindowRequest(ctx, false, Math.ceil(window * 1.3), waitMs, 8),
+        await overWindowRequest(ctx, true, Math.ceil(window * 1.3), waitMs, 9),
+      ]
+    : [];
+  overs.forEach((o) => ev.push(evidence(`over-long prompt ~${o.sent} tokens: ${o.finding.kind}`, o.x)));
+  return { longPromptStatus: long.x.rec.status, overWindow: overs.map((o) => o.finding.kind) };
+}
+
+function normalOf(x: Exchange): NormalRequest {
+  return { rec: x.rec, metrics: x.metrics, served: served(x), described: describeExchange(x) };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -816,28 +898,10 @@ export const checks: CheckDef[] = [
       const window = ctx.server.contextWindow?.value;
       await calibrate(ctx);
       const reps = ctx.threshold('repetitions');
-      const pace = await measurePace(ctx);
-      const maxTokens = pace
-        ? tokensAt(pace, {
-            targetMs: ctx.threshold('requestMs'),
-            min: 8,
-            max: Math.min(1024, window ? Math.floor(window / 2) : 1024),
-            wallCapMs: 5_000,
-          })
-        : ctx.threshold('maxTokens');
-      const sizing = `${sizedFrom(pace)}: ${maxTokens} tokens per normal request`;
+      const { maxTokens, sizing } = await normalSize(ctx, window);
       const ev: Evidence[] = [];
       const normal = async (label: string) => {
-        const x = await chat(
-          ctx,
-          generationBody(ctx, 'openai-chat', {
-            prompt: uniquePrompt(ctx, 'Write a short paragraph about rivers and stones.'),
-            maxTokens,
-            stream: true,
-            exactLength: true,
-            extra: STREAM_USAGE,
-          }),
-        );
+        const x = await normalRequest(ctx, maxTokens);
         if (ev.length < 24) ev.push(evidence(label, x));
         return x;
       };
@@ -850,147 +914,56 @@ export const checks: CheckDef[] = [
         `estimate: ~${fmt((2 * reps * warm.rec.tEnd) / 1000, 1)} s for ${2 * reps} normal requests of ${maxTokens} tokens (${sizing}; one took ${fmt(warm.rec.tEnd)} ms), ` +
           `plus one ~${longTokens}-token prompt${window ? ' and two over-long prompts' : ' (no window known: no over-long prompt)'}`,
       );
-      // Who used the CPUs during each timed set (where the suite started the server): a neighbour that arrives
-      // between the sets slows a CPU-bound server exactly like a degradation would (lib/grading/cycles.ts contention).
-      const pid = ctx.server.startedPid;
-      const timedSet = async (label: string) => {
-        const a = cpuSnapshot(pid);
-        const xs: Exchange[] = [];
-        for (let i = 0; i < reps; i++) xs.push(await normal(`${label} ${i + 1}`));
-        const b = cpuSnapshot(pid);
-        return { xs, cpu: a && b ? cpuUse(a, b) : undefined };
-      };
+      const timedSet = (label: string) => timedNormalSet(ctx, reps, label, normal);
       const beforeSet = await timedSet('before');
-      const before = beforeSet.xs;
-      // The long requests: a 90 % prompt that runs, and an over-long one in each mode.
-      const long = await timedPrefill(ctx, longTokens, longDeadlines(ctx), 7);
-      ev.push(evidence(`long prompt ~${long.sent} tokens`, long.x));
-      const waitMs = noAnswerBound(ctx, long.ttft);
-      const overs = window
-        ? [
-            await overWindowRequest(ctx, false, Math.ceil(window * 1.3), waitMs, 8),
-            await overWindowRequest(ctx, true, Math.ceil(window * 1.3), waitMs, 9),
-          ]
-        : [];
-      overs.forEach((o) => ev.push(evidence(`over-long prompt ~${o.sent} tokens: ${o.finding.kind}`, o.x)));
+      const long = await longRequests(ctx, window, longTokens, ev);
       ctx.log('long requests done; timing normal requests again');
-      let lastSet = await timedSet('after');
-      const after = lastSet.xs;
-      const ours = [...before, ...after].find((x) => endedByUs(x.rec));
+      const afterSet = await timedSet('after');
+      const all = [...beforeSet.xs, ...afterSet.xs];
+      const ours = all.find((x) => endedByUs(x.rec));
       if (ours)
         return inconclusive(
           budgetText('the normal requests finished', paceFor(ctx), describeExchange(ours)),
           { tokens: maxTokens, sizing },
           ev,
         );
-      const broken = after.filter((x) => !served(x));
-      // wall_tps = tokens / e2e; `shift` moves e2e (our client's delay, counted against a failing verdict).
-      const tps = (xs: Exchange[], shift = 0) =>
-        xs.map((x) => {
-          const tokens = x.metrics?.completionTokens;
-          if (x.rec.status !== 200 || x.rec.failure || tokens === undefined) return undefined;
-          const e2e = x.metrics!.e2eMs + shift;
-          return e2e > 0 ? tokens / (e2e / 1000) : undefined;
-        });
-      const metrics: Record<string, unknown> = {
+      const record = {
+        before: beforeSet.xs.map(normalOf),
+        after: afterSet.xs.map(normalOf),
         tokens: maxTokens,
         sizing,
-        beforeWallTps: tps(before),
-        afterWallTps: tps(after),
-        beforeTtftMs: before.map((x) => x.metrics?.ttftMs),
-        afterTtftMs: after.map((x) => x.metrics?.ttftMs),
-        longPromptStatus: long.x.rec.status,
-        overWindow: overs.map((o) => o.finding.kind),
+        ...long,
+        ev,
       };
-      // Not one normal request served, before the long prompts as after them: nothing was done to the server that
-      // this check could judge; the run reports that once (lib/check/blocked.ts).
-      if (broken.length && before.every((x) => !served(x)))
-        return blockedIfUnserved(
-          fail(
-            {
-              requirement: 'A normal streamed request MUST be served.',
-              expected: 'HTTP 200 and a streamed completion',
-              actual: `none of the ${before.length} normal requests before the long prompts, nor the ${after.length} after them, was served: ${describeExchange(broken[0])}`,
-              bytes: escapeBytes(bodyText(broken[0].rec), 300),
-            },
-            metrics,
-            ev,
-          ),
-          [...before, ...after].map((x) => x.rec),
-        );
-      if (broken.length) {
-        return fail(
-          {
-            requirement: 'After long and over-long prompts, a normal request MUST still be served.',
-            expected: `HTTP 200 and a streamed completion, as the ${before.length} requests before them got`,
-            actual: `${broken.length} of ${after.length} normal requests after the long ones failed: ${describeExchange(broken[0])}`,
-            violations: broken.slice(1).map((x) => describeExchange(x)),
-            bytes: escapeBytes(bodyText(broken[0].rec), 300),
-          },
-          metrics,
-          ev,
-        );
-      }
-      const sl = {
+      const unserved = judgeServedAfter(record);
+      if (unserved)
+        return unserved.blocked
+          ? blockedIfUnserved(
+              unserved.verdict,
+              all.map((x) => x.rec),
+            )
+          : unserved.verdict;
+      const t = {
         failSlowdown: ctx.threshold('failSlowdown'),
         warnSlowdown: ctx.threshold('warnSlowdown'),
         minSamples: ctx.threshold('minSamples'),
+        maxLoopDelayMs: ctx.threshold('maxLoopDelayMs'),
       };
-      const gradeAfter = (xs: Exchange[]) =>
-        guardStarvation(
-          gradeSlowdown(tps(before), tps(xs), sl),
-          ctx.loopDelay(),
-          ctx.threshold('maxLoopDelayMs'),
-          (d) => gradeSlowdown(tps(before, d), tps(xs, -d), sl),
-        );
-      let g = gradeAfter(after);
-      Object.assign(metrics, g.figures);
-      if (g.outcome !== 'pass') {
+      const first = gradeAfterSet(record.before, record.after, t, ctx.loopDelay());
+      let lastSet = afterSet;
+      let confirmation: { xs: NormalRequest[]; grade: TimingGrade } | undefined;
+      if (first.outcome !== 'pass') {
         // A slowdown must persist: time a second set of normal requests, so a transient stall (ours or the
         // server's) cannot decide the verdict. A server that stays degraded is slow in both.
         ctx.log(
-          `after the long requests: ${g.outcome} (${fmt(g.figures.slowdown)}x); confirming with ${reps} more normal requests`,
+          `after the long requests: ${first.outcome} (${fmt(first.figures.slowdown)}x); confirming with ${reps} more normal requests`,
         );
         lastSet = await timedSet('confirmation');
-        const again = lastSet.xs;
-        const g2 = gradeAfter(again);
-        metrics.firstAfter = { ...g.figures, outcome: g.outcome };
-        metrics.confirmationWallTps = tps(again);
-        Object.assign(metrics, g2.figures);
-        g =
-          g2.outcome === 'pass'
-            ? {
-                ...g2,
-                reason: `${g2.reason} (a first set right after the long requests was ${g.outcome}: ${fmt(g.figures.slowdown)}x; the confirmation was not: transient)`,
-              }
-            : {
-                ...g2,
-                reason: `${g2.reason}; confirmed: the first set after the long requests gave ${fmt(g.figures.slowdown)}x`,
-              };
+        const xs = lastSet.xs.map(normalOf);
+        confirmation = { xs, grade: gradeAfterSet(record.before, xs, t, ctx.loopDelay()) };
       }
-      const neighbour =
-        g.outcome === 'fail' || g.outcome === 'warn'
-          ? neighbourExplains(beforeSet.cpu, lastSet.cpu, g.figures.slowdown)
-          : undefined;
-      if (neighbour) {
-        metrics.cpu = { before: beforeSet.cpu, after: lastSet.cpu };
-        return inconclusive(`${g.reason}, but ${neighbour} (${sizing})`, metrics, ev);
-      }
-      if (g.outcome === 'fail') {
-        return fail(
-          {
-            requirement:
-              'After long and over-long prompts, a normal request MUST run at the speed it ran before them (same check, same request shape).',
-            expected: `wall_tps after ≥ 1/${ctx.threshold('failSlowdown')} of before (slowdown < ${ctx.threshold('failSlowdown')}x)`,
-            actual: `${g.reason}: the server stays degraded after a long prompt`,
-          },
-          metrics,
-          ev,
-        );
-      }
-      if (g.outcome === 'inconclusive') return inconclusive(`${g.reason} (${sizing})`, metrics, ev);
-      if (g.outcome === 'warn') return { ...warn(`${g.reason} (${sizing})`, metrics, ev), borderline: g.borderline };
-      return pass(`${g.reason} (${sizing})`, metrics, ev);
+      const cpu = { before: beforeSet.cpu, after: lastSet.cpu };
+      return judgeHealthyAfter({ ...record, first, confirmation, cpu }, t.failSlowdown);
     },
   },
 ];

@@ -3,11 +3,15 @@
 // simulated with seeded noise (test/context-grading.test.ts runs 10,000 noisy trials of the timing gradings).
 // Times in ms, sizes in tokens as the server counts them (usage.prompt_tokens, calibrated).
 
+import { escapeBytes } from '../decode/stream-decoder.ts';
+import { bodyText } from '../http/recorder.ts';
 import type { CpuUse } from '../measure/machine-load.ts';
+import type { RequestMetrics } from '../measure/request-metrics.ts';
 import { median } from '../measure/stats.ts';
-import { fmt } from '../model/verdict.ts';
+import type { Evidence, Recording, Verdict } from '../model/types.ts';
+import { fail, fmt, inconclusive, pass, warn } from '../model/verdict.ts';
 import { contention } from './cycles.ts';
-import { coverageText, ratioCI, type TimingGrade } from './timing-grade.ts';
+import { coverageText, guardStarvation, ratioCI, type TimingGrade } from './timing-grade.ts';
 
 interface SlowdownThresholds {
   /** Fail when the slowdown's lower bound reaches this factor. */
@@ -75,4 +79,168 @@ export function neighbourExplains(
     first: 'before',
     last: 'after',
   });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The check's verdict
+
+/** A normal request, timed before or after the long ones. */
+export interface NormalRequest {
+  rec: Recording;
+  metrics?: Pick<RequestMetrics, 'ttftMs' | 'e2eMs' | 'completionTokens'>;
+  /** HTTP 200, complete, with generated tokens (lib/exchange/served.ts). */
+  served: boolean;
+  /** The exchange in one phrase (its status or failure: lib/exchange describeExchange). */
+  described: string;
+}
+
+/** wall_tps = tokens / e2e of each request (undefined where it failed); `shift` moves e2e (our client's delay, counted against a failing verdict). */
+function wallTps(xs: readonly NormalRequest[], shift = 0): (number | undefined)[] {
+  return xs.map((x) => {
+    const tokens = x.metrics?.completionTokens;
+    if (x.rec.status !== 200 || x.rec.failure || tokens === undefined) return undefined;
+    const e2e = x.metrics!.e2eMs + shift;
+    return e2e > 0 ? tokens / (e2e / 1000) : undefined;
+  });
+}
+
+interface AfterSettings extends SlowdownThresholds {
+  /** Our event loop late by more than this (p99, ms) means our timestamps are not the server's. */
+  maxLoopDelayMs: number;
+}
+
+/** A set of normal requests against the set before the long ones: gradeSlowdown, guarded against a starved client. */
+export function gradeAfterSet(
+  before: readonly NormalRequest[],
+  after: readonly NormalRequest[],
+  t: AfterSettings,
+  loop: { p99Ms: number; maxMs: number } | undefined,
+): TimingGrade {
+  const sl = { failSlowdown: t.failSlowdown, warnSlowdown: t.warnSlowdown, minSamples: t.minSamples };
+  return guardStarvation(gradeSlowdown(wallTps(before), wallTps(after), sl), loop, t.maxLoopDelayMs, (d) =>
+    gradeSlowdown(wallTps(before, d), wallTps(after, -d), sl),
+  );
+}
+
+/** What the check recorded. */
+interface HealthyAfterRecord {
+  before: NormalRequest[];
+  after: NormalRequest[];
+  /** Tokens of each normal request, and what sized them. */
+  tokens: number;
+  sizing: string;
+  longPromptStatus?: number;
+  /** How the over-long prompts were answered (OverWindowFinding kinds). */
+  overWindow: string[];
+  ev: Evidence[];
+}
+
+function healthyMetrics(o: HealthyAfterRecord): Record<string, unknown> {
+  return {
+    tokens: o.tokens,
+    sizing: o.sizing,
+    beforeWallTps: wallTps(o.before),
+    afterWallTps: wallTps(o.after),
+    beforeTtftMs: o.before.map((x) => x.metrics?.ttftMs),
+    afterTtftMs: o.after.map((x) => x.metrics?.ttftMs),
+    longPromptStatus: o.longPromptStatus,
+    overWindow: o.overWindow,
+  };
+}
+
+/**
+ * Normal requests after the long ones not served: a fail, `blocked` when none before them was served either (nothing
+ * was done to the server that this check could judge: the run reports that cause once). Undefined when all were.
+ */
+export function judgeServedAfter(o: HealthyAfterRecord): { verdict: Verdict; blocked: boolean } | undefined {
+  const { before, after } = o;
+  const broken = after.filter((x) => !x.served);
+  if (!broken.length) return undefined;
+  const bytes = escapeBytes(bodyText(broken[0].rec), 300);
+  if (before.every((x) => !x.served))
+    return {
+      blocked: true,
+      verdict: fail(
+        {
+          requirement: 'A normal streamed request MUST be served.',
+          expected: 'HTTP 200 and a streamed completion',
+          actual: `none of the ${before.length} normal requests before the long prompts, nor the ${after.length} after them, was served: ${broken[0].described}`,
+          bytes,
+        },
+        healthyMetrics(o),
+        o.ev,
+      ),
+    };
+  return {
+    blocked: false,
+    verdict: fail(
+      {
+        requirement: 'After long and over-long prompts, a normal request MUST still be served.',
+        expected: `HTTP 200 and a streamed completion, as the ${before.length} requests before them got`,
+        actual: `${broken.length} of ${after.length} normal requests after the long ones failed: ${broken[0].described}`,
+        violations: broken.slice(1).map((x) => x.described),
+        bytes,
+      },
+      healthyMetrics(o),
+      o.ev,
+    ),
+  };
+}
+
+/**
+ * The slowdown after the long requests. A slowdown must persist: when the first set after them was not a pass, a
+ * confirmation set decides (`again`, graded by gradeAfterSet), and the first set's figure is named beside it. A
+ * slowdown a neighbour on the machine explains (CPU use of the set before against the last set) is inconclusive.
+ */
+export function judgeHealthyAfter(
+  o: HealthyAfterRecord & {
+    first: TimingGrade;
+    confirmation?: { xs: NormalRequest[]; grade: TimingGrade };
+    cpu: { before?: CpuUse; after?: CpuUse };
+  },
+  failSlowdown: number,
+): Verdict {
+  const { ev, sizing, first } = o;
+  const metrics = healthyMetrics(o);
+  let g = first;
+  Object.assign(metrics, g.figures);
+  if (o.confirmation) {
+    const g2 = o.confirmation.grade;
+    metrics.firstAfter = { ...g.figures, outcome: g.outcome };
+    metrics.confirmationWallTps = wallTps(o.confirmation.xs);
+    Object.assign(metrics, g2.figures);
+    g =
+      g2.outcome === 'pass'
+        ? {
+            ...g2,
+            reason: `${g2.reason} (a first set right after the long requests was ${g.outcome}: ${fmt(g.figures.slowdown)}x; the confirmation was not: transient)`,
+          }
+        : {
+            ...g2,
+            reason: `${g2.reason}; confirmed: the first set after the long requests gave ${fmt(g.figures.slowdown)}x`,
+          };
+  }
+  const neighbour =
+    g.outcome === 'fail' || g.outcome === 'warn'
+      ? neighbourExplains(o.cpu.before, o.cpu.after, g.figures.slowdown)
+      : undefined;
+  if (neighbour) {
+    metrics.cpu = { before: o.cpu.before, after: o.cpu.after };
+    return inconclusive(`${g.reason}, but ${neighbour} (${sizing})`, metrics, ev);
+  }
+  if (g.outcome === 'fail') {
+    return fail(
+      {
+        requirement:
+          'After long and over-long prompts, a normal request MUST run at the speed it ran before them (same check, same request shape).',
+        expected: `wall_tps after ≥ 1/${failSlowdown} of before (slowdown < ${failSlowdown}x)`,
+        actual: `${g.reason}: the server stays degraded after a long prompt`,
+      },
+      metrics,
+      ev,
+    );
+  }
+  if (g.outcome === 'inconclusive') return inconclusive(`${g.reason} (${sizing})`, metrics, ev);
+  if (g.outcome === 'warn') return { ...warn(`${g.reason} (${sizing})`, metrics, ev), borderline: g.borderline };
+  return pass(`${g.reason} (${sizing})`, metrics, ev);
 }
