@@ -47,13 +47,16 @@ import {
   rejectionTimes,
 } from '../lib/grading/over-window.ts';
 import {
-  gradePrefillScaling,
-  type ScalingPoint,
-  type ScalingThresholds,
-  scalingLengths,
-  scalingWorstCase,
+  addSample,
+  curveEstimateS,
+  curveLengths,
+  judgePrefillScaling,
+  type LengthSamples,
+  longestLength,
+  modelWidthOf,
+  nothingTimed,
 } from '../lib/grading/prefill-scaling.ts';
-import { guardStarvation, type TimingGrade } from '../lib/grading/timing-grade.ts';
+import type { TimingGrade } from '../lib/grading/timing-grade.ts';
 import { bodyText } from '../lib/http/recorder.ts';
 import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
 import { type CpuUse, cpuSnapshot, cpuUse } from '../lib/measure/machine-load.ts';
@@ -62,7 +65,7 @@ import { median } from '../lib/measure/stats.ts';
 import type { CheckContext, CheckDef } from '../lib/model/check.ts';
 import type { FamilySpec } from '../lib/model/family-spec.ts';
 import type { Evidence, Profile, Recording } from '../lib/model/types.ts';
-import { fail, fmt, inconclusive, pass, warn } from '../lib/model/verdict.ts';
+import { fmt, inconclusive } from '../lib/model/verdict.ts';
 import { describeWindowDisagreement, windowDisagreement } from '../lib/server/discovery.ts';
 import { discoverModelWidth } from '../lib/server/model-width.ts';
 import { faultProof, type Proof, passProof, plainProof } from './support/proof.ts';
@@ -157,10 +160,49 @@ function fitting(window: number, fraction: number, maxTokens: number): number {
   return Math.max(1, Math.min(Math.round(window * fraction), window - maxTokens - margin));
 }
 
-const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+// ---------------------------------------------------------------------------------------------------------------
+// context.prefill-scaling pieces
+
+/**
+ * Time the curve: each length `reps` times and the short ones `shortReps` times, in rounds over the lengths, until
+ * the budget is spent; a length that hits a deadline ends the longer ones.
+ */
+async function timeCurve(
+  ctx: CheckContext,
+  plan: { lengths: number[]; lower: number[] },
+  o: { reps: number; shortReps: number; budgetMs: number; t0: number },
+  ev: Evidence[],
+): Promise<{ samples: Map<number, LengthSamples>; failures: string[]; failedRecs: Recording[] }> {
+  const samples = new Map<number, LengthSamples>(plan.lengths.map((n) => [n, { ttft: [], censored: 0 }]));
+  let cutoff = Infinity; // lengths at or above this are skipped (budget or deadline)
+  const failures: string[] = [];
+  const failedRecs: Recording[] = [];
+  for (let rep = 0; rep < o.shortReps; rep++) {
+    for (const n of plan.lengths) {
+      if (n >= cutoff || (rep >= o.reps && !plan.lower.includes(n))) continue;
+      const left = o.budgetMs - (performance.now() - o.t0);
+      if (left < 1_000) {
+        cutoff = n;
+        break;
+      }
+      const p = await timedPrefill(ctx, n, { headersMs: left, tokenIdleMs: left, totalMs: left }, rep * 31 + n);
+      const got = addSample(samples.get(n)!, { ttft: p.ttft, rec: p.x.rec, counted: promptTokensOf(p.x) });
+      if (got === 'censored') cutoff = n;
+      else if (got === 'failed') {
+        failures.push(`~${n} tokens: ${describeExchange(p.x)}`);
+        failedRecs.push(p.x.rec);
+        if (ev.length < 20) ev.push(evidence(`failed request at ~${n} tokens`, p.x));
+      }
+    }
+    ctx.log(`repetition ${rep + 1}/${o.shortReps} done (${fmt((performance.now() - o.t0) / 1000, 1)} s)`);
+  }
+  return { samples, failures, failedRecs };
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // context.over-window-400 pieces, reused by healthy-after
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 interface OverWindowRequest extends OverWindowRun {
   x: Exchange;
@@ -402,175 +444,66 @@ export const checks: CheckDef[] = [
     },
     timeoutMs: 1_800_000,
     async run(ctx) {
-      const window = ctx.server.contextWindow?.value;
+      const window = ctx.server.contextWindow?.value ? ctx.server.contextWindow : undefined;
       await calibrate(ctx);
       const full = ctx.tier === 'full';
       const reps = ctx.threshold(full ? 'repetitionsFull' : 'repetitionsQuick');
-      const upperPoints = ctx.threshold(full ? 'upperPointsFull' : 'upperPointsQuick');
-      const budgetMs = ctx.threshold(full ? 'budgetFullS' : 'budgetQuickS') * 1000;
+      const s = {
+        upperPoints: ctx.threshold(full ? 'upperPointsFull' : 'upperPointsQuick'),
+        upperFraction: ctx.threshold('upperFraction'),
+        reps,
+        shortReps: reps * ctx.threshold('shortRepetitionFactor'),
+        budgetMs: ctx.threshold(full ? 'budgetFullS' : 'budgetQuickS') * 1000,
+      };
       const cap = Math.min(
         ctx.threshold(full ? 'maxTokensFull' : 'maxTokensQuick'),
-        window ? fitting(window, 0.9, 1) : Infinity,
+        window ? fitting(window.value, 0.9, 1) : Infinity,
       );
-      const upperFraction = ctx.threshold('upperFraction');
-      const lengthsFor = (top: number) => {
-        const upper = scalingLengths(top, upperPoints, 1 / upperFraction);
-        const lower = [Math.round(top * upperFraction * upperFraction), Math.round((top * upperFraction) / 2)].filter(
-          (n) => n >= 16 && n < upper[0],
-        );
-        return { upper, lower, lengths: [...lower, ...upper] };
-      };
-      const shortReps = reps * ctx.threshold('shortRepetitionFactor');
       const t0 = performance.now();
-      const remaining = () => Math.max(1_000, budgetMs - (performance.now() - t0));
-      // The longest length from the measured prefill rate (one probe prompt of up to 1024 tokens): all repetitions of
-      // all lengths fit 70 % of the budget, so a 200 tok/s server gets a shorter curve rather than a cut-off one.
-      const probeTokens = Math.min(cap, 1024);
-      const probe = await timedPrefill(
-        ctx,
-        probeTokens,
-        { headersMs: remaining(), tokenIdleMs: remaining(), totalMs: remaining() },
-        3,
-      );
+      const remaining = () => Math.max(1_000, s.budgetMs - (performance.now() - t0));
+      const left = () => ({ headersMs: remaining(), tokenIdleMs: remaining(), totalMs: remaining() });
+      // The longest length from the measured prefill rate (one probe prompt of up to 1024 tokens).
+      const probe = await timedPrefill(ctx, Math.min(cap, 1024), left(), 3);
       const rate = probe.ttft !== undefined && probe.ttft > 0 ? (probe.sent / probe.ttft) * 1000 : undefined;
-      const plan = lengthsFor(cap);
-      const sumFraction = (sum(plan.upper) + (sum(plan.lower) * shortReps) / reps) / cap;
-      const fit = rate !== undefined ? Math.floor((0.7 * (budgetMs / 1000) * rate) / (reps * sumFraction)) : cap;
-      const top = Math.max(Math.min(cap, 256), Math.min(cap, fit));
-      const sizing = `longest prompt ${top} tokens${top < cap ? ` (of ${cap}), sized from the measured prefill rate ${fmt(rate, 0)} tok/s to fit the ${budgetMs / 1000} s budget` : ` (prefill rate ${fmt(rate, 0)} tok/s)`}`;
-      const { upper, lower, lengths } = lengthsFor(top);
+      const { top, sizing } = longestLength(cap, rate, s);
+      const plan = curveLengths(top, s);
+      const { lengths, lower } = plan;
       // Warm-up at the top length: dropped from the fit, and the anchor of the run-time estimate.
-      const warm = await timedPrefill(ctx, top, {
-        headersMs: remaining(),
-        tokenIdleMs: remaining(),
-        totalMs: remaining(),
-      });
+      const warm = await timedPrefill(ctx, top, left());
       const topMs = warm.ttft ?? warm.x.rec.tEnd;
-      const estimateS =
-        (reps * sum(upper.map((n) => topMs * (n / top))) + shortReps * sum(lower.map((n) => topMs * (n / top)))) / 1000;
       ctx.log(
-        `estimate: ~${fmt(estimateS, 1)} s (${lengths.length} lengths ${lengths[0]}…${top} tokens × ${reps} repetitions, the ${lower.length} shortest × ${shortReps}; a ${top}-token prefill took ${fmt(topMs)} ms; ${sizing})`,
-      );
-      const samples = new Map<number, { ttft: (number | undefined)[]; counted?: number; censored: number }>(
-        lengths.map((n) => [n, { ttft: [], censored: 0 }]),
+        `estimate: ~${fmt(curveEstimateS(plan, top, topMs, s), 1)} s (${lengths.length} lengths ${lengths[0]}…${top} tokens × ${reps} repetitions, the ${lower.length} shortest × ${s.shortReps}; a ${top}-token prefill took ${fmt(topMs)} ms; ${sizing})`,
       );
       const ev: Evidence[] = [evidence(`warm-up ~${top} tokens (dropped)`, warm.x)];
-      let cutoff = Infinity; // lengths at or above this are skipped (budget or deadline)
-      const failures: string[] = [];
-      const failedRecs: Recording[] = [];
-      for (let rep = 0; rep < shortReps; rep++) {
-        for (const n of lengths) {
-          if (n >= cutoff || (rep >= reps && !lower.includes(n))) continue;
-          const left = budgetMs - (performance.now() - t0);
-          if (left < 1_000) {
-            cutoff = n;
-            break;
-          }
-          const p = await timedPrefill(ctx, n, { headersMs: left, tokenIdleMs: left, totalMs: left }, rep * 31 + n);
-          const s = samples.get(n)!;
-          s.counted ??= promptTokensOf(p.x);
-          if (p.ttft !== undefined) s.ttft.push(p.ttft);
-          else if (
-            p.x.rec.failure &&
-            ['headers-timeout', 'token-idle', 'total-timeout'].includes(p.x.rec.failure.kind)
-          ) {
-            s.ttft.push(p.x.rec.tEnd); // censored: a lower bound of the TTFT
-            s.censored++;
-            cutoff = n;
-          } else {
-            failures.push(`~${n} tokens: ${describeExchange(p.x)}`);
-            failedRecs.push(p.x.rec);
-            if (ev.length < 20) ev.push(evidence(`failed request at ~${n} tokens`, p.x));
-          }
-        }
-        ctx.log(`repetition ${rep + 1}/${shortReps} done (${fmt((performance.now() - t0) / 1000, 1)} s)`);
-      }
-      // Not one prompt length timed, every request refused: no curve to judge (the run reports that cause once).
-      if (failedRecs.length && [...samples.values()].every((s) => s.ttft.length === 0))
-        return blockedIfUnserved(
-          inconclusive(
-            `no prompt length timed: ${failures.length} request(s) failed (${failures.slice(0, 3).join('; ')})`,
-            { failures },
-            ev,
-          ),
-          failedRecs,
-        );
-      const points: ScalingPoint[] = lengths.map((n) => ({
-        tokens: samples.get(n)!.counted ?? n,
-        ttftMs: samples.get(n)!.ttft,
-        censored: samples.get(n)!.censored,
-      }));
+      const curve = await timeCurve(ctx, plan, { ...s, t0 }, ev);
+      // Not one prompt length timed, every request refused: the run reports that cause once.
+      const none = nothingTimed({ ...curve, ev });
+      if (none) return blockedIfUnserved(none, curve.failedRecs);
       // The model's width: declared, else what the server reports (after the timed requests: nothing runs beside them).
-      const declaredWidth = ctx.threshold('modelWidth');
       const reported = await discoverModelWidth(ctx.baseUrl, ctx.headers, ctx.profile.model);
-      const width =
-        declaredWidth > 0
-          ? {
-              value: declaredWidth,
-              source: `declared (modelWidth)${reported && reported.value !== declaredWidth ? `; the server reports ${reported.value} (${reported.source})` : ''}`,
-            }
-          : reported;
-      const st: ScalingThresholds = {
-        fitPoints: upper.length,
+      const width = modelWidthOf(ctx.threshold('modelWidth'), reported);
+      const thresholds = {
         minPoints: ctx.threshold('minPoints'),
         minSpreadMs: ctx.threshold('minSpreadMs'),
-        windowTokens: window ?? ctx.threshold('assumedWindowTokens'),
-        windowSource: window ? `served, ${ctx.server.contextWindow!.source}` : 'assumed: no window known',
+        assumedWindowTokens: ctx.threshold('assumedWindowTokens'),
         excessFactor: ctx.threshold('excessFactor'),
         attentionCostFactor: ctx.threshold('attentionCostFactor'),
         unexplainedFactor: ctx.threshold('unexplainedFactor'),
         narrowestWidth: ctx.threshold('narrowestWidth'),
-        width,
+        maxLoopDelayMs: ctx.threshold('maxLoopDelayMs'),
       };
-      const g = gradePrefillScaling(points, st);
-      const timing = guardStarvation(g, ctx.loopDelay(), ctx.threshold('maxLoopDelayMs'), (d) =>
-        gradePrefillScaling(scalingWorstCase(points, d), st),
-      );
-      const metrics = {
-        curve: g.curve,
-        fitted: g.fitted,
-        slope: g.slope,
-        slopeLow: g.low,
-        slopeHigh: g.high,
-        fit: g.fit,
-        modelWidth: width,
-        repetitions: reps,
-        shortRepetitions: shortReps,
-        tier: ctx.tier,
-        window,
-        raw: Object.fromEntries([...samples].map(([n, s]) => [n, s.ttft])),
-        failures,
-        loopDelay: ctx.loopDelay(),
-        ...timing.figures,
+      const record = {
+        plan,
+        ...curve,
         sizing,
         probePrefillTps: rate,
+        repetitions: reps,
+        shortRepetitions: s.shortReps,
+        tier: ctx.tier,
+        window,
+        ev,
       };
-      const failed = failures.length
-        ? `; ${failures.length} request(s) failed and are left out (${failures.slice(0, 3).join('; ')})`
-        : '';
-      const curveText =
-        g.curve.map((c) => `${c.tokens}:${c.ttftMsP50 === undefined ? 'failed' : `${fmt(c.ttftMsP50)}ms`}`).join(' ') +
-        failed +
-        `; ${sizing}`;
-      if (timing.outcome === 'fail') {
-        return fail(
-          {
-            requirement:
-              "Prefill time MUST NOT grow faster with the prompt than the model's attention explains (fixed cost removed, extrapolated to the window).",
-            expected: width
-              ? `the window's prefill under ${ctx.threshold('unexplainedFactor')}x what attention in a ${width.value}-wide model explains, over the short-prompt rate's linear estimate`
-              : `the window's prefill under ${ctx.threshold('unexplainedFactor')}x what attention explains in any model ${ctx.threshold('narrowestWidth')} or more wide`,
-            actual: timing.reason,
-            violations: [`TTFT medians (tokens:ms): ${curveText}`],
-          },
-          metrics,
-          ev,
-        );
-      }
-      if (timing.outcome === 'inconclusive') return inconclusive(`${timing.reason}; curve ${curveText}`, metrics, ev);
-      if (timing.outcome === 'warn')
-        return { ...warn(`${timing.reason}; curve ${curveText}`, metrics, ev), borderline: timing.borderline };
-      return pass(`${timing.reason}; curve ${curveText}`, metrics, ev);
+      return judgePrefillScaling(record, thresholds, width, ctx.loopDelay());
     },
   },
   {

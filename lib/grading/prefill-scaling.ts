@@ -5,11 +5,13 @@
 // Times in ms, sizes in tokens as the server counts them (usage.prompt_tokens, calibrated).
 
 import { logLogSlope, median } from '../measure/stats.ts';
-import { fmt } from '../model/verdict.ts';
+import type { Tier } from '../model/check.ts';
+import type { Evidence, Recording, Verdict } from '../model/types.ts';
+import { fail, fmt, inconclusive, pass, warn } from '../model/verdict.ts';
 import { attentionExcess, extrapolatePrefill, type PrefillFit, prefillMs } from './prefill-fit.ts';
-import type { TimingGrade } from './timing-grade.ts';
+import { guardStarvation, type TimingGrade } from './timing-grade.ts';
 
-export interface ScalingPoint {
+interface ScalingPoint {
   /** Prompt tokens (server-counted when it reported them, else the calibrated estimate). */
   tokens: number;
   /** TTFT of each repetition; undefined when it failed. A censored value (deadline hit) is given as the deadline. */
@@ -277,4 +279,215 @@ export function scalingLengths(top: number, count: number, span: number): number
     if (x >= 1 && !out.includes(x)) out.push(x);
   }
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The curve's plan
+
+interface CurvePlan {
+  /** The upper range (the slope the message reports), the two short lengths below it, and all of them in order. */
+  upper: number[];
+  lower: number[];
+  lengths: number[];
+}
+
+interface PlanSettings {
+  /** Lengths in the upper range, and the fraction of the longest where it starts. */
+  upperPoints: number;
+  upperFraction: number;
+  /** Repetitions of each length, and of the two short ones. */
+  reps: number;
+  shortReps: number;
+  budgetMs: number;
+}
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+/**
+ * The lengths timed up to `top`: `upperPoints` spaced geometrically over the upper range, and two short ones (the
+ * upper range's start times upperFraction, and half of it) that pin the fixed cost and the short-prompt rate.
+ */
+export function curveLengths(top: number, s: Pick<PlanSettings, 'upperPoints' | 'upperFraction'>): CurvePlan {
+  const f = s.upperFraction;
+  const upper = scalingLengths(top, s.upperPoints, 1 / f);
+  const lower = [Math.round(top * f * f), Math.round((top * f) / 2)].filter((n) => n >= 16 && n < upper[0]);
+  return { upper, lower, lengths: [...lower, ...upper] };
+}
+
+/**
+ * The longest length from the prefill rate measured on a probe prompt: all repetitions of all lengths fit 70 % of
+ * the budget, so a 200 tok/s server gets a shorter curve rather than a cut-off one; at least 256 tokens (or `cap`).
+ */
+export function longestLength(cap: number, rate: number | undefined, s: PlanSettings): { top: number; sizing: string } {
+  const plan = curveLengths(cap, s);
+  const sumFraction = (sum(plan.upper) + (sum(plan.lower) * s.shortReps) / s.reps) / cap;
+  const fit = rate !== undefined ? Math.floor((0.7 * (s.budgetMs / 1000) * rate) / (s.reps * sumFraction)) : cap;
+  const top = Math.max(Math.min(cap, 256), Math.min(cap, fit));
+  const sizing = `longest prompt ${top} tokens${top < cap ? ` (of ${cap}), sized from the measured prefill rate ${fmt(rate, 0)} tok/s to fit the ${s.budgetMs / 1000} s budget` : ` (prefill rate ${fmt(rate, 0)} tok/s)`}`;
+  return { top, sizing };
+}
+
+/** The curve's run time (s), from the warm-up's `topMs` at the longest length, prefill taken as linear. */
+export function curveEstimateS(plan: CurvePlan, top: number, topMs: number, s: PlanSettings): number {
+  const at = (ns: number[]) => sum(ns.map((n) => topMs * (n / top)));
+  return (s.reps * at(plan.upper) + s.shortReps * at(plan.lower)) / 1000;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The curve's samples and the check's verdict
+
+/** What the requests at one length gave. */
+export interface LengthSamples {
+  /** TTFT of each request timed; a censored one (deadline hit) is its time, a lower bound. */
+  ttft: (number | undefined)[];
+  /** usage.prompt_tokens of the first answer that reported it. */
+  counted?: number;
+  censored: number;
+}
+
+const DEADLINE_KINDS = ['headers-timeout', 'token-idle', 'total-timeout'];
+
+/**
+ * One request at a length: `timed` (its TTFT), `censored` (it hit a deadline: its time is a lower bound, and longer
+ * lengths are not worth timing), or `failed` (left out of the curve).
+ */
+export function addSample(
+  s: LengthSamples,
+  p: { ttft?: number; rec: Recording; counted?: number },
+): 'timed' | 'censored' | 'failed' {
+  s.counted ??= p.counted;
+  if (p.ttft !== undefined) {
+    s.ttft.push(p.ttft);
+    return 'timed';
+  }
+  if (p.rec.failure && DEADLINE_KINDS.includes(p.rec.failure.kind)) {
+    s.ttft.push(p.rec.tEnd); // censored: a lower bound of the TTFT
+    s.censored++;
+    return 'censored';
+  }
+  return 'failed';
+}
+
+/** The model's width: declared (modelWidth > 0, with what the server reports beside it when that differs), else reported. */
+export function modelWidthOf(declared: number, reported: ModelWidth | undefined): ModelWidth | undefined {
+  return declared > 0
+    ? {
+        value: declared,
+        source: `declared (modelWidth)${reported && reported.value !== declared ? `; the server reports ${reported.value} (${reported.source})` : ''}`,
+      }
+    : reported;
+}
+
+/** What the check recorded. */
+interface CurveRecord {
+  plan: CurvePlan;
+  samples: Map<number, LengthSamples>;
+  /** One line per failed request. */
+  failures: string[];
+  sizing: string;
+  /** The probe's prefill rate (tok/s) that sized the curve. */
+  probePrefillTps?: number;
+  repetitions: number;
+  shortRepetitions: number;
+  tier: Tier;
+  /** The served window, when one is known. */
+  window?: { value: number; source: string };
+  ev: Evidence[];
+}
+
+/** Not one length timed, every request refused: no curve to judge (inconclusive), else undefined. */
+export function nothingTimed(o: Pick<CurveRecord, 'samples' | 'failures' | 'ev'>): Verdict | undefined {
+  if (!o.failures.length || ![...o.samples.values()].every((s) => s.ttft.length === 0)) return undefined;
+  return inconclusive(
+    `no prompt length timed: ${o.failures.length} request(s) failed (${o.failures.slice(0, 3).join('; ')})`,
+    { failures: o.failures },
+    o.ev,
+  );
+}
+
+interface CurveThresholds
+  extends Pick<
+    ScalingThresholds,
+    'minPoints' | 'minSpreadMs' | 'excessFactor' | 'attentionCostFactor' | 'unexplainedFactor' | 'narrowestWidth'
+  > {
+  /** The window judged when the server reports none (tokens). */
+  assumedWindowTokens: number;
+  /** Our event loop late by more than this (p99, ms) means our timestamps are not the server's. */
+  maxLoopDelayMs: number;
+}
+
+/** The curve judged (gradePrefillScaling, guarded against a starved client) as the check's verdict, the curve in its message. */
+export function judgePrefillScaling(
+  o: CurveRecord,
+  t: CurveThresholds,
+  width: ModelWidth | undefined,
+  loop: { p99Ms: number; maxMs: number } | undefined,
+): Verdict {
+  const { samples, failures, sizing, ev } = o;
+  const points: ScalingPoint[] = o.plan.lengths.map((n) => ({
+    tokens: samples.get(n)!.counted ?? n,
+    ttftMs: samples.get(n)!.ttft,
+    censored: samples.get(n)!.censored,
+  }));
+  const st: ScalingThresholds = {
+    fitPoints: o.plan.upper.length,
+    minPoints: t.minPoints,
+    minSpreadMs: t.minSpreadMs,
+    windowTokens: o.window?.value ?? t.assumedWindowTokens,
+    windowSource: o.window ? `served, ${o.window.source}` : 'assumed: no window known',
+    excessFactor: t.excessFactor,
+    attentionCostFactor: t.attentionCostFactor,
+    unexplainedFactor: t.unexplainedFactor,
+    narrowestWidth: t.narrowestWidth,
+    width,
+  };
+  const g = gradePrefillScaling(points, st);
+  const timing = guardStarvation(g, loop, t.maxLoopDelayMs, (d) =>
+    gradePrefillScaling(scalingWorstCase(points, d), st),
+  );
+  const metrics = {
+    curve: g.curve,
+    fitted: g.fitted,
+    slope: g.slope,
+    slopeLow: g.low,
+    slopeHigh: g.high,
+    fit: g.fit,
+    modelWidth: width,
+    repetitions: o.repetitions,
+    shortRepetitions: o.shortRepetitions,
+    tier: o.tier,
+    window: o.window?.value,
+    raw: Object.fromEntries([...samples].map(([n, s]) => [n, s.ttft])),
+    failures,
+    loopDelay: loop,
+    ...timing.figures,
+    sizing,
+    probePrefillTps: o.probePrefillTps,
+  };
+  const failed = failures.length
+    ? `; ${failures.length} request(s) failed and are left out (${failures.slice(0, 3).join('; ')})`
+    : '';
+  const curveText =
+    g.curve.map((c) => `${c.tokens}:${c.ttftMsP50 === undefined ? 'failed' : `${fmt(c.ttftMsP50)}ms`}`).join(' ') +
+    failed +
+    `; ${sizing}`;
+  if (timing.outcome === 'fail') {
+    return fail(
+      {
+        requirement:
+          "Prefill time MUST NOT grow faster with the prompt than the model's attention explains (fixed cost removed, extrapolated to the window).",
+        expected: width
+          ? `the window's prefill under ${t.unexplainedFactor}x what attention in a ${width.value}-wide model explains, over the short-prompt rate's linear estimate`
+          : `the window's prefill under ${t.unexplainedFactor}x what attention explains in any model ${t.narrowestWidth} or more wide`,
+        actual: timing.reason,
+        violations: [`TTFT medians (tokens:ms): ${curveText}`],
+      },
+      metrics,
+      ev,
+    );
+  }
+  if (timing.outcome === 'inconclusive') return inconclusive(`${timing.reason}; curve ${curveText}`, metrics, ev);
+  if (timing.outcome === 'warn')
+    return { ...warn(`${timing.reason}; curve ${curveText}`, metrics, ev), borderline: timing.borderline };
+  return pass(`${timing.reason}; curve ${curveText}`, metrics, ev);
 }
