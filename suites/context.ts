@@ -10,7 +10,6 @@
 // Grading functions are pure and live in lib/grading/ (timing-grade.ts, over-window.ts, prefill-scaling.ts,
 // healthy-after.ts, context-window.ts; simulated in test/context-grading.test.ts).
 
-import { escapeBytes } from '../lib/decode/stream-decoder.ts';
 import {
   chat,
   describeExchange,
@@ -20,10 +19,21 @@ import {
   paceFor,
   uniquePrompt,
 } from '../lib/exchange/exchange.ts';
+import {
+  exchangeEvidence,
+  LONG_REQUEST_MS,
+  longDeadlines,
+  overWindowRequest,
+  overWindowRounds,
+  promptTokensOf,
+  STREAM_USAGE,
+  timedPrefill,
+} from '../lib/exchange/long-prompts.ts';
 import { calibrate, promptOfTokens } from '../lib/exchange/prompts.ts';
 import { served } from '../lib/exchange/served.ts';
 import {
   bisectLargestAccepted,
+  fittingPrompt,
   type JudgedWindow,
   judgeMaxAccepted,
   judgeServedWindow,
@@ -39,13 +49,7 @@ import {
   judgeServedAfter,
   type NormalRequest,
 } from '../lib/grading/healthy-after.ts';
-import {
-  classifyOverWindow,
-  judgeOverWindowAnswers,
-  judgeRejectionTiming,
-  type OverWindowRun,
-  rejectionTimes,
-} from '../lib/grading/over-window.ts';
+import { judgeOverWindowAnswers, judgeRejectionTiming, rejectionTimes } from '../lib/grading/over-window.ts';
 import {
   addSample,
   curveEstimateS,
@@ -57,7 +61,6 @@ import {
   nothingTimed,
 } from '../lib/grading/prefill-scaling.ts';
 import type { TimingGrade } from '../lib/grading/timing-grade.ts';
-import { bodyText } from '../lib/http/recorder.ts';
 import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
 import { type CpuUse, cpuSnapshot, cpuUse } from '../lib/measure/machine-load.ts';
 import { sizedFrom, tokensAt } from '../lib/measure/pace.ts';
@@ -80,7 +83,7 @@ export const family: FamilySpec = {
 };
 
 // ---------------------------------------------------------------------------------------------------------------
-// Helpers shared by the checks of this family
+// Helpers shared by the checks of this family (the requests with long prompts: lib/exchange/long-prompts.ts)
 
 function windowOf(ctx: CheckContext): number {
   const w = ctx.server.contextWindow?.value;
@@ -96,68 +99,6 @@ function judgedWindow(ctx: CheckContext): JudgedWindow {
     source: ctx.server.contextWindow!.source,
     ...(d ? { disagreement: { described: describeWindowDisagreement(d), larger: d.larger.map((w) => w.value) } } : {}),
   };
-}
-
-/**
- * Deadlines for a request with a long prompt: a slow server legitimately needs minutes to prefill 0.9 × 128k tokens
- * (~500 tokens/s on an M2 Max, docs/servers.md "rapid-mlx"), so the profile's per-request deadlines are raised to this bound.
- */
-const LONG_REQUEST_MS = 600_000;
-function longDeadlines(ctx: CheckContext): Partial<CheckContext['deadlines']> {
-  return {
-    headersMs: Math.max(ctx.deadlines.headersMs, LONG_REQUEST_MS),
-    tokenIdleMs: Math.max(ctx.deadlines.tokenIdleMs, LONG_REQUEST_MS),
-    totalMs: Math.max(ctx.deadlines.totalMs, LONG_REQUEST_MS),
-  };
-}
-
-/** usage.prompt_tokens of a non-stream body or a stream's usage chunk. */
-function promptTokensOf(x: Exchange): number | undefined {
-  const n =
-    x.events?.usage?.prompt_tokens ??
-    (x.json as { usage?: { prompt_tokens?: unknown } } | undefined)?.usage?.prompt_tokens;
-  return typeof n === 'number' && Number.isFinite(n) ? n : undefined;
-}
-
-function evidence(label: string, x: Exchange): Evidence {
-  return {
-    label,
-    status: x.rec.status,
-    ttftMs: x.metrics?.ttftMs,
-    e2eMs: x.rec.tEnd,
-    readTimes: x.rec.reads.slice(0, 50).map((r) => Math.round(r.t * 10) / 10),
-    wire: escapeBytes(bodyText(x.rec), 300),
-  };
-}
-
-/** Time to first token (prefill + one step), or the whole exchange when no token event was seen. */
-function ttftOf(x: Exchange): number | undefined {
-  if (x.rec.status !== 200 || (x.rec.failure && x.rec.failure.kind !== 'aborted')) return undefined;
-  return x.metrics?.ttftMs ?? (x.json !== undefined ? x.rec.tEnd : undefined);
-}
-
-const STREAM_USAGE = { stream_options: { include_usage: true } };
-
-/** One streaming request of about `tokens` prompt tokens that stops at the first token. */
-async function timedPrefill(
-  ctx: CheckContext,
-  tokens: number,
-  deadlines?: Partial<CheckContext['deadlines']>,
-  offset = 0,
-): Promise<{ x: Exchange; ttft?: number; sent: number }> {
-  const { prompt, expectedTokens } = await promptOfTokens(ctx, tokens, offset);
-  const x = await chat(
-    ctx,
-    generationBody(ctx, 'openai-chat', { prompt, maxTokens: 1, stream: true, extra: STREAM_USAGE }),
-    { deadlines },
-  );
-  return { x, ttft: ttftOf(x), sent: promptTokensOf(x) ?? expectedTokens };
-}
-
-/** Largest prompt that fits with max_tokens in the window, with a margin for calibration error. */
-function fitting(window: number, fraction: number, maxTokens: number): number {
-  const margin = Math.max(8, Math.round(window * 0.02));
-  return Math.max(1, Math.min(Math.round(window * fraction), window - maxTokens - margin));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -191,7 +132,7 @@ async function timeCurve(
       else if (got === 'failed') {
         failures.push(`~${n} tokens: ${describeExchange(p.x)}`);
         failedRecs.push(p.x.rec);
-        if (ev.length < 20) ev.push(evidence(`failed request at ~${n} tokens`, p.x));
+        if (ev.length < 20) ev.push(exchangeEvidence(`failed request at ~${n} tokens`, p.x));
       }
     }
     ctx.log(`repetition ${rep + 1}/${o.shortReps} done (${fmt((performance.now() - o.t0) / 1000, 1)} s)`);
@@ -202,51 +143,6 @@ async function timeCurve(
 // ---------------------------------------------------------------------------------------------------------------
 // context.over-window-400 pieces, reused by healthy-after
 
-const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-
-interface OverWindowRequest extends OverWindowRun {
-  x: Exchange;
-}
-
-async function overWindowRequest(
-  ctx: CheckContext,
-  stream: boolean,
-  targetTokens: number,
-  waitMs: number,
-  offset: number,
-): Promise<OverWindowRequest> {
-  const window = windowOf(ctx);
-  const { prompt, expectedTokens } = await promptOfTokens(ctx, targetTokens, offset);
-  const body = generationBody(ctx, 'openai-chat', {
-    prompt,
-    maxTokens: 8,
-    stream,
-    extra: stream ? STREAM_USAGE : undefined,
-  });
-  const x = await chat(ctx, body, { deadlines: { headersMs: waitMs, tokenIdleMs: waitMs, totalMs: waitMs + 5_000 } });
-  const firstErrorT = x.events?.errors[0]?.t;
-  const sseBytesBeforeError =
-    firstErrorT === undefined
-      ? undefined
-      : sum(x.rec.reads.filter((r) => r.t < firstErrorT).map((r) => r.bytes.length));
-  const finding = classifyOverWindow({
-    stream,
-    status: x.rec.status,
-    failure: x.rec.failure,
-    contentType: x.rec.headers['content-type'],
-    json: x.json,
-    sentTokens: expectedTokens,
-    window,
-    usagePromptTokens: promptTokensOf(x),
-    streamErrors: x.events?.errors.length ?? 0,
-    sseBytesBeforeError,
-    tokenEvents: x.events?.tokens.length ?? 0,
-    sseErrorField: stream ? /^error:[ ]?(.*)$/m.exec(bodyText(x.rec))?.[1] : undefined,
-    waitedMs: waitMs,
-  });
-  return { stream, finding, x, rec: x.rec, sent: expectedTokens };
-}
-
 /** How long to wait for an answer to an over-long prompt: a few within-window prefills, never less than a floor. */
 function noAnswerBound(ctx: CheckContext, prefillMs: number | undefined): number {
   const floor = ctx.threshold('noAnswerFloorMs');
@@ -256,28 +152,6 @@ function noAnswerBound(ctx: CheckContext, prefillMs: number | undefined): number
       Math.max(floor, (prefillMs ?? 0) * ctx.threshold('noAnswerPrefillMultiple')),
     ),
   );
-}
-
-/**
- * The over-long requests of context.over-window-400: a first round of non-stream and stream together (a hanging
- * server costs one wait, not two), then, while every answer is a rejection, more rounds to time.
- */
-async function overWindowRounds(ctx: CheckContext, target: number, waitMs: number): Promise<OverWindowRequest[]> {
-  const runs = await Promise.all([
-    overWindowRequest(ctx, false, target, waitMs, 1),
-    overWindowRequest(ctx, true, target, waitMs, 2),
-  ]);
-  const allRejected = () => runs.every((r) => r.finding.verdict === 'pass');
-  if (allRejected()) {
-    for (let i = 1; i < ctx.threshold('repetitions'); i++) {
-      runs.push(
-        await overWindowRequest(ctx, false, target, waitMs, 10 + i),
-        await overWindowRequest(ctx, true, target, waitMs, 20 + i),
-      );
-      if (!allRejected()) break;
-    }
-  }
-  return runs;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -341,15 +215,15 @@ async function longRequests(
   ev: Evidence[],
 ): Promise<{ longPromptStatus?: number; overWindow: string[] }> {
   const long = await timedPrefill(ctx, longTokens, longDeadlines(ctx), 7);
-  ev.push(evidence(`long prompt ~${long.sent} tokens`, long.x));
+  ev.push(exchangeEvidence(`long prompt ~${long.sent} tokens`, long.x));
   const waitMs = noAnswerBound(ctx, long.ttft);
   const overs = window
     ? [
-        await overWindowRequest(ctx, false, Math.ceil(window * 1.3), waitMs, 8),
-        await overWindowRequest(ctx, true, Math.ceil(window * 1.3), waitMs, 9),
+        await overWindowRequest(ctx, window, false, Math.ceil(window * 1.3), waitMs, 8),
+        await overWindowRequest(ctx, window, true, Math.ceil(window * 1.3), waitMs, 9),
       ]
     : [];
-  overs.forEach((o) => ev.push(evidence(`over-long prompt ~${o.sent} tokens: ${o.finding.kind}`, o.x)));
+  overs.forEach((o) => ev.push(exchangeEvidence(`over-long prompt ~${o.sent} tokens: ${o.finding.kind}`, o.x)));
   return { longPromptStatus: long.x.rec.status, overWindow: overs.map((o) => o.finding.kind) };
 }
 
@@ -457,7 +331,7 @@ export const checks: CheckDef[] = [
       };
       const cap = Math.min(
         ctx.threshold(full ? 'maxTokensFull' : 'maxTokensQuick'),
-        window ? fitting(window.value, 0.9, 1) : Infinity,
+        window ? fittingPrompt(window.value, 0.9, 1) : Infinity,
       );
       const t0 = performance.now();
       const remaining = () => Math.max(1_000, s.budgetMs - (performance.now() - t0));
@@ -474,7 +348,7 @@ export const checks: CheckDef[] = [
       ctx.log(
         `estimate: ~${fmt(curveEstimateS(plan, top, topMs, s), 1)} s (${lengths.length} lengths ${lengths[0]}…${top} tokens × ${reps} repetitions, the ${lower.length} shortest × ${s.shortReps}; a ${top}-token prefill took ${fmt(topMs)} ms; ${sizing})`,
       );
-      const ev: Evidence[] = [evidence(`warm-up ~${top} tokens (dropped)`, warm.x)];
+      const ev: Evidence[] = [exchangeEvidence(`warm-up ~${top} tokens (dropped)`, warm.x)];
       const curve = await timeCurve(ctx, plan, { ...s, t0 }, ev);
       // Not one prompt length timed, every request refused: the run reports that cause once.
       const none = nothingTimed({ ...curve, ev });
@@ -539,7 +413,7 @@ export const checks: CheckDef[] = [
       const prompts: WindowPrompt[] = [];
       for (const fraction of [ctx.threshold('lowFraction'), ctx.threshold('highFraction')]) {
         const maxTokens = Math.max(1, Math.min(ctx.threshold('maxTokens'), Math.floor((w.value * (1 - fraction)) / 2)));
-        const target = fitting(w.value, fraction, maxTokens);
+        const target = fittingPrompt(w.value, fraction, maxTokens);
         const { prompt, expectedTokens } = await promptOfTokens(ctx, target, Math.round(fraction * 100));
         ctx.log(
           `${Math.round(fraction * 100)} % of the window: ~${expectedTokens} prompt tokens, max_tokens ${maxTokens}`,
@@ -557,7 +431,7 @@ export const checks: CheckDef[] = [
           jsonError: x.jsonError,
           described: describeExchange(x),
         };
-        ev.push(evidence(promptLabel(p, w.value), x));
+        ev.push(exchangeEvidence(promptLabel(p, w.value), x));
         prompts.push(p);
       }
       return judgeWithinWindow(
@@ -638,17 +512,20 @@ export const checks: CheckDef[] = [
       await calibrate(ctx);
       const ev: Evidence[] = [];
       // Anchor: the prefill time of a within-window prompt of similar size (the 90 % prompt).
-      const anchorTokens = fitting(window, 0.9, 1);
+      const anchorTokens = fittingPrompt(window, 0.9, 1);
       const anchor = await timedPrefill(ctx, anchorTokens, longDeadlines(ctx));
-      ev.push(evidence(`within-window prefill anchor (~${anchor.sent} tokens)`, anchor.x));
+      ev.push(exchangeEvidence(`within-window prefill anchor (~${anchor.sent} tokens)`, anchor.x));
       const prefills = anchor.ttft !== undefined ? [anchor.ttft] : [];
       const waitMs = noAnswerBound(ctx, anchor.ttft);
       const target = Math.ceil(window * ctx.threshold('overFactor'));
       ctx.log(`over-window prompt ~${target} tokens (window ${window}); waiting at most ${waitMs} ms for each answer`);
-      const runs = await overWindowRounds(ctx, target, waitMs);
+      const runs = await overWindowRounds(ctx, window, target, waitMs, ctx.threshold('repetitions'));
       runs.forEach((r, i) =>
         ev.push(
-          evidence(`round ${Math.floor(i / 2) + 1} ${r.stream ? 'stream' : 'non-stream'}: ${r.finding.kind}`, r.x),
+          exchangeEvidence(
+            `round ${Math.floor(i / 2) + 1} ${r.stream ? 'stream' : 'non-stream'}: ${r.finding.kind}`,
+            r.x,
+          ),
         ),
       );
       const bad = judgeOverWindowAnswers({ runs, window: w, waitMs, prefills, ev }, ctx.threshold('overFactor'));
@@ -731,7 +608,14 @@ export const checks: CheckDef[] = [
       const window = windowOf(ctx);
       const cal = await calibrate(ctx);
       // Rejection latency: one over-long probe.
-      const over = await overWindowRequest(ctx, false, Math.ceil(window * 1.3), noAnswerBound(ctx, undefined), 1);
+      const over = await overWindowRequest(
+        ctx,
+        window,
+        false,
+        Math.ceil(window * 1.3),
+        noAnswerBound(ctx, undefined),
+        1,
+      );
       const rejLatency = over.finding.verdict !== 'fail' ? over.x.rec.tHeaders : undefined;
       const bound = Math.round(
         Math.max(ctx.threshold('acceptBoundFloorMs'), (rejLatency ?? 0) * ctx.threshold('acceptBoundMultiple')),
@@ -742,7 +626,7 @@ export const checks: CheckDef[] = [
       ctx.log(
         `estimate: up to ${maxProbes} probes of up to ${Math.ceil(window * 1.25)} tokens, each bounded by ${bound} ms (≤ ${fmt((maxProbes * bound) / 1000)} s)`,
       );
-      const ev: Evidence[] = [evidence('rejection-latency probe', over.x)];
+      const ev: Evidence[] = [exchangeEvidence('rejection-latency probe', over.x)];
       let probeNo = 0;
       const probe = async (tokens: number): Promise<ProbeAnswer> => {
         const { prompt } = await promptOfTokens(ctx, tokens, ++probeNo);
@@ -753,7 +637,7 @@ export const checks: CheckDef[] = [
         });
         const answer = probeAnswer(x.rec);
         ctx.log(`probe ${probeNo}: ~${tokens} tokens → ${answer} (${describeExchange(x)})`);
-        if (ev.length < 30) ev.push(evidence(`probe ~${tokens} tokens: ${answer}`, x));
+        if (ev.length < 30) ev.push(exchangeEvidence(`probe ~${tokens} tokens: ${answer}`, x));
         return answer;
       };
       const result = await bisectLargestAccepted(probe, {
@@ -768,7 +652,7 @@ export const checks: CheckDef[] = [
       const confirm = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens: 1, stream: false }), {
         deadlines: longDeadlines(ctx),
       });
-      ev.push(evidence(`confirmation at ~${result.largestAccepted} tokens`, confirm));
+      ev.push(exchangeEvidence(`confirmation at ~${result.largestAccepted} tokens`, confirm));
       const counted = confirm.rec.status === 200 ? promptTokensOf(confirm) : undefined;
       return judgeMaxAccepted(
         result,
@@ -835,12 +719,12 @@ export const checks: CheckDef[] = [
       const ev: Evidence[] = [];
       const normal = async (label: string) => {
         const x = await normalRequest(ctx, maxTokens);
-        if (ev.length < 24) ev.push(evidence(label, x));
+        if (ev.length < 24) ev.push(exchangeEvidence(label, x));
         return x;
       };
       const longTokens = Math.min(
         ctx.threshold(ctx.tier === 'full' ? 'longTokensFull' : 'longTokensQuick'),
-        window ? fitting(window, ctx.threshold('longFraction'), 1) : Infinity,
+        window ? fittingPrompt(window, ctx.threshold('longFraction'), 1) : Infinity,
       );
       const warm = await normal('warm-up (dropped)');
       ctx.log(

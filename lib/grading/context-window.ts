@@ -41,6 +41,12 @@ export function windowNote(w: JudgedWindow, observed?: string): string {
   return `${d.described}: ${observed ? `prompts between them get ${observed}` : `judged at ${w.value}, the smallest it states`}`;
 }
 
+/** Largest prompt that fits with max_tokens in the window, with a margin for calibration error. */
+export function fittingPrompt(window: number, fraction: number, maxTokens: number): number {
+  const margin = Math.max(8, Math.round(window * 0.02));
+  return Math.max(1, Math.min(Math.round(window * fraction), window - maxTokens - margin));
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // context.within-window
 

@@ -1,0 +1,141 @@
+// Requests with long prompts, what the context family sends: a prompt of N tokens timed to its first token, an
+// over-long prompt and how it was answered (lib/grading/over-window.ts classifies it), deadlines raised for both.
+
+import { escapeBytes } from '../decode/stream-decoder.ts';
+import { classifyOverWindow, type OverWindowRun } from '../grading/over-window.ts';
+import { bodyText } from '../http/recorder.ts';
+import type { Requester } from '../model/check.ts';
+import type { Evidence } from '../model/types.ts';
+import { chat, type Exchange, generationBody } from './exchange.ts';
+import { promptOfTokens } from './prompts.ts';
+
+/**
+ * Deadlines for a request with a long prompt: a slow server legitimately needs minutes to prefill 0.9 × 128k tokens
+ * (~500 tokens/s on an M2 Max, docs/servers.md "rapid-mlx"), so the profile's per-request deadlines are raised to this bound.
+ */
+export const LONG_REQUEST_MS = 600_000;
+export function longDeadlines(req: Requester): Partial<Requester['deadlines']> {
+  return {
+    headersMs: Math.max(req.deadlines.headersMs, LONG_REQUEST_MS),
+    tokenIdleMs: Math.max(req.deadlines.tokenIdleMs, LONG_REQUEST_MS),
+    totalMs: Math.max(req.deadlines.totalMs, LONG_REQUEST_MS),
+  };
+}
+
+/** usage.prompt_tokens of a non-stream body or a stream's usage chunk. */
+export function promptTokensOf(x: Exchange): number | undefined {
+  const n =
+    x.events?.usage?.prompt_tokens ??
+    (x.json as { usage?: { prompt_tokens?: unknown } } | undefined)?.usage?.prompt_tokens;
+  return typeof n === 'number' && Number.isFinite(n) ? n : undefined;
+}
+
+/** An exchange as a verdict's evidence: status, times, the first reads' times and the wire, capped. */
+export function exchangeEvidence(label: string, x: Exchange): Evidence {
+  return {
+    label,
+    status: x.rec.status,
+    ttftMs: x.metrics?.ttftMs,
+    e2eMs: x.rec.tEnd,
+    readTimes: x.rec.reads.slice(0, 50).map((r) => Math.round(r.t * 10) / 10),
+    wire: escapeBytes(bodyText(x.rec), 300),
+  };
+}
+
+/** Time to first token (prefill + one step), or the whole exchange when no token event was seen. */
+function ttftOf(x: Exchange): number | undefined {
+  if (x.rec.status !== 200 || (x.rec.failure && x.rec.failure.kind !== 'aborted')) return undefined;
+  return x.metrics?.ttftMs ?? (x.json !== undefined ? x.rec.tEnd : undefined);
+}
+
+export const STREAM_USAGE = { stream_options: { include_usage: true } };
+
+/** One streaming request of about `tokens` prompt tokens that stops at the first token. */
+export async function timedPrefill(
+  req: Requester,
+  tokens: number,
+  deadlines?: Partial<Requester['deadlines']>,
+  offset = 0,
+): Promise<{ x: Exchange; ttft?: number; sent: number }> {
+  const { prompt, expectedTokens } = await promptOfTokens(req, tokens, offset);
+  const x = await chat(
+    req,
+    generationBody(req, 'openai-chat', { prompt, maxTokens: 1, stream: true, extra: STREAM_USAGE }),
+    { deadlines },
+  );
+  return { x, ttft: ttftOf(x), sent: promptTokensOf(x) ?? expectedTokens };
+}
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+interface OverWindowRequest extends OverWindowRun {
+  x: Exchange;
+}
+
+/** A prompt of about `targetTokens` beyond the `window`, given `waitMs` to be answered, and how it was answered. */
+export async function overWindowRequest(
+  req: Requester,
+  window: number,
+  stream: boolean,
+  targetTokens: number,
+  waitMs: number,
+  offset: number,
+): Promise<OverWindowRequest> {
+  const { prompt, expectedTokens } = await promptOfTokens(req, targetTokens, offset);
+  const body = generationBody(req, 'openai-chat', {
+    prompt,
+    maxTokens: 8,
+    stream,
+    extra: stream ? STREAM_USAGE : undefined,
+  });
+  const x = await chat(req, body, { deadlines: { headersMs: waitMs, tokenIdleMs: waitMs, totalMs: waitMs + 5_000 } });
+  const firstErrorT = x.events?.errors[0]?.t;
+  const sseBytesBeforeError =
+    firstErrorT === undefined
+      ? undefined
+      : sum(x.rec.reads.filter((r) => r.t < firstErrorT).map((r) => r.bytes.length));
+  const finding = classifyOverWindow({
+    stream,
+    status: x.rec.status,
+    failure: x.rec.failure,
+    contentType: x.rec.headers['content-type'],
+    json: x.json,
+    sentTokens: expectedTokens,
+    window,
+    usagePromptTokens: promptTokensOf(x),
+    streamErrors: x.events?.errors.length ?? 0,
+    sseBytesBeforeError,
+    tokenEvents: x.events?.tokens.length ?? 0,
+    sseErrorField: stream ? /^error:[ ]?(.*)$/m.exec(bodyText(x.rec))?.[1] : undefined,
+    waitedMs: waitMs,
+  });
+  return { stream, finding, x, rec: x.rec, sent: expectedTokens };
+}
+
+/**
+ * The over-long requests of context.over-window-400: a first round of non-stream and stream together (a hanging
+ * server costs one wait, not two), then, while every answer is a rejection, up to `rounds` rounds in all to time.
+ */
+export async function overWindowRounds(
+  req: Requester,
+  window: number,
+  target: number,
+  waitMs: number,
+  rounds: number,
+): Promise<OverWindowRequest[]> {
+  const runs = await Promise.all([
+    overWindowRequest(req, window, false, target, waitMs, 1),
+    overWindowRequest(req, window, true, target, waitMs, 2),
+  ]);
+  const allRejected = () => runs.every((r) => r.finding.verdict === 'pass');
+  if (allRejected()) {
+    for (let i = 1; i < rounds; i++) {
+      runs.push(
+        await overWindowRequest(req, window, false, target, waitMs, 10 + i),
+        await overWindowRequest(req, window, true, target, waitMs, 20 + i),
+      );
+      if (!allRejected()) break;
+    }
+  }
+  return runs;
+}
