@@ -29,6 +29,7 @@ import {
   STREAM_USAGE,
   timedPrefill,
 } from '../lib/exchange/long-prompts.ts';
+import { recordCurve } from '../lib/exchange/prefill-curve.ts';
 import { calibrate, promptOfTokens } from '../lib/exchange/prompts.ts';
 import { served } from '../lib/exchange/served.ts';
 import {
@@ -50,16 +51,7 @@ import {
   type NormalRequest,
 } from '../lib/grading/healthy-after.ts';
 import { judgeOverWindowAnswers, judgeRejectionTiming, rejectionTimes } from '../lib/grading/over-window.ts';
-import {
-  addSample,
-  curveEstimateS,
-  curveLengths,
-  judgePrefillScaling,
-  type LengthSamples,
-  longestLength,
-  modelWidthOf,
-  nothingTimed,
-} from '../lib/grading/prefill-scaling.ts';
+import { judgePrefillScaling, modelWidthOf, nothingTimed } from '../lib/grading/prefill-scaling.ts';
 import type { TimingGrade } from '../lib/grading/timing-grade.ts';
 import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
 import { type CpuUse, cpuSnapshot, cpuUse } from '../lib/measure/machine-load.ts';
@@ -67,7 +59,7 @@ import { sizedFrom, tokensAt } from '../lib/measure/pace.ts';
 import { median } from '../lib/measure/stats.ts';
 import type { CheckContext, CheckDef } from '../lib/model/check.ts';
 import type { FamilySpec } from '../lib/model/family-spec.ts';
-import type { Evidence, Profile, Recording } from '../lib/model/types.ts';
+import type { Evidence, Profile } from '../lib/model/types.ts';
 import { fmt, inconclusive } from '../lib/model/verdict.ts';
 import { describeWindowDisagreement, windowDisagreement } from '../lib/server/discovery.ts';
 import { discoverModelWidth } from '../lib/server/model-width.ts';
@@ -100,48 +92,6 @@ function judgedWindow(ctx: CheckContext): JudgedWindow {
     ...(d ? { disagreement: { described: describeWindowDisagreement(d), larger: d.larger.map((w) => w.value) } } : {}),
   };
 }
-
-// ---------------------------------------------------------------------------------------------------------------
-// context.prefill-scaling pieces
-
-/**
- * Time the curve: each length `reps` times and the short ones `shortReps` times, in rounds over the lengths, until
- * the budget is spent; a length that hits a deadline ends the longer ones.
- */
-async function timeCurve(
-  ctx: CheckContext,
-  plan: { lengths: number[]; lower: number[] },
-  o: { reps: number; shortReps: number; budgetMs: number; t0: number },
-  ev: Evidence[],
-): Promise<{ samples: Map<number, LengthSamples>; failures: string[]; failedRecs: Recording[] }> {
-  const samples = new Map<number, LengthSamples>(plan.lengths.map((n) => [n, { ttft: [], censored: 0 }]));
-  let cutoff = Infinity; // lengths at or above this are skipped (budget or deadline)
-  const failures: string[] = [];
-  const failedRecs: Recording[] = [];
-  for (let rep = 0; rep < o.shortReps; rep++) {
-    for (const n of plan.lengths) {
-      if (n >= cutoff || (rep >= o.reps && !plan.lower.includes(n))) continue;
-      const left = o.budgetMs - (performance.now() - o.t0);
-      if (left < 1_000) {
-        cutoff = n;
-        break;
-      }
-      const p = await timedPrefill(ctx, n, { headersMs: left, tokenIdleMs: left, totalMs: left }, rep * 31 + n);
-      const got = addSample(samples.get(n)!, { ttft: p.ttft, rec: p.x.rec, counted: promptTokensOf(p.x) });
-      if (got === 'censored') cutoff = n;
-      else if (got === 'failed') {
-        failures.push(`~${n} tokens: ${describeExchange(p.x)}`);
-        failedRecs.push(p.x.rec);
-        if (ev.length < 20) ev.push(exchangeEvidence(`failed request at ~${n} tokens`, p.x));
-      }
-    }
-    ctx.log(`repetition ${rep + 1}/${o.shortReps} done (${fmt((performance.now() - o.t0) / 1000, 1)} s)`);
-  }
-  return { samples, failures, failedRecs };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// context.over-window-400 pieces, reused by healthy-after
 
 /** How long to wait for an answer to an over-long prompt: a few within-window prefills, never less than a floor. */
 function noAnswerBound(ctx: CheckContext, prefillMs: number | undefined): number {
@@ -322,41 +272,25 @@ export const checks: CheckDef[] = [
       await calibrate(ctx);
       const full = ctx.tier === 'full';
       const reps = ctx.threshold(full ? 'repetitionsFull' : 'repetitionsQuick');
-      const s = {
+      const shortReps = reps * ctx.threshold('shortRepetitionFactor');
+      const curve = await recordCurve(ctx, {
         upperPoints: ctx.threshold(full ? 'upperPointsFull' : 'upperPointsQuick'),
         upperFraction: ctx.threshold('upperFraction'),
         reps,
-        shortReps: reps * ctx.threshold('shortRepetitionFactor'),
+        shortReps,
         budgetMs: ctx.threshold(full ? 'budgetFullS' : 'budgetQuickS') * 1000,
-      };
-      const cap = Math.min(
-        ctx.threshold(full ? 'maxTokensFull' : 'maxTokensQuick'),
-        window ? fittingPrompt(window.value, 0.9, 1) : Infinity,
-      );
-      const t0 = performance.now();
-      const remaining = () => Math.max(1_000, s.budgetMs - (performance.now() - t0));
-      const left = () => ({ headersMs: remaining(), tokenIdleMs: remaining(), totalMs: remaining() });
-      // The longest length from the measured prefill rate (one probe prompt of up to 1024 tokens).
-      const probe = await timedPrefill(ctx, Math.min(cap, 1024), left(), 3);
-      const rate = probe.ttft !== undefined && probe.ttft > 0 ? (probe.sent / probe.ttft) * 1000 : undefined;
-      const { top, sizing } = longestLength(cap, rate, s);
-      const plan = curveLengths(top, s);
-      const { lengths, lower } = plan;
-      // Warm-up at the top length: dropped from the fit, and the anchor of the run-time estimate.
-      const warm = await timedPrefill(ctx, top, left());
-      const topMs = warm.ttft ?? warm.x.rec.tEnd;
-      ctx.log(
-        `estimate: ~${fmt(curveEstimateS(plan, top, topMs, s), 1)} s (${lengths.length} lengths ${lengths[0]}…${top} tokens × ${reps} repetitions, the ${lower.length} shortest × ${s.shortReps}; a ${top}-token prefill took ${fmt(topMs)} ms; ${sizing})`,
-      );
-      const ev: Evidence[] = [exchangeEvidence(`warm-up ~${top} tokens (dropped)`, warm.x)];
-      const curve = await timeCurve(ctx, plan, { ...s, t0 }, ev);
+        cap: Math.min(
+          ctx.threshold(full ? 'maxTokensFull' : 'maxTokensQuick'),
+          window ? fittingPrompt(window.value, 0.9, 1) : Infinity,
+        ),
+      });
       // Not one prompt length timed, every request refused: the run reports that cause once.
-      const none = nothingTimed({ ...curve, ev });
+      const none = nothingTimed(curve);
       if (none) return blockedIfUnserved(none, curve.failedRecs);
       // The model's width: declared, else what the server reports (after the timed requests: nothing runs beside them).
       const reported = await discoverModelWidth(ctx.baseUrl, ctx.headers, ctx.profile.model);
       const width = modelWidthOf(ctx.threshold('modelWidth'), reported);
-      const thresholds = {
+      const t = {
         minPoints: ctx.threshold('minPoints'),
         minSpreadMs: ctx.threshold('minSpreadMs'),
         assumedWindowTokens: ctx.threshold('assumedWindowTokens'),
@@ -366,18 +300,8 @@ export const checks: CheckDef[] = [
         narrowestWidth: ctx.threshold('narrowestWidth'),
         maxLoopDelayMs: ctx.threshold('maxLoopDelayMs'),
       };
-      const record = {
-        plan,
-        ...curve,
-        sizing,
-        probePrefillTps: rate,
-        repetitions: reps,
-        shortRepetitions: s.shortReps,
-        tier: ctx.tier,
-        window,
-        ev,
-      };
-      return judgePrefillScaling(record, thresholds, width, ctx.loopDelay());
+      const record = { ...curve, repetitions: reps, shortRepetitions: shortReps, tier: ctx.tier, window };
+      return judgePrefillScaling(record, t, width, ctx.loopDelay());
     },
   },
   {

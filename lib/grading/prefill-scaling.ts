@@ -284,14 +284,14 @@ export function scalingLengths(top: number, count: number, span: number): number
 // ---------------------------------------------------------------------------------------------------------------
 // The curve's plan
 
-interface CurvePlan {
+export interface CurvePlan {
   /** The upper range (the slope the message reports), the two short lengths below it, and all of them in order. */
   upper: number[];
   lower: number[];
   lengths: number[];
 }
 
-interface PlanSettings {
+export interface PlanSettings {
   /** Lengths in the upper range, and the fraction of the longest where it starts. */
   upperPoints: number;
   upperFraction: number;
@@ -379,7 +379,7 @@ export function modelWidthOf(declared: number, reported: ModelWidth | undefined)
 }
 
 /** What the check recorded. */
-interface CurveRecord {
+export interface CurveRecord {
   plan: CurvePlan;
   samples: Map<number, LengthSamples>;
   /** One line per failed request. */
