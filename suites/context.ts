@@ -10,28 +10,20 @@
 // Grading functions are pure and live in lib/grading/ (timing-grade.ts, over-window.ts, prefill-scaling.ts,
 // healthy-after.ts, context-window.ts; simulated in test/context-grading.test.ts).
 
-import {
-  chat,
-  describeExchange,
-  type Exchange,
-  generationBody,
-  measurePace,
-  paceFor,
-  uniquePrompt,
-} from '../lib/exchange/exchange.ts';
+import { chat, describeExchange, generationBody, paceFor } from '../lib/exchange/exchange.ts';
 import {
   exchangeEvidence,
   LONG_REQUEST_MS,
   longDeadlines,
+  longRequests,
   overWindowRequest,
   overWindowRounds,
   promptTokensOf,
-  STREAM_USAGE,
   timedPrefill,
 } from '../lib/exchange/long-prompts.ts';
+import { normalOf, normalRequest, normalSize, timedNormalSet } from '../lib/exchange/normal-sets.ts';
 import { recordCurve } from '../lib/exchange/prefill-curve.ts';
 import { calibrate, promptOfTokens } from '../lib/exchange/prompts.ts';
-import { served } from '../lib/exchange/served.ts';
 import {
   bisectLargestAccepted,
   fittingPrompt,
@@ -54,8 +46,6 @@ import { judgeOverWindowAnswers, judgeRejectionTiming, rejectionTimes } from '..
 import { judgePrefillScaling, modelWidthOf, nothingTimed } from '../lib/grading/prefill-scaling.ts';
 import type { TimingGrade } from '../lib/grading/timing-grade.ts';
 import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
-import { type CpuUse, cpuSnapshot, cpuUse } from '../lib/measure/machine-load.ts';
-import { sizedFrom, tokensAt } from '../lib/measure/pace.ts';
 import { median } from '../lib/measure/stats.ts';
 import type { CheckContext, CheckDef } from '../lib/model/check.ts';
 import type { FamilySpec } from '../lib/model/family-spec.ts';
@@ -102,83 +92,6 @@ function noAnswerBound(ctx: CheckContext, prefillMs: number | undefined): number
       Math.max(floor, (prefillMs ?? 0) * ctx.threshold('noAnswerPrefillMultiple')),
     ),
   );
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// context.healthy-after pieces
-
-/** Tokens of each normal request: about `requestMs` of decoding at the measured speed, else the `maxTokens` threshold. */
-async function normalSize(
-  ctx: CheckContext,
-  window: number | undefined,
-): Promise<{ maxTokens: number; sizing: string }> {
-  const pace = await measurePace(ctx);
-  const maxTokens = pace
-    ? tokensAt(pace, {
-        targetMs: ctx.threshold('requestMs'),
-        min: 8,
-        max: Math.min(1024, window ? Math.floor(window / 2) : 1024),
-        wallCapMs: 5_000,
-      })
-    : ctx.threshold('maxTokens');
-  return { maxTokens, sizing: `${sizedFrom(pace)}: ${maxTokens} tokens per normal request` };
-}
-
-/** A normal streamed request, the same before and after the long ones. */
-function normalRequest(ctx: CheckContext, maxTokens: number): Promise<Exchange> {
-  return chat(
-    ctx,
-    generationBody(ctx, 'openai-chat', {
-      prompt: uniquePrompt(ctx, 'Write a short paragraph about rivers and stones.'),
-      maxTokens,
-      stream: true,
-      exactLength: true,
-      extra: STREAM_USAGE,
-    }),
-  );
-}
-
-/**
- * A timed set of normal requests, and who used the CPUs during it (where the suite started the server): a neighbour
- * that arrives between the sets slows a CPU-bound server exactly like a degradation would (lib/grading/cycles.ts
- * contention).
- */
-async function timedNormalSet(
-  ctx: CheckContext,
-  reps: number,
-  label: string,
-  normal: (label: string) => Promise<Exchange>,
-): Promise<{ xs: Exchange[]; cpu?: CpuUse }> {
-  const pid = ctx.server.startedPid;
-  const a = cpuSnapshot(pid);
-  const xs: Exchange[] = [];
-  for (let i = 0; i < reps; i++) xs.push(await normal(`${label} ${i + 1}`));
-  const b = cpuSnapshot(pid);
-  return { xs, cpu: a && b ? cpuUse(a, b) : undefined };
-}
-
-/** The long requests between the timed sets: a prompt near the window that runs, and an over-long one in each mode. */
-async function longRequests(
-  ctx: CheckContext,
-  window: number | undefined,
-  longTokens: number,
-  ev: Evidence[],
-): Promise<{ longPromptStatus?: number; overWindow: string[] }> {
-  const long = await timedPrefill(ctx, longTokens, longDeadlines(ctx), 7);
-  ev.push(exchangeEvidence(`long prompt ~${long.sent} tokens`, long.x));
-  const waitMs = noAnswerBound(ctx, long.ttft);
-  const overs = window
-    ? [
-        await overWindowRequest(ctx, window, false, Math.ceil(window * 1.3), waitMs, 8),
-        await overWindowRequest(ctx, window, true, Math.ceil(window * 1.3), waitMs, 9),
-      ]
-    : [];
-  overs.forEach((o) => ev.push(exchangeEvidence(`over-long prompt ~${o.sent} tokens: ${o.finding.kind}`, o.x)));
-  return { longPromptStatus: long.x.rec.status, overWindow: overs.map((o) => o.finding.kind) };
-}
-
-function normalOf(x: Exchange): NormalRequest {
-  return { rec: x.rec, metrics: x.metrics, served: served(x), described: describeExchange(x) };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -639,7 +552,10 @@ export const checks: CheckDef[] = [
       const window = ctx.server.contextWindow?.value;
       await calibrate(ctx);
       const reps = ctx.threshold('repetitions');
-      const { maxTokens, sizing } = await normalSize(ctx, window);
+      const { maxTokens, sizing } = await normalSize(ctx, window, {
+        requestMs: ctx.threshold('requestMs'),
+        maxTokens: ctx.threshold('maxTokens'),
+      });
       const ev: Evidence[] = [];
       const normal = async (label: string) => {
         const x = await normalRequest(ctx, maxTokens);
@@ -657,7 +573,7 @@ export const checks: CheckDef[] = [
       );
       const timedSet = (label: string) => timedNormalSet(ctx, reps, label, normal);
       const beforeSet = await timedSet('before');
-      const long = await longRequests(ctx, window, longTokens, ev);
+      const long = await longRequests(ctx, window, longTokens, (ms) => noAnswerBound(ctx, ms), ev);
       ctx.log('long requests done; timing normal requests again');
       const afterSet = await timedSet('after');
       const all = [...beforeSet.xs, ...afterSet.xs];

@@ -139,3 +139,27 @@ export async function overWindowRounds(
   }
   return runs;
 }
+
+/**
+ * context.healthy-after's long requests between its timed sets: a prompt near the window that runs, and an over-long
+ * one in each mode (where the window is known), each given `waitFor` the long prompt's prefill to be answered.
+ */
+export async function longRequests(
+  req: Requester,
+  window: number | undefined,
+  longTokens: number,
+  waitFor: (prefillMs: number | undefined) => number,
+  ev: Evidence[],
+): Promise<{ longPromptStatus?: number; overWindow: string[] }> {
+  const long = await timedPrefill(req, longTokens, longDeadlines(req), 7);
+  ev.push(exchangeEvidence(`long prompt ~${long.sent} tokens`, long.x));
+  const waitMs = waitFor(long.ttft);
+  const overs = window
+    ? [
+        await overWindowRequest(req, window, false, Math.ceil(window * 1.3), waitMs, 8),
+        await overWindowRequest(req, window, true, Math.ceil(window * 1.3), waitMs, 9),
+      ]
+    : [];
+  overs.forEach((o) => ev.push(exchangeEvidence(`over-long prompt ~${o.sent} tokens: ${o.finding.kind}`, o.x)));
+  return { longPromptStatus: long.x.rec.status, overWindow: overs.map((o) => o.finding.kind) };
+}
