@@ -10,20 +10,22 @@
 // Grading functions are pure and live in lib/grading/ (timing-grade.ts, over-window.ts, prefill-scaling.ts,
 // healthy-after.ts, context-window.ts; simulated in test/context-grading.test.ts).
 
-import { chat, describeExchange, generationBody, paceFor } from '../lib/exchange/exchange.ts';
+import { describeExchange, paceFor } from '../lib/exchange/exchange.ts';
 import {
+  acceptanceProbe,
+  confirmedCount,
   exchangeEvidence,
   LONG_REQUEST_MS,
   longDeadlines,
   longRequests,
   overWindowRequest,
   overWindowRounds,
-  promptTokensOf,
   timedPrefill,
+  windowPrompt,
 } from '../lib/exchange/long-prompts.ts';
-import { normalOf, normalRequest, normalSize, timedNormalSet } from '../lib/exchange/normal-sets.ts';
+import { normalOf, normalSets, normalSize } from '../lib/exchange/normal-sets.ts';
 import { recordCurve } from '../lib/exchange/prefill-curve.ts';
-import { calibrate, promptOfTokens } from '../lib/exchange/prompts.ts';
+import { calibrate } from '../lib/exchange/prompts.ts';
 import {
   bisectLargestAccepted,
   fittingPrompt,
@@ -31,9 +33,6 @@ import {
   judgeMaxAccepted,
   judgeServedWindow,
   judgeWithinWindow,
-  type ProbeAnswer,
-  probeAnswer,
-  promptLabel,
   type WindowPrompt,
 } from '../lib/grading/context-window.ts';
 import {
@@ -248,29 +247,8 @@ export const checks: CheckDef[] = [
       const cal = await calibrate(ctx);
       const ev: Evidence[] = [];
       const prompts: WindowPrompt[] = [];
-      for (const fraction of [ctx.threshold('lowFraction'), ctx.threshold('highFraction')]) {
-        const maxTokens = Math.max(1, Math.min(ctx.threshold('maxTokens'), Math.floor((w.value * (1 - fraction)) / 2)));
-        const target = fittingPrompt(w.value, fraction, maxTokens);
-        const { prompt, expectedTokens } = await promptOfTokens(ctx, target, Math.round(fraction * 100));
-        ctx.log(
-          `${Math.round(fraction * 100)} % of the window: ~${expectedTokens} prompt tokens, max_tokens ${maxTokens}`,
-        );
-        const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens, stream: false }), {
-          deadlines: longDeadlines(ctx),
-        });
-        const p: WindowPrompt = {
-          fraction,
-          sent: expectedTokens,
-          counted: promptTokensOf(x),
-          maxTokens,
-          rec: x.rec,
-          json: x.json,
-          jsonError: x.jsonError,
-          described: describeExchange(x),
-        };
-        ev.push(exchangeEvidence(promptLabel(p, w.value), x));
-        prompts.push(p);
-      }
+      for (const fraction of [ctx.threshold('lowFraction'), ctx.threshold('highFraction')])
+        prompts.push(await windowPrompt(ctx, w.value, fraction, ctx.threshold('maxTokens'), ev));
       return judgeWithinWindow(
         prompts,
         w,
@@ -356,15 +334,7 @@ export const checks: CheckDef[] = [
       const waitMs = noAnswerBound(ctx, anchor.ttft);
       const target = Math.ceil(window * ctx.threshold('overFactor'));
       ctx.log(`over-window prompt ~${target} tokens (window ${window}); waiting at most ${waitMs} ms for each answer`);
-      const runs = await overWindowRounds(ctx, window, target, waitMs, ctx.threshold('repetitions'));
-      runs.forEach((r, i) =>
-        ev.push(
-          exchangeEvidence(
-            `round ${Math.floor(i / 2) + 1} ${r.stream ? 'stream' : 'non-stream'}: ${r.finding.kind}`,
-            r.x,
-          ),
-        ),
-      );
+      const runs = await overWindowRounds(ctx, window, target, waitMs, ctx.threshold('repetitions'), ev);
       const bad = judgeOverWindowAnswers({ runs, window: w, waitMs, prefills, ev }, ctx.threshold('overFactor'));
       // Only the streamed requests failed, not served at all, on a server the run found serving no stream (every
       // stream a 500): blocked by the check that reported that; else this check's own finding.
@@ -464,20 +434,7 @@ export const checks: CheckDef[] = [
         `estimate: up to ${maxProbes} probes of up to ${Math.ceil(window * 1.25)} tokens, each bounded by ${bound} ms (≤ ${fmt((maxProbes * bound) / 1000)} s)`,
       );
       const ev: Evidence[] = [exchangeEvidence('rejection-latency probe', over.x)];
-      let probeNo = 0;
-      const probe = async (tokens: number): Promise<ProbeAnswer> => {
-        const { prompt } = await promptOfTokens(ctx, tokens, ++probeNo);
-        // No 4xx within the bound (no headers, or no token after a 200) counts as accepted: the deadline aborts it.
-        const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens: 1, stream: true }), {
-          stopAfterTokens: 1,
-          deadlines: { headersMs: bound, tokenIdleMs: bound, totalMs: bound * 2 },
-        });
-        const answer = probeAnswer(x.rec);
-        ctx.log(`probe ${probeNo}: ~${tokens} tokens → ${answer} (${describeExchange(x)})`);
-        if (ev.length < 30) ev.push(exchangeEvidence(`probe ~${tokens} tokens: ${answer}`, x));
-        return answer;
-      };
-      const result = await bisectLargestAccepted(probe, {
+      const result = await bisectLargestAccepted(acceptanceProbe(ctx, bound, ev), {
         lo: Math.round(cal.overhead + 64 * cal.tokensPerWord),
         hi: Math.ceil(window * 1.25),
         growUntil,
@@ -485,12 +442,7 @@ export const checks: CheckDef[] = [
         maxProbes,
       });
       // Confirm the largest accepted size with a counted request (usage.prompt_tokens is the server's own count).
-      const { prompt } = await promptOfTokens(ctx, result.largestAccepted, 999);
-      const confirm = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens: 1, stream: false }), {
-        deadlines: longDeadlines(ctx),
-      });
-      ev.push(exchangeEvidence(`confirmation at ~${result.largestAccepted} tokens`, confirm));
-      const counted = confirm.rec.status === 200 ? promptTokensOf(confirm) : undefined;
+      const counted = await confirmedCount(ctx, result.largestAccepted, ev);
       return judgeMaxAccepted(
         result,
         counted,
@@ -557,25 +509,20 @@ export const checks: CheckDef[] = [
         maxTokens: ctx.threshold('maxTokens'),
       });
       const ev: Evidence[] = [];
-      const normal = async (label: string) => {
-        const x = await normalRequest(ctx, maxTokens);
-        if (ev.length < 24) ev.push(exchangeEvidence(label, x));
-        return x;
-      };
+      const sets = normalSets(ctx, maxTokens, reps, ev);
       const longTokens = Math.min(
         ctx.threshold(ctx.tier === 'full' ? 'longTokensFull' : 'longTokensQuick'),
         window ? fittingPrompt(window, ctx.threshold('longFraction'), 1) : Infinity,
       );
-      const warm = await normal('warm-up (dropped)');
+      const warm = await sets.one('warm-up (dropped)');
       ctx.log(
         `estimate: ~${fmt((2 * reps * warm.rec.tEnd) / 1000, 1)} s for ${2 * reps} normal requests of ${maxTokens} tokens (${sizing}; one took ${fmt(warm.rec.tEnd)} ms), ` +
           `plus one ~${longTokens}-token prompt${window ? ' and two over-long prompts' : ' (no window known: no over-long prompt)'}`,
       );
-      const timedSet = (label: string) => timedNormalSet(ctx, reps, label, normal);
-      const beforeSet = await timedSet('before');
+      const beforeSet = await sets.timed('before');
       const long = await longRequests(ctx, window, longTokens, (ms) => noAnswerBound(ctx, ms), ev);
       ctx.log('long requests done; timing normal requests again');
-      const afterSet = await timedSet('after');
+      const afterSet = await sets.timed('after');
       const all = [...beforeSet.xs, ...afterSet.xs];
       const ours = all.find((x) => endedByUs(x.rec));
       if (ours)
@@ -615,7 +562,7 @@ export const checks: CheckDef[] = [
         ctx.log(
           `after the long requests: ${first.outcome} (${fmt(first.figures.slowdown)}x); confirming with ${reps} more normal requests`,
         );
-        lastSet = await timedSet('confirmation');
+        lastSet = await sets.timed('confirmation');
         const xs = lastSet.xs.map(normalOf);
         confirmation = { xs, grade: gradeAfterSet(record.before, xs, t, ctx.loopDelay()) };
       }

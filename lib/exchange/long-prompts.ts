@@ -1,12 +1,20 @@
-// Requests with long prompts, what the context family sends: a prompt of N tokens timed to its first token, an
-// over-long prompt and how it was answered (lib/grading/over-window.ts classifies it), deadlines raised for both.
+// Requests with long prompts, what the context family sends: a prompt of N tokens timed to its first token, a prompt
+// inside the window, an over-long prompt and how it was answered (lib/grading/over-window.ts classifies it), probes
+// of what size is accepted, deadlines raised for them.
 
 import { escapeBytes } from '../decode/stream-decoder.ts';
+import {
+  fittingPrompt,
+  type ProbeAnswer,
+  probeAnswer,
+  promptLabel,
+  type WindowPrompt,
+} from '../grading/context-window.ts';
 import { classifyOverWindow, type OverWindowRun } from '../grading/over-window.ts';
 import { bodyText } from '../http/recorder.ts';
 import type { Requester } from '../model/check.ts';
 import type { Evidence } from '../model/types.ts';
-import { chat, type Exchange, generationBody } from './exchange.ts';
+import { chat, describeExchange, type Exchange, generationBody } from './exchange.ts';
 import { promptOfTokens } from './prompts.ts';
 
 /**
@@ -114,7 +122,8 @@ export async function overWindowRequest(
 
 /**
  * The over-long requests of context.over-window-400: a first round of non-stream and stream together (a hanging
- * server costs one wait, not two), then, while every answer is a rejection, up to `rounds` rounds in all to time.
+ * server costs one wait, not two), then, while every answer is a rejection, up to `rounds` rounds in all to time;
+ * each in the evidence.
  */
 export async function overWindowRounds(
   req: Requester,
@@ -122,6 +131,7 @@ export async function overWindowRounds(
   target: number,
   waitMs: number,
   rounds: number,
+  ev: Evidence[],
 ): Promise<OverWindowRequest[]> {
   const runs = await Promise.all([
     overWindowRequest(req, window, false, target, waitMs, 1),
@@ -137,6 +147,11 @@ export async function overWindowRounds(
       if (!allRejected()) break;
     }
   }
+  runs.forEach((r, i) =>
+    ev.push(
+      exchangeEvidence(`round ${Math.floor(i / 2) + 1} ${r.stream ? 'stream' : 'non-stream'}: ${r.finding.kind}`, r.x),
+    ),
+  );
   return runs;
 }
 
@@ -162,4 +177,67 @@ export async function longRequests(
     : [];
   overs.forEach((o) => ev.push(exchangeEvidence(`over-long prompt ~${o.sent} tokens: ${o.finding.kind}`, o.x)));
   return { longPromptStatus: long.x.rec.status, overWindow: overs.map((o) => o.finding.kind) };
+}
+
+/**
+ * context.within-window's prompt: a non-stream request at `fraction` of the window, max_tokens at most `maxTokens`
+ * and half of what the prompt leaves, the prompt sized to fit beside it.
+ */
+export async function windowPrompt(
+  req: Requester,
+  window: number,
+  fraction: number,
+  maxTokensCap: number,
+  ev: Evidence[],
+): Promise<WindowPrompt> {
+  const maxTokens = Math.max(1, Math.min(maxTokensCap, Math.floor((window * (1 - fraction)) / 2)));
+  const target = fittingPrompt(window, fraction, maxTokens);
+  const { prompt, expectedTokens } = await promptOfTokens(req, target, Math.round(fraction * 100));
+  req.log(`${Math.round(fraction * 100)} % of the window: ~${expectedTokens} prompt tokens, max_tokens ${maxTokens}`);
+  const x = await chat(req, generationBody(req, 'openai-chat', { prompt, maxTokens, stream: false }), {
+    deadlines: longDeadlines(req),
+  });
+  const p: WindowPrompt = {
+    fraction,
+    sent: expectedTokens,
+    counted: promptTokensOf(x),
+    maxTokens,
+    rec: x.rec,
+    json: x.json,
+    jsonError: x.jsonError,
+    described: describeExchange(x),
+  };
+  ev.push(exchangeEvidence(promptLabel(p, window), x));
+  return p;
+}
+
+/** context.max-accepted's probe of a prompt size (lib/grading/context-window.ts probeAnswer says what it counts as). */
+export function acceptanceProbe(
+  req: Requester,
+  boundMs: number,
+  ev: Evidence[],
+): (tokens: number) => Promise<ProbeAnswer> {
+  let probeNo = 0;
+  return async (tokens) => {
+    const { prompt } = await promptOfTokens(req, tokens, ++probeNo);
+    // No 4xx within the bound (no headers, or no token after a 200) counts as accepted: the deadline aborts it.
+    const x = await chat(req, generationBody(req, 'openai-chat', { prompt, maxTokens: 1, stream: true }), {
+      stopAfterTokens: 1,
+      deadlines: { headersMs: boundMs, tokenIdleMs: boundMs, totalMs: boundMs * 2 },
+    });
+    const answer = probeAnswer(x.rec);
+    req.log(`probe ${probeNo}: ~${tokens} tokens → ${answer} (${describeExchange(x)})`);
+    if (ev.length < 30) ev.push(exchangeEvidence(`probe ~${tokens} tokens: ${answer}`, x));
+    return answer;
+  };
+}
+
+/** The server's own count (usage.prompt_tokens) of a prompt of about `tokens`, from a request it answered 200. */
+export async function confirmedCount(req: Requester, tokens: number, ev: Evidence[]): Promise<number | undefined> {
+  const { prompt } = await promptOfTokens(req, tokens, 999);
+  const confirm = await chat(req, generationBody(req, 'openai-chat', { prompt, maxTokens: 1, stream: false }), {
+    deadlines: longDeadlines(req),
+  });
+  ev.push(exchangeEvidence(`confirmation at ~${tokens} tokens`, confirm));
+  return confirm.rec.status === 200 ? promptTokensOf(confirm) : undefined;
 }

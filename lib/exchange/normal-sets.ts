@@ -5,8 +5,9 @@ import type { NormalRequest } from '../grading/healthy-after.ts';
 import { type CpuUse, cpuSnapshot, cpuUse } from '../measure/machine-load.ts';
 import { sizedFrom, tokensAt } from '../measure/pace.ts';
 import type { Requester } from '../model/check.ts';
+import type { Evidence } from '../model/types.ts';
 import { chat, describeExchange, type Exchange, generationBody, measurePace, uniquePrompt } from './exchange.ts';
-import { STREAM_USAGE } from './long-prompts.ts';
+import { exchangeEvidence, STREAM_USAGE } from './long-prompts.ts';
 import { served } from './served.ts';
 
 /** Tokens of each normal request: about `requestMs` of decoding at the measured speed, else `maxTokens`. */
@@ -28,7 +29,7 @@ export async function normalSize(
 }
 
 /** A normal streamed request, the same before and after the long ones. */
-export function normalRequest(req: Requester, maxTokens: number): Promise<Exchange> {
+function normalRequest(req: Requester, maxTokens: number): Promise<Exchange> {
   return chat(
     req,
     generationBody(req, 'openai-chat', {
@@ -46,7 +47,7 @@ export function normalRequest(req: Requester, maxTokens: number): Promise<Exchan
  * that arrives between the sets slows a CPU-bound server exactly like a degradation would (lib/grading/cycles.ts
  * contention).
  */
-export async function timedNormalSet(
+async function timedNormalSet(
   req: Requester,
   reps: number,
   label: string,
@@ -58,6 +59,21 @@ export async function timedNormalSet(
   for (let i = 0; i < reps; i++) xs.push(await normal(`${label} ${i + 1}`));
   const b = cpuSnapshot(pid);
   return { xs, cpu: a && b ? cpuUse(a, b) : undefined };
+}
+
+/** The normal requests of one check: one at a time, or a timed set of `reps`; each in the evidence (up to 24 there). */
+export function normalSets(
+  req: Requester,
+  maxTokens: number,
+  reps: number,
+  ev: Evidence[],
+): { one(label: string): Promise<Exchange>; timed(label: string): Promise<{ xs: Exchange[]; cpu?: CpuUse }> } {
+  const one = async (label: string) => {
+    const x = await normalRequest(req, maxTokens);
+    if (ev.length < 24) ev.push(exchangeEvidence(label, x));
+    return x;
+  };
+  return { one, timed: (label) => timedNormalSet(req, reps, label, one) };
 }
 
 /** A normal request as lib/grading/healthy-after.ts judges it. */
