@@ -66,6 +66,11 @@ export const family: FamilySpec = {
 // ---------------------------------------------------------------------------------------------------------------
 // Helpers shared by the checks of this family (the requests with long prompts: lib/exchange/long-prompts.ts)
 
+/** The check's thresholds of these names, as the graders take them. */
+function thresholdsOf<const K extends string>(ctx: CheckContext, names: readonly K[]): Record<K, number> {
+  return Object.fromEntries(names.map((n) => [n, ctx.threshold(n)])) as Record<K, number>;
+}
+
 function windowOf(ctx: CheckContext): number {
   const w = ctx.server.contextWindow?.value;
   if (!w) throw new Error('harness bug: context check ran without a context window (requires "context-window")');
@@ -203,14 +208,8 @@ export const checks: CheckDef[] = [
       const reported = await discoverModelWidth(ctx.baseUrl, ctx.headers, ctx.profile.model);
       const width = modelWidthOf(ctx.threshold('modelWidth'), reported);
       const t = {
-        minPoints: ctx.threshold('minPoints'),
-        minSpreadMs: ctx.threshold('minSpreadMs'),
-        assumedWindowTokens: ctx.threshold('assumedWindowTokens'),
-        excessFactor: ctx.threshold('excessFactor'),
-        attentionCostFactor: ctx.threshold('attentionCostFactor'),
-        unexplainedFactor: ctx.threshold('unexplainedFactor'),
-        narrowestWidth: ctx.threshold('narrowestWidth'),
-        maxLoopDelayMs: ctx.threshold('maxLoopDelayMs'),
+        ...thresholdsOf(ctx, ['minPoints', 'minSpreadMs', 'assumedWindowTokens', 'excessFactor', 'maxLoopDelayMs']),
+        ...thresholdsOf(ctx, ['attentionCostFactor', 'unexplainedFactor', 'narrowestWidth']),
       };
       const record = { ...curve, repetitions: reps, shortRepetitions: shortReps, tier: ctx.tier, window };
       return judgePrefillScaling(record, t, width, ctx.loopDelay());
@@ -355,16 +354,8 @@ export const checks: CheckDef[] = [
           if (p.ttft !== undefined) prefills.push(p.ttft);
         }
       }
-      return judgeRejectionTiming(
-        { runs, window: w, waitMs, prefills, ev },
-        {
-          immediateMs: ctx.threshold('immediateMs'),
-          failFraction: ctx.threshold('failFraction'),
-          warnFraction: ctx.threshold('warnFraction'),
-          maxLoopDelayMs: ctx.threshold('maxLoopDelayMs'),
-        },
-        ctx.loopDelay(),
-      );
+      const t = thresholdsOf(ctx, ['immediateMs', 'failFraction', 'warnFraction', 'maxLoopDelayMs']);
+      return judgeRejectionTiming({ runs, window: w, waitMs, prefills, ev }, t, ctx.loopDelay());
     },
   },
   {
@@ -547,12 +538,7 @@ export const checks: CheckDef[] = [
               all.map((x) => x.rec),
             )
           : unserved.verdict;
-      const t = {
-        failSlowdown: ctx.threshold('failSlowdown'),
-        warnSlowdown: ctx.threshold('warnSlowdown'),
-        minSamples: ctx.threshold('minSamples'),
-        maxLoopDelayMs: ctx.threshold('maxLoopDelayMs'),
-      };
+      const t = thresholdsOf(ctx, ['failSlowdown', 'warnSlowdown', 'minSamples', 'maxLoopDelayMs']);
       const first = gradeAfterSet(record.before, record.after, t, ctx.loopDelay());
       let lastSet = afterSet;
       let confirmation: { xs: NormalRequest[]; grade: TimingGrade } | undefined;
