@@ -276,7 +276,7 @@ function servedWindowCell(col: Column): Cell {
   return cellFrom(c, `${fmtNum(served)}${of}`, served);
 }
 
-/** Short names of what the server did with a prompt over its window (lib/grading/context.ts OverWindowKind). */
+/** Short names of what the server did with a prompt over its window (lib/grading/over-window.ts OverWindowKind). */
 const OVER_WINDOW_TEXT: Record<string, string> = {
   rejected: '400 (context exceeded)',
   'rejected-vague': '400, message does not say why',

@@ -12,7 +12,7 @@
 //    adds the raw calibration runs kept in earlier reports to this run's before fitting (more load conditions, more
 //    tail); `--calibration-runs 0 --pool FILE` refits from stored runs alone.
 // 2. Simulation (simulate/scenarios.ts, sampling from simulate/fit.ts): for every timing check, 10,000 seeded trials of the check's quick-tier workload built from the fitted
-//    nominal figures plus sampled jitter, graded by exactly the pure functions of lib/grading/cycles.ts, lib/grading/parallel.ts, lib/grading/context.ts (and the same
+//    nominal figures plus sampled jitter, graded by exactly the pure functions of lib/grading/cycles.ts, lib/grading/parallel.ts, lib/grading/{prefill-scaling,over-window,healthy-after}.ts (and the same
 //    sequential-sampling rule for parallel.speedup-2). Scenarios: the correct server (fitted jitter, and the fitted
 //    scales doubled as a stress margin) and each fault of the reference server, modelled from its definition.
 // 3. Report: false-failure rate per check (with a 95 % upper bound) against the target of 1 in 10,000, detection rate

@@ -7,46 +7,49 @@
 // truncation); seed study 000 (omlx 400 above 32768 on a model trained for more; mlx-vlm > 30k pathology;
 // a 52k-token prefill taking 31 min instead of 2–3).
 //
-// Grading functions are pure and live in lib/grading/context.ts (simulated in test/context-grading.test.ts).
+// Grading functions are pure and live in lib/grading/ (timing-grade.ts, over-window.ts, prefill-scaling.ts,
+// healthy-after.ts, context-window.ts; simulated in test/context-grading.test.ts).
 
-import { escapeBytes } from '../lib/decode/stream-decoder.ts';
+import { describeExchange, paceFor } from '../lib/exchange/exchange.ts';
 import {
-  chat,
-  describeExchange,
-  type Exchange,
-  generationBody,
-  measurePace,
-  paceFor,
-  uniquePrompt,
-} from '../lib/exchange/exchange.ts';
-import { calibrate, promptOfTokens } from '../lib/exchange/prompts.ts';
-import { served } from '../lib/exchange/served.ts';
+  acceptanceProbe,
+  confirmedCount,
+  exchangeEvidence,
+  LONG_REQUEST_MS,
+  longDeadlines,
+  longRequests,
+  overWindowRequest,
+  overWindowRounds,
+  timedPrefill,
+  windowPrompt,
+} from '../lib/exchange/long-prompts.ts';
+import { normalOf, normalSets, normalSize } from '../lib/exchange/normal-sets.ts';
+import { recordCurve } from '../lib/exchange/prefill-curve.ts';
+import { calibrate } from '../lib/exchange/prompts.ts';
 import {
   bisectLargestAccepted,
-  classifyOverWindow,
-  gradePrefillScaling,
-  gradeRejectionLatency,
-  gradeServedWindow,
-  gradeSlowdown,
-  guardStarvation,
-  neighbourExplains,
-  type OverWindowFinding,
-  type ProbeAnswer,
-  type ScalingPoint,
-  type ScalingThresholds,
-  scalingLengths,
-  scalingWorstCase,
-  type TimingGrade,
-} from '../lib/grading/context.ts';
-import { bodyText } from '../lib/http/recorder.ts';
+  fittingPrompt,
+  type JudgedWindow,
+  judgeMaxAccepted,
+  judgeServedWindow,
+  judgeWithinWindow,
+  type WindowPrompt,
+} from '../lib/grading/context-window.ts';
+import {
+  gradeAfterSet,
+  judgeHealthyAfter,
+  judgeServedAfter,
+  type NormalRequest,
+} from '../lib/grading/healthy-after.ts';
+import { judgeOverWindowAnswers, judgeRejectionTiming, rejectionTimes } from '../lib/grading/over-window.ts';
+import { judgePrefillScaling, modelWidthOf, nothingTimed } from '../lib/grading/prefill-scaling.ts';
+import type { TimingGrade } from '../lib/grading/timing-grade.ts';
 import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
-import { cpuSnapshot, cpuUse } from '../lib/measure/machine-load.ts';
-import { sizedFrom, tokensAt } from '../lib/measure/pace.ts';
-import { median, summarize } from '../lib/measure/stats.ts';
+import { median } from '../lib/measure/stats.ts';
 import type { CheckContext, CheckDef } from '../lib/model/check.ts';
 import type { FamilySpec } from '../lib/model/family-spec.ts';
-import type { Evidence, Profile, Recording } from '../lib/model/types.ts';
-import { fail, fmt, inconclusive, pass, skip, warn } from '../lib/model/verdict.ts';
+import type { Evidence, Profile } from '../lib/model/types.ts';
+import { fmt, inconclusive } from '../lib/model/verdict.ts';
 import { describeWindowDisagreement, windowDisagreement } from '../lib/server/discovery.ts';
 import { discoverModelWidth } from '../lib/server/model-width.ts';
 import { faultProof, type Proof, passProof, plainProof } from './support/proof.ts';
@@ -61,7 +64,12 @@ export const family: FamilySpec = {
 };
 
 // ---------------------------------------------------------------------------------------------------------------
-// Helpers shared by the checks of this family
+// Helpers shared by the checks of this family (the requests with long prompts: lib/exchange/long-prompts.ts)
+
+/** The check's thresholds of these names, as the graders take them. */
+function thresholdsOf<const K extends string>(ctx: CheckContext, names: readonly K[]): Record<K, number> {
+  return Object.fromEntries(names.map((n) => [n, ctx.threshold(n)])) as Record<K, number>;
+}
 
 function windowOf(ctx: CheckContext): number {
   const w = ctx.server.contextWindow?.value;
@@ -69,131 +77,14 @@ function windowOf(ctx: CheckContext): number {
   return w;
 }
 
-function windowText(ctx: CheckContext): string {
-  return `${windowOf(ctx)}-token window (${ctx.server.contextWindow!.source})`;
-}
-
-/**
- * Where the server states a larger window beside the one discovery chose (a total over its slots beside what each
- * slot holds): both figures, and what a prompt between them gets (`observed`) or that the smaller one is judged.
- */
-function windowNote(ctx: CheckContext, observed?: string): string {
+/** The window judged, with a larger one the server also states (discovery's figures, for the graders). */
+function judgedWindow(ctx: CheckContext): JudgedWindow {
   const d = windowDisagreement(ctx.server);
-  if (!d) return '';
-  return `${describeWindowDisagreement(d)}: ${observed ? `prompts between them get ${observed}` : `judged at ${d.served.value}, the smallest it states`}`;
-}
-
-/**
- * Deadlines for a request with a long prompt: a slow server legitimately needs minutes to prefill 0.9 × 128k tokens
- * (~500 tokens/s on an M2 Max, docs/servers.md "rapid-mlx"), so the profile's per-request deadlines are raised to this bound.
- */
-const LONG_REQUEST_MS = 600_000;
-function longDeadlines(ctx: CheckContext): Partial<CheckContext['deadlines']> {
   return {
-    headersMs: Math.max(ctx.deadlines.headersMs, LONG_REQUEST_MS),
-    tokenIdleMs: Math.max(ctx.deadlines.tokenIdleMs, LONG_REQUEST_MS),
-    totalMs: Math.max(ctx.deadlines.totalMs, LONG_REQUEST_MS),
+    value: windowOf(ctx),
+    source: ctx.server.contextWindow!.source,
+    ...(d ? { disagreement: { described: describeWindowDisagreement(d), larger: d.larger.map((w) => w.value) } } : {}),
   };
-}
-
-/** usage.prompt_tokens of a non-stream body or a stream's usage chunk. */
-function promptTokensOf(x: Exchange): number | undefined {
-  const n =
-    x.events?.usage?.prompt_tokens ??
-    (x.json as { usage?: { prompt_tokens?: unknown } } | undefined)?.usage?.prompt_tokens;
-  return typeof n === 'number' && Number.isFinite(n) ? n : undefined;
-}
-
-function evidence(label: string, x: Exchange): Evidence {
-  return {
-    label,
-    status: x.rec.status,
-    ttftMs: x.metrics?.ttftMs,
-    e2eMs: x.rec.tEnd,
-    readTimes: x.rec.reads.slice(0, 50).map((r) => Math.round(r.t * 10) / 10),
-    wire: escapeBytes(bodyText(x.rec), 300),
-  };
-}
-
-/** Time to first token (prefill + one step), or the whole exchange when no token event was seen. */
-function ttftOf(x: Exchange): number | undefined {
-  if (x.rec.status !== 200 || (x.rec.failure && x.rec.failure.kind !== 'aborted')) return undefined;
-  return x.metrics?.ttftMs ?? (x.json !== undefined ? x.rec.tEnd : undefined);
-}
-
-const STREAM_USAGE = { stream_options: { include_usage: true } };
-
-/** One streaming request of about `tokens` prompt tokens that stops at the first token. */
-async function timedPrefill(
-  ctx: CheckContext,
-  tokens: number,
-  deadlines?: Partial<CheckContext['deadlines']>,
-  offset = 0,
-): Promise<{ x: Exchange; ttft?: number; sent: number }> {
-  const { prompt, expectedTokens } = await promptOfTokens(ctx, tokens, offset);
-  const x = await chat(
-    ctx,
-    generationBody(ctx, 'openai-chat', { prompt, maxTokens: 1, stream: true, extra: STREAM_USAGE }),
-    { deadlines },
-  );
-  return { x, ttft: ttftOf(x), sent: promptTokensOf(x) ?? expectedTokens };
-}
-
-/** Largest prompt that fits with max_tokens in the window, with a margin for calibration error. */
-function fitting(window: number, fraction: number, maxTokens: number): number {
-  const margin = Math.max(8, Math.round(window * 0.02));
-  return Math.max(1, Math.min(Math.round(window * fraction), window - maxTokens - margin));
-}
-
-const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-
-// ---------------------------------------------------------------------------------------------------------------
-// context.over-window-400 pieces, reused by healthy-after
-
-interface OverWindowRun {
-  stream: boolean;
-  finding: OverWindowFinding;
-  x: Exchange;
-  sent: number;
-}
-
-async function overWindowRequest(
-  ctx: CheckContext,
-  stream: boolean,
-  targetTokens: number,
-  waitMs: number,
-  offset: number,
-): Promise<OverWindowRun> {
-  const window = windowOf(ctx);
-  const { prompt, expectedTokens } = await promptOfTokens(ctx, targetTokens, offset);
-  const body = generationBody(ctx, 'openai-chat', {
-    prompt,
-    maxTokens: 8,
-    stream,
-    extra: stream ? STREAM_USAGE : undefined,
-  });
-  const x = await chat(ctx, body, { deadlines: { headersMs: waitMs, tokenIdleMs: waitMs, totalMs: waitMs + 5_000 } });
-  const firstErrorT = x.events?.errors[0]?.t;
-  const sseBytesBeforeError =
-    firstErrorT === undefined
-      ? undefined
-      : sum(x.rec.reads.filter((r) => r.t < firstErrorT).map((r) => r.bytes.length));
-  const finding = classifyOverWindow({
-    stream,
-    status: x.rec.status,
-    failure: x.rec.failure,
-    contentType: x.rec.headers['content-type'],
-    json: x.json,
-    sentTokens: expectedTokens,
-    window,
-    usagePromptTokens: promptTokensOf(x),
-    streamErrors: x.events?.errors.length ?? 0,
-    sseBytesBeforeError,
-    tokenEvents: x.events?.tokens.length ?? 0,
-    sseErrorField: stream ? /^error:[ ]?(.*)$/m.exec(bodyText(x.rec))?.[1] : undefined,
-    waitedMs: waitMs,
-  });
-  return { stream, finding, x, sent: expectedTokens };
 }
 
 /** How long to wait for an answer to an over-long prompt: a few within-window prefills, never less than a floor. */
@@ -205,10 +96,6 @@ function noAnswerBound(ctx: CheckContext, prefillMs: number | undefined): number
       Math.max(floor, (prefillMs ?? 0) * ctx.threshold('noAnswerPrefillMultiple')),
     ),
   );
-}
-
-function timingVerdictPart(g: TimingGrade): string {
-  return g.outcome === 'pass' ? g.reason : `${g.outcome}: ${g.reason}`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -300,175 +187,34 @@ export const checks: CheckDef[] = [
     },
     timeoutMs: 1_800_000,
     async run(ctx) {
-      const window = ctx.server.contextWindow?.value;
+      const window = ctx.server.contextWindow?.value ? ctx.server.contextWindow : undefined;
       await calibrate(ctx);
       const full = ctx.tier === 'full';
       const reps = ctx.threshold(full ? 'repetitionsFull' : 'repetitionsQuick');
-      const upperPoints = ctx.threshold(full ? 'upperPointsFull' : 'upperPointsQuick');
-      const budgetMs = ctx.threshold(full ? 'budgetFullS' : 'budgetQuickS') * 1000;
-      const cap = Math.min(
-        ctx.threshold(full ? 'maxTokensFull' : 'maxTokensQuick'),
-        window ? fitting(window, 0.9, 1) : Infinity,
-      );
-      const upperFraction = ctx.threshold('upperFraction');
-      const lengthsFor = (top: number) => {
-        const upper = scalingLengths(top, upperPoints, 1 / upperFraction);
-        const lower = [Math.round(top * upperFraction * upperFraction), Math.round((top * upperFraction) / 2)].filter(
-          (n) => n >= 16 && n < upper[0],
-        );
-        return { upper, lower, lengths: [...lower, ...upper] };
-      };
       const shortReps = reps * ctx.threshold('shortRepetitionFactor');
-      const t0 = performance.now();
-      const remaining = () => Math.max(1_000, budgetMs - (performance.now() - t0));
-      // The longest length from the measured prefill rate (one probe prompt of up to 1024 tokens): all repetitions of
-      // all lengths fit 70 % of the budget, so a 200 tok/s server gets a shorter curve rather than a cut-off one.
-      const probeTokens = Math.min(cap, 1024);
-      const probe = await timedPrefill(
-        ctx,
-        probeTokens,
-        { headersMs: remaining(), tokenIdleMs: remaining(), totalMs: remaining() },
-        3,
-      );
-      const rate = probe.ttft !== undefined && probe.ttft > 0 ? (probe.sent / probe.ttft) * 1000 : undefined;
-      const plan = lengthsFor(cap);
-      const sumFraction = (sum(plan.upper) + (sum(plan.lower) * shortReps) / reps) / cap;
-      const fit = rate !== undefined ? Math.floor((0.7 * (budgetMs / 1000) * rate) / (reps * sumFraction)) : cap;
-      const top = Math.max(Math.min(cap, 256), Math.min(cap, fit));
-      const sizing = `longest prompt ${top} tokens${top < cap ? ` (of ${cap}), sized from the measured prefill rate ${fmt(rate, 0)} tok/s to fit the ${budgetMs / 1000} s budget` : ` (prefill rate ${fmt(rate, 0)} tok/s)`}`;
-      const { upper, lower, lengths } = lengthsFor(top);
-      // Warm-up at the top length: dropped from the fit, and the anchor of the run-time estimate.
-      const warm = await timedPrefill(ctx, top, {
-        headersMs: remaining(),
-        tokenIdleMs: remaining(),
-        totalMs: remaining(),
+      const curve = await recordCurve(ctx, {
+        upperPoints: ctx.threshold(full ? 'upperPointsFull' : 'upperPointsQuick'),
+        upperFraction: ctx.threshold('upperFraction'),
+        reps,
+        shortReps,
+        budgetMs: ctx.threshold(full ? 'budgetFullS' : 'budgetQuickS') * 1000,
+        cap: Math.min(
+          ctx.threshold(full ? 'maxTokensFull' : 'maxTokensQuick'),
+          window ? fittingPrompt(window.value, 0.9, 1) : Infinity,
+        ),
       });
-      const topMs = warm.ttft ?? warm.x.rec.tEnd;
-      const estimateS =
-        (reps * sum(upper.map((n) => topMs * (n / top))) + shortReps * sum(lower.map((n) => topMs * (n / top)))) / 1000;
-      ctx.log(
-        `estimate: ~${fmt(estimateS, 1)} s (${lengths.length} lengths ${lengths[0]}…${top} tokens × ${reps} repetitions, the ${lower.length} shortest × ${shortReps}; a ${top}-token prefill took ${fmt(topMs)} ms; ${sizing})`,
-      );
-      const samples = new Map<number, { ttft: (number | undefined)[]; counted?: number; censored: number }>(
-        lengths.map((n) => [n, { ttft: [], censored: 0 }]),
-      );
-      const ev: Evidence[] = [evidence(`warm-up ~${top} tokens (dropped)`, warm.x)];
-      let cutoff = Infinity; // lengths at or above this are skipped (budget or deadline)
-      const failures: string[] = [];
-      const failedRecs: Recording[] = [];
-      for (let rep = 0; rep < shortReps; rep++) {
-        for (const n of lengths) {
-          if (n >= cutoff || (rep >= reps && !lower.includes(n))) continue;
-          const left = budgetMs - (performance.now() - t0);
-          if (left < 1_000) {
-            cutoff = n;
-            break;
-          }
-          const p = await timedPrefill(ctx, n, { headersMs: left, tokenIdleMs: left, totalMs: left }, rep * 31 + n);
-          const s = samples.get(n)!;
-          s.counted ??= promptTokensOf(p.x);
-          if (p.ttft !== undefined) s.ttft.push(p.ttft);
-          else if (
-            p.x.rec.failure &&
-            ['headers-timeout', 'token-idle', 'total-timeout'].includes(p.x.rec.failure.kind)
-          ) {
-            s.ttft.push(p.x.rec.tEnd); // censored: a lower bound of the TTFT
-            s.censored++;
-            cutoff = n;
-          } else {
-            failures.push(`~${n} tokens: ${describeExchange(p.x)}`);
-            failedRecs.push(p.x.rec);
-            if (ev.length < 20) ev.push(evidence(`failed request at ~${n} tokens`, p.x));
-          }
-        }
-        ctx.log(`repetition ${rep + 1}/${shortReps} done (${fmt((performance.now() - t0) / 1000, 1)} s)`);
-      }
-      // Not one prompt length timed, every request refused: no curve to judge (the run reports that cause once).
-      if (failedRecs.length && [...samples.values()].every((s) => s.ttft.length === 0))
-        return blockedIfUnserved(
-          inconclusive(
-            `no prompt length timed: ${failures.length} request(s) failed (${failures.slice(0, 3).join('; ')})`,
-            { failures },
-            ev,
-          ),
-          failedRecs,
-        );
-      const points: ScalingPoint[] = lengths.map((n) => ({
-        tokens: samples.get(n)!.counted ?? n,
-        ttftMs: samples.get(n)!.ttft,
-        censored: samples.get(n)!.censored,
-      }));
+      // Not one prompt length timed, every request refused: the run reports that cause once.
+      const none = nothingTimed(curve);
+      if (none) return blockedIfUnserved(none, curve.failedRecs);
       // The model's width: declared, else what the server reports (after the timed requests: nothing runs beside them).
-      const declaredWidth = ctx.threshold('modelWidth');
       const reported = await discoverModelWidth(ctx.baseUrl, ctx.headers, ctx.profile.model);
-      const width =
-        declaredWidth > 0
-          ? {
-              value: declaredWidth,
-              source: `declared (modelWidth)${reported && reported.value !== declaredWidth ? `; the server reports ${reported.value} (${reported.source})` : ''}`,
-            }
-          : reported;
-      const st: ScalingThresholds = {
-        fitPoints: upper.length,
-        minPoints: ctx.threshold('minPoints'),
-        minSpreadMs: ctx.threshold('minSpreadMs'),
-        windowTokens: window ?? ctx.threshold('assumedWindowTokens'),
-        windowSource: window ? `served, ${ctx.server.contextWindow!.source}` : 'assumed: no window known',
-        excessFactor: ctx.threshold('excessFactor'),
-        attentionCostFactor: ctx.threshold('attentionCostFactor'),
-        unexplainedFactor: ctx.threshold('unexplainedFactor'),
-        narrowestWidth: ctx.threshold('narrowestWidth'),
-        width,
+      const width = modelWidthOf(ctx.threshold('modelWidth'), reported);
+      const t = {
+        ...thresholdsOf(ctx, ['minPoints', 'minSpreadMs', 'assumedWindowTokens', 'excessFactor', 'maxLoopDelayMs']),
+        ...thresholdsOf(ctx, ['attentionCostFactor', 'unexplainedFactor', 'narrowestWidth']),
       };
-      const g = gradePrefillScaling(points, st);
-      const timing = guardStarvation(g, ctx.loopDelay(), ctx.threshold('maxLoopDelayMs'), (d) =>
-        gradePrefillScaling(scalingWorstCase(points, d), st),
-      );
-      const metrics = {
-        curve: g.curve,
-        fitted: g.fitted,
-        slope: g.slope,
-        slopeLow: g.low,
-        slopeHigh: g.high,
-        fit: g.fit,
-        modelWidth: width,
-        repetitions: reps,
-        shortRepetitions: shortReps,
-        tier: ctx.tier,
-        window,
-        raw: Object.fromEntries([...samples].map(([n, s]) => [n, s.ttft])),
-        failures,
-        loopDelay: ctx.loopDelay(),
-        ...timing.figures,
-        sizing,
-        probePrefillTps: rate,
-      };
-      const failed = failures.length
-        ? `; ${failures.length} request(s) failed and are left out (${failures.slice(0, 3).join('; ')})`
-        : '';
-      const curveText =
-        g.curve.map((c) => `${c.tokens}:${c.ttftMsP50 === undefined ? 'failed' : `${fmt(c.ttftMsP50)}ms`}`).join(' ') +
-        failed +
-        `; ${sizing}`;
-      if (timing.outcome === 'fail') {
-        return fail(
-          {
-            requirement:
-              "Prefill time MUST NOT grow faster with the prompt than the model's attention explains (fixed cost removed, extrapolated to the window).",
-            expected: width
-              ? `the window's prefill under ${ctx.threshold('unexplainedFactor')}x what attention in a ${width.value}-wide model explains, over the short-prompt rate's linear estimate`
-              : `the window's prefill under ${ctx.threshold('unexplainedFactor')}x what attention explains in any model ${ctx.threshold('narrowestWidth')} or more wide`,
-            actual: timing.reason,
-            violations: [`TTFT medians (tokens:ms): ${curveText}`],
-          },
-          metrics,
-          ev,
-        );
-      }
-      if (timing.outcome === 'inconclusive') return inconclusive(`${timing.reason}; curve ${curveText}`, metrics, ev);
-      if (timing.outcome === 'warn')
-        return { ...warn(`${timing.reason}; curve ${curveText}`, metrics, ev), borderline: timing.borderline };
-      return pass(`${timing.reason}; curve ${curveText}`, metrics, ev);
+      const record = { ...curve, repetitions: reps, shortRepetitions: shortReps, tier: ctx.tier, window };
+      return judgePrefillScaling(record, t, width, ctx.loopDelay());
     },
   },
   {
@@ -498,60 +244,16 @@ export const checks: CheckDef[] = [
     },
     timeoutMs: 2 * LONG_REQUEST_MS + 60_000,
     async run(ctx) {
-      const window = windowOf(ctx);
+      const w = judgedWindow(ctx);
       const cal = await calibrate(ctx);
-      const violations: string[] = [];
-      let rejected = 0;
       const ev: Evidence[] = [];
-      const sizes: Record<string, unknown>[] = [];
-      for (const fraction of [ctx.threshold('lowFraction'), ctx.threshold('highFraction')]) {
-        const maxTokens = Math.max(1, Math.min(ctx.threshold('maxTokens'), Math.floor((window * (1 - fraction)) / 2)));
-        const target = fitting(window, fraction, maxTokens);
-        const { prompt, expectedTokens } = await promptOfTokens(ctx, target, Math.round(fraction * 100));
-        ctx.log(
-          `${Math.round(fraction * 100)} % of the window: ~${expectedTokens} prompt tokens, max_tokens ${maxTokens}`,
-        );
-        const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens, stream: false }), {
-          deadlines: longDeadlines(ctx),
-        });
-        const label = `${Math.round(fraction * 100)} % prompt (~${expectedTokens} tokens of the ${window}-token window, max_tokens ${maxTokens})`;
-        ev.push(evidence(label, x));
-        const counted = promptTokensOf(x);
-        const choices = (x.json as { choices?: unknown } | undefined)?.choices;
-        sizes.push({ fraction, sent: expectedTokens, counted, maxTokens, status: x.rec.status, ms: x.rec.tEnd });
-        if (x.rec.status !== 200) {
-          const msg =
-            x.json !== undefined ? escapeBytes(JSON.stringify(x.json), 240) : escapeBytes(bodyText(x.rec), 240);
-          if (x.rec.status !== undefined && x.rec.status >= 400 && x.rec.status < 500) rejected++;
-          violations.push(
-            `${label}: ${x.rec.status !== undefined && x.rec.status < 500 ? 'rejected' : 'not served'} — ${describeExchange(x)} ${msg}`,
-          );
-        } else if (!Array.isArray(choices) || choices.length === 0) {
-          violations.push(
-            `${label}: HTTP 200 without a choices array (${x.jsonError ?? escapeBytes(bodyText(x.rec), 200)})`,
-          );
-        } else if (counted !== undefined && counted < expectedTokens * ctx.threshold('minCountedFraction')) {
-          violations.push(
-            `${label}: HTTP 200 but usage.prompt_tokens is ${counted}: the prompt was silently truncated inside the advertised window`,
-          );
-        }
-      }
-      const metrics = { window, windowSource: ctx.server.contextWindow!.source, calibration: cal, sizes };
-      if (violations.length) {
-        return fail(
-          {
-            requirement: `Prompts inside the advertised window MUST be served: ~50 % and ~90 % of the ${windowText(ctx)} (max_tokens within what is left)${windowNote(ctx) ? `; ${windowNote(ctx)}` : ''}.`,
-            expected: 'HTTP 200 with a completion for both, usage.prompt_tokens about the size sent',
-            actual: `${violations.length} of 2 prompts not served as sent${rejected ? ': the server enforces a smaller window than it advertises' : ''}`,
-            violations,
-          },
-          metrics,
-          ev,
-        );
-      }
-      return pass(
-        `both served: ${sizes.map((s) => `${s.counted ?? `~${s.sent}`} prompt tokens → 200`).join(', ')} (window ${window})${windowNote(ctx) ? `; ${windowNote(ctx)}` : ''}`,
-        metrics,
+      const prompts: WindowPrompt[] = [];
+      for (const fraction of [ctx.threshold('lowFraction'), ctx.threshold('highFraction')])
+        prompts.push(await windowPrompt(ctx, w.value, fraction, ctx.threshold('maxTokens'), ev));
+      return judgeWithinWindow(
+        prompts,
+        w,
+        { minCountedFraction: ctx.threshold('minCountedFraction'), calibration: cal },
         ev,
       );
     },
@@ -574,32 +276,11 @@ export const checks: CheckDef[] = [
     },
     timeoutMs: 10_000,
     async run(ctx) {
-      const served = ctx.server.contextWindow!;
       const declared = ctx.profile.context.modelTrained;
       const trained = declared
         ? { value: declared, source: 'declared in profile (context.modelTrained)' }
         : ctx.server.trainedContext;
-      const g = gradeServedWindow(served, trained, ctx.threshold('minServedFraction'));
-      const metrics = {
-        servedWindow: served.value,
-        servedSource: served.source,
-        trainedContext: trained?.value,
-        trainedSource: trained?.source,
-        fraction: g.fraction,
-      };
-      if (g.outcome === 'skip') return skip(g.reason);
-      if (g.outcome === 'fail') {
-        return fail(
-          {
-            requirement:
-              'A server SHOULD serve the context the model was trained for (or tell the user how to raise its limit).',
-            expected: `a per-request window of ${trained!.value} tokens (≥ ${ctx.threshold('minServedFraction') * 100} % of the trained context)`,
-            actual: `${served.value} tokens served (${served.source}) against ${trained!.value} trained (${trained!.source}): ${g.reason.split(': ').pop()}`,
-          },
-          metrics,
-        );
-      }
-      return pass(g.reason, metrics);
+      return judgeServedWindow(ctx.server.contextWindow!, trained, ctx.threshold('minServedFraction'));
     },
   },
   {
@@ -645,83 +326,32 @@ export const checks: CheckDef[] = [
     },
     timeoutMs: 3 * LONG_REQUEST_MS + 300_000,
     async run(ctx) {
-      const window = windowOf(ctx);
+      const w = judgedWindow(ctx);
+      const window = w.value;
       await calibrate(ctx);
       const ev: Evidence[] = [];
       // Anchor: the prefill time of a within-window prompt of similar size (the 90 % prompt).
-      const anchorTokens = fitting(window, 0.9, 1);
+      const anchorTokens = fittingPrompt(window, 0.9, 1);
       const anchor = await timedPrefill(ctx, anchorTokens, longDeadlines(ctx));
-      ev.push(evidence(`within-window prefill anchor (~${anchor.sent} tokens)`, anchor.x));
+      ev.push(exchangeEvidence(`within-window prefill anchor (~${anchor.sent} tokens)`, anchor.x));
       const prefills = anchor.ttft !== undefined ? [anchor.ttft] : [];
       const waitMs = noAnswerBound(ctx, anchor.ttft);
       const target = Math.ceil(window * ctx.threshold('overFactor'));
       ctx.log(`over-window prompt ~${target} tokens (window ${window}); waiting at most ${waitMs} ms for each answer`);
-
-      // Round 1: non-stream and stream together (a hanging server costs one wait, not two).
-      const round1 = await Promise.all([
-        overWindowRequest(ctx, false, target, waitMs, 1),
-        overWindowRequest(ctx, true, target, waitMs, 2),
-      ]);
-      const runs: OverWindowRun[] = [...round1];
-      const allRejected = () => runs.every((r) => r.finding.verdict === 'pass');
-      if (allRejected()) {
-        for (let i = 1; i < ctx.threshold('repetitions'); i++) {
-          runs.push(
-            await overWindowRequest(ctx, false, target, waitMs, 10 + i),
-            await overWindowRequest(ctx, true, target, waitMs, 20 + i),
-          );
-          if (!allRejected()) break;
-        }
-      }
-      runs.forEach((r, i) =>
-        ev.push(
-          evidence(`round ${Math.floor(i / 2) + 1} ${r.stream ? 'stream' : 'non-stream'}: ${r.finding.kind}`, r.x),
-        ),
-      );
-      const findings = runs.map((r) => r.finding);
-      const rejectMs = runs
-        .filter((r) => r.finding.verdict !== 'fail' && r.x.rec.tHeaders !== undefined)
-        .map((r) => r.x.rec.tHeaders!);
-      const metrics: Record<string, unknown> = {
-        window,
-        promptTokens: runs[0].sent,
-        overFactor: runs[0].sent / window,
-        waitMs,
-        findings: findings.map((f) => f.kind),
-        rejectMs: summarize(rejectMs),
-        rejectSamples: rejectMs,
-        prefillAnchorMs: prefills,
-      };
-      const bad = findings.filter((f) => f.verdict === 'fail');
-      if (bad.length) {
-        const unique = [...new Map(bad.map((f) => [f.summary, f])).values()];
-        // A prompt between the window judged and a larger one the server advertises: say what it got there.
-        const first = runs.find((r) => r.finding === unique[0]);
-        const got = first?.x.rec.status !== undefined ? `HTTP ${first.x.rec.status}` : unique[0].kind;
-        const between = windowDisagreement(ctx.server)?.larger.some((w) => w.value > runs[0].sent);
-        const failed = fail(
-          {
-            requirement: `A prompt of ≥ ${ctx.threshold('overFactor')}x the ${windowText(ctx)} MUST get HTTP 400 with an error object that says the context is exceeded, before prefill and before any SSE bytes (stream and non-stream).`,
-            expected:
-              'HTTP 400, Content-Type application/json, {"error":{"message":"…maximum context length…","code":"context_length_exceeded"}} (or another error object saying the context/prompt is too long)',
-            actual: `${unique[0].summary}${between ? ` (${windowNote(ctx, got)})` : ''}`,
-            violations: unique.slice(1).map((f) => f.summary),
-          },
-          metrics,
-          ev,
-        );
-        // Only the streamed requests failed, not served at all, on a server the run found serving no stream (every
-        // stream a 500): blocked by the check that reported that; else this check's own finding.
-        const badRuns = runs.filter((r) => r.finding.verdict === 'fail');
-        return badRuns.every((r) => r.stream)
+      const runs = await overWindowRounds(ctx, window, target, waitMs, ctx.threshold('repetitions'), ev);
+      const bad = judgeOverWindowAnswers({ runs, window: w, waitMs, prefills, ev }, ctx.threshold('overFactor'));
+      // Only the streamed requests failed, not served at all, on a server the run found serving no stream (every
+      // stream a 500): blocked by the check that reported that; else this check's own finding.
+      if (bad)
+        return bad.failed.every((r) => r.stream)
           ? blockedIfUnserved(
-              failed,
-              badRuns.map((r) => r.x.rec),
+              bad.verdict,
+              bad.failed.map((r) => r.rec),
               { ownFinding: true },
             )
-          : failed;
-      }
+          : bad.verdict;
       // Timing: only when the rejection was not immediate do we need more prefill samples to compare with.
+      const rejectMs = rejectionTimes(runs);
       if ((median(rejectMs) ?? 0) > ctx.threshold('immediateMs')) {
         ctx.log(`rejection took ${fmt(median(rejectMs))} ms; timing two more within-window prefills to compare`);
         for (let i = 0; i < 2; i++) {
@@ -729,55 +359,8 @@ export const checks: CheckDef[] = [
           if (p.ttft !== undefined) prefills.push(p.ttft);
         }
       }
-      const rt = {
-        immediateMs: ctx.threshold('immediateMs'),
-        failFraction: ctx.threshold('failFraction'),
-        warnFraction: ctx.threshold('warnFraction'),
-      };
-      const timing = guardStarvation(
-        gradeRejectionLatency(rejectMs, prefills, rt),
-        ctx.loopDelay(),
-        ctx.threshold('maxLoopDelayMs'),
-        (d) =>
-          gradeRejectionLatency(
-            rejectMs.map((x) => Math.max(0.1, x - d)),
-            prefills.map((x) => x + d),
-            rt,
-          ),
-      );
-      Object.assign(metrics, timing.figures, { prefillAnchorMs: prefills });
-      const warned = findings.filter((f) => f.verdict === 'warn');
-      if (timing.outcome === 'fail') {
-        return fail(
-          {
-            requirement:
-              'The over-long prompt MUST be rejected before prefill (an up-front length check), in bounded time.',
-            expected: `a 400 in well under the ${fmt(median(prefills))} ms a within-window prompt of similar size takes to prefill`,
-            actual: timing.reason,
-            violations: findings.map((f) => f.summary),
-          },
-          metrics,
-          ev,
-        );
-      }
-      if (timing.outcome === 'inconclusive')
-        return inconclusive(`${timing.reason}; answers: ${findings[0].summary}`, metrics, ev);
-      if (timing.outcome === 'warn' || warned.length) {
-        // Borderline only when nothing but a borderline timing warn is behind it (a wrong status or body is clear evidence).
-        const v = warn(
-          [...warned.map((f) => f.summary), ...(timing.outcome === 'warn' ? [timingVerdictPart(timing)] : [])].join(
-            '; ',
-          ),
-          metrics,
-          ev,
-        );
-        return !warned.length && timing.borderline ? { ...v, borderline: true } : v;
-      }
-      return pass(
-        `${findings.length} over-long requests (stream and non-stream) rejected: ${findings[0].summary.replace(/^.*?: /, '')}; ${timing.reason}`,
-        metrics,
-        ev,
-      );
+      const t = thresholdsOf(ctx, ['immediateMs', 'failFraction', 'warnFraction', 'maxLoopDelayMs']);
+      return judgeRejectionTiming({ runs, window: w, waitMs, prefills, ev }, t, ctx.loopDelay());
     },
   },
   {
@@ -828,7 +411,14 @@ export const checks: CheckDef[] = [
       const window = windowOf(ctx);
       const cal = await calibrate(ctx);
       // Rejection latency: one over-long probe.
-      const over = await overWindowRequest(ctx, false, Math.ceil(window * 1.3), noAnswerBound(ctx, undefined), 1);
+      const over = await overWindowRequest(
+        ctx,
+        window,
+        false,
+        Math.ceil(window * 1.3),
+        noAnswerBound(ctx, undefined),
+        1,
+      );
       const rejLatency = over.finding.verdict !== 'fail' ? over.x.rec.tHeaders : undefined;
       const bound = Math.round(
         Math.max(ctx.threshold('acceptBoundFloorMs'), (rejLatency ?? 0) * ctx.threshold('acceptBoundMultiple')),
@@ -839,27 +429,8 @@ export const checks: CheckDef[] = [
       ctx.log(
         `estimate: up to ${maxProbes} probes of up to ${Math.ceil(window * 1.25)} tokens, each bounded by ${bound} ms (≤ ${fmt((maxProbes * bound) / 1000)} s)`,
       );
-      const ev: Evidence[] = [evidence('rejection-latency probe', over.x)];
-      let probeNo = 0;
-      const probe = async (tokens: number): Promise<ProbeAnswer> => {
-        const { prompt } = await promptOfTokens(ctx, tokens, ++probeNo);
-        // No 4xx within the bound (no headers, or no token after a 200) counts as accepted: the deadline aborts it.
-        const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens: 1, stream: true }), {
-          stopAfterTokens: 1,
-          deadlines: { headersMs: bound, tokenIdleMs: bound, totalMs: bound * 2 },
-        });
-        const s = x.rec.status;
-        const answer: ProbeAnswer =
-          s !== undefined && s >= 400 && s < 500
-            ? 'rejected'
-            : s === 200 || (s === undefined && x.rec.failure?.kind === 'headers-timeout')
-              ? 'accepted'
-              : 'error';
-        ctx.log(`probe ${probeNo}: ~${tokens} tokens → ${answer} (${describeExchange(x)})`);
-        if (ev.length < 30) ev.push(evidence(`probe ~${tokens} tokens: ${answer}`, x));
-        return answer;
-      };
-      const result = await bisectLargestAccepted(probe, {
+      const ev: Evidence[] = [exchangeEvidence('rejection-latency probe', over.x)];
+      const result = await bisectLargestAccepted(acceptanceProbe(ctx, bound, ev), {
         lo: Math.round(cal.overhead + 64 * cal.tokensPerWord),
         hi: Math.ceil(window * 1.25),
         growUntil,
@@ -867,46 +438,20 @@ export const checks: CheckDef[] = [
         maxProbes,
       });
       // Confirm the largest accepted size with a counted request (usage.prompt_tokens is the server's own count).
-      const { prompt } = await promptOfTokens(ctx, result.largestAccepted, 999);
-      const confirm = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens: 1, stream: false }), {
-        deadlines: longDeadlines(ctx),
-      });
-      ev.push(evidence(`confirmation at ~${result.largestAccepted} tokens`, confirm));
-      const counted = confirm.rec.status === 200 ? promptTokensOf(confirm) : undefined;
-      const largest = counted ?? result.largestAccepted;
-      // Probes were sized by calibration; the confirmed count rescales them to the server's own token count.
-      const scale = counted !== undefined ? counted / result.largestAccepted : 1;
-      const rejected = result.smallestRejected !== undefined ? Math.round(result.smallestRejected * scale) : undefined;
-      const metrics = {
-        window,
-        largestAccepted: largest,
-        counted: counted !== undefined,
-        smallestRejected: rejected,
-        calibrationScale: scale,
-        stop: result.stop,
-        probes: result.probes.map((p) => ({ ...p, tokens: Math.round(p.tokens * scale) })),
-        acceptBoundMs: bound,
-        resolution,
-      };
-      const figures = `largest accepted prompt ${largest} tokens${counted !== undefined ? ' (usage.prompt_tokens)' : ' (calibrated estimate)'}, smallest rejected ≈ ${rejected ?? 'none'}, advertised window ${window} (${ctx.server.contextWindow!.source}); ${result.probes.length} probes, stopped on ${result.stop}`;
-      if (result.stop === 'no-limit-found')
-        return warn(
-          `no prompt up to ~${growUntil} tokens (${ctx.threshold('growUntilFactor')}x the window) was rejected: the window is not enforced; ${figures}`,
-          metrics,
-          ev,
-        );
-      if (largest < window * ctx.threshold('minAcceptedFraction')) {
-        return fail(
-          {
-            requirement: 'The largest prompt a server accepts SHOULD match the window it advertises.',
-            expected: `≥ ${Math.round(window * ctx.threshold('minAcceptedFraction'))} tokens (${ctx.threshold('minAcceptedFraction') * 100} % of the ${window}-token window) accepted with max_tokens 1`,
-            actual: `${figures}: only ${fmt((largest / window) * 100, 1)} % of the advertised window is usable`,
-          },
-          metrics,
-          ev,
-        );
-      }
-      return pass(figures, metrics, ev);
+      const counted = await confirmedCount(ctx, result.largestAccepted, ev);
+      return judgeMaxAccepted(
+        result,
+        counted,
+        ctx.server.contextWindow!,
+        {
+          acceptBoundMs: bound,
+          resolution,
+          growUntil,
+          growUntilFactor: ctx.threshold('growUntilFactor'),
+          minAcceptedFraction: ctx.threshold('minAcceptedFraction'),
+        },
+        ev,
+      );
     },
   },
   {
@@ -956,181 +501,65 @@ export const checks: CheckDef[] = [
       const window = ctx.server.contextWindow?.value;
       await calibrate(ctx);
       const reps = ctx.threshold('repetitions');
-      const pace = await measurePace(ctx);
-      const maxTokens = pace
-        ? tokensAt(pace, {
-            targetMs: ctx.threshold('requestMs'),
-            min: 8,
-            max: Math.min(1024, window ? Math.floor(window / 2) : 1024),
-            wallCapMs: 5_000,
-          })
-        : ctx.threshold('maxTokens');
-      const sizing = `${sizedFrom(pace)}: ${maxTokens} tokens per normal request`;
+      const { maxTokens, sizing } = await normalSize(ctx, window, {
+        requestMs: ctx.threshold('requestMs'),
+        maxTokens: ctx.threshold('maxTokens'),
+      });
       const ev: Evidence[] = [];
-      const normal = async (label: string) => {
-        const x = await chat(
-          ctx,
-          generationBody(ctx, 'openai-chat', {
-            prompt: uniquePrompt(ctx, 'Write a short paragraph about rivers and stones.'),
-            maxTokens,
-            stream: true,
-            exactLength: true,
-            extra: STREAM_USAGE,
-          }),
-        );
-        if (ev.length < 24) ev.push(evidence(label, x));
-        return x;
-      };
+      const sets = normalSets(ctx, maxTokens, reps, ev);
       const longTokens = Math.min(
         ctx.threshold(ctx.tier === 'full' ? 'longTokensFull' : 'longTokensQuick'),
-        window ? fitting(window, ctx.threshold('longFraction'), 1) : Infinity,
+        window ? fittingPrompt(window, ctx.threshold('longFraction'), 1) : Infinity,
       );
-      const warm = await normal('warm-up (dropped)');
+      const warm = await sets.one('warm-up (dropped)');
       ctx.log(
         `estimate: ~${fmt((2 * reps * warm.rec.tEnd) / 1000, 1)} s for ${2 * reps} normal requests of ${maxTokens} tokens (${sizing}; one took ${fmt(warm.rec.tEnd)} ms), ` +
           `plus one ~${longTokens}-token prompt${window ? ' and two over-long prompts' : ' (no window known: no over-long prompt)'}`,
       );
-      // Who used the CPUs during each timed set (where the suite started the server): a neighbour that arrives
-      // between the sets slows a CPU-bound server exactly like a degradation would (lib/grading/cycles.ts contention).
-      const pid = ctx.server.startedPid;
-      const timedSet = async (label: string) => {
-        const a = cpuSnapshot(pid);
-        const xs: Exchange[] = [];
-        for (let i = 0; i < reps; i++) xs.push(await normal(`${label} ${i + 1}`));
-        const b = cpuSnapshot(pid);
-        return { xs, cpu: a && b ? cpuUse(a, b) : undefined };
-      };
-      const beforeSet = await timedSet('before');
-      const before = beforeSet.xs;
-      // The long requests: a 90 % prompt that runs, and an over-long one in each mode.
-      const long = await timedPrefill(ctx, longTokens, longDeadlines(ctx), 7);
-      ev.push(evidence(`long prompt ~${long.sent} tokens`, long.x));
-      const waitMs = noAnswerBound(ctx, long.ttft);
-      const overs = window
-        ? [
-            await overWindowRequest(ctx, false, Math.ceil(window * 1.3), waitMs, 8),
-            await overWindowRequest(ctx, true, Math.ceil(window * 1.3), waitMs, 9),
-          ]
-        : [];
-      overs.forEach((o) => ev.push(evidence(`over-long prompt ~${o.sent} tokens: ${o.finding.kind}`, o.x)));
+      const beforeSet = await sets.timed('before');
+      const long = await longRequests(ctx, window, longTokens, (ms) => noAnswerBound(ctx, ms), ev);
       ctx.log('long requests done; timing normal requests again');
-      let lastSet = await timedSet('after');
-      const after = lastSet.xs;
-      const ours = [...before, ...after].find((x) => endedByUs(x.rec));
+      const afterSet = await sets.timed('after');
+      const all = [...beforeSet.xs, ...afterSet.xs];
+      const ours = all.find((x) => endedByUs(x.rec));
       if (ours)
         return inconclusive(
           budgetText('the normal requests finished', paceFor(ctx), describeExchange(ours)),
           { tokens: maxTokens, sizing },
           ev,
         );
-      const broken = after.filter((x) => !served(x));
-      // wall_tps = tokens / e2e; `shift` moves e2e (our client's delay, counted against a failing verdict).
-      const tps = (xs: Exchange[], shift = 0) =>
-        xs.map((x) => {
-          const tokens = x.metrics?.completionTokens;
-          if (x.rec.status !== 200 || x.rec.failure || tokens === undefined) return undefined;
-          const e2e = x.metrics!.e2eMs + shift;
-          return e2e > 0 ? tokens / (e2e / 1000) : undefined;
-        });
-      const metrics: Record<string, unknown> = {
+      const record = {
+        before: beforeSet.xs.map(normalOf),
+        after: afterSet.xs.map(normalOf),
         tokens: maxTokens,
         sizing,
-        beforeWallTps: tps(before),
-        afterWallTps: tps(after),
-        beforeTtftMs: before.map((x) => x.metrics?.ttftMs),
-        afterTtftMs: after.map((x) => x.metrics?.ttftMs),
-        longPromptStatus: long.x.rec.status,
-        overWindow: overs.map((o) => o.finding.kind),
+        ...long,
+        ev,
       };
-      // Not one normal request served, before the long prompts as after them: nothing was done to the server that
-      // this check could judge; the run reports that once (lib/check/blocked.ts).
-      if (broken.length && before.every((x) => !served(x)))
-        return blockedIfUnserved(
-          fail(
-            {
-              requirement: 'A normal streamed request MUST be served.',
-              expected: 'HTTP 200 and a streamed completion',
-              actual: `none of the ${before.length} normal requests before the long prompts, nor the ${after.length} after them, was served: ${describeExchange(broken[0])}`,
-              bytes: escapeBytes(bodyText(broken[0].rec), 300),
-            },
-            metrics,
-            ev,
-          ),
-          [...before, ...after].map((x) => x.rec),
-        );
-      if (broken.length) {
-        return fail(
-          {
-            requirement: 'After long and over-long prompts, a normal request MUST still be served.',
-            expected: `HTTP 200 and a streamed completion, as the ${before.length} requests before them got`,
-            actual: `${broken.length} of ${after.length} normal requests after the long ones failed: ${describeExchange(broken[0])}`,
-            violations: broken.slice(1).map((x) => describeExchange(x)),
-            bytes: escapeBytes(bodyText(broken[0].rec), 300),
-          },
-          metrics,
-          ev,
-        );
-      }
-      const sl = {
-        failSlowdown: ctx.threshold('failSlowdown'),
-        warnSlowdown: ctx.threshold('warnSlowdown'),
-        minSamples: ctx.threshold('minSamples'),
-      };
-      const gradeAfter = (xs: Exchange[]) =>
-        guardStarvation(
-          gradeSlowdown(tps(before), tps(xs), sl),
-          ctx.loopDelay(),
-          ctx.threshold('maxLoopDelayMs'),
-          (d) => gradeSlowdown(tps(before, d), tps(xs, -d), sl),
-        );
-      let g = gradeAfter(after);
-      Object.assign(metrics, g.figures);
-      if (g.outcome !== 'pass') {
+      const unserved = judgeServedAfter(record);
+      if (unserved)
+        return unserved.blocked
+          ? blockedIfUnserved(
+              unserved.verdict,
+              all.map((x) => x.rec),
+            )
+          : unserved.verdict;
+      const t = thresholdsOf(ctx, ['failSlowdown', 'warnSlowdown', 'minSamples', 'maxLoopDelayMs']);
+      const first = gradeAfterSet(record.before, record.after, t, ctx.loopDelay());
+      let lastSet = afterSet;
+      let confirmation: { xs: NormalRequest[]; grade: TimingGrade } | undefined;
+      if (first.outcome !== 'pass') {
         // A slowdown must persist: time a second set of normal requests, so a transient stall (ours or the
         // server's) cannot decide the verdict. A server that stays degraded is slow in both.
         ctx.log(
-          `after the long requests: ${g.outcome} (${fmt(g.figures.slowdown)}x); confirming with ${reps} more normal requests`,
+          `after the long requests: ${first.outcome} (${fmt(first.figures.slowdown)}x); confirming with ${reps} more normal requests`,
         );
-        lastSet = await timedSet('confirmation');
-        const again = lastSet.xs;
-        const g2 = gradeAfter(again);
-        metrics.firstAfter = { ...g.figures, outcome: g.outcome };
-        metrics.confirmationWallTps = tps(again);
-        Object.assign(metrics, g2.figures);
-        g =
-          g2.outcome === 'pass'
-            ? {
-                ...g2,
-                reason: `${g2.reason} (a first set right after the long requests was ${g.outcome}: ${fmt(g.figures.slowdown)}x; the confirmation was not: transient)`,
-              }
-            : {
-                ...g2,
-                reason: `${g2.reason}; confirmed: the first set after the long requests gave ${fmt(g.figures.slowdown)}x`,
-              };
+        lastSet = await sets.timed('confirmation');
+        const xs = lastSet.xs.map(normalOf);
+        confirmation = { xs, grade: gradeAfterSet(record.before, xs, t, ctx.loopDelay()) };
       }
-      const neighbour =
-        g.outcome === 'fail' || g.outcome === 'warn'
-          ? neighbourExplains(beforeSet.cpu, lastSet.cpu, g.figures.slowdown)
-          : undefined;
-      if (neighbour) {
-        metrics.cpu = { before: beforeSet.cpu, after: lastSet.cpu };
-        return inconclusive(`${g.reason}, but ${neighbour} (${sizing})`, metrics, ev);
-      }
-      if (g.outcome === 'fail') {
-        return fail(
-          {
-            requirement:
-              'After long and over-long prompts, a normal request MUST run at the speed it ran before them (same check, same request shape).',
-            expected: `wall_tps after ≥ 1/${ctx.threshold('failSlowdown')} of before (slowdown < ${ctx.threshold('failSlowdown')}x)`,
-            actual: `${g.reason}: the server stays degraded after a long prompt`,
-          },
-          metrics,
-          ev,
-        );
-      }
-      if (g.outcome === 'inconclusive') return inconclusive(`${g.reason} (${sizing})`, metrics, ev);
-      if (g.outcome === 'warn') return { ...warn(`${g.reason} (${sizing})`, metrics, ev), borderline: g.borderline };
-      return pass(`${g.reason} (${sizing})`, metrics, ev);
+      const cpu = { before: beforeSet.cpu, after: lastSet.cpu };
+      return judgeHealthyAfter({ ...record, first, confirmation, cpu }, t.failSlowdown);
     },
   },
 ];

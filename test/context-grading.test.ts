@@ -1,26 +1,24 @@
 // The context family's grading functions are pure: unit tests, and seeded simulations of noisy timings that
 // measure false failures (target ≤ 1 in 10,000 trials) and detection rates on the faults.
 import { describe, expect, test } from 'vitest';
+import { bisectLargestAccepted, gradeServedWindow, type ProbeAnswer } from '../lib/grading/context-window.ts';
+import { gradeSlowdown } from '../lib/grading/healthy-after.ts';
 import {
-  bisectLargestAccepted,
   CONTEXT_EXCEEDED_RE,
   classifyOverWindow,
   errorMessageOf,
   errorShapeOf,
-  gradePrefillScaling,
   gradeRejectionLatency,
-  gradeServedWindow,
-  gradeSlowdown,
-  guardStarvation,
-  mannWhitneyCounts,
   type OverWindowObservation,
-  type ProbeAnswer,
-  ratioCI,
+} from '../lib/grading/over-window.ts';
+import { fitPrefill, windowExcess } from '../lib/grading/prefill-fit.ts';
+import {
+  gradePrefillScaling,
   type ScalingThresholds,
   scalingLengths,
   scalingWorstCase,
-} from '../lib/grading/context.ts';
-import { fitPrefill, windowExcess } from '../lib/grading/prefill-fit.ts';
+} from '../lib/grading/prefill-scaling.ts';
+import { guardStarvation, mannWhitneyCounts, ratioCI } from '../lib/grading/timing-grade.ts';
 import { median, mulberry32 } from '../lib/measure/stats.ts';
 import { widthFromModels, widthFromOllamaShow } from '../lib/server/model-width.ts';
 

@@ -6,7 +6,6 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { neighbourExplains } from '../lib/grading/context.ts';
 import {
   type CycleSample,
   contention,
@@ -14,6 +13,7 @@ import {
   gradeNoSlowdown,
   gradeTtftStable,
 } from '../lib/grading/cycles.ts';
+import { neighbourExplains } from '../lib/grading/healthy-after.ts';
 import { type CpuUse, cpuSnapshot, cpuUse, processTreeJiffies } from '../lib/measure/machine-load.ts';
 import { checks as cycleChecks, cyclesWorkload, trendThresholds } from '../suites/cycles.ts';
 

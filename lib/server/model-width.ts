@@ -2,7 +2,7 @@
 // scaling"). llama.cpp's /v1/models carries `meta` with n_embd, n_params and n_vocab (no layer count anywhere);
 // Ollama's /api/show has `<arch>.embedding_length`. A width declared in the profile (the check's modelWidth
 // threshold) wins; a server that reports none leaves it unknown.
-import type { ModelWidth } from '../grading/context.ts';
+import type { ModelWidth } from '../grading/prefill-scaling.ts';
 import { bodyJson, record } from '../http/recorder.ts';
 
 type Json = Record<string, unknown>;

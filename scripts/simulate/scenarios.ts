@@ -5,7 +5,6 @@
 import { FAULTS } from '../../fixtures/reference-server/faults.ts';
 import type { PrefillContext } from '../../fixtures/reference-server/scheduler.ts';
 import { DEFAULTS } from '../../fixtures/reference-server/server.ts';
-import { gradePrefillScaling, scalingLengths } from '../../lib/grading/context.ts';
 import {
   type CycleSample,
   cyclesUndecided,
@@ -25,6 +24,7 @@ import {
   type StarvationStream,
   speedupUndecided,
 } from '../../lib/grading/parallel.ts';
+import { gradePrefillScaling, scalingLengths } from '../../lib/grading/prefill-scaling.ts';
 import type { CheckDef } from '../../lib/model/check.ts';
 import type { Verdict } from '../../lib/model/types.ts';
 import { checks as contextChecks } from '../../suites/context.ts';
@@ -148,7 +148,7 @@ function referencePrefillMs(n: number, o: PrefillModel): number {
   return total;
 }
 
-/** A TimingGrade of lib/grading/context.ts as the verdict the check returns (outcome and reason). */
+/** A TimingGrade of lib/grading/timing-grade.ts as the verdict the check returns (outcome and reason). */
 function gradeVerdict(g: { outcome: string; reason: string }): Verdict {
   return { outcome: g.outcome as Verdict['outcome'], message: g.reason };
 }
