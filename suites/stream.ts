@@ -6,7 +6,6 @@
 // The verdict rules are pure functions in lib/grading/stream.ts; this file records the streams, times the slots and
 // hands them the figures.
 
-import { escapeBytes } from '../lib/decode/stream-decoder.ts';
 import { usableSlots } from '../lib/exchange/batching.ts';
 import {
   chat,
@@ -17,6 +16,7 @@ import {
   paceFor,
   uniquePrompt,
 } from '../lib/exchange/exchange.ts';
+import { streamEvidence, streamProblem } from '../lib/exchange/exchange-evidence.ts';
 import { type LiveStream, startStream, within } from '../lib/exchange/live-stream.ts';
 import { promptOfTokens } from '../lib/exchange/prompts.ts';
 import { incompleteVerdict, type SharedRecording, shared } from '../lib/exchange/recordings.ts';
@@ -34,7 +34,6 @@ import {
   orphanNotCancellable,
   tooFewLongStreams,
 } from '../lib/grading/stream.ts';
-import { bodyText } from '../lib/http/recorder.ts';
 import { clientAllowanceMs } from '../lib/measure/client-lag.ts';
 import { budgetText, endedByUs } from '../lib/measure/deadlines.ts';
 import { decodeMsPerToken, describePace, expectedMs, type Pace, sizedFrom, tokensAt } from '../lib/measure/pace.ts';
@@ -42,7 +41,7 @@ import { median } from '../lib/measure/stats.ts';
 import { pollUntil } from '../lib/measure/timing.ts';
 import type { CheckContext, CheckDef } from '../lib/model/check.ts';
 import type { FamilySpec } from '../lib/model/family-spec.ts';
-import type { Evidence, Verdict } from '../lib/model/types.ts';
+import type { Verdict } from '../lib/model/types.ts';
 import { fail, fmt, inconclusive } from '../lib/model/verdict.ts';
 import { faultProof, type Proof, passProof } from './support/proof.ts';
 import { blockedIfUnserved } from './support/root-causes.ts';
@@ -54,30 +53,6 @@ export const family: FamilySpec = {
   timing: true,
   what: 'real streaming: TTFT well below end-to-end time, tokens spread over time, headers before prefill ends, cancel frees the slot',
 };
-
-const CAP = 200;
-const cap = (xs: number[]) => xs.slice(0, CAP).map((x) => Math.round(x * 10) / 10);
-
-/** A request that did not give a complete 200 stream: why, or undefined when it did. */
-function streamProblem(x: Exchange): string | undefined {
-  if (x.rec.status !== 200) return `${describeExchange(x)}; body ${escapeBytes(bodyText(x.rec), 200)}`;
-  if (x.rec.failure?.kind === 'token-idle') return `stalled: ${describeExchange(x)}`;
-  if (x.rec.failure) return describeExchange(x);
-  if (!x.events) return `HTTP 200 but not an event stream (content-type ${x.rec.headers['content-type'] ?? 'none'})`;
-  return undefined;
-}
-
-function evidenceOf(label: string, x: Exchange): Evidence {
-  return {
-    label,
-    status: x.rec.status,
-    readTimes: cap(x.rec.reads.map((r) => r.t)),
-    tokenTimes: cap((x.events?.tokens ?? []).map((t) => t.t)),
-    ttftMs: x.metrics?.ttftMs,
-    e2eMs: x.rec.tEnd,
-    wire: escapeBytes(bodyText(x.rec), 400),
-  };
-}
 
 // ------------------------------------------------------------------------------------------------------------
 // Long streams shared by ttft-before-end and spread (one recording, two readings), recorded once per run and server
@@ -170,7 +145,7 @@ function usable(
   const problems = ls.exchanges.map(streamProblem);
   const broken = brokenLongStreams(
     problems,
-    ls.exchanges.map((x, i) => evidenceOf(`request ${i + 1}`, x)),
+    ls.exchanges.map((x, i) => streamEvidence(`request ${i + 1}`, x)),
   );
   if (broken) {
     const failed = ls.exchanges.filter((_x, i) => problems[i]).map((x) => x.rec);
@@ -234,7 +209,7 @@ async function cancelByCounters(ctx: CheckContext, reader: BusyReader): Promise<
       maxTokens: n,
       tokensBeforeAbort: TOKENS_BEFORE_ABORT,
       startBoundMs: startBound(ctx),
-      evidence: [evidenceOf('orphan', x)],
+      evidence: [streamEvidence('orphan', x)],
     });
     // Tokens served without text (lib/measure/served.ts) give nothing to cut the stream after: once more, with a fresh prompt.
     if (!v) continue;
@@ -290,7 +265,7 @@ async function cancelByCounters(ctx: CheckContext, reader: BusyReader): Promise<
     remainingMs,
     forced,
     freeWithinMs: freeWithin,
-    evidence: [evidenceOf('orphan (aborted)', x)],
+    evidence: [streamEvidence('orphan (aborted)', x)],
   });
 }
 
@@ -356,7 +331,7 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
     return inconclusive(
       `the probe was answered at once while all ${k} slots were busy (${describeExchange(px)}): admission control, not queueing, so a held slot cannot be timed`,
       { slots: k },
-      [evidenceOf('probe', px)],
+      [streamEvidence('probe', px)],
     );
   }
   if (probe.count > 0) {
@@ -366,7 +341,7 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
     return inconclusive(
       `the probe was served while all ${k} slots were busy: the server runs more than ${k} requests at once, so a held slot would not delay it (declare the real slot count)`,
       { slots: k },
-      xs.slice(0, 4).map((x, i) => evidenceOf(`orphan ${i + 1}`, x)),
+      xs.slice(0, 4).map((x, i) => streamEvidence(`orphan ${i + 1}`, x)),
     );
   }
   if (!held) {
@@ -389,7 +364,7 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
     return inconclusive(
       `after the disconnect the probe got ${describeExchange(px)} instead of a stream: cannot time the freed slot`,
       undefined,
-      [evidenceOf('probe', px)],
+      [streamEvidence('probe', px)],
     );
   }
   return gradeCancelByDelay({
@@ -405,7 +380,10 @@ async function cancelByDelay(ctx: CheckContext): Promise<Verdict> {
     remainingMs: itl !== undefined ? (n - seen) * itl : undefined,
     orphanMaxTokens: n,
     forced: !!ctx.profile.forceLength,
-    evidence: [evidenceOf('probe', px), ...xs.slice(0, 3).map((x, i) => evidenceOf(`orphan ${i + 1} (aborted)`, x))],
+    evidence: [
+      streamEvidence('probe', px),
+      ...xs.slice(0, 3).map((x, i) => streamEvidence(`orphan ${i + 1} (aborted)`, x)),
+    ],
   });
 }
 
@@ -438,7 +416,7 @@ async function recordPrefills(
       return { verdict: inconclusive(`cannot build a prompt of a known length: ${(e as Error).message}`) };
     }
     const x = await chat(ctx, generationBody(ctx, 'openai-chat', { prompt, maxTokens: 2, stream: true }));
-    const evidence = [evidenceOf(`request ${i + 1}`, x)];
+    const evidence = [streamEvidence(`request ${i + 1}`, x)];
     if (x.rec.failure?.kind === 'headers-timeout') {
       const requirement =
         'Response headers SHOULD be sent when the request is accepted, before a long prefill ends, so clients with header timeouts keep waiting.';
@@ -522,7 +500,7 @@ export const checks: CheckDef[] = [
         long: u.ls,
         maxRatio: ctx.threshold('maxRatio'),
         lag,
-        evidence: u.ok.map((x, i) => evidenceOf(`stream ${i + 1}`, x)),
+        evidence: u.ok.map((x, i) => streamEvidence(`stream ${i + 1}`, x)),
       });
     },
   },
@@ -559,7 +537,7 @@ export const checks: CheckDef[] = [
         maxReadShare: ctx.threshold('maxReadShare'),
         maxLateShare: ctx.threshold('maxLateShare'),
         lag: ctx.clientLag({ p99Ms: rec.lag.p99Ms, maxMs: clientAllowanceMs(rec.lag) }),
-        evidence: u.ok.map((x, i) => evidenceOf(`stream ${i + 1}`, x)),
+        evidence: u.ok.map((x, i) => streamEvidence(`stream ${i + 1}`, x)),
       });
     },
   },
@@ -604,7 +582,7 @@ export const checks: CheckDef[] = [
         minPrefillMs: ctx.threshold('minPrefillMs'),
         maxHeadersShare: ctx.threshold('maxHeadersShare'),
         lag: ctx.clientLag(),
-        evidence: r.xs.map((x, i) => evidenceOf(`request ${i + 1}`, x)),
+        evidence: r.xs.map((x, i) => streamEvidence(`request ${i + 1}`, x)),
       });
     },
   },
