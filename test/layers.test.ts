@@ -127,3 +127,38 @@ test('no module-level registry in lib/ but the process state listed, each with i
     'listed but gone: take it out',
   ).toEqual([]);
 });
+
+/** Lines a source file of lib/, suites/ or reporters/ may have: past it, a module holds more than one concern. */
+const MAX_FILE_LINES = 700;
+/** Lines a check's run() may have: a check declares and drives; its rules live in lib/grading. */
+const MAX_RUN_LINES = 80;
+
+function sources(): string[] {
+  return ['lib', 'suites', 'reporters'].flatMap((d) => tsFiles(join(ROOT, d)));
+}
+
+test(`no source file in lib/, suites/ or reporters/ over ${MAX_FILE_LINES} lines`, () => {
+  const long = sources()
+    .map((f) => ({ f: relative(ROOT, f), n: readFileSync(f, 'utf8').split('\n').length }))
+    .filter(({ n }) => n > MAX_FILE_LINES)
+    .map(({ f, n }) => `${f}: ${n} lines`);
+  expect(long).toEqual([]);
+});
+
+test(`no check's run() over ${MAX_RUN_LINES} lines`, () => {
+  const long: string[] = [];
+  for (const f of tsFiles(join(ROOT, 'suites'))) {
+    const lines = readFileSync(f, 'utf8').split('\n');
+    lines.forEach((l, i) => {
+      if (!/^\s*(?:async\s+)?run\s*[(:]/.test(l)) return;
+      const indent = l.length - l.trimStart().length;
+      // The body ends at the first closing line at the opening line's indent.
+      const end = lines.findIndex(
+        (m, j) => j > i && m.trim().startsWith('}') && m.length - m.trimStart().length <= indent,
+      );
+      const n = (end < 0 ? lines.length : end) - i + 1;
+      if (n > MAX_RUN_LINES) long.push(`${relative(ROOT, f)}:${i + 1}: run() of ${n} lines`);
+    });
+  }
+  expect(long).toEqual([]);
+});
