@@ -177,6 +177,7 @@ async function main(): Promise<number> {
       jobs: { type: 'string', default: '1' },
       cases: { type: 'string' },
       'only-case': { type: 'string' },
+      'families-in': { type: 'string' },
       diff: { type: 'boolean' },
     },
   });
@@ -185,6 +186,11 @@ async function main(): Promise<number> {
   const base = loadServers().find((p) => p.id === 'reference')!;
   let cases = casesOf(await loadProofs());
   if (values['only-case']) cases = cases.filter((c) => c.key.includes(values['only-case']!));
+  if (values['families-in']) {
+    // Only the cases whose families are all in this list (the reference case runs the whole catalogue: kept).
+    const keep = new Set(values['families-in'].split(','));
+    cases = cases.filter((c) => c.families.length === 0 || c.families.every((f) => keep.has(f)));
+  }
   if (values.cases) cases = cases.slice(0, Number(values.cases));
   const results: CaseResult[] = [];
   let next = 0;
