@@ -650,6 +650,19 @@ export const proofs: Proof[] = [
   ),
 
   passProof('context.prefill-scaling', { messageIncludes: ['close to linear', 'fixed cost', 'under 4x'] }),
+  // The health gate (lib/grading/health-gate.ts): in a run (start-of-run baseline, a probe right after the check), the
+  // correct server stays graded; a server made sick by the check's own longest prompt (3686 tokens, past the fault's
+  // 3000, inside the 4096 window) is not a pass, naming the degradation and the check as its cause.
+  passProof('context.prefill-scaling', { run: { checks: [], waitS: 2 }, messageIncludes: ['close to linear'] }),
+  faultProof(
+    'context.prefill-scaling',
+    'health-degrade-after-long-prompt',
+    [
+      'not graded: the server was degraded right after this check',
+      'context.prefill-scaling is the check that made it so',
+    ],
+    { run: { checks: [], waitS: 2 }, expect: 'inconclusive', raw: 'inconclusive' },
+  ),
   // Linear + constant and quadratic + constant on a 32768-token window, extrapolated within ±25 % of their formulas:
   // test/prefill-extrapolation.test.ts (pass, and never a pass for the quadratic of a model of unknown width).
   // Real attention cost passes: llama.cpp's tiny model's measured curve and its width (256, reported in /v1/models

@@ -5,6 +5,7 @@ import { type ReferenceHandle, startReference } from '../fixtures/reference-serv
 import { rootCauses } from '../lib/check/blocked.ts';
 import { grade, runCheck } from '../lib/check/check.ts';
 import { TIMING_FAMILIES } from '../lib/check/family-order.ts';
+import { defaultSettings } from '../lib/config/settings.ts';
 import type { RunMemory } from '../lib/model/check.ts';
 import { freshMemory } from '../lib/model/memory.ts';
 import type { Profile, ServerInfo } from '../lib/model/types.ts';
@@ -128,6 +129,8 @@ for (const [family, mod] of Object.entries(families)) {
           }
           const { verdict } = await runCheck(check!, {
             memory: runOwn ?? memoryFor(key),
+            // The health gate after a timing check waits for a recovery as long as the proof's run says.
+            ...(proof.run ? { settings: { ...defaultSettings(), healthWaitMs: proof.run.waitS * 1000 } } : {}),
             profile,
             server,
             // One run per server and profile, as in a real run: the checks of a family read the recordings it shares

@@ -7,6 +7,7 @@ import { effectiveProfile } from '../config/effective.ts';
 import { redact } from '../config/secrets.ts';
 import { defaultSettings } from '../config/settings.ts';
 import { makeRequester } from '../exchange/requester.ts';
+import { gateTimingVerdict } from '../grading/health-gate.ts';
 import { budgetText } from '../measure/deadlines.ts';
 import { clientLag } from '../measure/fidelity.ts';
 import { observations, paceKey, paceOf } from '../measure/pace.ts';
@@ -23,7 +24,10 @@ import type {
 } from '../model/types.ts';
 import { inconclusive, NotMeasurable } from '../model/verdict.ts';
 import { apiSkipReason } from '../server/api-discovery.ts';
+import { describeRequest, requestsSince } from '../server/health.ts';
+import { healthAfterTiming, readSentinel, timingCheck } from '../server/sentinel.ts';
 import { type RootCauseStore, resolveBlocked, rootCauses } from './blocked.ts';
+import { TIMING_FAMILIES } from './family-order.ts';
 
 const isApi = (cap: Capability): cap is ApiFlavour => (API_FLAVOURS as readonly string[]).includes(cap);
 
@@ -169,6 +173,7 @@ export async function runCheck(
   const left = o.deadlineAt === undefined ? Infinity : Math.max(0, o.deadlineAt - Date.now());
   const limit = Math.min(own, left);
   const t0 = performance.now();
+  const since = Date.now();
   let timer: NodeJS.Timeout | undefined;
   try {
     const ctx = makeContext(check, o, ac.signal, loop);
@@ -209,13 +214,41 @@ export async function runCheck(
       }),
     ]);
     running.catch(() => undefined); // a check still running after its grace must not surface as an unhandled rejection
+    const ms = performance.now() - t0;
+    // No timing check passes on a server degraded right after it (lib/grading/health-gate.ts).
+    const gated = gateTimingVerdict(check.id, verdict, await healthAfter(check, o, since, ctx.secrets));
     // One root cause, one failure: a failed precondition is reported by one check, the others are blocked by it.
     const causes = o.causes ?? rootCauses(o.memory);
-    return { verdict: resolveBlocked(check, verdict, causes), loopDelay: loop(), ms: performance.now() - t0 };
+    return { verdict: resolveBlocked(check, gated, causes), loopDelay: loop(), ms };
   } finally {
     if (timer) clearTimeout(timer);
     h.disable();
   }
+}
+
+/**
+ * The health probe right after a timing check, against the run's start-of-run baseline (lib/server/sentinel.ts):
+ * only where the run measured one (the sentinel on), and not after a destructive check (its verdict is about its bad
+ * input's answer; the sentinel's probe after it names it as the cause). One short request on a healthy server.
+ */
+async function healthAfter(check: CheckDef, o: ContextOptions, since: number, secrets: string[]) {
+  if (check.destructive || !timingCheck(check, TIMING_FAMILIES)) return undefined;
+  const s = readSentinel(o.memory);
+  if (!s.baseline || s.off || s.degraded) return undefined;
+  const last = requestsSince(since).at(-1);
+  return healthAfterTiming(
+    {
+      profile: o.profile,
+      server: o.server,
+      memory: o.memory,
+      runId: o.runId ?? 'run',
+      deadlineAt: o.deadlineAt,
+      waitBoundMs: o.settings?.healthWaitMs,
+      log: o.log,
+    },
+    check,
+    last && redact(describeRequest(last), secrets),
+  );
 }
 
 /** How long a check whose bound ran out may take to grade what it measured before the runner answers for it. */

@@ -8,6 +8,7 @@
 // breaker's (suites/support/guard.ts). Plain functions, no Vitest.
 import { describeExchange, generationBody, send, uniquePrompt } from '../exchange/exchange.ts';
 import { makeRequester } from '../exchange/requester.ts';
+import type { HealthAfterCheck } from '../grading/health-gate.ts';
 import { tokensAt } from '../measure/pace.ts';
 import { median } from '../measure/stats.ts';
 import type { CheckDef, RunMemory, SharedSlice } from '../model/check.ts';
@@ -283,7 +284,10 @@ export async function measureBaseline(sc: SentinelContext): Promise<SentinelStat
 
 /** Record the check that just ran (its last request names what preceded a degradation). */
 export function noteCheckEnded(memory: RunMemory, checkId: string, request: string | undefined): void {
-  update(memory, (s) => ({ ...s, lastCheck: { id: checkId, request, endedAt: Date.now() } }));
+  // Already noted, and probed after, by healthAfterTiming: the probe stays the fresh one.
+  update(memory, (s) =>
+    probedAfter(s, checkId) ? s : { ...s, lastCheck: { id: checkId, request, endedAt: Date.now() } },
+  );
 }
 
 const MAX_EVENTS = 60;
@@ -320,9 +324,19 @@ async function probeAndJudge(
   after: string,
   next?: string,
 ): Promise<SentinelState> {
+  return (await probeJudgeWait(sc, when, after, next)).state;
+}
+
+/** probeAndJudge, with the first degraded judgement (before any wait) and how long the sentinel waited. */
+async function probeJudgeWait(
+  sc: SentinelContext,
+  when: 'after' | 'before',
+  after: string,
+  next?: string,
+): Promise<{ state: SentinelState; first?: SentinelVerdict; waitedMs?: number }> {
   const s0 = readSentinel(sc.memory);
   const base = s0.baseline;
-  if (!base || !s0.tokens || s0.degraded) return s0;
+  if (!base || !s0.tokens || s0.degraded) return { state: s0 };
   const tokens = s0.tokens;
   const bound = probeBoundMs(base);
   // One probe; when its verdict is `confirm`, two more and the median of the three decide (a verdict that changes
@@ -337,9 +351,9 @@ async function probeAndJudge(
     return { figures, verdict: judgeHealth(base, figures) };
   };
   let j = await judgeOf(true);
-  if (!j) return readSentinel(sc.memory);
+  if (!j) return { state: readSentinel(sc.memory) };
   logEvent(sc.memory, eventOf(when, after, next, j, base));
-  if (!j.verdict.degraded) return readSentinel(sc.memory);
+  if (!j.verdict.degraded) return { state: readSentinel(sc.memory) };
   const first = j;
   const waitBound = Math.max(
     0,
@@ -361,17 +375,19 @@ async function probeAndJudge(
   const waitedMs = Date.now() - start;
   if (!j.verdict.degraded) {
     sc.log?.(`health sentinel: recovered after ${fmt(waitedMs / 1000, 1)} s (${j.verdict.figures})`);
-    return update(sc.memory, (s) => ({
+    const state = update(sc.memory, (s) => ({
       ...s,
       recovered: [...(s.recovered ?? []), { after, verdict: first.verdict.figures, waitedMs }],
     }));
+    return { state, first: first.verdict, waitedMs };
   }
   const request = readSentinel(sc.memory).lastCheck?.request;
   sc.log?.(`health sentinel: degraded since ${after} (${j.verdict.figures}), still after ${fmt(waitedMs / 1000, 1)} s`);
-  return update(sc.memory, (s) => ({
+  const state = update(sc.memory, (s) => ({
     ...s,
     degraded: { since: after, request, figures: j.figures, verdict: j.verdict, waitedMs },
   }));
+  return { state, first: first.verdict, waitedMs };
 }
 
 /** What a check declares that the sentinel cares about. */
@@ -397,10 +413,33 @@ export async function sentinelBefore(sc: SentinelContext, check: SentinelCheck):
   return degradedText(s.degraded);
 }
 
+/**
+ * Right after a timing check (lib/check/check.ts gates its verdict with it): its last request recorded, then one
+ * probe against the start-of-run baseline (three when it looks degraded, then the wait for a recovery). Undefined when
+ * the sentinel is off, or the run was already degraded before the check (it was then not run).
+ */
+export async function healthAfterTiming(
+  sc: SentinelContext,
+  check: SentinelCheck,
+  lastRequest: string | undefined,
+): Promise<HealthAfterCheck | undefined> {
+  const s = readSentinel(sc.memory);
+  if (!s.baseline || s.off || s.degraded) return undefined;
+  noteCheckEnded(sc.memory, check.id, lastRequest);
+  const r = await probeJudgeWait(sc, 'after', check.id);
+  if (!r.first) return { degraded: false, figures: '', lasting: false, waitedMs: 0 };
+  return { degraded: true, figures: r.first.figures, lasting: !!r.state.degraded, waitedMs: r.waitedMs ?? 0 };
+}
+
+/** A probe already followed this check's end (healthAfterTiming): no second one. */
+function probedAfter(s: SentinelState, checkId: string): boolean {
+  return s.lastCheck?.id === checkId && s.lastProbeAt !== undefined && s.lastProbeAt >= s.lastCheck.endedAt;
+}
+
 /** After a disturbing check: probe, wait for a recovery within the bound, or mark the run degraded since it. */
 export async function sentinelAfter(sc: SentinelContext, check: SentinelCheck): Promise<string | undefined> {
   const s = readSentinel(sc.memory);
-  if (!s.baseline || s.off || s.degraded) return undefined;
+  if (!s.baseline || s.off || s.degraded || probedAfter(s, check.id)) return undefined;
   const after = await probeAndJudge(sc, 'after', check.id);
   return after.degraded
     ? `(health sentinel: the server is degraded since this check — ${after.degraded.verdict.figures}; health.sentinel reports it)`

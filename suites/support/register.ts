@@ -193,6 +193,8 @@ export function registerChecks(family: string, checks: CheckDef[], fileFamily = 
             tier,
             strict,
             runId: run().runId,
+            // The run's settings: the health gate after a timing check waits CONFORMANCE_HEALTH_WAIT_S for a recovery.
+            settings: settings(),
             deadlineAt: deadline || undefined,
             preflight: run().fidelity,
             // One root cause, one failure, across the run's test files (lib/check/blocked.ts), and everything

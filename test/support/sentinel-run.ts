@@ -3,6 +3,7 @@
 // not run (its verdict: inconclusive naming the degradation); a disturbing check is followed by a probe.
 import { runCheck } from '../../lib/check/check.ts';
 import { TIMING_FAMILIES } from '../../lib/check/family-order.ts';
+import { defaultSettings } from '../../lib/config/settings.ts';
 import type { CheckDef } from '../../lib/model/check.ts';
 import type { Verdict } from '../../lib/model/types.ts';
 import { describeRequest, requestsSince } from '../../lib/server/health.ts';
@@ -34,7 +35,9 @@ export async function runWithSentinel(
   const afterDegraded = readSentinel(sc.memory).degraded !== undefined;
   if (degraded) return { timing, afterDegraded, verdict: { outcome: 'inconclusive', message: degraded } };
   const since = Date.now();
-  const { verdict } = await runCheck(check, { ...options, memory: sc.memory });
+  // The health gate after a timing check (lib/check/check.ts) waits for a recovery as long as the run's sentinel.
+  const settings = { ...defaultSettings(), healthWaitMs: sc.waitBoundMs };
+  const { verdict } = await runCheck(check, { settings, ...options, memory: sc.memory });
   const last = requestsSince(since).at(-1);
   noteCheckEnded(sc.memory, check.id, last && describeRequest(last));
   if (disturbing(check)) await sentinelAfter(sc, check);
