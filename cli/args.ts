@@ -213,7 +213,7 @@ Usage:
 
 ${optionHelp(RUN_OPTIONS)}
 
-Families: ${SELECTABLE_FAMILIES.join(', ')} (--only setup: reachability alone)
+Families: ${SELECTABLE_FAMILIES.join(', ')} (--only setup: reachability alone; every --only run ends with health.sentinel)
 
 Exit codes: 0 gate passed · 1 gate failed · 2 usage or configuration error · 3 server never ready · 4 internal error
             130 interrupted by Ctrl-C (143 by SIGTERM): every report is written from the checks that finished

@@ -89,11 +89,14 @@ export interface RunResult {
   regressions?: number;
 }
 
-/** The Vitest file filters for the families asked for (setup always; api-last goes with api). */
+/** Families every --only run has: setup, and health (the sentinel's final word: a slowdown any chosen check caused). */
+const ALWAYS_ONLY = ['setup', 'health'];
+
+/** The Vitest file filters for the families asked for (setup always, health in every --only; api-last goes with api). */
 export function familyFilters(o: Pick<RunOptions, 'only' | 'skip'>): string[] {
   if (!o.only && !o.skip) return [];
   const chosen = FAMILY_ORDER.filter((f) => {
-    if (f === 'setup') return true;
+    if (f === 'setup' || (o.only && ALWAYS_ONLY.includes(f))) return true;
     const family = CHECKS_OF[f] ?? f;
     return o.only ? o.only.includes(family) : !o.skip!.includes(family);
   });

@@ -235,8 +235,17 @@ export const proofs: Proof[] = [
   passProof('capacity.figures-certified', {
     profile: { capacity: { ...FAST, outputTokens: 4, maxConcurrency: 2, rateFractions: [] } },
     expect: 'inconclusive',
-    messageIncludes: ['delivery could not be judged', 'too short to tell'],
+    messageIncludes: ['delivery could not be judged', 'too short to tell', 'nor could answers of two lengths'],
   }),
+  // Held answers with no server timings: every token within our client's lag, so the streams alone cannot tell; the
+  // answers' length can (TTFT grows with it): burst delivery, named as told by length. The same profile as the "too
+  // short" proof would be unknown on the correct server (its 4-token answers move TTFT by less than the noise floor).
+  faultProof(
+    'capacity.figures-certified',
+    'capacity-held-answers',
+    ['burst delivery, not a decode rate', 'answers held to the end, told by their length', 'TTFT grew'],
+    { profile: { capacity: { ...PROOF_CAPACITY, maxConcurrency: 1, rateFractions: [] } }, expect: 'warn' },
+  ),
   faultProof('capacity.figures-certified', 'capacity-usage-undercount', ['usage does not count what was streamed'], {
     profile: { capacity: { ...FAST, maxConcurrency: 4, rateFractions: [] } },
     expect: 'warn',

@@ -6,7 +6,7 @@
 // Timing verdicts are the pure functions of lib/grading/parallel.ts; scripts/simulate-false-failures.ts measures their
 // false-failure and detection rates.
 
-import { CpuMeter, recordBatching, usableSlots } from '../lib/exchange/batching.ts';
+import { CpuMeter, knownSlots, recordBatching, usableSlots } from '../lib/exchange/batching.ts';
 import {
   chat,
   describeExchange,
@@ -311,14 +311,17 @@ export const checks: CheckDef[] = [
           tokens: w.tokens,
           sizing,
         });
+      // Slots declared, reported, or measured earlier in the run (stream.cancel-frees-slot: requests served at once).
+      const slots = knownSlots(ctx);
       const v = gradeSpeedup({
         ...speedupFigures(singles, pairs, thresholds),
-        slots: ctx.profile.slots,
+        slots: slots?.value,
+        ...(slots?.measured ? { slotsMeasured: true } : {}),
         loop,
         clientCpu: m.clientCpu,
       });
       // Slots unknown: clear batching (a pass at ≥ warnBelow) enables the multi-slot checks at 2 concurrent.
-      if (ctx.profile.slots === undefined && (v.outcome === 'pass' || v.outcome === 'fail'))
+      if (slots === undefined && (v.outcome === 'pass' || v.outcome === 'fail'))
         recordBatching(ctx, batchingFromSpeedup(v, thresholds.warnBelow));
       const note = `${textlessNote([...singles, ...pairs.flat()])} (${sizing}${short ? `; ${short}` : ''})`;
       // The two workloads the speedup compares, as every report shows a workload (lib/measure/workload.ts): without
@@ -368,7 +371,8 @@ export const checks: CheckDef[] = [
     async run(ctx) {
       const full = ctx.tier === 'full';
       // Slots unknown: probe up to the tier's cap, the curve itself shows where batching stops.
-      const cap = Math.min(full ? 32 : 4, Math.max(2, ctx.profile.slots ?? (full ? 32 : 4)));
+      const slots = knownSlots(ctx)?.value;
+      const cap = Math.min(full ? 32 : 4, Math.max(2, slots ?? (full ? 32 : 4)));
       const concurrency: number[] = [];
       for (let c = 1; c <= cap; c *= 2) concurrency.push(c);
       if (concurrency[concurrency.length - 1] !== cap) concurrency.push(cap);
@@ -401,7 +405,7 @@ export const checks: CheckDef[] = [
       }
       const v = gradeScaling({
         levels,
-        slots: ctx.profile.slots,
+        slots,
         loop: ctx.loopDelay(),
         thresholds: {
           warnBelow: ctx.threshold('warnBelow'),
@@ -443,6 +447,7 @@ export const checks: CheckDef[] = [
       const full = ctx.tier === 'full';
       const slots = usableSlots(ctx);
       if (slots.value === undefined) return skip(slots.why);
+      if (slots.value < 2) return skip(`1 slot (${slots.source}): no concurrent streams to test`);
       const n = Math.min(slots.value, full ? 2 * ctx.threshold('maxStreams') : ctx.threshold('maxStreams'));
       const reps = full ? 3 : 2;
       const pace = await measurePace(ctx);
@@ -521,7 +526,7 @@ export const checks: CheckDef[] = [
       maxStreams: { value: 4, why: 'up to 4 concurrent streams (at least 2, at most the slots when known)' },
     },
     async run(ctx) {
-      const n = Math.max(2, Math.min(ctx.profile.slots ?? 2, ctx.threshold('maxStreams')));
+      const n = Math.max(2, Math.min(knownSlots(ctx)?.value ?? 2, ctx.threshold('maxStreams')));
       const tokens = 24;
       const specs = Array.from({ length: n }, () => {
         const nonce = ctx.nonce();
@@ -611,6 +616,16 @@ export const proofs: Proof[] = [
   plainProof('parallel.speedup-2', 'perf-parallel-slowdown', ['parallel slowdown (slots unknown)', 'our client took'], {
     serverArgs: ['--decode-step-ms', '20', '--fault-arg', 'factor=1.163'],
     note: '0.86x',
+  }),
+  // Slots measured, not reported: stream.cancel-frees-slot measured 4 served at once earlier in the run, so the same
+  // 1.0x of a server that admits 4 but gains nothing from it is no effective batching, not "serialised (slots unknown)".
+  plainProof('parallel.speedup-2', undefined, ['no effective batching', '4 slots, measured'], {
+    // Each extra sequence in a step costs a whole step: 4 admitted at once, the same tokens per second as one.
+    serverArgs: ['--batch-step-cost', '1'],
+    run: { checks: ['stream.cancel-frees-slot'], waitS: 5 },
+    expect: 'warn',
+    raw: 'warn',
+    note: 'slots measured by stream.cancel-frees-slot',
   }),
   passProof('parallel.scaling', { messageIncludes: [/best \d+\.\d+x at \d+ concurrent/] }),
   faultProof('parallel.scaling', 'perf-serialise', ['no scaling', 'served one at a time'], { expect: 'warn' }),

@@ -16,6 +16,7 @@
 import { anthropicAnswer, anthropicStreamedToolUses, chatAnswer, streamedToolCalls } from '../lib/decode/tool-calls.ts';
 import { type Exchange, generationBody, send, uniquePrompt } from '../lib/exchange/exchange.ts';
 import { sharedValue } from '../lib/exchange/recordings.ts';
+import { blockedOn, requestPrecondition } from '../lib/grading/preconditions.ts';
 import {
   isVerdict,
   judgeAnthropicStream,
@@ -44,7 +45,7 @@ import {
 import type { CheckContext, CheckDef } from '../lib/model/check.ts';
 import type { FamilySpec } from '../lib/model/family-spec.ts';
 import type { ApiFlavour, Verdict } from '../lib/model/types.ts';
-import { skip } from '../lib/model/verdict.ts';
+import { inconclusive } from '../lib/model/verdict.ts';
 import { classifyAnswer, featureGate, judgeInvalidCases, probeCheck, unanswered } from '../lib/server/feature-probe.ts';
 import { faultProof, type Proof, passProof, skipProof } from './support/proof.ts';
 import { blockedIfUnserved } from './support/root-causes.ts';
@@ -154,10 +155,17 @@ function gated(run: (ctx: CheckContext) => Promise<Verdict>): (ctx: CheckContext
   return async (ctx) => (await featureGate(ctx, 'tools', 'tools.supported', () => probe(ctx))) ?? run(ctx);
 }
 
-/** A streamed tools request that failed is graded once, by tools.stream-deltas; the other stream checks point there. */
+/**
+ * A streamed tools request that failed is graded once, by tools.stream-deltas: the other stream checks are inconclusive,
+ * blocked by it (their `dependsOn`, lib/check/blocked.ts), never its failure again.
+ */
 function streamUnusable(x: Exchange, what: string): Verdict | undefined {
   const a = classifyAnswer(x);
-  if (a.kind === 'broken') return skip(`${what} failed with ${a.detail}, graded once in tools.stream-deltas`);
+  if (a.kind === 'broken')
+    return blockedOn(
+      inconclusive(`${what} failed with ${a.detail}: nothing to judge`),
+      requestPrecondition(x.rec, { mayReport: false }),
+    );
   return unanswered(x, what, '');
 }
 
@@ -320,6 +328,7 @@ export const checks: CheckDef[] = [
     id: 'tools.stream-arguments',
     title: 'streamed argument fragments concatenate to a JSON string that validates',
     level: 'MUST',
+    dependsOn: ['tools.stream-deltas'],
     rationale:
       'Clients concatenate the fragments and parse them once the stream ends; a fragment lost, repeated or reformatted breaks the call.',
     reference: `${OPENAI}: chat completion chunk, delta.tool_calls[].function.arguments (fragments of the JSON arguments)`,
@@ -333,6 +342,7 @@ export const checks: CheckDef[] = [
     id: 'tools.stream-finish',
     title: 'a streamed tool call ends with exactly one finish_reason, "tool_calls"',
     level: 'MUST',
+    dependsOn: ['tools.stream-deltas'],
     rationale:
       'Streaming agents decide to run the tools on finish_reason "tool_calls"; none, two, or "stop" leaves them waiting or showing nothing.',
     reference: `${OPENAI}: chat completion chunk, finish_reason "tool_calls" if the model called a tool (set on the last chunk of the choice)`,
@@ -346,6 +356,7 @@ export const checks: CheckDef[] = [
     id: 'tools.stream-incremental',
     title: 'streamed tool-call arguments are spread over several deltas (INFO: whole at the end is allowed)',
     level: 'INFO',
+    dependsOn: ['tools.stream-deltas'],
     rationale:
       'Arguments streamed as generated let a client show progress; several servers send the call whole at the end, which works but streams nothing.',
     reference: `${OPENAI}: chat completion chunk (delta.tool_calls[].function.arguments may arrive in fragments); docs/servers.md "Burst delivery" (mlx-omni-server, oMLX send calls whole)`,
@@ -608,7 +619,12 @@ export const proofs: Proof[] = [
   faultProof('tools.stream-deltas', 'tools-stream-500', ['HTTP 500: Cannot use tools with stream', 'never a 5xx']),
   passProof('tools.stream-arguments', { messageIncludes: ['arguments valid after concatenating'] }),
   faultProof('tools.stream-arguments', 'tools-args-not-json', ['arguments are not JSON']),
-  skipped('tools.stream-arguments', 'tools-stream-500', 'graded once in tools.stream-deltas'),
+  ...['tools.stream-arguments', 'tools.stream-finish', 'tools.stream-incremental'].map((id) =>
+    faultProof(id, 'tools-stream-500', ['blocked by tools.stream-deltas', 'HTTP 500'], {
+      expect: 'inconclusive',
+      raw: 'inconclusive',
+    }),
+  ),
   passProof('tools.stream-finish', { messageIncludes: ['one finish_reason, "tool_calls"'] }),
   faultProof('tools.stream-finish', 'tools-finish-stop', ['finish_reason(s) ["stop"]']),
   passProof('tools.stream-incremental', { messageIncludes: ['spread over'] }),

@@ -9,7 +9,7 @@ import { parseCommand, UsageError } from '../cli/args.ts';
 import { runEnvironment } from '../cli/run.ts';
 import { type ReferenceHandle, startReference } from '../fixtures/reference-server/spawn.ts';
 import { arrivalOffsets } from '../lib/capacity/arrivals.ts';
-import { batchedBoundTps } from '../lib/capacity/certify.ts';
+import { batchedBoundTps, judgedByLength } from '../lib/capacity/certify.ts';
 import { clientBoundReason } from '../lib/capacity/client-meter.ts';
 import { capacityConfig, capacityRequested, parseSlo, SloError } from '../lib/capacity/config.ts';
 import { DatasetError, loadDataset, parseDataset } from '../lib/capacity/dataset.ts';
@@ -19,6 +19,7 @@ import { judgeCollapse, judgeErrorsBelowSlots, judgeStarvation } from '../lib/ca
 import { runCheck, skipReason } from '../lib/check/check.ts';
 import { compileSchema } from '../lib/config/schemas.ts';
 import { settingsFromEnv } from '../lib/config/settings.ts';
+import { judgeHeldByLength } from '../lib/grading/held-answer.ts';
 import { freshMemory } from '../lib/model/memory.ts';
 import type { Profile } from '../lib/model/types.ts';
 import { capacityLines } from '../reporters/capacity-table.ts';
@@ -266,6 +267,67 @@ describe('capacity: verdicts', () => {
     expect(clientBoundReason({ cpuShare: 0.9, loopLagP90Ms: 0 }, 8)).toMatch(/90 % of a core/);
     expect(clientBoundReason({ cpuShare: 0.2, loopLagP90Ms: 30 }, 8)).toMatch(/p90 lateness 30\.0 ms/);
     expect(clientBoundReason({ cpuShare: 0.2, loopLagP90Ms: 3 }, 8)).toBeUndefined();
+  });
+});
+
+describe('capacity: a held answer told from a fast one by its length', () => {
+  // The issue-33 server: 4 slots, 60 tok/s, role chunk at once, content held to the end (TTFT = end to end).
+  const held = (tokens: number, jitter: number) => {
+    const ms = 10 + (tokens * 1000) / 60 + jitter;
+    return { tokens, ttftMs: ms, e2eMs: ms + 0.5 };
+  };
+  // A streamed answer at the same rate: the first token after the prefill, whatever follows.
+  const streamed = (tokens: number, jitter: number) => ({
+    tokens,
+    ttftMs: 12 + jitter,
+    e2eMs: 12 + jitter + ((tokens - 1) * 1000) / 60,
+  });
+  const three = (f: typeof held, tokens: number) => [f(tokens, 0), f(tokens, 3), f(tokens, -2)];
+  test('held: TTFT grows with the answer as end to end does; streamed: it does not', () => {
+    const h = judgeHeldByLength(three(held, 16), three(held, 64));
+    expect(h.kind).toBe('held');
+    expect(h.share).toBeCloseTo(1, 2);
+    expect(h.detail).toMatch(/TTFT grew with the answer's length by 800 ms, 100 % of its 800 ms .* at 16 tokens/);
+    const s = judgeHeldByLength(three(streamed, 16), three(streamed, 64));
+    expect(s.kind).toBe('streamed');
+    expect(s.share).toBeCloseTo(0, 2);
+  });
+  test('unknown: too few answers, lengths not longer, or a growth within noise', () => {
+    expect(judgeHeldByLength([held(16, 0)], three(held, 64)).kind).toBe('unknown');
+    expect(judgeHeldByLength(three(held, 64), three(held, 64)).detail).toMatch(/not longer/);
+    // 4 tokens at 8 ms steps: 24 ms more end to end, under the 50 ms floor.
+    const fast = (tokens: number) => ({ tokens, ttftMs: tokens * 8, e2eMs: tokens * 8 });
+    expect(judgeHeldByLength([fast(1), fast(1)], [fast(4), fast(4)]).detail).toMatch(/within noise/);
+    // A TTFT spread of 500 ms at one length: 800 ms of growth is not beyond twice it.
+    const noisy = [held(16, 0), held(16, 500), held(16, 250)];
+    expect(judgeHeldByLength(noisy, three(held, 64)).kind).toBe('unknown');
+  });
+  test('a level not judged by its streams: held flags its rate and latency figures, streamed certifies them', () => {
+    const unjudged = level(1, 56, {
+      flags: [
+        { figure: 'itl', kind: 'not-judged', reason: 'not judged: within our client lag' },
+        { figure: 'usage', kind: 'usage', reason: 'usage < events' },
+      ],
+    });
+    const h = judgedByLength(unjudged, judgeHeldByLength(three(held, 16), three(held, 64)));
+    expect(h.filter((f) => f.kind === 'burst').map((f) => f.figure)).toEqual([
+      'itl',
+      'tpot',
+      'tpsPerStream',
+      'ttft',
+      'aggregateTps',
+    ]);
+    expect(h.find((f) => f.figure === 'itl')!.reason).toMatch(
+      /burst delivery, not a decode rate \(answers held to the end, told by their length/,
+    );
+    expect(h.some((f) => f.kind === 'usage')).toBe(true);
+    expect(judgedByLength(unjudged, judgeHeldByLength(three(streamed, 16), three(streamed, 64)))).toEqual([
+      unjudged.flags[1],
+    ]);
+    const u = judgedByLength(unjudged, { kind: 'unknown', detail: 'within noise' });
+    expect(u[0]!.reason).toBe('not judged: within our client lag; nor could answers of two lengths: within noise');
+    const judged = level(1, 56);
+    expect(judgedByLength(judged, { kind: 'held', detail: '' })).toBe(judged.flags);
   });
 });
 

@@ -166,14 +166,20 @@ test('--apis declares APIs (unknown names listed); --server alone is a bundled p
   });
 });
 
-test('--only and --skip select suite files: setup always, api-last with api', () => {
+test('--only and --skip select suite files: setup always, health.sentinel in every --only, api-last with api', () => {
   expect(familyFilters({})).toEqual([]);
-  expect(familyFilters({ only: ['setup'] })).toEqual(['suites/setup.test.ts']);
+  expect(familyFilters({ only: ['setup'] })).toEqual(['suites/setup.test.ts', 'suites/health.test.ts']);
   expect(familyFilters({ only: ['api', 'sse'] })).toEqual([
     'suites/setup.test.ts',
     'suites/api.test.ts',
     'suites/sse.test.ts',
     'suites/api-last.test.ts',
+    'suites/health.test.ts',
+  ]);
+  expect(familyFilters({ only: ['stream'] })).toEqual([
+    'suites/setup.test.ts',
+    'suites/stream.test.ts',
+    'suites/health.test.ts',
   ]);
   const skipped = familyFilters({ skip: ['api', 'errors'] });
   expect(skipped).toContain('suites/setup.test.ts');

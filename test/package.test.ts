@@ -335,6 +335,8 @@ describe('runs from the user folder', { concurrent: true }, () => {
         'env',
         'suites/setup.test.ts',
         'suites/sse.test.ts',
+        // Every --only run ends with the health sentinel's finding (cli/run.ts familyFilters).
+        'suites/health.test.ts',
       ],
       { cwd: ROOT, env: { OPENAI_BASE_URL: faulty.baseUrl, CONFORMANCE_REPORTS_DIR: reports } },
     );

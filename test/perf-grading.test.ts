@@ -1,6 +1,8 @@
 // The pure grading functions of the cycles and parallel families, on hand-made measurements: each verdict both ways,
 // the borderline band, and the inconclusive cases (starved client, too few samples).
 import { describe, expect, test } from 'vitest';
+import { knownSlots } from '../lib/exchange/batching.ts';
+import { recordServing } from '../lib/exchange/serving.ts';
 import {
   type CycleSample,
   cycleCurve,
@@ -22,6 +24,8 @@ import {
   speedupUndecided,
 } from '../lib/grading/parallel.ts';
 import { mulberry32 } from '../lib/measure/stats.ts';
+import { freshMemory } from '../lib/model/memory.ts';
+import type { Profile, ServerInfo } from '../lib/model/types.ts';
 
 const calm = { p99Ms: 12, maxMs: 20 };
 const starvedLoop = { p99Ms: 250, maxMs: 400 };
@@ -204,6 +208,47 @@ describe('parallel.speedup-2', () => {
     expect(
       gradeSpeedup({ singleTps: singles, aggregateTps: times(0.85), slots: 1, loop: calm, thresholds: th }).outcome,
     ).toBe('fail');
+  });
+  test('slots measured (requests served at once, no slots declared or reported): graded as slots, said measured', () => {
+    const serial = gradeSpeedup({
+      singleTps: singles,
+      aggregateTps: times(1.0),
+      slots: 4,
+      slotsMeasured: true,
+      loop: calm,
+      thresholds: th,
+    });
+    expect(serial.outcome).toBe('warn');
+    expect(serial.message).toContain('no effective batching (requests look serialised) with 4 slots, measured');
+    const one = gradeSpeedup({
+      singleTps: singles,
+      aggregateTps: times(1.0),
+      slots: 1,
+      slotsMeasured: true,
+      loop: calm,
+      thresholds: th,
+    });
+    expect(one.message).toContain('informational (1 slot, measured, so no batching is expected)');
+  });
+  test('the slots a check counts on: declared or reported first, else the serving concurrency measured in the run', () => {
+    const ctx = {
+      memory: freshMemory(),
+      runId: 'r',
+      baseUrl: 'http://127.0.0.1:1',
+      profile: { id: 'p' } as Profile,
+      server: {} as ServerInfo,
+    };
+    expect(knownSlots(ctx)).toBeUndefined();
+    recordServing(ctx, { how: 'serving concurrency not measured: …', reps: [] });
+    expect(knownSlots(ctx)).toBeUndefined();
+    recordServing(ctx, { concurrency: 1, how: 'measured (not reported): the server serves one at a time', reps: [] });
+    expect(knownSlots(ctx)).toMatchObject({ value: 1, measured: true, source: /serves one at a time/ });
+    expect(knownSlots({ ...ctx, profile: { id: 'p', slots: 4 } as Profile })).toEqual({
+      value: 4,
+      source: 'declared in profile (slots)',
+    });
+    // Another run's or server's measurement is not this one's.
+    expect(knownSlots({ ...ctx, runId: 'other' })).toBeUndefined();
   });
   test('slots unknown: batching passes and says so, serial is INFO "serialised", a slowdown fails', () => {
     const batch = gradeSpeedup({

@@ -303,14 +303,14 @@ test('Ctrl-C during a capacity sweep (SIGINT to the CLI): the levels printed as 
   // One line says what happened.
   expect(
     run.out.match(
-      /^llm-server-conformance: INTERRUPTED by SIGINT during capacity\.sweep: 1 of 6 checks finished; every report written/gm,
+      /^llm-server-conformance: INTERRUPTED by SIGINT during capacity\.sweep: 1 of 7 checks finished; every report written/gm,
     ),
     run.out,
   ).toHaveLength(1);
   expect(run.out).not.toMatch(/^GATE: /m);
   const results = readJson(file) as ResultsFile;
   expect(validateResults(results), schemaErrors(validateResults).join('\n')).toBe(true);
-  expect(results.header.interrupted).toMatchObject({ signal: 'SIGINT', running: 'capacity.sweep', planned: 6 });
+  expect(results.header.interrupted).toMatchObject({ signal: 'SIGINT', running: 'capacity.sweep', planned: 7 });
   expect(results.finished).toBeUndefined();
   expect(results.checks.map((c) => c.id)).toEqual(['setup.server-ready']);
   // Every report, from the same checks.
@@ -335,7 +335,7 @@ test('Ctrl-C during a capacity sweep (SIGINT to the CLI): the levels printed as 
   let printed = '';
   runReport({ files: [file], out: join(dir, 'rebuilt'), env: {}, print: (s) => (printed += s) });
   expect(printed).toMatch(
-    /^GATE: INTERRUPTED by SIGINT during capacity\.sweep, not judged — 1 of 6 checks finished: /m,
+    /^GATE: INTERRUPTED by SIGINT during capacity\.sweep, not judged — 1 of 7 checks finished: /m,
   );
   expect(printed).not.toContain('GATE: passed');
   expect(judgeRun(results, {})).toMatchObject({ gate: 'interrupted', exitCode: EXIT.interrupted });

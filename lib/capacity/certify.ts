@@ -6,6 +6,7 @@
 import { serverDecode } from '../decode/server-timings.ts';
 import type { Exchange } from '../exchange/exchange.ts';
 import { served } from '../exchange/served.ts';
+import type { HeldJudgement } from '../grading/held-answer.ts';
 import { assessStream, describeCauses, PHANTOM_THRESHOLDS, PHYSICAL_THRESHOLDS } from '../grading/phantom.ts';
 import { median } from '../measure/stats.ts';
 import { fmt } from '../model/verdict.ts';
@@ -81,17 +82,43 @@ function deliveryFlags(
     }));
   }
   if (phantom * 2 < judged) return [];
-  const why = `burst delivery, not a decode rate (${phantom}/${judged} streams: ${first})`;
+  return burstFlags(lv, `${phantom}/${judged} streams: ${first}`, `${phantom}/${judged} streams`);
+}
+
+/** The rate and latency figures of a level flagged as burst delivery: `why` the figures, `what` in a few words. */
+function burstFlags(lv: Pick<CapacityLevel, 'itlMs' | 'tpotMs'>, why: string, what: string): FlaggedFigure[] {
+  const because = `burst delivery, not a decode rate (${why})`;
   const burst = (figure: string, reason: string): FlaggedFigure => ({ figure, kind: 'burst', reason });
   return [
-    burst('itl', `ITL p50 ${fmt(lv.itlMs.p50 ?? undefined)} ms: ${why}`),
-    burst('tpot', `TPOT mean ${fmt(lv.tpotMs?.mean ?? undefined)} ms: ${why}`),
-    burst('tpsPerStream', `per-stream tok/s: ${why}`),
-    burst('ttft', `TTFT: the first token came with the rest (${why})`),
-    burst(
-      'aggregateTps',
-      `aggregate tok/s: whole answers delivered in bursts, not streamed (${phantom}/${judged} streams)`,
-    ),
+    burst('itl', `ITL p50 ${fmt(lv.itlMs.p50 ?? undefined)} ms: ${because}`),
+    burst('tpot', `TPOT mean ${fmt(lv.tpotMs?.mean ?? undefined)} ms: ${because}`),
+    burst('tpsPerStream', `per-stream tok/s: ${because}`),
+    burst('ttft', `TTFT: the first token came with the rest (${because})`),
+    burst('aggregateTps', `aggregate tok/s: whole answers delivered in bursts, not streamed (${what})`),
+  ];
+}
+
+/**
+ * A level whose streams could not be judged, judged again by the answers' length (lib/grading/held-answer.ts): held,
+ * its rate and latency figures are flagged as burst delivery; streamed, they are certified; unknown, they stay not
+ * judged, with what the lengths showed.
+ */
+export function judgedByLength(
+  lv: Pick<CapacityLevel, 'itlMs' | 'tpotMs' | 'flags'>,
+  held: HeldJudgement,
+): FlaggedFigure[] {
+  const rest = lv.flags.filter((f) => f.kind !== 'not-judged');
+  if (rest.length === lv.flags.length) return lv.flags;
+  if (held.kind === 'held')
+    return [
+      ...burstFlags(lv, `answers held to the end, told by their length: ${held.detail}`, 'held answers'),
+      ...rest,
+    ];
+  if (held.kind === 'streamed') return rest;
+  const unjudged = lv.flags.filter((f) => f.kind === 'not-judged');
+  return [
+    ...unjudged.map((f) => ({ ...f, reason: `${f.reason}; nor could answers of two lengths: ${held.detail}` })),
+    ...rest,
   ];
 }
 

@@ -4,10 +4,11 @@ import type { CheckContext } from '../model/check.ts';
 import type { Recording } from '../model/types.ts';
 import { fmt } from '../model/verdict.ts';
 import { arrivalOf, arrivalOffsets } from './arrivals.ts';
-import { batchedBoundTps, certifyLevel } from './certify.ts';
+import { batchedBoundTps, certifyLevel, judgedByLength } from './certify.ts';
 import { clientBoundReason, startClientMeter } from './client-meter.ts';
 import type { CapacityConfig } from './config.ts';
 import { type Dataset, loadDataset } from './dataset.ts';
+import { deliveryByLength } from './delivery-probe.ts';
 import { type LevelRequest, levelFigures, noiseBand, peakInFlight } from './level.ts';
 import { levelName } from './peer-columns.ts';
 import { BAND_FLOOR, type SweepPoint, saturationOf, stoppedRising } from './saturation.ts';
@@ -339,6 +340,33 @@ export async function runCapacity(ctx: CheckContext, cfg: CapacityConfig, budget
     keep(level, xs, bound);
     ctx.progress(describeLevel(level));
   }
+  await judgeUnjudged(ctx, cfg, levels, { deadline, notes, recordings });
   if (notes.length) table.notes = notes;
   return { table, recordings, notes };
+}
+
+/**
+ * Levels whose streams' delivery could not be judged (lib/capacity/certify.ts) judged again by answers of two lengths
+ * at one stream (lib/capacity/delivery-probe.ts): sent only then, named in the notes.
+ */
+async function judgeUnjudged(
+  ctx: CheckContext,
+  cfg: CapacityConfig,
+  levels: CapacityLevel[],
+  o: { deadline: number; notes: string[]; recordings: Recording[] },
+): Promise<void> {
+  const unjudged = levels.filter((l) => l.flags.some((f) => f.kind === 'not-judged'));
+  if (!unjudged.length || ctx.signal.aborted) return;
+  const e2eMs = levels[0]?.e2eMs.p50 ?? 0;
+  const { judgement, recordings } = await deliveryByLength(ctx, {
+    inputTokens: cfg.inputTokens,
+    outputTokens: cfg.outputTokens,
+    e2eMs,
+    deadline: o.deadline,
+  });
+  o.recordings.push(...recordings);
+  for (const l of unjudged) l.flags = judgedByLength(l, judgement);
+  o.notes.push(
+    `delivery of ${unjudged.length} level(s) whose streams came within our client's lag, told by answers of two lengths at one stream: ${judgement.kind} (${judgement.detail})`,
+  );
 }

@@ -3,6 +3,7 @@
 // client's own CPU share during a measurement: on a small machine our client competes with the server for cores.
 import { availableParallelism } from 'node:os';
 import type { LocalSlice, Requester } from '../model/check.ts';
+import { measuredServing } from './serving.ts';
 
 interface BatchingEvidence {
   /** Concurrency at which batching was measured. */
@@ -27,13 +28,26 @@ function measuredBatching(ctx: Requester): BatchingEvidence | null | undefined {
 }
 
 /**
- * How many concurrent requests a multi-slot check may count on: the declared or reported slots, else the concurrency
- * at which batching was measured; otherwise why there is no such figure (the check skips with it).
+ * The slots the server has: declared or reported, else the serving concurrency this run measured
+ * (lib/exchange/serving.ts: requests served at once, from stream.cancel-frees-slot); undefined when none of these.
  */
-export function usableSlots(ctx: Requester): { value: number; source: string } | { value?: undefined; why: string } {
+export function knownSlots(
+  ctx: Pick<Requester, 'memory' | 'runId' | 'baseUrl' | 'profile' | 'server'>,
+): { value: number; source: string; measured?: true } | undefined {
   // ctx.profile carries the declared or reported slots (lib/server/discovery.ts effectiveProfile).
   if (ctx.profile.slots !== undefined)
     return { value: ctx.profile.slots, source: ctx.server.slots?.source ?? 'declared in profile (slots)' };
+  const s = measuredServing(ctx);
+  return s ? { value: s.concurrency, source: `serving concurrency ${s.how}`, measured: true } : undefined;
+}
+
+/**
+ * How many concurrent requests a multi-slot check may count on: the declared, reported or measured slots (knownSlots),
+ * else the concurrency at which batching was measured; otherwise why there is no such figure (the check skips with it).
+ */
+export function usableSlots(ctx: Requester): { value: number; source: string } | { value?: undefined; why: string } {
+  const known = knownSlots(ctx);
+  if (known) return known;
   const b = measuredBatching(ctx);
   if (b) return { value: b.concurrency, source: b.source };
   if (b === null)

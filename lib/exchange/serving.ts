@@ -7,7 +7,7 @@
 
 import { median } from '../measure/stats.ts';
 import { pause } from '../measure/timing.ts';
-import type { Requester } from '../model/check.ts';
+import type { Requester, SharedSlice } from '../model/check.ts';
 import { fmt } from '../model/verdict.ts';
 import { describeExchange } from './exchange.ts';
 import { type LiveStream, startStream, within } from './live-stream.ts';
@@ -205,8 +205,39 @@ async function ladder(ctx: Requester, tokens: number, rep: number, boundMs: numb
   }
 }
 
-/** The serving concurrency, measured (a lone TTFT, then `repetitions` ladders); bounded by the ladder's bounds. */
+/**
+ * Per server: what measureServing found in this run, for the checks after it (lib/exchange/batching.ts): shared by the
+ * run's workers (the stream family measures it, the parallel family's file reads it).
+ */
+const SERVING: SharedSlice<Record<string, { concurrency?: number; how: string }>> = { name: 'serving', initial: {} };
+const keyOf = (ctx: Pick<Requester, 'runId' | 'baseUrl' | 'profile'>) =>
+  `${ctx.runId}|${ctx.baseUrl}|${ctx.profile.id}`;
+
+/** The serving concurrency this run measured for the server, when it did (undefined: not measured, or no figure). */
+export function measuredServing(
+  ctx: Pick<Requester, 'memory' | 'runId' | 'baseUrl' | 'profile'>,
+): { concurrency: number; how: string } | undefined {
+  const s = ctx.memory.shared(SERVING).read()[keyOf(ctx)];
+  return s?.concurrency !== undefined ? { concurrency: s.concurrency, how: s.how } : undefined;
+}
+
+/**
+ * The serving concurrency, measured (a lone TTFT, then `repetitions` ladders); bounded by the ladder's bounds. Kept in
+ * the run's memory: later checks that need the slots read it (measuredServing).
+ */
 export async function measureServing(ctx: Requester): Promise<Serving> {
+  const s = await measureOnce(ctx);
+  recordServing(ctx, s);
+  return s;
+}
+
+/** Keep what a measurement found in the run's memory (measureServing does it). */
+export function recordServing(ctx: Pick<Requester, 'memory' | 'runId' | 'baseUrl' | 'profile'>, s: Serving): void {
+  const k = keyOf(ctx);
+  ctx.memory.shared(SERVING).update((all) => ({ ...all, [k]: { concurrency: s.concurrency, how: s.how } }));
+}
+
+async function measureOnce(ctx: Requester): Promise<Serving> {
   // Two lone streams of 32 tokens: the TTFT a stream gets when nothing else runs, and the decode time per token.
   const ttfts: number[] = [];
   const perToken: number[] = [];

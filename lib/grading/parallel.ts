@@ -33,8 +33,10 @@ interface SpeedupInput {
   singleTps: ReadonlyArray<number | undefined>;
   /** Aggregate wall_tps of each barrier-released pair (docs/grading.md "Measuring": total tokens / (last end − first start)). */
   aggregateTps: ReadonlyArray<number | undefined>;
-  /** Slots, declared or reported; undefined = unknown (the measurement itself says whether requests batch). */
+  /** Slots, declared, reported or measured; undefined = unknown (the measurement itself says whether requests batch). */
   slots: number | undefined;
+  /** The slots were measured (requests served at once), not declared or reported: the messages say so. */
+  slotsMeasured?: boolean;
   loop?: LoopDelay;
   /** Our client's share of the machine's CPU during the single and the parallel requests (lib/measure/batching.ts CpuMeter). */
   clientCpu?: { single: number; pair: number; cores: number };
@@ -106,7 +108,9 @@ export function gradeSpeedup(input: SpeedupInput): Verdict {
       metrics,
     );
   const figures = `speedup ${fmt(ci.estimate)}x (${pct(1 - th.alpha)} bootstrap CI ${fmt(ci.low)} … ${fmt(ci.high)}): aggregate ${fmt(median(aggs), 1)} tok/s for 2 together vs ${fmt(median(singles), 1)} tok/s alone, medians of ${aggs.length} and ${singles.length} repetitions`;
-  const slotText = input.slots === undefined ? 'slots unknown' : `${input.slots} slot${input.slots === 1 ? '' : 's'}`;
+  const measured = input.slotsMeasured ? ', measured' : '';
+  const slotText =
+    input.slots === undefined ? 'slots unknown' : `${input.slots} slot${input.slots === 1 ? '' : 's'}${measured}`;
   if (ci.high < th.failBelow) {
     // A server queueing the second request scores 1.0x whatever its slots: slower than that is a defect on any server.
     const client = clientExplainsSlowdown(ci.high, th.failBelow, input.clientCpu);
@@ -139,7 +143,8 @@ export function gradeSpeedup(input: SpeedupInput): Verdict {
       `informational: serialised (slots unknown; no batching at 2 concurrent, and no slowdown): ${figures}`,
       metrics,
     );
-  if (input.slots < 2) return pass(`informational (1 slot, so no batching is expected): ${figures}`, metrics);
+  if (input.slots < 2)
+    return pass(`informational (1 slot${measured}, so no batching is expected): ${figures}`, metrics);
   // Clear when the whole interval lies below warnBelow; an estimate below it with the interval reaching it is borderline.
   const v = warn(
     `no effective batching (requests look serialised) with ${slotText}: ${figures}; ${fmt(th.warnBelow)}x or more passes, a CI wholly below ${fmt(th.failBelow)}x fails`,
@@ -281,7 +286,7 @@ export function gradeScaling(input: {
     return fail(
       {
         requirement:
-          'With several slots (declared or reported), aggregate throughput should grow with concurrent streams (no scaling: requests are served one at a time).',
+          'With several slots (declared, reported or measured), aggregate throughput should grow with concurrent streams (no scaling: requests are served one at a time).',
         expected: `best aggregate ≥ ${fmt(th.warnBelow)}x the single-stream figure somewhere up to ${maxC} concurrent`,
         actual: `best ${fmt(gain)}x at ${best?.concurrency} concurrent (${satText})`,
         violations: [table],
