@@ -66,9 +66,12 @@ async function recordRun(ctx: CheckContext): Promise<SseRun> {
   );
   const body = (stream: boolean, extra?: Obj) =>
     generationBody(ctx, 'openai-chat', { prompt, maxTokens: MAX_TOKENS, stream, extra });
-  const a = await send(ctx, 'openai-chat', body(true, { stream_options: { include_usage: true } }));
-  const b = await send(ctx, 'openai-chat', body(true));
-  const c = ctx.profile.deterministic ? await send(ctx, 'openai-chat', body(false)) : undefined;
+  // judgesEnd: how these end is what sse.done-terminator judges, whatever another check has seen.
+  const a = await send(ctx, 'openai-chat', body(true, { stream_options: { include_usage: true } }), {
+    judgesEnd: true,
+  });
+  const b = await send(ctx, 'openai-chat', body(true), { judgesEnd: true });
+  const c = ctx.profile.deterministic ? await send(ctx, 'openai-chat', body(false), { judgesEnd: true }) : undefined;
   for (const x of [a, b, c]) assertReached(x?.rec);
   return {
     echo: ECHO_TEXT,

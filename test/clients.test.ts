@@ -249,7 +249,7 @@ describe('teeing fetch over real HTTP', () => {
     const res = await t.fetch(`${base}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: 'Bearer placeholder', 'x-api-key': 'placeholder' },
-      body: '{}',
+      body: '{"stream":true}', // a stream: a whole answer would be cut at its first byte, "d" (not JSON)
     });
     expect(await res.text()).toBe('data: one\n\ndata: two\n\n');
     const [rec] = await t.settle();
@@ -257,7 +257,7 @@ describe('teeing fetch over real HTTP', () => {
     // Read boundaries depend on scheduling; the bytes do not.
     expect(new TextDecoder().decode(rec!.body)).toBe('data: one\n\ndata: two\n\n');
     expect(t.exchanges[0]!.delivered).toBe(rec!.body.length);
-    expect(rec!.requestBody).toBe('{}');
+    expect(rec!.requestBody).toBe('{"stream":true}');
   });
 
   test('another origin is refused (no request leaves, nothing is sent with the key); the request count is bounded', async () => {

@@ -170,6 +170,21 @@ describe('over real HTTP', () => {
     const d = requestDeadlines(ctx.deadlines, undefined, { maxTokens: 24 }, {}, e);
     expect(d.totalMs).toBeLessThan(20_000);
     expect(d.sizedBy).toMatch(/streamed past its max_tokens without end \(a token event every [\d.]+ ms\)/);
+    // A later stream of the kind that needs a whole answer, in another check, is not sent: it would only run away again.
+    const ctx2 = ctxFor(memory, h.url, ctx.deadlines, 'x.later');
+    const again = await chat(ctx2, body(ctx2, true));
+    expect(again.rec.failure).toEqual({
+      kind: 'overflow',
+      message: expect.stringMatching(
+        /^not sent: this run has seen POST \/v1\/chat\/completions \(stream\) in x\.endless streamed past its max_tokens without end .*a request of this kind that needs a complete answer would not get one$/,
+      ),
+    });
+    expect(again.rec.status).toBeUndefined();
+    // One that stops after its first tokens still goes (it needs no end), and so does a whole answer (another kind).
+    const few = await chat(ctx, body(ctx, true), { stopAfterTokens: 2 });
+    expect(few.rec.status).toBe(200);
+    expect(few.events?.tokenTimes.length).toBe(2);
+    expect((await chat(ctx, body(ctx, false))).rec.status).toBe(200);
   }, 20_000);
 
   test("a correct server at 3 tok/s: a stream cut by our own budget is no evidence; an answer that outlasted a floor still gets a whole answer's time", async () => {

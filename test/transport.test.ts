@@ -247,3 +247,73 @@ test('stream guards: a line past the line cap and a stream far past max_tokens a
   g.onToken(runawayLimit(10) + 1);
   expect(calls[1]).toMatch(/kept streaming past max_tokens: 105 token events for max_tokens 10/);
 });
+
+test('a whole answer is decided at its first byte: an endless SSE body or HTML is cut at once (not-json), an error body is read whole', async () => {
+  const s = await serve(async (req, res) => {
+    if (req.url === '/sse') {
+      // A non-streamed request answered with an SSE body that never ends.
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (let i = 0; i < 500 && !res.destroyed; i++) {
+        res.write(event(`t${i}`));
+        await sleep(10);
+      }
+      res.end();
+    } else if (req.url === '/html') {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('\n  <!DOCTYPE html><html><body>Bad gateway</body></html>');
+    } else if (req.url === '/error') {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end('Internal Server Error');
+    } else {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(' \r\n{"ok":true}');
+    }
+  });
+  try {
+    const sse = await record({ url: `${s.url}/sse`, body: { stream: false }, wholeJson: true });
+    expect(sse.failure?.kind).toBe('not-json');
+    expect(sse.failure?.message).toMatch(
+      /^answered a non-streamed request with an SSE body \(Content-Type text\/event-stream\), not JSON: .*first bytes "data: \{/,
+    );
+    expect(sse.tEnd).toBeLessThan(1_000); // the server would have gone on for 5 s
+    const html = await record({ url: `${s.url}/html`, body: { stream: false }, wholeJson: true });
+    expect(html.failure?.message).toMatch(
+      /with an HTML page \(Content-Type text\/html\), not JSON: .*"<!DOCTYPE html>/,
+    );
+    const error = await record({ url: `${s.url}/error`, body: { stream: false }, wholeJson: true });
+    expect(error.failure).toBeUndefined();
+    expect(bodyText(error)).toBe('Internal Server Error');
+    const ok = await record({ url: `${s.url}/ok`, body: { stream: false }, wholeJson: true });
+    expect(ok.failure).toBeUndefined();
+    expect(bodyJson(ok).json).toEqual({ ok: true });
+  } finally {
+    await s.close();
+  }
+});
+
+test('a whole answer that has begun must end within the stall floor: a JSON body that keeps growing is cut', async () => {
+  const s = await serve(async (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"choices":[{"message":{"content":"');
+    for (let i = 0; i < 300 && !res.destroyed; i++) {
+      res.write('aaaaaaaa');
+      await sleep(10);
+    }
+    res.end('"}}]}');
+  });
+  try {
+    const rec = await record({
+      url: s.url,
+      body: { stream: false },
+      wholeJson: true,
+      deadlines: { tokenIdleMs: 300, totalMs: 10_000 },
+    });
+    expect(rec.failure?.kind).toBe('token-idle');
+    expect(rec.failure?.message).toMatch(
+      /^the body of a non-streamed answer began and had not ended 300 ms later .*\(\d+ bytes in \d+ reads had arrived/,
+    );
+    expect(rec.tEnd).toBeLessThan(2_000);
+  } finally {
+    await s.close();
+  }
+});

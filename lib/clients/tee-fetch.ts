@@ -8,10 +8,12 @@
 // followed (record() uses maxRedirections 0: the client sees the 3xx, as with fetch's redirect: 'manual').
 
 import { redact } from '../config/secrets.ts';
+import { GENERATION_PATH, StreamDecode } from '../exchange/exchange.ts';
 import { record } from '../http/recorder.ts';
-import { endingListener } from '../measure/deadline-evidence.ts';
+import { streamGuards } from '../http/stream-guards.ts';
+import { endingListener, requestKind } from '../measure/deadline-evidence.ts';
 import type { RunMemory } from '../model/check.ts';
-import type { Deadlines, Recording } from '../model/types.ts';
+import type { ApiFlavour, Deadlines, Recording } from '../model/types.ts';
 
 interface TeeExchange {
   method: string;
@@ -49,6 +51,27 @@ interface Tee {
   refused: string[];
   /** Wait until every response has ended (bounded by the deadlines of record()). */
   settle(): Promise<Recording[]>;
+}
+
+/**
+ * For a streamed generation request: the guards send() puts on a stream (lib/http/stream-guards.ts), so a stream far
+ * past its max_tokens or one endless line is cut as `overflow` here too, at once, not at the total deadline (and a
+ * client's call against an endless server ends as fast as the checks' own requests).
+ */
+function runawayGuard(path: string, body: unknown): ReturnType<ReturnType<typeof streamGuards>['wrap']> | undefined {
+  const flavour = (Object.entries(GENERATION_PATH) as Array<[ApiFlavour, string]>).find(([, p]) =>
+    path.endsWith(p),
+  )?.[0];
+  if (!flavour || !requestKind('POST', `http://x${path}`, body)?.endsWith('(stream)')) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(typeof body === 'string' ? body : Buffer.from(body as Uint8Array).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const guards = streamGuards(parsed);
+  const decode = new StreamDecode(flavour, 0, true);
+  return guards.wrap(decode.reader({ onToken: (_t, n) => guards.onToken(n) }));
 }
 
 /** Headers a client sets that we replace or that would change the bytes on the wire. */
@@ -183,12 +206,15 @@ export function teeFetch(o: TeeOptions): Tee {
       }
       stopHanding('the client aborted its request');
     };
+    const runaway = runawayGuard(url.pathname, body);
     ex.done = record({
       url: url.href,
       method: method as 'GET' | 'POST' | 'HEAD',
       headers,
       body,
       deadlines: o.deadlines,
+      // A whole (non-streamed) generation answer is cut at a first byte no JSON object begins with, as in send().
+      wholeJson: requestKind(method, url.href, body)?.endsWith('(whole)'),
       ...(o.evidence ? { onEnded: endingListener(o.evidence, method, url.href, body, o.evidence.floors) } : {}),
       signal: AbortSignal.any([o.signal, ac.signal]),
       secrets: [...o.secrets],
@@ -200,7 +226,8 @@ export function teeFetch(o: TeeOptions): Tee {
         Object.defineProperty(res, 'url', { value: url.href });
         resolveHeaders(res);
       },
-      onRead(_t, bytes) {
+      onRead(t, bytes, control, recorded) {
+        runaway?.(t, bytes, control, recorded);
         if (cancelled) return;
         queue.push(bytes);
         notify();

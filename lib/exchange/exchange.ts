@@ -2,6 +2,7 @@
 // A generation request is built from the profile (model, extraBody, forced length) and starts with
 // text unique to the request and the run, so no prefix cache can make a repeat faster.
 
+import { redact } from '../config/secrets.ts';
 import {
   type NdjsonDecoded,
   NdjsonStreamDecoder,
@@ -19,7 +20,14 @@ import {
 import { bodyJson, MAX_RECORDED_BYTES, record } from '../http/recorder.ts';
 import { streamGuards } from '../http/stream-guards.ts';
 import { lazyFields } from '../lazy.ts';
-import { endingListener, evidenceFor, noteEnding, requestKind } from '../measure/deadline-evidence.ts';
+import {
+  describeEvidence,
+  endingListener,
+  evidenceFor,
+  noteEnding,
+  requestKind,
+  seenInCheck,
+} from '../measure/deadline-evidence.ts';
 import { requestDeadlines, STALL_FACTOR, stallLimitMs } from '../measure/deadlines.ts';
 import { observations, observe, type Pace, paceKey, paceOf } from '../measure/pace.ts';
 import { type RequestMetrics, requestMetrics } from '../measure/request-metrics.ts';
@@ -46,6 +54,11 @@ interface SendOptions {
   signal?: AbortSignal;
   /** Called live for each token-bearing event (t in ms since t0). */
   onToken?: (t: number, count: number) => void;
+  /**
+   * This request is the evidence of how answers of its kind end (the sse family's streams: sse.done-terminator): sent
+   * even when another check has seen one of its kind never end.
+   */
+  judgesEnd?: boolean;
 }
 
 /** Each API flavour's generation endpoint (also what the health probe asks, lib/server/health.ts). */
@@ -150,6 +163,7 @@ export class StreamDecode {
     const mode = streamMode(this.flavour, rec, stream);
     if (mode === undefined) {
       // A body whose transfer failed is no answer, even when the bytes that came parse (a Content-Length longer than the body).
+      if (rec.failure?.kind === 'not-json') return { rec, jsonError: rec.failure.message };
       if (rec.failure && rec.failure.kind !== 'aborted')
         return { rec, jsonError: `the response did not complete (${rec.failure.kind}: ${rec.failure.message})` };
       const { json, error } = bodyJson(rec);
@@ -287,13 +301,26 @@ export async function send(
   // this kind get no end: lib/measure/deadline-evidence.ts); a caller's explicit deadlines are kept as given.
   const url = `${ctx.baseUrl}${GENERATION_PATH[flavour]}`;
   const kind = requestKind('POST', url, { ...(body as object), stream });
-  const deadlines = requestDeadlines(
-    ctx.deadlines,
-    pace,
-    shapeOf(flavour, body),
-    opts.deadlines,
-    evidenceFor(ctx.memory, kind),
-  );
+  const seen = evidenceFor(ctx.memory, kind);
+  // Another check of this run has seen a stream of this kind run far past its max_tokens with no end: one that needs a
+  // complete answer would only repeat that (seconds each, for nothing). It is not sent; its recording says why, and a
+  // check built on it is blocked by the first to report it (suites/support/root-causes.ts, lib/check/blocked.ts).
+  if (
+    seen?.kind === 'endless' &&
+    seenInCheck(seen) &&
+    seen.check !== ctx.owner &&
+    opts.stopAfterTokens === undefined &&
+    !opts.judgesEnd
+  )
+    return notSent(
+      ctx,
+      flavour,
+      url,
+      body,
+      stream,
+      `not sent: this run has seen ${describeEvidence(seen)}; a request of this kind that needs a complete answer would not get one`,
+    );
+  const deadlines = requestDeadlines(ctx.deadlines, pace, shapeOf(flavour, body), opts.deadlines, seen);
   const decode = stream ? new StreamDecode(flavour, MAX_RECORDED_BYTES, true) : undefined;
   // Cut a stream that runs away (far past max_tokens) or sends one endless line: the server's failure, bounded.
   const guards = streamGuards(body);
@@ -313,6 +340,7 @@ export async function send(
     deadlines,
     signal,
     tokenProgress: stream,
+    wholeJson: !stream,
     onRead: decode ? guards.wrap(decode.reader(detectorOpts, stallFloorMs)) : undefined,
     secrets: ctx.secrets,
     maxBytes: MAX_RECORDED_BYTES,
@@ -329,6 +357,31 @@ export async function send(
     noteEnding(ctx, kind, rec, ctx.deadlines, undefined, { gapMs, ttftMs: times[0] });
   }
   return x;
+}
+
+/** The exchange of a request not sent (its failure says why): no status, no byte, nothing in the journal. */
+function notSent(
+  ctx: Requester,
+  flavour: ApiFlavour,
+  url: string,
+  body: unknown,
+  stream: boolean,
+  why: string,
+): Exchange {
+  const rec: Recording = {
+    method: 'POST',
+    url,
+    requestBody: redact(JSON.stringify(body), ctx.secrets).slice(0, 64 * 1024),
+    t0Abs: performance.now(),
+    headers: {},
+    reads: [],
+    tEnd: 0,
+    body: new Uint8Array(0),
+    truncated: false,
+    wireBytes: 0,
+    failure: { kind: 'overflow', message: why },
+  };
+  return decodeExchange(flavour, rec, stream);
 }
 
 /** max_tokens and prompt size of a request body, for sizing its deadlines. */

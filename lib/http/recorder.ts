@@ -75,6 +75,13 @@ interface RequestOptions {
   secrets?: string[];
   maxBytes?: number;
   /**
+   * A non-streamed answer, which must be one JSON object: a 2xx body whose first non-space byte is not `{` (an SSE
+   * body, an HTML page, text) is cut there (`not-json`), and a body that has begun must end within the stall floor
+   * (tokenIdleMs): a whole answer is sent at once when it is done, so one that keeps coming or trickles has stalled
+   * (`token-idle`, wholeBody()).
+   */
+  wholeJson?: boolean;
+  /**
    * Told the recording when the exchange has ended (after its one retry): the run's deadline evidence listens here
    * (lib/measure/deadline-evidence.ts endingListener), so a kind of request the server leaves without an end is known.
    */
@@ -175,6 +182,8 @@ interface Attempt {
   idleMs: number;
   idleWhy: string;
   headersTimer: NodeJS.Timeout | undefined;
+  /** wholeJson: the first non-space byte of the body has been seen (and judged). */
+  bodyBegun?: boolean;
   /** performance.now() when the request was sent: every time in the recording is relative to it. */
   t0: number;
   /** Which kind of socket the request went out on (set when it is dispatched). */
@@ -422,6 +431,7 @@ async function readCompressed(
 function accept(a: Attempt, t: number, bytes: Uint8Array, decoded: Uint8Array = bytes): boolean {
   a.wire += bytes.length;
   keep(a, t, decoded);
+  if (a.opts.wholeJson && !a.bodyBegun) wholeBody(a, decoded);
   const cap = a.d.readCapBytes ?? CAPS.readBytesPerStream;
   if (!a.ac.signal.aborted && a.wire > cap)
     a.control.overflow(
@@ -433,6 +443,50 @@ function accept(a: Attempt, t: number, bytes: Uint8Array, decoded: Uint8Array = 
 }
 
 const EMPTY = new Uint8Array(0);
+
+/** JSON's insignificant whitespace (RFC 8259 §2): what may come before the `{` of a whole answer. */
+const JSON_SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+/**
+ * The early decision on a whole (non-streamed) answer, at its first non-space byte: not `{` on a 2xx answer is cut at
+ * once (`not-json`: no later byte can make it the JSON object it must be; an error status's body is the error checks'
+ * to read, whole); `{` arms the bound on the rest of the body (the stall floor: a whole answer comes at once).
+ */
+function wholeBody(a: Attempt, bytes: Uint8Array): void {
+  let i = 0;
+  while (i < bytes.length && JSON_SPACE.has(bytes[i]!)) i++;
+  if (i === bytes.length) return;
+  a.bodyBegun = true;
+  const status = a.rec.status ?? 0;
+  if (bytes[i] !== 0x7b && status >= 200 && status < 300) {
+    cut(a, 'not-json', notJsonMessage(a, bytes, i));
+    return;
+  }
+  const ms = Math.round(a.d.tokenIdleMs);
+  a.timers.push(
+    setTimeout(
+      () =>
+        cut(
+          a,
+          'token-idle',
+          `the body of a non-streamed answer began and had not ended ${ms} ms later (a whole answer is sent at once when it is done; the stall floor)`,
+        ),
+      ms,
+    ),
+  );
+}
+
+/** What a whole answer's first bytes are, as evidence: an SSE body, an HTML page, or other text. */
+function notJsonMessage(a: Attempt, bytes: Uint8Array, start: number): string {
+  const head = Buffer.from(bytes.subarray(start, start + 80)).toString('utf8');
+  const what = /^(data|event|id|retry)\s*:|^:/.test(head)
+    ? 'an SSE body'
+    : /^<(!doctype|html|head|body|\?xml)/i.test(head)
+      ? 'an HTML page'
+      : 'a body';
+  const type = a.rec.headers['content-type'];
+  return `answered a non-streamed request with ${what}${type ? ` (Content-Type ${type})` : ''}, not JSON: a whole answer is one JSON object and its first bytes ${JSON.stringify(head.length < 80 ? head : `${head}…`)} cannot begin one (cut at once, after ${a.wire} bytes)`;
+}
 
 /** Records a read within the caps (past them, the recording is marked truncated) and hands it to the caller. */
 function keep(a: Attempt, t: number, bytes: Uint8Array): void {

@@ -158,11 +158,18 @@ export function noteEnding(
     : evidenceOf(rec, floors, maxTokens, kind.endsWith('(whole)'));
   if (found) {
     // The first evidence stands: a later cut by a deadline it sized is no new evidence (no shrinking in a spiral).
-    if (m[kind]) return;
+    // Except that a check's own endless stream replaces a probe's (the sentinel's, outside the checks): only what a
+    // check saw keeps later requests of the kind from being sent (lib/exchange/exchange.ts send).
+    if (m[kind] && !(found.kind === 'endless' && !seenInCheck(m[kind]))) return;
     slot.update((all) => ({ ...all, [kind]: { ...found, request, check: by.owner } }));
   } else if (!rec.failure && rec.status !== undefined && m[kind]) {
     slot.update(({ [kind]: _withdrawn, ...rest }) => rest);
   }
+}
+
+/** Evidence a check saw (check ids are `family.name`), not a probe outside the checks (the health sentinel). */
+export function seenInCheck(e: DeadlineEvidence): boolean {
+  return e.check?.includes('.') === true;
 }
 
 /** One line for messages: what was seen, by which check. */

@@ -117,7 +117,7 @@ type Ending =
 
 /**
  * Classify a recording's end: complete, stalled (token-idle, headers-timeout: the server's), broken (reset, overflow:
- * too much sent), our
+ * too much sent, not-json: a whole answer that cannot be JSON), our
  * budget (total deadline, or aborted by the check or by the check's time bound), unreachable (connect: setup).
  */
 export function endingOf(rec: Pick<Recording, 'failure' | 'status' | 'tEnd'>): Ending {
@@ -129,6 +129,7 @@ export function endingOf(rec: Pick<Recording, 'failure' | 'status' | 'tEnd'>): E
       return { by: 'server', kind: 'stalled', detail: f.message };
     case 'reset':
     case 'overflow':
+    case 'not-json':
       return { by: 'server', kind: 'broken', detail: f.message };
     case 'connect':
       return { by: 'us', kind: 'unreachable', detail: f.message };

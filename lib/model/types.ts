@@ -260,6 +260,7 @@ export type RequestFailure =
   | 'total-timeout'
   | 'reset' // socket reset / closed by the server mid-response
   | 'overflow' // the server sent too much: past a read cap, a line cap, or far past max_tokens
+  | 'not-json' // a non-streamed answer whose first bytes cannot begin the JSON object it must be (an SSE body, HTML)
   | 'aborted'; // aborted by the caller (e.g. cancel checks)
 
 /** The raw recording of one HTTP exchange: what framing checks read. */

@@ -93,10 +93,14 @@ export async function probeHealth(
     headers: { ...headers, ...(flavour === 'anthropic-messages' ? { 'anthropic-version': '2023-06-01' } : {}) },
     body,
     secrets,
-    deadlines: { connectMs: 2_000, headersMs: budgetMs, tokenIdleMs: budgetMs, totalMs: budgetMs },
+    // tokenIdleMs bounds the body once begun (wholeJson): half the budget, so a body that never ends is told from
+    // silence (it is an answer, `overflow`) before the total deadline cuts it.
+    deadlines: { connectMs: 2_000, headersMs: budgetMs, tokenIdleMs: budgetMs / 2, totalMs: budgetMs },
+    wholeJson: true,
   });
-  // A server that answers too much (past a read cap) is answering: its checks judge what it sent.
-  if (gen.status !== undefined && (!gen.failure || gen.failure.kind === 'overflow'))
+  // A server that answers too much (past a read cap), or answers what cannot be JSON (an SSE body to this whole
+  // request: cut at its first byte), is answering: its checks judge what it sent.
+  if (gen.status !== undefined && (!gen.failure || gen.failure.kind === 'overflow' || gen.failure.kind === 'not-json'))
     return {
       answering: true,
       listsModels,
