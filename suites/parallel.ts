@@ -617,16 +617,6 @@ export const proofs: Proof[] = [
     serverArgs: ['--decode-step-ms', '20', '--fault-arg', 'factor=1.163'],
     note: '0.86x',
   }),
-  // Slots measured, not reported: stream.cancel-frees-slot measured 4 served at once earlier in the run, so the same
-  // 1.0x of a server that admits 4 but gains nothing from it is no effective batching, not "serialised (slots unknown)".
-  plainProof('parallel.speedup-2', undefined, ['no effective batching', '4 slots, measured'], {
-    // Each extra sequence in a step costs a whole step: 4 admitted at once, the same tokens per second as one.
-    serverArgs: ['--batch-step-cost', '1'],
-    run: { checks: ['stream.cancel-frees-slot'], waitS: 5 },
-    expect: 'warn',
-    raw: 'warn',
-    note: 'slots measured by stream.cancel-frees-slot',
-  }),
   passProof('parallel.scaling', { messageIncludes: [/best \d+\.\d+x at \d+ concurrent/] }),
   faultProof('parallel.scaling', 'perf-serialise', ['no scaling', 'served one at a time'], { expect: 'warn' }),
   passProof('parallel.no-starvation', { messageIncludes: ['streams progressed together in'] }),
