@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { EMULATIONS, pinnedDeviations, studyMarkdown } from '../fixtures/seed-study.ts';
+import { EMULATIONS, matrixEnv, pinnedDeviations, studyMarkdown } from '../fixtures/seed-study.ts';
 import { ROOT } from '../lib/config/profile.ts';
 import { renderHtml } from '../reporters/html.ts';
 import { normaliseResults } from '../reporters/report-data.ts';
@@ -240,6 +240,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
         const env: NodeJS.ProcessEnv = {
           ...process.env,
           CONFORMANCE_REPORTS_DIR: runs,
+          ...matrixEnv(id),
           ...(id === real?.project ? real.env : {}),
         };
         console.log(`${prefix} running (${mmss(Date.now() - t0)} into the budget)`);

@@ -251,8 +251,11 @@ describe('action.yml runs under bash 3.2', () => {
         checks: Array<{ id: string; outcome: string }>;
       };
       expect(results.header.machine.label).toBe('action-test');
-      // The health sentinel ends every partial run (docs/health.md), so a files-only run has two checks.
-      expect(results.checks.map((c) => `${c.id} ${c.outcome}`)).toEqual(['setup.server-ready pass', 'health.sentinel pass']);
+      // The health sentinel ends every partial run (docs/grading.md "Health sentinel"), so a files-only run has two checks.
+      expect(results.checks.map((c) => `${c.id} ${c.outcome}`)).toEqual([
+        'setup.server-ready pass',
+        'health.sentinel pass',
+      ]);
       expect(readFileSync(outputs, 'utf8')).toContain('gate=passed\n');
       expect(readFileSync(join(ws, 'out', 'reference', 'summary.md'), 'utf8')).toContain('### Gate: ✅ passed');
     },

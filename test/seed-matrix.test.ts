@@ -7,13 +7,21 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { buildHooks } from '../fixtures/reference-server/faults.ts';
 import type { StepContext } from '../fixtures/reference-server/scheduler.ts';
-import { COMMON_NON_PASS, deviationsOf, EMULATIONS, pinnedDeviations, studyMarkdown } from '../fixtures/seed-study.ts';
+import {
+  COMMON_NON_PASS,
+  deviationsOf,
+  EMULATIONS,
+  matrixEnv,
+  pinnedDeviations,
+  studyMarkdown,
+  unpinnedSkips,
+} from '../fixtures/seed-study.ts';
 import { loadServers, ROOT } from '../lib/config/profile.ts';
 import { renderHtml } from '../reporters/html.ts';
 import type { ResultsFile } from '../reporters/results-types.ts';
 import { matrixHtml, matrixMarkdown, matrixRows, SCORE_DEFINITION, scoreOf } from '../reporters/seed-matrix.ts';
 import { spliceMatrixBlock } from '../scripts/matrix.ts';
-import { families } from '../suites/catalogue.ts';
+import { allChecks, families } from '../suites/catalogue.ts';
 
 const fixture = (name: string) =>
   JSON.parse(readFileSync(join(ROOT, 'fixtures', 'results', name), 'utf8')) as ResultsFile;
@@ -211,6 +219,51 @@ describe('the pins of fixtures/seed-study.ts', () => {
       deviationsOf(emu, new Map([['stream.spread', { outcome: 'inconclusive' as const, message: 'starved' }]])),
     ).toEqual([]);
     expect(pinnedDeviations([])).toEqual([]);
+  });
+
+  test('every check the matrix runs on an emulation and its profile would skip is pinned as a skip (a new family cannot break `npm run matrix` unnoticed)', () => {
+    for (const e of EMULATIONS) expect(unpinnedSkips(e, profiles.get(e.project)!, allChecks), e.project).toEqual([]);
+    // Both ways: an emulation that no longer offers Ollama's API, its ollama checks unpinned; a capacity entry
+    // removed, so the sweep no longer runs there; a pinned skip removed.
+    const llama = EMULATIONS.find((e) => e.project === 'emu-llama.cpp')!;
+    const noOllama = { ...profiles.get(llama.project)!, apis: ['openai-chat' as const] };
+    const found = unpinnedSkips(llama, noOllama, allChecks);
+    expect(
+      found.some((l) =>
+        /emu-llama\.cpp ollama\.\S+: the matrix would skip it \(profile "emu-llama\.cpp" does not declare capability "ollama-native"/.test(
+          l,
+        ),
+      ),
+      found.join('\n'),
+    ).toBe(true);
+    expect(unpinnedSkips({ ...llama, capacity: { why: 'x', nonPass: [] } }, noOllama, allChecks).length).toBe(
+      found.length,
+    );
+    const maxAccepted = allChecks.filter((c) => c.id === 'context.max-accepted');
+    expect(unpinnedSkips(llama, profiles.get(llama.project)!, maxAccepted)).toEqual([]);
+    const vllm = EMULATIONS.find((e) => e.project === 'emu-vllm-mlx')!;
+    const unpinned = { ...vllm, otherNonPass: vllm.otherNonPass.filter((v) => v.check !== 'parallel.no-starvation') };
+    expect(unpinnedSkips(unpinned, profiles.get(vllm.project)!, allChecks)).toEqual([
+      expect.stringMatching(
+        /^emu-vllm-mlx parallel\.no-starvation: the matrix would skip it \(.*1 slot.*not pinned as a skip$/,
+      ),
+    ]);
+  });
+
+  test('the capacity sweep is data per emulation: the matrix asks for it where the entry says, and a capacity check elsewhere is a deviation', () => {
+    const withCapacity = EMULATIONS.filter((e) => e.capacity).map((e) => e.project);
+    expect(withCapacity).toEqual(['emu-llama.cpp']);
+    expect(matrixEnv('emu-llama.cpp')).toEqual({ CONFORMANCE_CAPACITY: '1' });
+    expect(matrixEnv('emu-omlx')).toEqual({});
+    const omlx = EMULATIONS.find((e) => e.project === 'emu-omlx')!;
+    const llama = EMULATIONS.find((e) => e.project === 'emu-llama.cpp')!;
+    const sweep = new Map([['capacity.sweep', { outcome: 'pass' as const, message: 'saturated at 4' }]]);
+    expect(deviationsOf(omlx, sweep)[0]).toMatch(
+      /emu-omlx capacity\.sweep: ran, but the matrix runs no capacity sweep/,
+    );
+    expect(deviationsOf(llama, sweep)).toEqual([]);
+    const failed = new Map([['capacity.no-starvation', { outcome: 'fail' as const, message: 'starved' }]]);
+    expect(deviationsOf(llama, failed)[0]).toMatch(/capacity\.no-starvation: fail, not listed/);
   });
 
   test('the study table names every emulated server and what we measured', () => {
