@@ -85,6 +85,13 @@ export const EXPECTATIONS: Record<string, PerConfig> = {
     why: LOADED,
     configs: {
       'tiny-1': { outcomes: ['skip'], why: 'one slot, reported by GET /props total_slots: nothing runs in parallel' },
+      'bandwidth-4': {
+        outcomes: ['pass', 'inconclusive'],
+        borderlineWarn: true,
+        why:
+          "on one pinned thread llama-server b4747 now and then serves one stream's 8 tokens before it starts the other streams (CI 2026-12-05: in 1 of 2 repetitions, three streams' first tokens 0.4-470 ms after stream 3's last): split evidence is a borderline warn by the check's rule, a fail needs every repetition serialised; " +
+          LOADED,
+      },
     },
   },
   // --- timing checks: a set; never fail
