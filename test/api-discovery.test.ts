@@ -12,7 +12,7 @@ import { envProfile, ROOT } from '../lib/config/profile.ts';
 import { compileSchema } from '../lib/config/schemas.ts';
 import type { CheckDef } from '../lib/model/check.ts';
 import type { Profile, ServerInfo } from '../lib/model/types.ts';
-import { decideApi, discoverApis } from '../lib/server/api-discovery.ts';
+import { decideApi, describeApis, discoverApis } from '../lib/server/api-discovery.ts';
 
 test.each([
   [{ status: 200, body: '{"choices":[{"text":"O"}]}' }, 'present'],
@@ -109,6 +109,10 @@ test('a list the user wrote is complete: without "discoverApis" nothing is probe
     ['anthropic-messages', 'declared', 'absent', false],
     ['ollama-native', 'declared', 'absent', false],
   ]);
+  // What the run prints: an API the list leaves out is "not declared", never read as declared.
+  expect(describeApis(apis)).toBe(
+    'openai-chat declared, openai-completions not declared, anthropic-messages not declared, ollama-native not declared',
+  );
 });
 
 test('over HTTP: declared APIs are not asked; the others decided from their answers, a hang bounded', async () => {

@@ -136,11 +136,11 @@ export function apiSkipReason(profile: Profile, server: ServerInfo, api: ApiFlav
   return `profile "${profile.id}" does not declare capability "${api}" (add it to "apis")`;
 }
 
-/** One clause per API, e.g. "openai-chat declared, openai-completions found (POST /v1/completions → HTTP 200, 78 ms)". */
+/** One clause per API, e.g. "openai-chat declared, ollama-native not declared, openai-completions found (POST /v1/completions → HTTP 200, 78 ms)". */
 export function describeApis(apis: readonly ApiFinding[]): string {
   return apis
     .map((f) => {
-      if (f.source === 'declared') return `${f.api} declared`;
+      if (f.source === 'declared') return `${f.api} ${f.found === 'absent' ? 'not declared' : 'declared'}`;
       const answer =
         f.found === 'present' ? `HTTP ${f.status}` : f.found === 'absent' ? `HTTP ${f.status}, no such route` : f.why;
       return `${f.api} ${f.found === 'unknown' ? 'tested' : f.found} (${f.endpoint} → ${answer}, ${f.ms} ms)`;

@@ -61,19 +61,29 @@ export async function plainSpeedup(baseUrl: string, model: string, reps = 4): Pr
 /**
  * What parallel.speedup-2 must grade, given the plain client's ratio: a fail needs a clear slowdown (its bound: CI
  * upper < 0.90), a pass batching (≥ 1.30), between them "no effective batching" (warn). The two instruments measure
- * seconds apart on a shared machine, so near a threshold both neighbouring outcomes are accepted.
+ * seconds apart on a shared machine, so near a threshold both neighbouring outcomes are accepted. Given the plain
+ * client's figures from before and after the check, an outcome either of them supports is accepted: the server's speed
+ * can move between two measurements a minute apart (CI 2026-12-05, tiny-4: plain 1.11x of 1.02-1.16 just before, the
+ * check 0.81x of 9 repetitions, interval 0.80-0.90, right after).
  */
-export function speedupExpectation(plain: PlainSpeedup): Expectation {
-  const r = plain.ratio;
-  const outcomes: Expectation['outcomes'] = ['inconclusive'];
-  if (r < 1.0) outcomes.push('fail');
-  // Two instruments minutes apart on a shared machine differ by up to ~0.1 (CI: plain 0.79x, the check 0.87x with its
-  // interval 0.82-0.91 reaching past 0.90): a warn below 0.8 still agrees that two together are slower.
-  if (r >= 0.7 && r < 1.45) outcomes.push('warn');
-  if (r >= 1.15) outcomes.push('pass');
+export function speedupExpectation(...plains: PlainSpeedup[]): Expectation {
+  const outcomes = new Set<Expectation['outcomes'][number]>(['inconclusive']);
+  for (const { ratio: r } of plains) {
+    if (r < 1.0) outcomes.add('fail');
+    // Two instruments minutes apart on a shared machine differ by up to ~0.1 (CI: plain 0.79x, the check 0.87x with its
+    // interval 0.82-0.91 reaching past 0.90): a warn below 0.8 still agrees that two together are slower.
+    if (r >= 0.7 && r < 1.45) outcomes.add('warn');
+    if (r >= 1.15) outcomes.add('pass');
+  }
+  const figures = plains.map(
+    (p, i) =>
+      `${r2(p.ratio)}x ${i === 0 ? 'just before' : 'just after'} (${p.maxTokens} tokens, median of ${p.ratios.map(r2).join(', ')})`,
+  );
   return {
-    outcomes,
+    outcomes: [...outcomes],
     borderlineWarn: true,
-    why: `a plain fetch client measured ${r.toFixed(2)}x on the same server just before (two together vs one alone, ${plain.maxTokens} tokens, median of ${plain.ratios.map((x) => x.toFixed(2)).join(', ')}): the check's verdict must agree with it`,
+    why: `a plain fetch client measured ${figures.join(', then ')} on the same server (two together vs one alone): the check's verdict must agree with one of them`,
   };
 }
+
+const r2 = (x: number) => x.toFixed(2);
