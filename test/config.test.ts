@@ -143,3 +143,60 @@ test('a server the suite started that dies mid-run is restarted (bounded), the r
   expect(header.server.restarts?.length).toBe(3);
   expect(header.server.restarts?.[0]).toMatchObject({ after: 'errors.malformed-json', ok: true });
 });
+
+test('a server the suite started that goes silent but stays alive is restarted once; silent again before anything was answered, it is not restarted again: the breaker opens saying why', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'config-'));
+  const file = join(dir, 'servers.json');
+  const reference = (
+    JSON.parse(readFileSync(join(ROOT, 'servers.json'), 'utf8')) as {
+      servers: Array<{ id: string; start: { command: string[] } }>;
+    }
+  ).servers.find((s) => s.id === 'reference')!;
+  const frozen = {
+    ...reference,
+    id: 'frozen',
+    start: { command: [...reference.start.command, '--fault', 'errors-freeze-on-invalid'] },
+    // Short floors: every silence here costs a floor, and what is proven is the count of restarts, not the floors.
+    deadlines: { connectMs: 2000, headersMs: 3000, tokenIdleMs: 2000, totalMs: 5000 },
+  };
+  writeFileSync(file, JSON.stringify({ servers: [frozen] }));
+  const out = join(dir, 'out.json');
+  const reports = join(dir, 'reports');
+  const t0 = performance.now();
+  const r = vitest(
+    [
+      '--project',
+      'frozen',
+      'suites/errors.test.ts',
+      'suites/api-last.test.ts',
+      '--reporter=json',
+      '--reporter=./reporters/results.ts',
+      `--outputFile.json=${out}`,
+    ],
+    { SERVERS_FILE: file, CONFORMANCE_REPORTS_DIR: reports },
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  expect(r.code).not.toBe(0);
+  const json = JSON.parse(readFileSync(out, 'utf8')) as {
+    testResults: Array<{
+      assertionResults: Array<{ meta?: { conformance?: { id: string; outcome: string; message: string } } }>;
+    }>;
+  };
+  const results = json.testResults.flatMap((f) => f.assertionResults).map((a) => a.meta!.conformance!);
+  const first = results.find((c) => c.id === 'errors.malformed-json')!;
+  expect(first.message).toMatch(/stopped answering during this check — alive .*restart 1 of at most 3/s);
+  const later = results.find((c) => c.id === 'api.unknown-model')!;
+  expect(later.outcome).toBe('error');
+  expect(later.message).toMatch(
+    /stopped answering after errors\.[a-z-]+: .*not restarted: the restart after errors\.malformed-json did not help \(no request answered since, and the process is alive but silent again\)/s,
+  );
+  const header = (
+    JSON.parse(readFileSync(join(reports, 'frozen', 'results.json'), 'utf8')) as {
+      header: { server: { restarts?: Array<{ after: string; process: string; ok: boolean }> } };
+    }
+  ).header;
+  expect(header.server.restarts).toHaveLength(1);
+  expect(header.server.restarts?.[0]).toMatchObject({ after: 'errors.malformed-json', ok: true });
+  expect(header.server.restarts?.[0]?.process).toMatch(/^alive/);
+  console.log(`silent server, one restart: ${seconds.toFixed(1)} s`);
+});

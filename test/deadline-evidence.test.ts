@@ -8,14 +8,16 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { startHostile } from '../fixtures/hostile-server/spawn.ts';
 import { startReference } from '../fixtures/reference-server/spawn.ts';
-import { makeContext } from '../lib/check/check.ts';
+import { makeContext, runCheck } from '../lib/check/check.ts';
 import { chat, generationBody, uniquePrompt } from '../lib/exchange/exchange.ts';
+import { blockedOn, requestPrecondition } from '../lib/grading/preconditions.ts';
 import { evidenceFor, requestKind } from '../lib/measure/deadline-evidence.ts';
 import { BUDGET_FACTOR, requestDeadlines } from '../lib/measure/deadlines.ts';
 import { paceOf } from '../lib/measure/pace.ts';
 import type { CheckContext, CheckDef, RunMemory } from '../lib/model/check.ts';
 import { freshMemory } from '../lib/model/memory.ts';
-import type { Deadlines, Profile } from '../lib/model/types.ts';
+import type { Deadlines, Profile, Verdict } from '../lib/model/types.ts';
+import { fail, inconclusive, pass } from '../lib/model/verdict.ts';
 
 const BASE: Deadlines = { connectMs: 2_000, headersMs: 15_000, tokenIdleMs: 5_000, totalMs: 30_000 };
 const KIND = 'POST /v1/chat/completions (whole)';
@@ -186,6 +188,56 @@ describe('over real HTTP', () => {
     expect(few.events?.tokenTimes.length).toBe(2);
     expect((await chat(ctx, body(ctx, false))).rec.status).toBe(200);
   }, 20_000);
+
+  test('one finding: the check that failed on a stream without end reports it; a later check not sent such a stream is blocked by it, unless that check did not fail', async () => {
+    const h = await startHostile('infinite-stream', otherLog);
+    stops.push(() => h.server.stop());
+    const profile = ctxFor(freshMemory(), h.url, BASE).profile;
+    const deadlines = { connectMs: 2_000, headersMs: 2_000, tokenIdleMs: 500, totalMs: 20_000 };
+    /** A check that streams one answer: `judge` decides on a failed request; a request not sent is a precondition. */
+    const streaming = (id: string, judge: (message: string) => Verdict): CheckDef => ({
+      id,
+      title: id,
+      level: 'MUST',
+      rationale: 'test',
+      reference: 'test',
+      requires: ['openai-chat'],
+      run: async (ctx) => {
+        const x = await chat(ctx, body(ctx, true, 8), { deadlines });
+        if (!x.rec.failure) return pass('answered');
+        return x.rec.notSent
+          ? blockedOn(judge(x.rec.failure.message), requestPrecondition(x.rec))
+          : judge(x.rec.failure.message);
+      },
+    });
+    const failing = (m: string) => fail({ requirement: 'A stream MUST end.', expected: 'an end', actual: m });
+    const run = async (observer: (m: string) => Verdict) => {
+      const memory = freshMemory(undefined, { ofRun: true });
+      const o = { memory, profile: { ...profile, deadlines }, server: { baseUrl: h.url, identity: {} } };
+      const first = await runCheck(streaming('x.observes', observer), o);
+      const later = await runCheck(streaming('x.later', failing), o);
+      const third = await runCheck(streaming('y.third', failing), o);
+      return { first: first.verdict, later: later.verdict, third: third.verdict };
+    };
+    // The observer failed: it is the one report; the others are blocked by it, naming what it saw.
+    const a = await run(failing);
+    expect(a.first.outcome).toBe('fail');
+    expect(a.first.message).toMatch(/kept streaming past max_tokens/);
+    for (const v of [a.later, a.third]) {
+      expect(v.outcome).toBe('inconclusive');
+      expect(v.blockedBy).toBe('x.observes');
+      expect(v.message).toMatch(
+        /^blocked by x\.observes: not sent: this run has seen POST \/v1\/chat\/completions \(stream\) in x\.observes streamed past its max_tokens without end/,
+      );
+    }
+    // The observer did not fail (its verdict was about something else): the first check not sent one reports it.
+    const b = await run((m) => inconclusive(`not judged: ${m}`));
+    expect(b.first.outcome).toBe('inconclusive');
+    expect(b.later.outcome).toBe('fail');
+    expect(b.later.message).toMatch(/not sent: this run has seen .* in x\.observes/);
+    expect(b.third.outcome).toBe('inconclusive');
+    expect(b.third.blockedBy).toBe('x.later');
+  }, 30_000);
 
   test("a correct server at 3 tok/s: a stream cut by our own budget is no evidence; an answer that outlasted a floor still gets a whole answer's time", async () => {
     const memory = runOf();

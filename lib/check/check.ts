@@ -8,6 +8,8 @@ import { redact } from '../config/secrets.ts';
 import { defaultSettings } from '../config/settings.ts';
 import { makeRequester } from '../exchange/requester.ts';
 import { gateTimingVerdict } from '../grading/health-gate.ts';
+import { endlessCauseKey } from '../grading/preconditions.ts';
+import { describeEvidence, endlessSeenBy } from '../measure/deadline-evidence.ts';
 import { budgetText } from '../measure/deadlines.ts';
 import { clientLag } from '../measure/fidelity.ts';
 import { observations, paceKey, paceOf } from '../measure/pace.ts';
@@ -219,7 +221,13 @@ export async function runCheck(
     const gated = gateTimingVerdict(check.id, verdict, await healthAfter(check, o, since, ctx.secrets));
     // One root cause, one failure: a failed precondition is reported by one check, the others are blocked by it.
     const causes = o.causes ?? rootCauses(o.memory);
-    return { verdict: resolveBlocked(check, gated, causes), loopDelay: loop(), ms };
+    const resolved = resolveBlocked(check, gated, causes);
+    // A check that failed on a stream that never ended reported that cause: a later check not sent such a request
+    // is blocked by it, not a second report of the same finding.
+    if (resolved.outcome === 'fail')
+      for (const [kind, e] of endlessSeenBy(o.memory, check.id))
+        causes.claim({ check: check.id, key: endlessCauseKey(kind), detail: describeEvidence(e) });
+    return { verdict: resolved, loopDelay: loop(), ms };
   } finally {
     if (timer) clearTimeout(timer);
     h.disable();

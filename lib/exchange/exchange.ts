@@ -318,6 +318,7 @@ export async function send(
       url,
       body,
       stream,
+      { kind: kind!, seenIn: seen.check },
       `not sent: this run has seen ${describeEvidence(seen)}; a request of this kind that needs a complete answer would not get one`,
     );
   const deadlines = requestDeadlines(ctx.deadlines, pace, shapeOf(flavour, body), opts.deadlines, seen);
@@ -366,6 +367,7 @@ function notSent(
   url: string,
   body: unknown,
   stream: boolean,
+  notSent: NonNullable<Recording['notSent']>,
   why: string,
 ): Exchange {
   const rec: Recording = {
@@ -380,6 +382,7 @@ function notSent(
     truncated: false,
     wireBytes: 0,
     failure: { kind: 'overflow', message: why },
+    notSent,
   };
   return decodeExchange(flavour, rec, stream);
 }

@@ -40,6 +40,14 @@ export function requestPrecondition(
   rec: Recording,
   o: Pick<Precondition, 'mayReport' | 'ownFinding'> = {},
 ): Precondition {
+  // Not sent for a stream the run saw never end: one cause with the check that saw it (lib/check/check.ts claims it
+  // for that check when its verdict failed), whichever check meets it next.
+  if (rec.notSent)
+    return {
+      key: endlessCauseKey(rec.notSent.kind),
+      detail: rec.failure?.message ?? `${rec.notSent.kind} not sent`,
+      ...o,
+    };
   let path = rec.url;
   try {
     path = new URL(rec.url).pathname;
@@ -55,6 +63,11 @@ export function requestPrecondition(
     detail: `${kind} answered ${answer}${body}`,
     ...o,
   };
+}
+
+/** The root cause "this kind of request never ends" (evidence `endless`, lib/measure/deadline-evidence.ts). */
+export function endlessCauseKey(kind: string): string {
+  return `${kind} → streamed past its max_tokens without end`;
 }
 
 /** Mark a verdict as resting on a failed precondition (the runner resolves it: see `resolveBlocked`). */

@@ -167,6 +167,11 @@ export function noteEnding(
   }
 }
 
+/** The kinds of request `check` saw stream past max_tokens without end, with the evidence (one root cause each). */
+export function endlessSeenBy(memory: RunMemory, check: string): Array<[string, DeadlineEvidence]> {
+  return Object.entries(memory.shared(EVIDENCE).read()).filter(([, e]) => e.kind === 'endless' && e.check === check);
+}
+
 /** Evidence a check saw (check ids are `family.name`), not a probe outside the checks (the health sentinel). */
 export function seenInCheck(e: DeadlineEvidence): boolean {
   return e.check?.includes('.') === true;

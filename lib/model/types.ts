@@ -288,6 +288,11 @@ export interface Recording {
   socketReused?: boolean;
   /** Set when this is the one retry after a reset on a reused keep-alive socket (the first attempt's error). */
   retriedAfter?: string;
+  /**
+   * Not sent (lib/exchange/exchange.ts): the run had seen this kind of request (`kind`, e.g. "POST /v1/chat/completions
+   * (stream)") stream past its max_tokens without end, in check `seenIn`.
+   */
+  notSent?: { kind: string; seenIn?: string };
 }
 
 /** One graded check as recorded: what a test attaches to its task and what results.json keeps. */

@@ -58,7 +58,7 @@ export async function startSupervisor(
 ): Promise<{ url: string; restarts: RestartRecord[]; close(): Promise<void> }> {
   const restarts: RestartRecord[] = [];
   let busy: Promise<RestartAnswer> | undefined;
-  const handle = async (after: string, request: string): Promise<RestartAnswer> => {
+  const handle = async (after: string, request: string, unlessSilent?: string): Promise<RestartAnswer> => {
     const state = await settledState(hooks);
     if (state === undefined)
       return {
@@ -66,6 +66,10 @@ export async function startSupervisor(
         reason: 'the suite did not start this server (no start command)',
         count: restarts.length,
       };
+    // A process alive but silent again, after a restart that got no request answered: restarting once more would
+    // only wait out the same floors again (a crash, the process gone, is still restarted).
+    if (unlessSilent && !/^exited/.test(state))
+      return { restarted: false, reason: unlessSilent, process: state, count: restarts.length };
     if (restarts.length >= MAX_RESTARTS)
       return {
         restarted: false,
@@ -94,11 +98,17 @@ export async function startSupervisor(
       let answer: RestartAnswer | { process?: string };
       try {
         if (req.url === '/restart') {
-          const { after, request } = JSON.parse(body || '{}') as { after?: string; request?: string };
+          const { after, request, unlessSilent } = JSON.parse(body || '{}') as {
+            after?: string;
+            request?: string;
+            unlessSilent?: string;
+          };
           // One restart at a time: a second worker asking meanwhile gets the same answer.
-          busy ??= handle(String(after ?? 'unknown check'), String(request ?? 'unknown request')).finally(
-            () => (busy = undefined),
-          );
+          busy ??= handle(
+            String(after ?? 'unknown check'),
+            String(request ?? 'unknown request'),
+            unlessSilent ? String(unlessSilent) : undefined,
+          ).finally(() => (busy = undefined));
           answer = await busy;
         } else answer = { process: hooks.processState() };
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
@@ -125,17 +135,21 @@ export async function startSupervisor(
   };
 }
 
-/** Worker side: ask for a restart (bounded by `timeoutMs`, which must cover the server's start). */
+/**
+ * Worker side: ask for a restart (bounded by `timeoutMs`, which must cover the server's start). `unlessSilent`: the
+ * reason not to, should the process be alive (not exited).
+ */
 export async function requestRestart(
   url: string,
   after: string,
   request: string,
   timeoutMs: number,
+  unlessSilent?: string,
 ): Promise<RestartAnswer> {
   try {
     const res = await fetch(`${url}/restart`, {
       method: 'POST',
-      body: JSON.stringify({ after, request }),
+      body: JSON.stringify({ after, request, unlessSilent }),
       signal: AbortSignal.timeout(timeoutMs),
     });
     return (await res.json()) as RestartAnswer;

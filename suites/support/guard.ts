@@ -30,6 +30,11 @@ interface BreakerState {
   /** Set once the breaker is open: every later check is `error` with this message. */
   open?: { after: string; message: string };
   hangStreak: number;
+  /**
+   * The last restart found the process alive but silent (not a crash), and whether the server has answered a request
+   * since: a restart after which nothing was answered did not help, and the next silence is not restarted again.
+   */
+  silentRestart?: { after: string; answered: boolean };
 }
 
 /** The breaker's state, shared by the run's workers (lib/run/memory.ts). */
@@ -83,10 +88,16 @@ export async function afterCheck(
   threw: boolean,
 ): Promise<string | undefined> {
   const unanswered = unansweredSince(since);
-  const state = readBreaker(g.memory);
+  const sent = requestsSince(since).length;
+  let state = readBreaker(g.memory);
+  // A request of this check was answered: a silent restart before it helped.
+  if (sent > unanswered.length && state.silentRestart && !state.silentRestart.answered) {
+    state = { ...state, silentRestart: { ...state.silentRestart, answered: true } };
+    writeBreaker(g.memory, state);
+  }
   if (!threw && unanswered.length === 0) {
     // Answered requests end a streak; a check that sent none (it read a shared recording) leaves it as it is.
-    if (state.hangStreak && requestsSince(since).length) writeBreaker(g.memory, { ...state, hangStreak: 0 });
+    if (state.hangStreak && sent) writeBreaker(g.memory, { ...state, hangStreak: 0 });
     return undefined;
   }
   // The first request without an answer is the one after which the server stopped answering (the one that killed it).
@@ -111,19 +122,28 @@ export async function afterCheck(
       writeBreaker(g.memory, { open: { after: checkId, message }, hangStreak: streak });
       return `(${message})`;
     }
-    writeBreaker(g.memory, { ...state, hangStreak: streak });
+    // The probe was answered: the server answers again, whatever a silent restart before did.
+    const silentRestart = state.silentRestart && { ...state.silentRestart, answered: true };
+    writeBreaker(g.memory, { ...state, hangStreak: streak, ...(silentRestart ? { silentRestart } : {}) });
     return undefined;
   }
   let processNote = '';
   if (g.supervisor) {
+    const unhelped = state.silentRestart && !state.silentRestart.answered ? state.silentRestart.after : undefined;
     const answer = await requestRestart(
       g.supervisor,
       checkId,
       request,
       Math.min(g.profile.startTimeoutMs + 15_000, Math.max(1_000, (g.deadlineAt ?? Infinity) - Date.now())),
+      unhelped &&
+        `the restart after ${unhelped} did not help (no request answered since, and the process is alive but silent again)`,
     );
     if (answer.restarted) {
-      writeBreaker(g.memory, { hangStreak: 0 });
+      const silent = !/^exited/.test(answer.process ?? '');
+      writeBreaker(g.memory, {
+        hangStreak: 0,
+        ...(silent ? { silentRestart: { after: checkId, answered: false } } : {}),
+      });
       return `(the server stopped answering during this check — ${answer.process} — after ${request}. The suite restarted it: restart ${answer.count} of at most ${MAX_RESTARTS})`;
     }
     processNote = answer.process ? `; the process ${answer.process}` : '';
