@@ -82,7 +82,24 @@ test('a bad servers file stops the run with a message naming the server and fiel
   expect(r.out).toMatch(/server "broken" \(servers\[0\]\): field "slots" must be >= 1/);
 });
 
-test('a server the suite started that dies mid-run is restarted (bounded), the request that killed it recorded; then later checks report "server died during <id>"', () => {
+interface Conformance {
+  status: string;
+  id: string;
+  outcome: string;
+  message: string;
+}
+interface Restart {
+  after: string;
+  request: string;
+  process: string;
+  ok: boolean;
+}
+
+/**
+ * The errors family and the api family's last file against the reference server with `fault`, started by the suite
+ * as project `id`: each check's result, and the restarts in results.json.
+ */
+function runStarted(id: string, fault: string, more: object = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'config-'));
   const file = join(dir, 'servers.json');
   const reference = (
@@ -90,18 +107,14 @@ test('a server the suite started that dies mid-run is restarted (bounded), the r
       servers: Array<{ id: string; start: { command: string[] } }>;
     }
   ).servers.find((s) => s.id === 'reference')!;
-  const crashy = {
-    ...reference,
-    id: 'crashy',
-    start: { command: [...reference.start.command, '--fault', 'errors-crash-on-invalid'] },
-  };
-  writeFileSync(file, JSON.stringify({ servers: [crashy] }));
+  const server = { ...reference, id, start: { command: [...reference.start.command, '--fault', fault] }, ...more };
+  writeFileSync(file, JSON.stringify({ servers: [server] }));
   const out = join(dir, 'out.json');
   const reports = join(dir, 'reports');
   const r = vitest(
     [
       '--project',
-      'crashy',
+      id,
       'suites/errors.test.ts',
       'suites/api-last.test.ts',
       '--reporter=json',
@@ -110,93 +123,56 @@ test('a server the suite started that dies mid-run is restarted (bounded), the r
     ],
     { SERVERS_FILE: file, CONFORMANCE_REPORTS_DIR: reports },
   );
-  expect(r.code).not.toBe(0);
   const json = JSON.parse(readFileSync(out, 'utf8')) as {
     testResults: Array<{
-      name: string;
-      assertionResults: Array<{
-        title: string;
-        status: string;
-        meta?: { conformance?: { id: string; outcome: string; message: string } };
-      }>;
+      assertionResults: Array<{ status: string; meta?: { conformance?: Omit<Conformance, 'status'> } }>;
     }>;
   };
-  const results = json.testResults
+  const results: Conformance[] = json.testResults
     .flatMap((f) => f.assertionResults)
     .map((a) => ({ status: a.status, ...a.meta!.conformance! }));
-  const first = results.find((c) => c.id === 'errors.malformed-json')!;
+  const header = (
+    JSON.parse(readFileSync(join(reports, id, 'results.json'), 'utf8')) as {
+      header: { server: { restarts?: Restart[] } };
+    }
+  ).header;
+  const check = (checkId: string) => results.find((c) => c.id === checkId)!;
+  return { code: r.code, check, restarts: header.server.restarts ?? [] };
+}
+
+test('a server the suite started that dies mid-run is restarted (bounded), the request that killed it recorded; then later checks report "server died during <id>"', () => {
+  const r = runStarted('crashy', 'errors-crash-on-invalid');
+  expect(r.code).not.toBe(0);
+  const first = r.check('errors.malformed-json');
   expect(first.status).toBe('failed');
   expect(first.outcome).toMatch(/fail|error/);
   expect(first.message).toMatch(
     /stopped answering during this check — exited \(code 1\) — after POST \/v1\/chat\/completions .*The suite restarted it: restart 1 of at most 3/s,
   );
-  const later = results.find((c) => c.id === 'api.unknown-model')!;
+  const later = r.check('api.unknown-model');
   expect(later.outcome).toBe('error');
   expect(later.message).toMatch(
     /server died during errors\.[a-z-]+; the process exited \(code 1\); not restarted: already restarted 3 times .*the first request without an answer: POST \/v1\/chat\/completions/,
   );
-  const header = (
-    JSON.parse(readFileSync(join(reports, 'crashy', 'results.json'), 'utf8')) as {
-      header: { server: { restarts?: Array<{ after: string; request: string; ok: boolean }> } };
-    }
-  ).header;
-  expect(header.server.restarts?.length).toBe(3);
-  expect(header.server.restarts?.[0]).toMatchObject({ after: 'errors.malformed-json', ok: true });
+  expect(r.restarts.length).toBe(3);
+  expect(r.restarts[0]).toMatchObject({ after: 'errors.malformed-json', ok: true });
 });
 
 test('a server the suite started that goes silent but stays alive is restarted once; silent again before anything was answered, it is not restarted again: the breaker opens saying why', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'config-'));
-  const file = join(dir, 'servers.json');
-  const reference = (
-    JSON.parse(readFileSync(join(ROOT, 'servers.json'), 'utf8')) as {
-      servers: Array<{ id: string; start: { command: string[] } }>;
-    }
-  ).servers.find((s) => s.id === 'reference')!;
-  const frozen = {
-    ...reference,
-    id: 'frozen',
-    start: { command: [...reference.start.command, '--fault', 'errors-freeze-on-invalid'] },
-    // Short floors: every silence here costs a floor, and what is proven is the count of restarts, not the floors.
+  // Short floors: every silence costs a floor, and what is proven is the count of restarts, not the floors.
+  const r = runStarted('frozen', 'errors-freeze-on-invalid', {
     deadlines: { connectMs: 2000, headersMs: 3000, tokenIdleMs: 2000, totalMs: 5000 },
-  };
-  writeFileSync(file, JSON.stringify({ servers: [frozen] }));
-  const out = join(dir, 'out.json');
-  const reports = join(dir, 'reports');
-  const t0 = performance.now();
-  const r = vitest(
-    [
-      '--project',
-      'frozen',
-      'suites/errors.test.ts',
-      'suites/api-last.test.ts',
-      '--reporter=json',
-      '--reporter=./reporters/results.ts',
-      `--outputFile.json=${out}`,
-    ],
-    { SERVERS_FILE: file, CONFORMANCE_REPORTS_DIR: reports },
-  );
-  const seconds = (performance.now() - t0) / 1000;
+  });
   expect(r.code).not.toBe(0);
-  const json = JSON.parse(readFileSync(out, 'utf8')) as {
-    testResults: Array<{
-      assertionResults: Array<{ meta?: { conformance?: { id: string; outcome: string; message: string } } }>;
-    }>;
-  };
-  const results = json.testResults.flatMap((f) => f.assertionResults).map((a) => a.meta!.conformance!);
-  const first = results.find((c) => c.id === 'errors.malformed-json')!;
-  expect(first.message).toMatch(/stopped answering during this check — alive .*restart 1 of at most 3/s);
-  const later = results.find((c) => c.id === 'api.unknown-model')!;
+  expect(r.check('errors.malformed-json').message).toMatch(
+    /stopped answering during this check — alive .*restart 1 of at most 3/s,
+  );
+  const later = r.check('api.unknown-model');
   expect(later.outcome).toBe('error');
   expect(later.message).toMatch(
     /stopped answering after errors\.[a-z-]+: .*not restarted: the restart after errors\.malformed-json did not help \(no request answered since, and the process is alive but silent again\)/s,
   );
-  const header = (
-    JSON.parse(readFileSync(join(reports, 'frozen', 'results.json'), 'utf8')) as {
-      header: { server: { restarts?: Array<{ after: string; process: string; ok: boolean }> } };
-    }
-  ).header;
-  expect(header.server.restarts).toHaveLength(1);
-  expect(header.server.restarts?.[0]).toMatchObject({ after: 'errors.malformed-json', ok: true });
-  expect(header.server.restarts?.[0]?.process).toMatch(/^alive/);
-  console.log(`silent server, one restart: ${seconds.toFixed(1)} s`);
+  expect(r.restarts).toHaveLength(1);
+  expect(r.restarts[0]).toMatchObject({ after: 'errors.malformed-json', ok: true });
+  expect(r.restarts[0]!.process).toMatch(/^alive/);
 });
